@@ -1,0 +1,418 @@
+//! Read-only view of the bytes a checkpoint arrives in: a zip (the product's main input) or, through the
+//! same trait, anything a front end can list and read (a directory natively, a dropped folder in the browser).
+//!
+//! The core never does I/O itself: a front end hands it a `Read + Seek` (a `std::fs::File`, a `Blob`-slicing
+//! reader in a Web Worker) or its own [`Archive`] implementation. Reading is lazy: listing needs only the zip's
+//! central directory, and each entry is inflated only when a reader asks for it, bounded by [`Limits`].
+//!
+//! Every zip is treated as hostile: entry count, path depth, inflated size per entry and in total, and the
+//! compression ratio are checked against [`Limits`] before anything is inflated, and the inflating reader stops
+//! at the declared size, so a lying header cannot make us allocate more.
+
+use std::fmt;
+use std::io::{Read, Seek};
+
+/// Bounds applied to an archive. All sizes are in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Maximum number of entries (files and folders) listed in the archive.
+    pub max_entries: usize,
+    /// Maximum inflated size of one entry that a reader may load into memory.
+    pub max_entry_bytes: u64,
+    /// Maximum inflated bytes read from the archive over one diagnosis.
+    pub max_total_bytes: u64,
+    /// Maximum ratio inflated / compressed for a deflated entry (zip bombs compress at 1000:1 and more).
+    pub max_ratio: u64,
+    /// Maximum number of path components of an entry.
+    pub max_depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_entries: 200_000,
+            max_entry_bytes: 256 * 1024 * 1024,
+            max_total_bytes: 2 * 1024 * 1024 * 1024,
+            max_ratio: 250,
+            max_depth: 32,
+        }
+    }
+}
+
+/// One file or folder of an archive, as listed (nothing read yet).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// Path inside the archive, `/`-separated, no leading `/`, no trailing `/` (folders are flagged instead).
+    pub path: String,
+    /// Inflated size in bytes as the archive declares it (0 for folders).
+    pub size: u64,
+    /// Stored (compressed) size in bytes.
+    pub compressed_size: u64,
+    /// True for a folder entry.
+    pub is_dir: bool,
+}
+
+/// Why an archive, or one entry of it, cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArchiveError {
+    /// The input is not a zip at all (no end of central directory), or its directory is damaged.
+    NotAZip { reason: String },
+    /// The input has no bytes.
+    Empty,
+    /// A limit of [`Limits`] was exceeded; `what` names it, `path` the entry when it is about one.
+    OverLimit { what: String, path: Option<String>, value: u64, limit: u64 },
+    /// An entry path that tries to leave the archive (`..`, absolute) or is not valid UTF-8.
+    BadPath { path: String },
+    /// The entry is not in the archive.
+    NotFound { path: String },
+    /// The entry could not be inflated; `offset` is the byte offset inside the inflated stream where it failed.
+    Corrupt { path: String, offset: u64, reason: String },
+    /// The underlying reader failed.
+    Io { reason: String },
+}
+
+impl fmt::Display for ArchiveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArchiveError::NotAZip { reason } => write!(f, "not a zip archive: {reason}"),
+            ArchiveError::Empty => write!(f, "the input is empty (0 bytes)"),
+            ArchiveError::OverLimit { what, path: Some(p), value, limit } => {
+                write!(f, "{p}: {what} is {value}, over the limit of {limit}")
+            }
+            ArchiveError::OverLimit { what, path: None, value, limit } => {
+                write!(f, "{what} is {value}, over the limit of {limit}")
+            }
+            ArchiveError::BadPath { path } => write!(f, "unsafe or invalid entry path {path:?}"),
+            ArchiveError::NotFound { path } => write!(f, "{path}: not in the archive"),
+            ArchiveError::Corrupt { path, offset, reason } => {
+                write!(f, "{path}: cannot inflate at byte {offset}: {reason}")
+            }
+            ArchiveError::Io { reason } => write!(f, "read error: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for ArchiveError {}
+
+/// A listable, lazily readable set of files.
+///
+/// Implementations must bound what they read by `max_bytes` and by their own [`Limits`].
+pub trait Archive {
+    /// Every entry, in archive order. Listing must not read entry contents.
+    fn entries(&self) -> &[Entry];
+    /// The whole inflated content of one file entry, at most `max_bytes` bytes (more is an
+    /// [`ArchiveError::OverLimit`]).
+    fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ArchiveError>;
+    /// A short name for the input (file name), for reports.
+    fn name(&self) -> &str;
+    /// The size of the input in bytes (the zip file's length), when known.
+    fn input_bytes(&self) -> u64;
+}
+
+/// Checks an entry path for safety and normalises it: `/`-separated, no leading `./` or `/`.
+///
+/// Errors: [`ArchiveError::BadPath`] for `..` components or absolute Windows paths,
+/// [`ArchiveError::OverLimit`] when deeper than `max_depth`.
+pub fn normalize_path(raw: &str, max_depth: usize) -> Result<String, ArchiveError> {
+    let unified = raw.replace('\\', "/");
+    let mut parts = Vec::new();
+    for part in unified.split('/') {
+        match part {
+            "" | "." => continue,
+            ".." => return Err(ArchiveError::BadPath { path: raw.to_string() }),
+            p if p.len() >= 2 && p.as_bytes()[1] == b':' && parts.is_empty() && unified.starts_with(p) => {
+                return Err(ArchiveError::BadPath { path: raw.to_string() })
+            }
+            p => parts.push(p),
+        }
+    }
+    if parts.len() > max_depth {
+        return Err(ArchiveError::OverLimit {
+            what: "path depth".into(),
+            path: Some(raw.to_string()),
+            value: parts.len() as u64,
+            limit: max_depth as u64,
+        });
+    }
+    Ok(parts.join("/"))
+}
+
+/// A zip archive over any `Read + Seek`, read lazily.
+pub struct ZipInput<R: Read + Seek> {
+    zip: zip::ZipArchive<R>,
+    entries: Vec<Entry>,
+    /// Index into the zip's central directory for each entry of `entries`.
+    index: Vec<usize>,
+    name: String,
+    bytes: u64,
+    limits: Limits,
+    total_read: u64,
+}
+
+impl<R: Read + Seek> ZipInput<R> {
+    /// Opens a zip: reads only its central directory and checks the listing against `limits`.
+    ///
+    /// `bytes` is the input's length (0 is rejected as [`ArchiveError::Empty`]); `name` is shown in reports.
+    /// Errors: [`ArchiveError::NotAZip`], [`ArchiveError::Empty`], [`ArchiveError::OverLimit`] (entry count,
+    /// declared sizes, ratio, depth), [`ArchiveError::BadPath`].
+    pub fn open(reader: R, bytes: u64, name: &str, limits: Limits) -> Result<Self, ArchiveError> {
+        if bytes == 0 {
+            return Err(ArchiveError::Empty);
+        }
+        let mut zip = zip::ZipArchive::new(reader).map_err(|e| ArchiveError::NotAZip { reason: e.to_string() })?;
+        let n = zip.len();
+        if n > limits.max_entries {
+            return Err(ArchiveError::OverLimit {
+                what: "number of entries".into(),
+                path: None,
+                value: n as u64,
+                limit: limits.max_entries as u64,
+            });
+        }
+        let mut entries = Vec::with_capacity(n);
+        let mut index = Vec::with_capacity(n);
+        let mut declared_total: u64 = 0;
+        for i in 0..n {
+            let f = zip.by_index_raw(i).map_err(|e| ArchiveError::NotAZip { reason: e.to_string() })?;
+            let raw_name = f.name().map_err(|_| ArchiveError::BadPath { path: format!("entry #{i}") })?.to_string();
+            let is_dir = f.is_dir();
+            let size = f.size();
+            let compressed_size = f.compressed_size();
+            drop(f);
+            let path = normalize_path(&raw_name, limits.max_depth)?;
+            if path.is_empty() {
+                continue;
+            }
+            if !is_dir {
+                check_entry_size(&path, size, compressed_size, &limits)?;
+                declared_total = declared_total.saturating_add(size);
+            }
+            entries.push(Entry { path, size: if is_dir { 0 } else { size }, compressed_size, is_dir });
+            index.push(i);
+        }
+        // The declared total is informative only: a diagnosis reads a small part of it; the running total
+        // of what is actually inflated is enforced in `read`.
+        let _ = declared_total;
+        Ok(ZipInput { zip, entries, index, name: name.to_string(), bytes, limits, total_read: 0 })
+    }
+
+    /// Bytes inflated so far by [`Archive::read`].
+    pub fn bytes_inflated(&self) -> u64 {
+        self.total_read
+    }
+}
+
+fn check_entry_size(path: &str, size: u64, compressed: u64, limits: &Limits) -> Result<(), ArchiveError> {
+    if size > limits.max_entry_bytes.saturating_mul(64) {
+        // An entry declared far beyond anything a checkpoint holds: refuse the archive outright.
+        return Err(ArchiveError::OverLimit {
+            what: "declared entry size".into(),
+            path: Some(path.to_string()),
+            value: size,
+            limit: limits.max_entry_bytes.saturating_mul(64),
+        });
+    }
+    if size > 1024 * 1024 && size / compressed.max(1) > limits.max_ratio {
+        return Err(ArchiveError::OverLimit {
+            what: "compression ratio (possible zip bomb)".into(),
+            path: Some(path.to_string()),
+            value: size / compressed.max(1),
+            limit: limits.max_ratio,
+        });
+    }
+    Ok(())
+}
+
+impl<R: Read + Seek> Archive for ZipInput<R> {
+    fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ArchiveError> {
+        let pos = self
+            .entries
+            .iter()
+            .position(|e| e.path == path && !e.is_dir)
+            .ok_or_else(|| ArchiveError::NotFound { path: path.to_string() })?;
+        let entry = &self.entries[pos];
+        let cap = max_bytes.min(self.limits.max_entry_bytes);
+        if entry.size > cap {
+            return Err(ArchiveError::OverLimit {
+                what: "entry size".into(),
+                path: Some(path.to_string()),
+                value: entry.size,
+                limit: cap,
+            });
+        }
+        if self.total_read.saturating_add(entry.size) > self.limits.max_total_bytes {
+            return Err(ArchiveError::OverLimit {
+                what: "total inflated bytes".into(),
+                path: Some(path.to_string()),
+                value: self.total_read.saturating_add(entry.size),
+                limit: self.limits.max_total_bytes,
+            });
+        }
+        let declared = entry.size;
+        let f = self
+            .zip
+            .by_index(self.index[pos])
+            .map_err(|e| ArchiveError::Corrupt { path: path.to_string(), offset: 0, reason: e.to_string() })?;
+        // Never trust the declared size for the allocation beyond the cap: read at most cap + 1 bytes.
+        let mut out = Vec::with_capacity(declared.min(cap) as usize);
+        let mut limited = f.take(cap + 1);
+        let mut buf = [0u8; 16 * 1024];
+        loop {
+            match limited.read(&mut buf) {
+                Ok(0) => break,
+                Ok(k) => out.extend_from_slice(&buf[..k]),
+                Err(e) => {
+                    return Err(ArchiveError::Corrupt {
+                        path: path.to_string(),
+                        offset: out.len() as u64,
+                        reason: e.to_string(),
+                    })
+                }
+            }
+        }
+        if out.len() as u64 > cap {
+            return Err(ArchiveError::OverLimit {
+                what: "inflated entry size".into(),
+                path: Some(path.to_string()),
+                value: out.len() as u64,
+                limit: cap,
+            });
+        }
+        self.total_read += out.len() as u64;
+        Ok(out)
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn input_bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+/// An in-memory archive: a list of (path, bytes). Used by tests and by front ends that already hold files
+/// (a dropped folder in the browser, a directory natively).
+#[derive(Debug, Clone, Default)]
+pub struct MemArchive {
+    entries: Vec<Entry>,
+    data: Vec<Vec<u8>>,
+    name: String,
+}
+
+impl MemArchive {
+    /// Builds an archive from files; paths are normalised like zip entry names (errors as [`normalize_path`]).
+    pub fn new(name: &str, files: Vec<(String, Vec<u8>)>, limits: Limits) -> Result<Self, ArchiveError> {
+        if files.len() > limits.max_entries {
+            return Err(ArchiveError::OverLimit {
+                what: "number of entries".into(),
+                path: None,
+                value: files.len() as u64,
+                limit: limits.max_entries as u64,
+            });
+        }
+        let mut entries = Vec::with_capacity(files.len());
+        let mut data = Vec::with_capacity(files.len());
+        for (p, bytes) in files {
+            let path = normalize_path(&p, limits.max_depth)?;
+            entries.push(Entry { path, size: bytes.len() as u64, compressed_size: bytes.len() as u64, is_dir: false });
+            data.push(bytes);
+        }
+        Ok(MemArchive { entries, data, name: name.to_string() })
+    }
+}
+
+impl Archive for MemArchive {
+    fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+    fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ArchiveError> {
+        let i = self
+            .entries
+            .iter()
+            .position(|e| e.path == path)
+            .ok_or_else(|| ArchiveError::NotFound { path: path.to_string() })?;
+        if self.entries[i].size > max_bytes {
+            return Err(ArchiveError::OverLimit {
+                what: "entry size".into(),
+                path: Some(path.to_string()),
+                value: self.entries[i].size,
+                limit: max_bytes,
+            });
+        }
+        Ok(self.data[i].clone())
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn input_bytes(&self) -> u64 {
+        self.data.iter().map(|d| d.len() as u64).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Cursor, Write};
+
+    fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
+        let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
+        let opts: zip::write::SimpleFileOptions =
+            zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+        for (p, b) in files {
+            w.start_file(*p, opts).unwrap();
+            w.write_all(b).unwrap();
+        }
+        w.finish().unwrap().into_inner()
+    }
+
+    #[test]
+    fn lists_and_reads_lazily() {
+        let z = zip_of(&[("chk/metadata", b"{\"id\":\"x\"}"), ("chk/offsets/0", b"v1\n{}")]);
+        let len = z.len() as u64;
+        let mut a = ZipInput::open(Cursor::new(z), len, "t.zip", Limits::default()).unwrap();
+        assert_eq!(a.entries().len(), 2);
+        assert_eq!(a.entries()[0].path, "chk/metadata");
+        assert_eq!(a.bytes_inflated(), 0);
+        assert_eq!(a.read("chk/offsets/0", 100).unwrap(), b"v1\n{}");
+        assert!(matches!(a.read("nope", 10), Err(ArchiveError::NotFound { .. })));
+    }
+
+    #[test]
+    fn rejects_garbage_and_empty() {
+        assert!(matches!(
+            ZipInput::open(Cursor::new(b"hello".to_vec()), 5, "x", Limits::default()),
+            Err(ArchiveError::NotAZip { .. })
+        ));
+        assert!(matches!(ZipInput::open(Cursor::new(Vec::new()), 0, "x", Limits::default()), Err(ArchiveError::Empty)));
+    }
+
+    #[test]
+    fn rejects_bomb_by_ratio() {
+        let big = vec![0u8; 8 * 1024 * 1024];
+        let z = zip_of(&[("bomb", &big)]);
+        let len = z.len() as u64;
+        let r = ZipInput::open(Cursor::new(z), len, "b.zip", Limits::default());
+        assert!(matches!(r, Err(ArchiveError::OverLimit { .. })), "{:?}", r.err());
+    }
+
+    #[test]
+    fn rejects_escaping_and_deep_paths() {
+        assert!(matches!(normalize_path("../etc/passwd", 10), Err(ArchiveError::BadPath { .. })));
+        assert!(matches!(normalize_path("a/b/c/d", 3), Err(ArchiveError::OverLimit { .. })));
+        assert_eq!(normalize_path("./a//b/", 3).unwrap(), "a/b");
+    }
+
+    #[test]
+    fn read_respects_cap() {
+        let z = zip_of(&[("f", &[7u8; 1000])]);
+        let len = z.len() as u64;
+        let mut a = ZipInput::open(Cursor::new(z), len, "t.zip", Limits::default()).unwrap();
+        assert!(matches!(a.read("f", 10), Err(ArchiveError::OverLimit { .. })));
+        assert_eq!(a.read("f", 1000).unwrap().len(), 1000);
+    }
+}

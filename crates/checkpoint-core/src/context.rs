@@ -1,0 +1,70 @@
+//! What the user adds to the files: the Spark version they will restart with, the clock, the error they saw,
+//! the session confs of the restarted query, and facts about sources that the checkpoint cannot hold.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+/// A Spark release version `major.minor.patch`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SparkVersion {
+    /// Major version (2, 3, 4).
+    pub major: u32,
+    /// Minor version.
+    pub minor: u32,
+    /// Patch version.
+    pub patch: u32,
+}
+
+impl SparkVersion {
+    /// Builds a version.
+    pub const fn new(major: u32, minor: u32, patch: u32) -> Self {
+        SparkVersion { major, minor, patch }
+    }
+    /// The newest Spark release this inspector knows about; the default assumption.
+    pub const NEWEST: SparkVersion = SparkVersion::new(4, 3, 0);
+    /// True when `self >= major.minor` (any patch).
+    pub fn at_least(&self, major: u32, minor: u32) -> bool {
+        (self.major, self.minor).cmp(&(major, minor)) != Ordering::Less
+    }
+}
+
+impl fmt::Display for SparkVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
+    }
+}
+
+impl FromStr for SparkVersion {
+    type Err = String;
+    /// Parses `X.Y` or `X.Y.Z` (a suffix such as `-SNAPSHOT` after the numbers is ignored).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let core = s.trim().split(['-', '+']).next().unwrap_or("");
+        let parts: Vec<&str> = core.split('.').collect();
+        if parts.len() < 2 || parts.len() > 3 {
+            return Err(format!("not a Spark version (X.Y.Z): {s:?}"));
+        }
+        let num = |p: &str| p.parse::<u32>().map_err(|_| format!("not a Spark version (X.Y.Z): {s:?}"));
+        let major = num(parts[0])?;
+        let minor = num(parts[1])?;
+        let patch = if parts.len() == 3 { num(parts[2])? } else { 0 };
+        Ok(SparkVersion { major, minor, patch })
+    }
+}
+
+/// What the user tells us beyond the files. Every field is optional; checks that need a missing piece say
+/// what to provide instead of guessing.
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    /// The Spark version the restart will use; `None` = the newest version consistent with the checkpoint.
+    pub spark_version: Option<SparkVersion>,
+    /// "Now" in ms since the epoch, for ages and retention countdowns; `None` = ages are not computed.
+    pub now_ms: Option<i64>,
+    /// The error text the user saw (pasted); findings that explain it are flagged and ranked first.
+    pub error_text: Option<String>,
+    /// Session confs the restarted query sets (`--conf k=v`), e.g. `spark.sql.shuffle.partitions`.
+    pub session_conf: BTreeMap<String, String>,
+    /// Kafka brokers' earliest offsets, `{"topic":{"0":123}}`.
+    pub kafka_earliest: Option<serde_json::Value>,
+}

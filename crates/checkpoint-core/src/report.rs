@@ -1,0 +1,253 @@
+//! The report: the one machine-readable contract (`../shared/reference/REPORT-CONTRACT.md`).
+//!
+//! The CLI prints it as JSON, the web page renders the same value, and the conformance tests read it.
+//! Fields named in the contract are never renamed or dropped; unknown values are `None` (`null`), never invented.
+//! Rendering (terminal, HTML, Markdown) lives in the front ends; this module is data only.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Version of this inspector, written into every report.
+pub const INSPECTOR_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The whole report for one input (a zip or a directory), which may hold several checkpoints.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Report {
+    /// Version of the inspector that wrote the report (semver).
+    pub inspector_version: String,
+    /// What was read.
+    pub input: InputInfo,
+    /// One entry per checkpoint root found in the input, ordered by root path.
+    pub checkpoints: Vec<CheckpointReport>,
+}
+
+/// The input as a whole.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct InputInfo {
+    /// File name of the input (no directories).
+    pub name: String,
+    /// Size of the input in bytes (the zip file's length; for a directory, the sum of file sizes).
+    pub bytes: u64,
+    /// Number of file entries listed.
+    pub entries: u64,
+}
+
+/// Kind of a checkpoint root.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckpointKind {
+    /// A Structured Streaming `checkpointLocation` (`metadata`, `offsets/`, `commits/`, `state/`).
+    StructuredStreaming,
+    /// A legacy DStream checkpoint directory (`checkpoint-<ms>` files).
+    Dstream,
+    /// Something that looks like a checkpoint but could not be classified.
+    Unknown,
+}
+
+/// Everything the report says about one checkpoint root.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CheckpointReport {
+    /// The checkpoint's folder inside the archive, `/`-separated without a trailing `/`; `""` = archive top.
+    pub root: String,
+    /// What kind of checkpoint this is.
+    pub kind: CheckpointKind,
+    /// The query id from `metadata` (`{"id":"<uuid>"}`), or `None` when absent or unreadable.
+    pub query_id: Option<String>,
+    /// One row per batch id seen in `offsets/` or `commits/`, ascending by batch id.
+    pub batches: Vec<BatchInfo>,
+    /// Highest batch id in `offsets/`, or `None` when the offset log is empty.
+    pub last_batch_id: Option<i64>,
+    /// Highest batch id in `commits/`, or `None` when the commit log is empty.
+    pub last_committed_batch_id: Option<i64>,
+    /// SQL confs recorded in the latest readable offsets file (`OffsetSeqMetadata.conf`).
+    pub conf: BTreeMap<String, String>,
+    /// One entry per source, in the order the offsets file lists them (latest readable offsets file).
+    pub sources: Vec<SourceInfo>,
+    /// One entry per stateful operator directory under `state/`, by operator id.
+    pub operators: Vec<OperatorInfo>,
+    /// Findings, most severe first.
+    pub findings: Vec<Finding>,
+    /// What a restart will do.
+    pub restart: RestartPrediction,
+    /// DStream details for `kind == dstream`, else `None`.
+    pub dstream: Option<DstreamInfo>,
+    /// Confs the restarted query will take from the checkpoint, overriding the session (summary for people).
+    #[serde(default)]
+    pub forced_conf: Vec<ForcedConf>,
+    /// Hints on what extra input would sharpen the diagnosis (e.g. "give --kafka-earliest").
+    #[serde(default)]
+    pub needs: Vec<String>,
+}
+
+/// One batch as seen in the offset and commit logs.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BatchInfo {
+    /// The batch id (the log file's name).
+    pub batch_id: i64,
+    /// `offsets/<batch_id>` exists.
+    pub has_offsets: bool,
+    /// `commits/<batch_id>` exists.
+    pub committed: bool,
+    /// `batchTimestampMs` of the offsets file (ms since the epoch), when readable.
+    pub timestamp_ms: Option<i64>,
+    /// `batchWatermarkMs` of the offsets file (ms since the epoch; 0 = no watermark), when readable.
+    pub watermark_ms: Option<i64>,
+    /// `nextBatchWatermarkMs` of the commit file, when readable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_watermark_ms: Option<i64>,
+}
+
+/// One source of the query, as its latest recorded offset describes it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SourceInfo {
+    /// Position of the source in the offsets file (0-based), which is `sources/<index>/`.
+    pub index: usize,
+    /// `file` | `rate` | `kafka` | `delta` | `autoloader` | `memory` | `unknown`.
+    pub kind: String,
+    /// The offset JSON as recorded (`None` for `-`, i.e. no offset yet). Non-JSON text is kept as a string.
+    pub latest_offset: Option<serde_json::Value>,
+    /// For the v2 offset log (named sources), the source's name; else `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// One stateful operator (a `state/<operator_id>/` directory).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct OperatorInfo {
+    /// The operator id (directory name).
+    pub operator_id: i64,
+    /// Operator name from operator metadata (`stateStoreSave`, `dedupe`, `symmetricHashJoin`, ...), when recorded.
+    pub name: Option<String>,
+    /// Store names (`default`, or the four join stores, or column families' store).
+    pub store_names: Vec<String>,
+    /// Number of partition directories found.
+    pub partitions: u64,
+    /// `hdfs` | `rocksdb` | `unknown`, from the files on disk (and the recorded provider class).
+    pub provider: String,
+    /// Highest state version with a file on disk in any partition and store, or `None`.
+    pub latest_version: Option<i64>,
+}
+
+/// Severity of a finding.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// The restart fails, or data is lost or wrong.
+    Error,
+    /// Something is off and deserves attention, but the restart goes on.
+    Warning,
+    /// Worth knowing; normal in many checkpoints.
+    Info,
+}
+
+/// One piece of evidence: a file (relative to the checkpoint root) and what was seen in it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Evidence {
+    /// Path relative to the checkpoint root.
+    pub path: String,
+    /// What was seen, in plain words (values, sizes, offsets).
+    pub detail: String,
+    /// Byte offset inside the file, when the evidence is about one place in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+}
+
+/// A finding: what is wrong (or notable), in Spark's words, why, and what to do.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Finding {
+    /// Stable kebab-case code, e.g. `state-delta-missing`.
+    pub code: String,
+    /// How bad it is.
+    pub severity: Severity,
+    /// A title in plain words.
+    pub title: String,
+    /// Spark error classes this finding explains or predicts, `PARENT.SUB` as Spark prints them.
+    pub error_classes: Vec<String>,
+    /// The files and values that show it.
+    pub evidence: Vec<Evidence>,
+    /// Why it happens.
+    #[serde(default)]
+    pub why: String,
+    /// What to do, safest step first.
+    pub fix: Vec<String>,
+    /// True when the user's pasted error text is explained by this finding.
+    #[serde(default)]
+    pub explains_error_text: bool,
+}
+
+/// What a restart will do.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RestartOutcome {
+    /// Resumes with the next batch.
+    Resumes,
+    /// Re-runs the last planned but uncommitted batch, then goes on.
+    ReplaysLastBatch,
+    /// Fails.
+    Fails,
+    /// Cannot be told from what was given.
+    Unknown,
+}
+
+/// The restart prediction for one Spark version.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RestartPrediction {
+    /// The outcome.
+    pub outcome: RestartOutcome,
+    /// The specific error class Spark raises (not the `STREAM_FAILED` wrapper), or `None`.
+    pub error_class: Option<String>,
+    /// The Java exception class Spark throws (outermost below the `StreamingQueryException`), or `None`.
+    pub exception: Option<String>,
+    /// The Spark version the prediction assumes (`X.Y.Z`).
+    pub assumed_spark_version: String,
+    /// The batch a restart runs first (the replayed batch, or the next one), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_batch_id: Option<i64>,
+    /// The state version a restart loads (last committed batch id + 1), when the query has state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_version_loaded: Option<i64>,
+    /// One sentence saying why, for people.
+    #[serde(default)]
+    pub summary: String,
+}
+
+/// A DStream checkpoint's details.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DstreamInfo {
+    /// `checkpoint-<ms>` times found, ascending (ms since the epoch).
+    pub checkpoint_times_ms: Vec<i64>,
+    /// Serialized class names and their serialVersionUIDs.
+    pub classes: Vec<DstreamClass>,
+    /// A comma-separated list of the classes, for an allow-list setting.
+    pub allowed_classes_setting: String,
+}
+
+/// A class named in a Java serialization stream.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DstreamClass {
+    /// Fully qualified class name.
+    pub name: String,
+    /// serialVersionUID as a decimal string.
+    pub serial_version_uid: String,
+}
+
+/// A recorded conf that the restart will force over the session's value.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ForcedConf {
+    /// Conf key.
+    pub key: String,
+    /// Value recorded in the checkpoint (which wins).
+    pub recorded: String,
+    /// The session value the user said they set (`--conf`), when different; else `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// Why it matters, in plain words.
+    pub note: String,
+}
+
+impl Report {
+    /// True when any finding of any checkpoint has severity `error` (the CLI then exits with 1).
+    pub fn has_errors(&self) -> bool {
+        self.checkpoints.iter().any(|c| c.findings.iter().any(|f| f.severity == Severity::Error))
+    }
+}
