@@ -6,14 +6,29 @@
 //! ```text
 //! bytes ─► archive ─► layout ─► format readers ─► model ─► checks ─► report ─► front ends
 //! ```
+//!
+//! Entry point: [`diagnose`]`(archive: &mut dyn Archive, ctx: &Context) -> Report`.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod archive;
+pub mod checks;
+pub mod checksum;
 pub mod context;
+pub mod diagnose;
+pub mod hadoop;
+pub mod layout;
+pub mod log;
+pub mod model;
+pub mod predict;
+pub mod reader;
 pub mod report;
+pub mod source;
+pub mod state_files;
+pub mod state_integrity;
 
 pub use archive::{Archive, ArchiveError, Entry, Limits, MemArchive, ZipInput};
 pub use context::{Context, SparkVersion};
+pub use diagnose::diagnose;
 pub use report::Report;
