@@ -107,7 +107,7 @@ fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport {
     let mut findings = checks::run_all(cp, &ctx);
     if let Some(text) = ctx.error_text.as_deref() {
         for f in &mut findings {
-            f.explains_error_text = explains(f, text, cp);
+            f.explains_error_text = f.explains_error_text || explains(f, text, cp);
         }
         // A failure the text explains is what happened; findings that predicted a different failure stay.
     }

@@ -99,16 +99,18 @@ pub fn check_rocksdb_zip(
                     .iter()
                     .find(|f| f.path.ends_with(&format!("/SSTs/{dfs}")));
                 match (found, size) {
-                    (None, _) => return (
-                        prob(
-                            None,
-                            format!(
+                    (None, _) => {
+                        return (
+                            prob(
+                                None,
+                                format!(
                                 "metadata names {dir}/SSTs/{dfs}, which is not in the checkpoint",
                                 dir = store.dir
                             ),
-                        ),
-                        Some("java.io.FileNotFoundException".into()),
-                    ),
+                            ),
+                            Some("java.io.FileNotFoundException".into()),
+                        )
+                    }
                     (Some(f), Some(s)) if f.size != s => {
                         return (
                             prob(

@@ -298,6 +298,10 @@ pub fn check_error_text(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         }
     }
     let _ = BACKUP;
+    // These findings exist because of the pasted text: they explain it by construction.
+    for f in &mut out {
+        f.explains_error_text = true;
+    }
     out
 }
 
