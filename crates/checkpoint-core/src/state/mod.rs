@@ -603,3 +603,6 @@ pub fn read_state_metadata(a: &mut dyn Archive, root: &str) -> Result<Vec<StateM
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests;
