@@ -24,42 +24,25 @@ impl DirArchive {
         let mut bytes = 0u64;
         let mut stack = vec![(root.to_path_buf(), 0usize)];
         while let Some((dir, depth)) = stack.pop() {
-            let rd = std::fs::read_dir(&dir).map_err(|e| ArchiveError::Io {
-                reason: format!("{}: {e}", dir.display()),
-            })?;
+            let rd =
+                std::fs::read_dir(&dir).map_err(|e| ArchiveError::Io { reason: format!("{}: {e}", dir.display()) })?;
             for item in rd {
-                let item = item.map_err(|e| ArchiveError::Io {
-                    reason: e.to_string(),
-                })?;
-                let ft = item.file_type().map_err(|e| ArchiveError::Io {
-                    reason: e.to_string(),
-                })?;
+                let item = item.map_err(|e| ArchiveError::Io { reason: e.to_string() })?;
+                let ft = item.file_type().map_err(|e| ArchiveError::Io { reason: e.to_string() })?;
                 if ft.is_symlink() {
                     continue;
                 }
                 let p = item.path();
-                let rel = p.strip_prefix(root).map_err(|e| ArchiveError::Io {
-                    reason: e.to_string(),
-                })?;
+                let rel = p.strip_prefix(root).map_err(|e| ArchiveError::Io { reason: e.to_string() })?;
                 let rel = rel.to_string_lossy().replace('\\', "/");
                 let path = normalize_path(&rel, limits.max_depth)?;
                 if ft.is_dir() {
-                    entries.push(Entry {
-                        path,
-                        size: 0,
-                        compressed_size: 0,
-                        is_dir: true,
-                    });
+                    entries.push(Entry { path, size: 0, compressed_size: 0, is_dir: true });
                     stack.push((p, depth + 1));
                 } else if ft.is_file() {
                     let size = item.metadata().map(|m| m.len()).unwrap_or(0);
                     bytes = bytes.saturating_add(size);
-                    entries.push(Entry {
-                        path,
-                        size,
-                        compressed_size: size,
-                        is_dir: false,
-                    });
+                    entries.push(Entry { path, size, compressed_size: size, is_dir: false });
                 }
                 if entries.len() > limits.max_entries {
                     return Err(ArchiveError::OverLimit {
@@ -72,18 +55,9 @@ impl DirArchive {
             }
         }
         entries.sort_by(|a, b| a.path.cmp(&b.path));
-        let name = root
-            .file_name()
-            .map(|n| n.to_string_lossy().to_string())
-            .unwrap_or_else(|| root.display().to_string());
-        Ok(DirArchive {
-            root: root.to_path_buf(),
-            entries,
-            name,
-            bytes,
-            limits,
-            total_read: 0,
-        })
+        let name =
+            root.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| root.display().to_string());
+        Ok(DirArchive { root: root.to_path_buf(), entries, name, bytes, limits, total_read: 0 })
     }
 }
 
@@ -97,9 +71,7 @@ impl Archive for DirArchive {
             .entries
             .iter()
             .find(|e| e.path == path && !e.is_dir)
-            .ok_or_else(|| ArchiveError::NotFound {
-                path: path.to_string(),
-            })?;
+            .ok_or_else(|| ArchiveError::NotFound { path: path.to_string() })?;
         let cap = max_bytes.min(self.limits.max_entry_bytes);
         if e.size > cap {
             return Err(ArchiveError::OverLimit {
@@ -117,15 +89,10 @@ impl Archive for DirArchive {
                 limit: self.limits.max_total_bytes,
             });
         }
-        let f = std::fs::File::open(self.root.join(path)).map_err(|e| ArchiveError::Io {
-            reason: format!("{path}: {e}"),
-        })?;
+        let f = std::fs::File::open(self.root.join(path))
+            .map_err(|e| ArchiveError::Io { reason: format!("{path}: {e}") })?;
         let mut out = Vec::new();
-        f.take(cap + 1)
-            .read_to_end(&mut out)
-            .map_err(|e| ArchiveError::Io {
-                reason: format!("{path}: {e}"),
-            })?;
+        f.take(cap + 1).read_to_end(&mut out).map_err(|e| ArchiveError::Io { reason: format!("{path}: {e}") })?;
         if out.len() as u64 > cap {
             return Err(ArchiveError::OverLimit {
                 what: "file size".into(),

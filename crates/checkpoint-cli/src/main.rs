@@ -60,9 +60,7 @@ fn parse_version(s: &str) -> Result<SparkVersion, String> {
 }
 
 fn parse_conf(s: &str) -> Result<(String, String), String> {
-    let (k, v) = s
-        .split_once('=')
-        .ok_or_else(|| format!("expected key=value, got {s:?}"))?;
+    let (k, v) = s.split_once('=').ok_or_else(|| format!("expected key=value, got {s:?}"))?;
     Ok((k.trim().to_string(), v.trim().to_string()))
 }
 
@@ -93,16 +91,8 @@ fn parse_now(s: &str) -> Result<i64, String> {
     {
         return Err(err());
     }
-    let num =
-        |r: std::ops::Range<usize>| s.get(r).and_then(|x| x.parse::<i64>().ok()).ok_or_else(err);
-    let (y, mo, d, h, mi, se) = (
-        num(0..4)?,
-        num(5..7)?,
-        num(8..10)?,
-        num(11..13)?,
-        num(14..16)?,
-        num(17..19)?,
-    );
+    let num = |r: std::ops::Range<usize>| s.get(r).and_then(|x| x.parse::<i64>().ok()).ok_or_else(err);
+    let (y, mo, d, h, mi, se) = (num(0..4)?, num(5..7)?, num(8..10)?, num(11..13)?, num(14..16)?, num(17..19)?);
     let mut i = 19;
     let mut ms = 0i64;
     if b.get(i) == Some(&b'.') {
@@ -132,9 +122,7 @@ fn parse_now(s: &str) -> Result<i64, String> {
 fn read_text_file(p: &Path, cap: u64) -> Result<String, String> {
     let f = std::fs::File::open(p).map_err(|e| format!("{}: {e}", p.display()))?;
     let mut buf = Vec::new();
-    f.take(cap)
-        .read_to_end(&mut buf)
-        .map_err(|e| format!("{}: {e}", p.display()))?;
+    f.take(cap).read_to_end(&mut buf).map_err(|e| format!("{}: {e}", p.display()))?;
     Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 
@@ -142,30 +130,20 @@ fn open_input(path: &Path) -> Result<Box<dyn Archive>, String> {
     let limits = Limits::default();
     let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
     if meta.is_dir() {
-        let a = dir_archive::DirArchive::open(path, limits)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let a = dir_archive::DirArchive::open(path, limits).map_err(|e| format!("{}: {e}", path.display()))?;
         return Ok(Box::new(a));
     }
     let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
+    let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
     let z = ZipInput::open(std::io::BufReader::new(f), meta.len(), &name, limits)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(Box::new(z))
 }
 
 fn run_diagnose(a: DiagnoseArgs) -> Result<ExitCode, String> {
-    let mut ctx = Context {
-        spark_version: a.spark_version,
-        ..Default::default()
-    };
+    let mut ctx = Context { spark_version: a.spark_version, ..Default::default() };
     ctx.now_ms = a.now.or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .ok()
-            .map(|d| d.as_millis() as i64)
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).ok().map(|d| d.as_millis() as i64)
     });
     if let Some(p) = &a.error_text {
         ctx.error_text = Some(read_text_file(p, 1024 * 1024)?);
@@ -174,21 +152,14 @@ fn run_diagnose(a: DiagnoseArgs) -> Result<ExitCode, String> {
         ctx.session_conf.insert(k, v);
     }
     if let Some(k) = &a.kafka_earliest {
-        let text = if Path::new(k).is_file() {
-            read_text_file(Path::new(k), 16 * 1024 * 1024)?
-        } else {
-            k.clone()
-        };
+        let text = if Path::new(k).is_file() { read_text_file(Path::new(k), 16 * 1024 * 1024)? } else { k.clone() };
         let v: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| format!("--kafka-earliest: not JSON: {e}"))?;
         ctx.kafka_earliest = Some(v);
     }
     if let Some(p) = &a.delta_log {
         if !p.exists() {
-            return Err(format!(
-                "--delta-log: {}: no such file or directory",
-                p.display()
-            ));
+            return Err(format!("--delta-log: {}: no such file or directory", p.display()));
         }
     }
     let mut archive = open_input(&a.path)?;
@@ -202,11 +173,7 @@ fn run_diagnose(a: DiagnoseArgs) -> Result<ExitCode, String> {
         let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
         let _ = out.write_all(render::human(&report, colour).as_bytes());
     }
-    Ok(if report.has_errors() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(if report.has_errors() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 fn main() -> ExitCode {

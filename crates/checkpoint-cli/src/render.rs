@@ -15,17 +15,9 @@ fn paint(s: &str, code: &str, colour: bool) -> String {
 /// Renders the report.
 pub fn human(r: &Report, colour: bool) -> String {
     let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "{} ({} bytes, {} files)",
-        r.input.name, r.input.bytes, r.input.entries
-    );
+    let _ = writeln!(o, "{} ({} bytes, {} files)", r.input.name, r.input.bytes, r.input.entries);
     for cp in &r.checkpoints {
-        let root = if cp.root.is_empty() {
-            "(archive top)".to_string()
-        } else {
-            cp.root.clone()
-        };
+        let root = if cp.root.is_empty() { "(archive top)".to_string() } else { cp.root.clone() };
         let kind = match cp.kind {
             CheckpointKind::StructuredStreaming => "Structured Streaming",
             CheckpointKind::Dstream => "DStream",
@@ -38,12 +30,7 @@ pub fn human(r: &Report, colour: bool) -> String {
             RestartOutcome::Fails => ("WILL NOT RESTART", "1;31"),
             RestartOutcome::Unknown => ("RESTART UNKNOWN", "1;33"),
         };
-        let _ = writeln!(
-            o,
-            "{} on Spark {}",
-            paint(verdict, code, colour),
-            cp.restart.assumed_spark_version
-        );
+        let _ = writeln!(o, "{} on Spark {}", paint(verdict, code, colour), cp.restart.assumed_spark_version);
         if let Some(c) = &cp.restart.error_class {
             let _ = writeln!(o, "  error class: {c}");
         }
@@ -62,18 +49,8 @@ pub fn human(r: &Report, colour: bool) -> String {
                 Severity::Warning => ("WARN ", "33"),
                 Severity::Info => ("INFO ", "36"),
             };
-            let star = if f.explains_error_text {
-                " (explains the pasted error)"
-            } else {
-                ""
-            };
-            let _ = writeln!(
-                o,
-                "- {} [{}] {}{star}",
-                paint(tag, c, colour),
-                f.code,
-                f.title
-            );
+            let star = if f.explains_error_text { " (explains the pasted error)" } else { "" };
+            let _ = writeln!(o, "- {} [{}] {}{star}", paint(tag, c, colour), f.code, f.title);
             if !f.error_classes.is_empty() {
                 let _ = writeln!(o, "    Spark error classes: {}", f.error_classes.join(", "));
             }
@@ -89,11 +66,7 @@ pub fn human(r: &Report, colour: bool) -> String {
             }
         }
         let _ = writeln!(o, "\nSummary:");
-        let _ = writeln!(
-            o,
-            "  query id: {}",
-            cp.query_id.as_deref().unwrap_or("(unknown)")
-        );
+        let _ = writeln!(o, "  query id: {}", cp.query_id.as_deref().unwrap_or("(unknown)"));
         let opt = |x: Option<i64>| x.map(|v| v.to_string()).unwrap_or_else(|| "-".into());
         let _ = writeln!(
             o,
@@ -103,11 +76,7 @@ pub fn human(r: &Report, colour: bool) -> String {
             opt(cp.last_committed_batch_id)
         );
         for s in &cp.sources {
-            let off = s
-                .latest_offset
-                .as_ref()
-                .map(|v| v.to_string())
-                .unwrap_or_else(|| "-".into());
+            let off = s.latest_offset.as_ref().map(|v| v.to_string()).unwrap_or_else(|| "-".into());
             let _ = writeln!(o, "  source #{} {}: {off}", s.index, s.kind);
         }
         for op in &cp.operators {
@@ -129,25 +98,15 @@ pub fn human(r: &Report, colour: bool) -> String {
             .forced_conf
             .iter()
             .filter(|f| {
-                f.key == "spark.sql.shuffle.partitions"
-                    || f.key.contains("providerClass")
-                    || f.session.is_some()
+                f.key == "spark.sql.shuffle.partitions" || f.key.contains("providerClass") || f.session.is_some()
             })
             .collect();
         for f in important {
-            let sess = f
-                .session
-                .as_ref()
-                .map(|s| format!(" (session: {s}, overridden)"))
-                .unwrap_or_default();
+            let sess = f.session.as_ref().map(|s| format!(" (session: {s}, overridden)")).unwrap_or_default();
             let _ = writeln!(o, "  forced conf {} = {}{sess}", f.key, f.recorded);
         }
         if let Some(d) = &cp.dstream {
-            let _ = writeln!(
-                o,
-                "  DStream checkpoint times: {}",
-                d.checkpoint_times_ms.len()
-            );
+            let _ = writeln!(o, "  DStream checkpoint times: {}", d.checkpoint_times_ms.len());
         }
     }
     o

@@ -30,35 +30,17 @@ pub struct ChecksumMismatch {
 /// Parses a checksum file; `Err` carries the byte offset and reason.
 pub fn parse(bytes: &[u8]) -> Result<SparkChecksum, (u64, String)> {
     let v: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
-        let off = bytes
-            .split(|b| *b == b'\n')
-            .take(e.line().saturating_sub(1))
-            .map(|l| l.len() + 1)
-            .sum::<usize>()
+        let off = bytes.split(|b| *b == b'\n').take(e.line().saturating_sub(1)).map(|l| l.len() + 1).sum::<usize>()
             + e.column().saturating_sub(1);
         (off as u64, e.to_string())
     })?;
-    let algorithm = v
-        .get("algorithm")
-        .and_then(|x| x.as_str())
-        .unwrap_or("")
-        .to_string();
-    let value = v
-        .get("value")
-        .and_then(|x| x.as_i64())
-        .ok_or((0, "no numeric \"value\"".to_string()))?;
-    let size = v
-        .get("mainFileSize")
-        .and_then(|x| x.as_u64())
-        .ok_or((0, "no numeric \"mainFileSize\"".to_string()))?;
+    let algorithm = v.get("algorithm").and_then(|x| x.as_str()).unwrap_or("").to_string();
+    let value = v.get("value").and_then(|x| x.as_i64()).ok_or((0, "no numeric \"value\"".to_string()))?;
+    let size = v.get("mainFileSize").and_then(|x| x.as_u64()).ok_or((0, "no numeric \"mainFileSize\"".to_string()))?;
     if !algorithm.eq_ignore_ascii_case("CRC32C") {
         return Err((0, format!("unknown algorithm {algorithm:?}")));
     }
-    Ok(SparkChecksum {
-        algorithm,
-        value: value as i32,
-        main_file_size: size,
-    })
+    Ok(SparkChecksum { algorithm, value: value as i32, main_file_size: size })
 }
 
 /// The CRC32C of `data` as Spark records it (a signed int).
@@ -72,10 +54,7 @@ pub fn verify(sum: &SparkChecksum, data: &[u8]) -> Result<(), ChecksumMismatch> 
     if computed == (sum.main_file_size, sum.value) {
         Ok(())
     } else {
-        Err(ChecksumMismatch {
-            expected: (sum.main_file_size, sum.value),
-            computed,
-        })
+        Err(ChecksumMismatch { expected: (sum.main_file_size, sum.value), computed })
     }
 }
 
@@ -95,10 +74,7 @@ mod tests {
     fn crc32c_known_value() {
         // CRC-32C check value of "123456789".
         assert_eq!(CRC32C.checksum(b"123456789"), 0xE306_9283);
-        let s = parse(
-            br#"{"algorithm":"CRC32C","value":-1830994040,"mainFileSize":130,"timestampMs":1}"#,
-        )
-        .unwrap();
+        let s = parse(br#"{"algorithm":"CRC32C","value":-1830994040,"mainFileSize":130,"timestampMs":1}"#).unwrap();
         assert_eq!(s.main_file_size, 130);
         assert!(verify(&s, &[0u8; 130]).is_err());
         assert_eq!(main_name("12.snapshot.crc"), Some("12.snapshot"));

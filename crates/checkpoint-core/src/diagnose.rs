@@ -22,10 +22,7 @@ pub fn diagnose(archive: &mut dyn Archive, ctx: &Context) -> Report {
     };
     let mut checkpoints = Vec::new();
     if roots.is_empty() {
-        let root = Root {
-            path: String::new(),
-            kind: CheckpointKind::Unknown,
-        };
+        let root = Root { path: String::new(), kind: CheckpointKind::Unknown };
         let cp = read_checkpoint(archive, &root, false);
         let mut r = report_for(&cp, ctx);
         r.findings.push(
@@ -40,18 +37,13 @@ pub fn diagnose(archive: &mut dyn Archive, ctx: &Context) -> Report {
         let cp = read_checkpoint(archive, root, true);
         checkpoints.push(report_for(&cp, ctx));
     }
-    Report {
-        inspector_version: INSPECTOR_VERSION.to_string(),
-        input,
-        checkpoints,
-    }
+    Report { inspector_version: INSPECTOR_VERSION.to_string(), input, checkpoints }
 }
 
 /// The Spark version assumed for a checkpoint: the user's, else the newest release (which reads every
 /// older checkpoint format).
 pub fn assumed_version(cp: &Checkpoint, ctx: &Context) -> SparkVersion {
-    ctx.spark_version
-        .unwrap_or_else(|| SparkVersion::NEWEST.max(cp.min_writer_version()))
+    ctx.spark_version.unwrap_or_else(|| SparkVersion::NEWEST.max(cp.min_writer_version()))
 }
 
 fn explains(f: &Finding, text: &str, cp: &Checkpoint) -> bool {
@@ -61,16 +53,11 @@ fn explains(f: &Finding, text: &str, cp: &Checkpoint) -> bool {
     {
         return true;
     }
-    let root = if cp.root.is_empty() {
-        String::new()
-    } else {
-        format!("{}/", cp.root)
-    };
+    let root = if cp.root.is_empty() { String::new() } else { format!("{}/", cp.root) };
     if f.evidence.iter().any(|e| {
         !e.path.is_empty()
             && e.path.contains('/')
-            && (text.contains(&format!("/{}", e.path))
-                || text.contains(&format!("{root}{}", e.path)))
+            && (text.contains(&format!("/{}", e.path)) || text.contains(&format!("{root}{}", e.path)))
     }) {
         return true;
     }
@@ -86,13 +73,8 @@ fn explains(f: &Finding, text: &str, cp: &Checkpoint) -> bool {
         }
     }
     // Damaged state files explain decompression / zip / checksum failures that name no path.
-    let damage_words = [
-        "Stream is corrupted",
-        "LZ4Exception",
-        "ZipException",
-        "ChecksumException",
-        "invalid entry CRC",
-    ];
+    let damage_words =
+        ["Stream is corrupted", "LZ4Exception", "ZipException", "ChecksumException", "invalid entry CRC"];
     if (f.code == "state-file-corrupt" || f.code == "state-file-crc-mismatch-unchecked")
         && damage_words.iter().any(|w| text.contains(w))
     {
@@ -112,14 +94,7 @@ fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport {
         // A failure the text explains is what happened; findings that predicted a different failure stay.
     }
     findings.sort_by_key(|f| {
-        (
-            !f.explains_error_text,
-            f.severity,
-            f.restart_failure
-                .as_ref()
-                .map(|r| r.stage)
-                .unwrap_or(u32::MAX),
-        )
+        (!f.explains_error_text, f.severity, f.restart_failure.as_ref().map(|r| r.stage).unwrap_or(u32::MAX))
     });
     let restart = predict(cp, &ctx, &findings);
     let conf = cp.recorded_conf();
@@ -148,15 +123,8 @@ fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport {
         .operators
         .values()
         .map(|o| {
-            let meta = cp
-                .operator_metadata
-                .get(&o.operator_id)
-                .and_then(|m| m.content.as_ref().ok());
-            let mut stores: Vec<String> = o
-                .partitions
-                .values()
-                .flat_map(|p| p.stores.keys().cloned())
-                .collect();
+            let meta = cp.operator_metadata.get(&o.operator_id).and_then(|m| m.content.as_ref().ok());
+            let mut stores: Vec<String> = o.partitions.values().flat_map(|p| p.stores.keys().cloned()).collect();
             if let Some(m) = meta {
                 stores.extend(m.stores.iter().map(|s| s.store_name.clone()));
             }
@@ -165,12 +133,7 @@ fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport {
             if stores.is_empty() {
                 stores.push("default".into());
             }
-            let latest = o
-                .partitions
-                .values()
-                .flat_map(|p| p.stores.values())
-                .filter_map(|s| s.latest_version())
-                .max();
+            let latest = o.partitions.values().flat_map(|p| p.stores.values()).filter_map(|s| s.latest_version()).max();
             OperatorInfo {
                 operator_id: o.operator_id,
                 name: meta.and_then(|m| m.operator_name.clone()),
@@ -184,11 +147,7 @@ fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport {
     CheckpointReport {
         root: cp.root.clone(),
         kind: cp.kind.0,
-        query_id: cp
-            .metadata
-            .as_ref()
-            .and_then(|m| m.content.as_ref().ok())
-            .map(|m| m.id.clone()),
+        query_id: cp.metadata.as_ref().and_then(|m| m.content.as_ref().ok()).map(|m| m.id.clone()),
         batches,
         last_batch_id: cp.last_batch_id(),
         last_committed_batch_id: cp.last_committed_batch_id(),
@@ -212,21 +171,12 @@ fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport {
 }
 
 fn batches(cp: &Checkpoint) -> Vec<BatchInfo> {
-    let mut ids: Vec<i64> = cp
-        .offsets
-        .keys()
-        .chain(cp.commits.keys())
-        .copied()
-        .collect();
+    let mut ids: Vec<i64> = cp.offsets.keys().chain(cp.commits.keys()).copied().collect();
     ids.sort_unstable();
     ids.dedup();
     ids.into_iter()
         .map(|id| {
-            let md = cp
-                .offsets
-                .get(&id)
-                .and_then(|f| f.file.content.as_ref().ok())
-                .and_then(|o| o.metadata.as_ref());
+            let md = cp.offsets.get(&id).and_then(|f| f.file.content.as_ref().ok()).and_then(|o| o.metadata.as_ref());
             BatchInfo {
                 batch_id: id,
                 has_offsets: cp.offsets.contains_key(&id),
@@ -244,24 +194,29 @@ fn batches(cp: &Checkpoint) -> Vec<BatchInfo> {
 }
 
 /// The recorded confs Spark forces over the session on restart, with notes for the ones that matter.
-pub fn forced_conf(
-    recorded: &BTreeMap<String, String>,
-    session: &BTreeMap<String, String>,
-) -> Vec<ForcedConf> {
+pub fn forced_conf(recorded: &BTreeMap<String, String>, session: &BTreeMap<String, String>) -> Vec<ForcedConf> {
     recorded
         .iter()
         .map(|(k, v)| {
             let note = match k.as_str() {
-                "spark.sql.shuffle.partitions" => "Number of state partitions; fixed for the life of a stateful checkpoint.",
-                "spark.sql.streaming.stateStore.providerClass" => "State store provider (HDFS or RocksDB); the checkpoint's files are in its format.",
+                "spark.sql.shuffle.partitions" => {
+                    "Number of state partitions; fixed for the life of a stateful checkpoint."
+                }
+                "spark.sql.streaming.stateStore.providerClass" => {
+                    "State store provider (HDFS or RocksDB); the checkpoint's files are in its format."
+                }
                 "spark.sql.streaming.stateStore.compression.codec" => "Codec of the state files.",
                 "spark.sql.streaming.stateStore.rocksdb.formatVersion" => "RocksDB format version of the state.",
                 "spark.sql.streaming.aggregation.stateFormatVersion" => "Row layout of aggregation state.",
                 "spark.sql.streaming.join.stateFormatVersion" => "Row layout of stream-stream join state.",
-                "spark.sql.streaming.flatMapGroupsWithState.stateFormatVersion" => "Row layout of (flat)MapGroupsWithState state.",
+                "spark.sql.streaming.flatMapGroupsWithState.stateFormatVersion" => {
+                    "Row layout of (flat)MapGroupsWithState state."
+                }
                 "spark.sql.streaming.multipleWatermarkPolicy" => "How several watermarks combine (min/max).",
                 "spark.sql.streaming.stateStore.encodingFormat" => "Encoding of state rows (unsaferow/avro).",
-                "spark.sql.streaming.statefulOperator.useStrictDistribution" => "Partitioning rule of stateful operators.",
+                "spark.sql.streaming.statefulOperator.useStrictDistribution" => {
+                    "Partitioning rule of stateful operators."
+                }
                 _ => "Recorded in the offset log; the restarted query uses this value.",
             };
             ForcedConf {

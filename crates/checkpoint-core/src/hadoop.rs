@@ -61,17 +61,11 @@ impl std::fmt::Display for CrcError {
 /// Parses a sidecar.
 pub fn parse(bytes: &[u8]) -> Result<HadoopCrc, CrcError> {
     if bytes.len() < 8 || &bytes[0..4] != b"crc\0" {
-        return Err(CrcError::Malformed {
-            offset: 0,
-            reason: "no 'crc\\0' header".into(),
-        });
+        return Err(CrcError::Malformed { offset: 0, reason: "no 'crc\\0' header".into() });
     }
     let bpc = u32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
     if bpc == 0 || bpc > (1 << 30) {
-        return Err(CrcError::Malformed {
-            offset: 4,
-            reason: format!("bytesPerChecksum {bpc}"),
-        });
+        return Err(CrcError::Malformed { offset: 4, reason: format!("bytesPerChecksum {bpc}") });
     }
     let body = &bytes[8..];
     if body.len() % 4 != 0 {
@@ -80,14 +74,8 @@ pub fn parse(bytes: &[u8]) -> Result<HadoopCrc, CrcError> {
             reason: "partial checksum at the end".into(),
         });
     }
-    let sums = body
-        .chunks_exact(4)
-        .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
-    Ok(HadoopCrc {
-        bytes_per_checksum: bpc,
-        sums,
-    })
+    let sums = body.chunks_exact(4).map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]])).collect();
+    Ok(HadoopCrc { bytes_per_checksum: bpc, sums })
 }
 
 /// Verifies `data` against a parsed sidecar.
@@ -98,26 +86,12 @@ pub fn verify(crc: &HadoopCrc, data: &[u8]) -> Result<(), CrcError> {
         let actual = CRC32.checksum(chunk);
         match crc.sums.get(i) {
             Some(&exp) if exp == actual => {}
-            Some(&exp) => {
-                return Err(CrcError::Mismatch {
-                    offset: (i * bpc) as u64,
-                    expected: exp,
-                    actual,
-                })
-            }
-            None => {
-                return Err(CrcError::LengthMismatch {
-                    chunks: crc.sums.len(),
-                    expected_chunks,
-                })
-            }
+            Some(&exp) => return Err(CrcError::Mismatch { offset: (i * bpc) as u64, expected: exp, actual }),
+            None => return Err(CrcError::LengthMismatch { chunks: crc.sums.len(), expected_chunks }),
         }
     }
     if crc.sums.len() != expected_chunks {
-        return Err(CrcError::LengthMismatch {
-            chunks: crc.sums.len(),
-            expected_chunks,
-        });
+        return Err(CrcError::LengthMismatch { chunks: crc.sums.len(), expected_chunks });
     }
     Ok(())
 }
@@ -147,10 +121,7 @@ mod tests {
         assert_eq!(verify(&c, &data), Ok(()));
         let mut bad = data.clone();
         bad[513] = 0;
-        assert!(matches!(
-            verify(&c, &bad),
-            Err(CrcError::Mismatch { offset: 512, .. })
-        ));
+        assert!(matches!(verify(&c, &bad), Err(CrcError::Mismatch { offset: 512, .. })));
         assert!(matches!(verify(&c, &data[..100]), Err(_)));
         assert!(matches!(parse(b"nope"), Err(CrcError::Malformed { .. })));
         assert_eq!(main_name(".12.snapshot.crc"), Some("12.snapshot"));

@@ -44,25 +44,15 @@ pub fn find_roots(entries: &[Entry]) -> Vec<Root> {
         if !e.is_dir && name == "metadata" {
             // `state/<op>/_metadata/metadata` and RocksDB zip internals are not roots.
             if !(n >= 2 && parts[n - 2] == "_metadata") {
-                cands
-                    .entry(join(n - 1))
-                    .or_insert(CheckpointKind::StructuredStreaming);
+                cands.entry(join(n - 1)).or_insert(CheckpointKind::StructuredStreaming);
             }
         }
-        if n >= 2
-            && (parts[n - 2] == "offsets" || parts[n - 2] == "commits")
-            && is_batch_name(name)
-            && !e.is_dir
-        {
-            cands
-                .entry(join(n - 2))
-                .or_insert(CheckpointKind::StructuredStreaming);
+        if n >= 2 && (parts[n - 2] == "offsets" || parts[n - 2] == "commits") && is_batch_name(name) && !e.is_dir {
+            cands.entry(join(n - 2)).or_insert(CheckpointKind::StructuredStreaming);
         }
         if let Some(i) = parts.iter().position(|p| *p == "state") {
             if i + 1 < n && is_batch_name(parts[i + 1]) {
-                cands
-                    .entry(join(i))
-                    .or_insert(CheckpointKind::StructuredStreaming);
+                cands.entry(join(i)).or_insert(CheckpointKind::StructuredStreaming);
             }
         }
         if !e.is_dir && dstream_time(name).is_some() {
@@ -82,20 +72,14 @@ pub fn find_roots(entries: &[Entry]) -> Vec<Root> {
         if keys.iter().any(|a| inside(c, a)) {
             continue;
         }
-        roots.push(Root {
-            path: c.clone(),
-            kind: cands[c],
-        });
+        roots.push(Root { path: c.clone(), kind: cands[c] });
     }
     for s in sinks {
         if roots.iter().any(|r| r.path == s || inside(&s, &r.path)) {
             continue;
         }
         if !roots.iter().any(|r| r.path == s) {
-            roots.push(Root {
-                path: s,
-                kind: CheckpointKind::Unknown,
-            });
+            roots.push(Root { path: s, kind: CheckpointKind::Unknown });
         }
     }
     roots.sort_by(|a, b| a.path.cmp(&b.path));
@@ -108,12 +92,7 @@ mod tests {
     use super::*;
 
     fn e(p: &str) -> Entry {
-        Entry {
-            path: p.into(),
-            size: 1,
-            compressed_size: 1,
-            is_dir: false,
-        }
+        Entry { path: p.into(), size: 1, compressed_size: 1, is_dir: false }
     }
 
     #[test]
@@ -126,8 +105,7 @@ mod tests {
             e("d/checkpoint-1796030387000"),
             e("out/_spark_metadata/0"),
         ]);
-        let got: Vec<(&str, CheckpointKind)> =
-            r.iter().map(|r| (r.path.as_str(), r.kind)).collect();
+        let got: Vec<(&str, CheckpointKind)> = r.iter().map(|r| (r.path.as_str(), r.kind)).collect();
         assert_eq!(
             got,
             vec![
@@ -138,12 +116,6 @@ mod tests {
             ]
         );
         let top = find_roots(&[e("metadata"), e("offsets/0"), e("sources/0/0")]);
-        assert_eq!(
-            top,
-            vec![Root {
-                path: "".into(),
-                kind: CheckpointKind::StructuredStreaming
-            }]
-        );
+        assert_eq!(top, vec![Root { path: "".into(), kind: CheckpointKind::StructuredStreaming }]);
     }
 }

@@ -15,6 +15,7 @@
 pub mod archive;
 pub mod checks;
 pub mod checksum;
+pub mod codec;
 pub mod context;
 pub mod diagnose;
 pub mod hadoop;
@@ -25,8 +26,12 @@ pub mod predict;
 pub mod reader;
 pub mod report;
 pub mod source;
+pub mod state;
 pub mod state_files;
 pub mod state_integrity;
+
+#[cfg(test)]
+pub(crate) mod testutil;
 
 pub use archive::{Archive, ArchiveError, Entry, Limits, MemArchive, ZipInput};
 pub use context::{Context, SparkVersion};

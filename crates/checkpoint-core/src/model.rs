@@ -113,6 +113,11 @@ pub struct StateFileIntegrity {
     pub problem: Option<Problem>,
     /// The Java exception Spark's reader throws on it (e.g. `java.util.zip.ZipException`).
     pub exception: Option<String>,
+    /// For a checkpoint format v2 changelog: the lineage `(version, uniqueId)` from its header.
+    pub lineage: Option<Vec<(i64, String)>>,
+    /// The compressed payload does not decode while the framing is intact (see
+    /// [`crate::state_integrity::StreamCheck::payload_corrupt`]).
+    pub payload_corrupt: bool,
 }
 
 /// Everything read from one checkpoint root.
@@ -175,10 +180,7 @@ impl Checkpoint {
     }
     /// The latest offsets file that parsed, if any.
     pub fn latest_readable_offsets(&self) -> Option<(i64, &OffsetSeq)> {
-        self.offsets
-            .iter()
-            .rev()
-            .find_map(|(id, f)| f.file.content.as_ref().ok().map(|o| (*id, o)))
+        self.offsets.iter().rev().find_map(|(id, f)| f.file.content.as_ref().ok().map(|o| (*id, o)))
     }
     /// Recorded confs of the latest readable offsets file.
     pub fn recorded_conf(&self) -> BTreeMap<String, String> {
@@ -202,6 +204,10 @@ impl Checkpoint {
     /// The Spark checksum file of a file, when listed.
     pub fn checksum_of(&self, main: &str) -> Option<&ChecksumSidecar> {
         self.spark_checksums.iter().find(|c| c.main == main)
+    }
+    /// The lineage recorded in a changelog's header (checkpoint format v2), when it was read.
+    pub fn lineage_of(&self, path: &str) -> Option<&[(i64, String)]> {
+        self.integrity_of(path).and_then(|i| i.lineage.as_deref())
     }
     /// Integrity record of a state file, when it was checked.
     pub fn integrity_of(&self, path: &str) -> Option<&StateFileIntegrity> {
@@ -232,12 +238,7 @@ impl Checkpoint {
                 }
             }
         }
-        if self
-            .state
-            .operators
-            .values()
-            .any(|o| o.metadata_v1.is_some() || !o.metadata_v2.is_empty())
-        {
+        if self.state.operators.values().any(|o| o.metadata_v1.is_some() || !o.metadata_v2.is_empty()) {
             bump(V::new(4, 0, 0));
         }
         if !self.spark_checksums.is_empty() {

@@ -34,26 +34,14 @@ pub fn predict(cp: &Checkpoint, ctx: &Context, findings: &[Finding]) -> RestartP
         .filter_map(|f| f.restart_failure.as_ref().map(|r| (f, r)))
         .min_by_key(|(f, r)| (if f.explains_error_text { 0 } else { 1 }, r.stage));
     let parsed = ctx.error_text.as_deref().map(parse_error_text);
-    if let Some(pe) = parsed
-        .as_ref()
-        .filter(|pe| pe.error_class().is_some() || pe.exception().is_some())
-    {
+    if let Some(pe) = parsed.as_ref().filter(|pe| pe.error_class().is_some() || pe.exception().is_some()) {
         p.outcome = RestartOutcome::Fails;
         p.error_class = pe.error_class().map(str::to_string);
-        p.exception = pe
-            .exception()
-            .map(str::to_string)
-            .or_else(|| failing.map(|(_, r)| r.exception.clone()));
-        let why = findings
-            .iter()
-            .find(|f| f.explains_error_text)
-            .map(|f| f.title.clone());
+        p.exception = pe.exception().map(str::to_string).or_else(|| failing.map(|(_, r)| r.exception.clone()));
+        let why = findings.iter().find(|f| f.explains_error_text).map(|f| f.title.clone());
         p.summary = match why {
             Some(t) => format!("Fails as in the pasted error: {t}."),
-            None => {
-                "Fails as in the pasted error; the files do not show the cause (see the findings)."
-                    .into()
-            }
+            None => "Fails as in the pasted error; the files do not show the cause (see the findings).".into(),
         };
         return p;
     }
@@ -78,10 +66,8 @@ pub fn predict(cp: &Checkpoint, ctx: &Context, findings: &[Finding]) -> RestartP
     } else if cp.offsets.is_empty() && cp.commits.is_empty() {
         p.summary = "No batch recorded yet: the query starts from the beginning.".into();
     } else {
-        p.summary = format!(
-            "Spark {v} resumes with batch {}.",
-            first_batch_id.map(|b| b.to_string()).unwrap_or_default()
-        );
+        p.summary =
+            format!("Spark {v} resumes with batch {}.", first_batch_id.map(|b| b.to_string()).unwrap_or_default());
     }
     p
 }

@@ -34,9 +34,7 @@ impl Ctx<'_> {
 }
 
 fn unreadable(e: &ArchiveError) -> LogError {
-    LogError::Unreadable {
-        reason: e.to_string(),
-    }
+    LogError::Unreadable { reason: e.to_string() }
 }
 
 fn name_of(path: &str) -> &str {
@@ -57,11 +55,7 @@ fn join(dir: &str, name: &str) -> String {
 
 /// Reads one checkpoint root. `verify_state` = also read the state files a restart loads.
 pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: bool) -> Checkpoint {
-    let prefix = if root.path.is_empty() {
-        String::new()
-    } else {
-        format!("{}/", root.path)
-    };
+    let prefix = if root.path.is_empty() { String::new() } else { format!("{}/", root.path) };
     let mut files = Vec::new();
     let mut dirs = BTreeSet::new();
     let mut listing: Vec<(String, u64, bool)> = Vec::new();
@@ -75,10 +69,7 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
         if e.is_dir {
             dirs.insert(rel.to_string());
         } else {
-            files.push(FileRef {
-                path: rel.to_string(),
-                size: e.size,
-            });
+            files.push(FileRef { path: rel.to_string(), size: e.size });
             let mut d = dir_of(rel);
             while !d.is_empty() && dirs.insert(d.to_string()) {
                 d = dir_of(d);
@@ -86,13 +77,7 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
         }
         listing.push((rel.to_string(), e.size, e.is_dir));
     }
-    let mut cp = Checkpoint {
-        root: root.path.clone(),
-        kind: Kind(root.kind),
-        files,
-        dirs,
-        ..Default::default()
-    };
+    let mut cp = Checkpoint { root: root.path.clone(), kind: Kind(root.kind), files, dirs, ..Default::default() };
     let mut cx = Ctx { archive, prefix };
     let file_set: BTreeSet<String> = cp.files.iter().map(|f| f.path.clone()).collect();
 
@@ -103,31 +88,17 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
         if let Some(main) = crate::hadoop::main_name(name) {
             let main = join(dir, main);
             let main_exists = file_set.contains(&main);
-            cp.hadoop_crcs.push(CrcSidecar {
-                path: f.path.clone(),
-                main,
-                main_exists,
-                verified: None,
-            });
+            cp.hadoop_crcs.push(CrcSidecar { path: f.path.clone(), main, main_exists, verified: None });
         } else if let Some(main) = crate::checksum::main_name(name) {
             let main = join(dir, main);
             let main_exists = file_set.contains(&main);
-            cp.spark_checksums.push(ChecksumSidecar {
-                path: f.path.clone(),
-                main,
-                main_exists,
-                verified: None,
-            });
+            cp.spark_checksums.push(ChecksumSidecar { path: f.path.clone(), main, main_exists, verified: None });
         }
     }
 
     if root.kind == CheckpointKind::Dstream {
-        let mut times: Vec<i64> = cp
-            .files
-            .iter()
-            .filter(|f| !f.path.contains('/'))
-            .filter_map(|f| dstream_time(&f.path))
-            .collect();
+        let mut times: Vec<i64> =
+            cp.files.iter().filter(|f| !f.path.contains('/')).filter_map(|f| dstream_time(&f.path)).collect();
         times.sort_unstable();
         times.dedup();
         cp.dstream_times_ms = times;
@@ -143,28 +114,22 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
             }
             Err(e) => Err(unreadable(&e)),
         };
-        cp.metadata = Some(ReadFile {
-            path: "metadata".into(),
-            size,
-            content,
-        });
+        cp.metadata = Some(ReadFile { path: "metadata".into(), size, content });
     }
 
     // offsets and commits
-    let batch_files =
-        |cp: &Checkpoint, dir: &str, compact: bool| -> Vec<(i64, bool, String, u64)> {
-            let mut v: Vec<(i64, bool, String, u64)> = cp
-                .files
-                .iter()
-                .filter(|f| dir_of(&f.path) == dir)
-                .filter_map(|f| {
-                    log::parse_batch_file_name(name_of(&f.path), compact)
-                        .map(|(id, c)| (id, c, f.path.clone(), f.size))
-                })
-                .collect();
-            v.sort();
-            v
-        };
+    let batch_files = |cp: &Checkpoint, dir: &str, compact: bool| -> Vec<(i64, bool, String, u64)> {
+        let mut v: Vec<(i64, bool, String, u64)> = cp
+            .files
+            .iter()
+            .filter(|f| dir_of(&f.path) == dir)
+            .filter_map(|f| {
+                log::parse_batch_file_name(name_of(&f.path), compact).map(|(id, c)| (id, c, f.path.clone(), f.size))
+            })
+            .collect();
+        v.sort();
+        v
+    };
     for (id, _, path, size) in batch_files(&cp, "offsets", false) {
         let content = match cx.read(&path, MAX_LOG_BYTES) {
             Ok(b) => {
@@ -173,18 +138,7 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
             }
             Err(e) => Err(unreadable(&e)),
         };
-        cp.offsets.insert(
-            id,
-            LogFile {
-                batch_id: id,
-                compact: false,
-                file: ReadFile {
-                    path,
-                    size,
-                    content,
-                },
-            },
-        );
+        cp.offsets.insert(id, LogFile { batch_id: id, compact: false, file: ReadFile { path, size, content } });
     }
     for (id, _, path, size) in batch_files(&cp, "commits", false) {
         let content = match cx.read(&path, MAX_LOG_BYTES) {
@@ -194,27 +148,12 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
             }
             Err(e) => Err(unreadable(&e)),
         };
-        cp.commits.insert(
-            id,
-            LogFile {
-                batch_id: id,
-                compact: false,
-                file: ReadFile {
-                    path,
-                    size,
-                    content,
-                },
-            },
-        );
+        cp.commits.insert(id, LogFile { batch_id: id, compact: false, file: ReadFile { path, size, content } });
     }
 
     // temp files anywhere (outside state/, whose temp files are listed per store)
-    let temps: Vec<FileRef> = cp
-        .files
-        .iter()
-        .filter(|f| state_files::is_temp_file(name_of(&f.path)))
-        .cloned()
-        .collect();
+    let temps: Vec<FileRef> =
+        cp.files.iter().filter(|f| state_files::is_temp_file(name_of(&f.path))).cloned().collect();
     let mut temp_targets: BTreeMap<String, BTreeSet<i64>> = BTreeMap::new();
     for t in temps {
         let name = name_of(&t.path);
@@ -239,17 +178,9 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
         if dir == "offsets" || in_file_log {
             let parsed = cx.read(&t.path, MAX_LOG_BYTES);
             if dir == "offsets" {
-                tf.offsets = Some(
-                    parsed
-                        .map_err(|e| unreadable(&e))
-                        .and_then(|b| log::offsets::parse(&b)),
-                );
+                tf.offsets = Some(parsed.map_err(|e| unreadable(&e)).and_then(|b| log::offsets::parse(&b)));
             } else {
-                tf.file_log = Some(
-                    parsed
-                        .map_err(|e| unreadable(&e))
-                        .and_then(|b| log::file_log::parse(&b)),
-                );
+                tf.file_log = Some(parsed.map_err(|e| unreadable(&e)).and_then(|b| log::file_log::parse(&b)));
                 if let Some(b) = target_batch {
                     temp_targets.entry(dir.clone()).or_default().insert(b);
                 }
@@ -274,10 +205,8 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
         let listed_v = batch_files(&cp, &d, true);
         let compact_ids: Vec<i64> = listed_v.iter().filter(|x| x.1).map(|x| x.0).collect();
         let interval = log::file_log::infer_compact_interval(&compact_ids, 10);
-        let listed: BTreeMap<i64, (String, u64, bool)> = listed_v
-            .iter()
-            .map(|(id, c, p, s)| (*id, (p.clone(), *s, *c)))
-            .collect();
+        let listed: BTreeMap<i64, (String, u64, bool)> =
+            listed_v.iter().map(|(id, c, p, s)| (*id, (p.clone(), *s, *c))).collect();
         let mut want: BTreeSet<i64> = listed.keys().rev().take(2).copied().collect();
         if let Some(t) = temp_targets.get(&d) {
             want.extend(t.iter().copied());
@@ -294,29 +223,10 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
                 }
                 Err(e) => Err(unreadable(&e)),
             };
-            read.insert(
-                id,
-                LogFile {
-                    batch_id: id,
-                    compact,
-                    file: ReadFile {
-                        path,
-                        size,
-                        content,
-                    },
-                },
-            );
+            read.insert(id, LogFile { batch_id: id, compact, file: ReadFile { path, size, content } });
         }
-        let fl = FileLog {
-            dir: d.clone(),
-            listed,
-            compact_interval: interval,
-            read,
-        };
-        if let Some(n) = d
-            .strip_prefix("sources/")
-            .and_then(|n| n.parse::<u32>().ok())
-        {
+        let fl = FileLog { dir: d.clone(), listed, compact_interval: interval, read };
+        if let Some(n) = d.strip_prefix("sources/").and_then(|n| n.parse::<u32>().ok()) {
             cp.source_logs.insert(n, fl);
         } else {
             cp.sink_logs.push(fl);
@@ -330,12 +240,7 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
         .operators
         .values()
         .filter_map(|o| {
-            o.metadata_v2
-                .values()
-                .next_back()
-                .cloned()
-                .or_else(|| o.metadata_v1.clone())
-                .map(|f| (o.operator_id, f))
+            o.metadata_v2.values().next_back().cloned().or_else(|| o.metadata_v1.clone()).map(|f| (o.operator_id, f))
         })
         .collect();
     for (op, f) in op_meta {
@@ -346,14 +251,7 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
             }
             Err(e) => Err(unreadable(&e)),
         };
-        cp.operator_metadata.insert(
-            op,
-            ReadFile {
-                path: f.path,
-                size: f.size,
-                content,
-            },
-        );
+        cp.operator_metadata.insert(op, ReadFile { path: f.path, size: f.size, content });
     }
 
     if verify_state {
@@ -368,10 +266,7 @@ fn verify_sidecars(cp: &mut Checkpoint, cx: &mut Ctx<'_>, main: &str, bytes: &[u
         let side = cp.hadoop_crcs[i].path.clone();
         let r = match cx.read(&side, MAX_SIDECAR_BYTES) {
             Ok(s) => crate::hadoop::parse(&s).and_then(|c| crate::hadoop::verify(&c, bytes)),
-            Err(e) => Err(crate::hadoop::CrcError::Malformed {
-                offset: 0,
-                reason: e.to_string(),
-            }),
+            Err(e) => Err(crate::hadoop::CrcError::Malformed { offset: 0, reason: e.to_string() }),
         };
         cp.hadoop_crcs[i].verified = Some(r);
     }
@@ -410,33 +305,16 @@ pub fn restart_batch(cp: &Checkpoint) -> Option<i64> {
 
 /// The checkpoint unique id of (operator, partition, store index) for `version`, from the commit of batch
 /// `version - 1` (checkpoint format v2).
-pub fn unique_id_for(
-    cp: &Checkpoint,
-    op: i64,
-    part: u32,
-    store_index: usize,
-    version: i64,
-) -> Option<String> {
+pub fn unique_id_for(cp: &Checkpoint, op: i64, part: u32, store_index: usize, version: i64) -> Option<String> {
     let c = cp.commits.get(&(version - 1))?.file.content.as_ref().ok()?;
-    c.state_unique_ids
-        .get(&op)?
-        .get(part as usize)?
-        .get(store_index)
-        .cloned()
+    c.state_unique_ids.get(&op)?.get(part as usize)?.get(store_index).cloned()
 }
 
 /// The store index Spark uses in `stateUniqueIds` (stores in name order of the join manager).
 pub fn store_index(names: &[String], name: &str) -> usize {
-    const JOIN: [&str; 4] = [
-        "left-keyToNumValues",
-        "left-keyWithIndexToValue",
-        "right-keyToNumValues",
-        "right-keyWithIndexToValue",
-    ];
-    JOIN.iter()
-        .position(|n| *n == name)
-        .or_else(|| names.iter().position(|n| n == name))
-        .unwrap_or(0)
+    const JOIN: [&str; 4] =
+        ["left-keyToNumValues", "left-keyWithIndexToValue", "right-keyToNumValues", "right-keyWithIndexToValue"];
+    JOIN.iter().position(|n| *n == name).or_else(|| names.iter().position(|n| n == name)).unwrap_or(0)
 }
 
 /// Provider of an operator from files on disk, else from the recorded provider class.
@@ -477,27 +355,33 @@ fn read_state_chains(cp: &mut Checkpoint, cx: &mut Ctx<'_>) {
         let provider = operator_provider(cp, op);
         let parts: Vec<u32> = cp.state.operators[&op].partitions.keys().copied().collect();
         for part in parts {
-            let names: Vec<String> = cp.state.operators[&op].partitions[&part]
-                .stores
-                .keys()
-                .cloned()
-                .collect();
+            let names: Vec<String> = cp.state.operators[&op].partitions[&part].stores.keys().cloned().collect();
             for name in &names {
                 let store = cp.state.operators[&op].partitions[&part].stores[name].clone();
                 if store.is_empty() {
                     continue;
                 }
                 let uid = unique_id_for(cp, op, part, store_index(&names, name), version);
+                // Checkpoint format v2: the changelog of the loaded version names its lineage; read it first.
+                let top = uid.as_ref().and_then(|u| {
+                    store
+                        .changelogs
+                        .get(&version)?
+                        .iter()
+                        .find(|f| f.unique_id.as_deref() == Some(u.as_str()))
+                        .map(|f| f.file.path.clone())
+                });
+                if let Some(t) = &top {
+                    if done.insert(t.clone()) {
+                        check_state_file(cp, cx, t, state_files::ChainFileKind::Changelog, &store);
+                    }
+                }
+                let lineage: Option<Vec<(i64, String)>> =
+                    top.as_deref().and_then(|t| cp.lineage_of(t)).map(|l| l.to_vec());
                 let mut skip: Vec<i64> = Vec::new();
                 for _round in 0..4 {
-                    let chain = state_files::load_chain(
-                        &store,
-                        version,
-                        &provider,
-                        uid.as_deref(),
-                        None,
-                        &skip,
-                    );
+                    let chain =
+                        state_files::load_chain(&store, version, &provider, uid.as_deref(), lineage.as_deref(), &skip);
                     to_read.clear();
                     for s in &chain.steps {
                         to_read.push((s.path.clone(), s.kind));
@@ -508,24 +392,11 @@ fn read_state_chains(cp: &mut Checkpoint, cx: &mut Ctx<'_>) {
                             check_state_file(cp, cx, &path, kind, &store);
                         }
                         let bad = cp.integrity_of(&path).is_some_and(|i| i.problem.is_some())
-                            || cp
-                                .crc_of(&path)
-                                .is_some_and(|c| matches!(c.verified, Some(Err(_))))
-                            || cp
-                                .checksum_of(&path)
-                                .is_some_and(|c| matches!(c.verified, Some(Err(_))));
-                        if bad
-                            && matches!(
-                                kind,
-                                state_files::ChainFileKind::Snapshot
-                                    | state_files::ChainFileKind::Zip
-                            )
+                            || cp.crc_of(&path).is_some_and(|c| matches!(c.verified, Some(Err(_))))
+                            || cp.checksum_of(&path).is_some_and(|c| matches!(c.verified, Some(Err(_))));
+                        if bad && matches!(kind, state_files::ChainFileKind::Snapshot | state_files::ChainFileKind::Zip)
                         {
-                            damaged_base = chain
-                                .steps
-                                .iter()
-                                .find(|s| s.path == path)
-                                .map(|s| s.version);
+                            damaged_base = chain.steps.iter().find(|s| s.path == path).map(|s| s.version);
                         }
                     }
                     match damaged_base {
@@ -550,26 +421,35 @@ fn check_state_file(
         Err(e) => {
             cp.state_integrity.push(StateFileIntegrity {
                 path: path.to_string(),
-                problem: Some(Problem {
-                    path: path.to_string(),
-                    offset: None,
-                    reason: e.to_string(),
-                }),
+                problem: Some(Problem { path: path.to_string(), offset: None, reason: e.to_string() }),
                 exception: Some("java.io.IOException".into()),
+                lineage: None,
+                payload_corrupt: false,
             });
             return;
         }
     };
     verify_sidecars(cp, cx, path, &bytes);
-    let (problem, exception) = match kind {
+    let (problem, exception, lineage, payload_corrupt) = match kind {
         state_files::ChainFileKind::Zip => {
-            crate::state_integrity::check_rocksdb_zip(path, &bytes, store)
+            let (p, e) = crate::state_integrity::check_rocksdb_zip(path, &bytes, store);
+            (p, e, None, false)
         }
-        _ => crate::state_integrity::check_stream_file(path, &bytes),
+        k => {
+            let c = crate::state_integrity::check_stream_file(
+                path,
+                &bytes,
+                k == state_files::ChainFileKind::Snapshot,
+                k == state_files::ChainFileKind::Changelog,
+            );
+            (c.problem, c.exception, c.lineage, c.payload_corrupt)
+        }
     };
     cp.state_integrity.push(StateFileIntegrity {
         path: path.to_string(),
         problem,
         exception,
+        lineage,
+        payload_corrupt,
     });
 }

@@ -278,17 +278,8 @@ impl Finding {
         }
     }
     /// Adds a piece of evidence.
-    pub fn evidence(
-        mut self,
-        path: impl Into<String>,
-        detail: impl Into<String>,
-        offset: Option<u64>,
-    ) -> Self {
-        self.evidence.push(Evidence {
-            path: path.into(),
-            detail: detail.into(),
-            offset,
-        });
+    pub fn evidence(mut self, path: impl Into<String>, detail: impl Into<String>, offset: Option<u64>) -> Self {
+        self.evidence.push(Evidence { path: path.into(), detail: detail.into(), offset });
         self
     }
     /// Sets the error classes.
@@ -320,8 +311,6 @@ impl Finding {
 impl Report {
     /// True when any finding of any checkpoint has severity `error` (the CLI then exits with 1).
     pub fn has_errors(&self) -> bool {
-        self.checkpoints
-            .iter()
-            .any(|c| c.findings.iter().any(|f| f.severity == Severity::Error))
+        self.checkpoints.iter().any(|c| c.findings.iter().any(|f| f.severity == Severity::Error))
     }
 }

@@ -55,25 +55,19 @@ pub fn classify_offset(raw: Option<&str>, json: Option<&serde_json::Value>) -> S
             } else if has("reservoirId") || has("reservoirVersion") {
                 SourceKind::Delta
             } else if has("seqNum")
-                || (has("sourceVersion")
-                    && (has("lastBackfillStartTimeMs") || has("lastBackfillFinishTimeMs")))
+                || (has("sourceVersion") && (has("lastBackfillStartTimeMs") || has("lastBackfillFinishTimeMs")))
             {
                 SourceKind::AutoLoader
             } else if has("offset") && has("timestamp") && o.len() == 2 {
                 SourceKind::Rate
             } else if !o.is_empty()
-                && o.values().all(|p| {
-                    p.as_object()
-                        .is_some_and(|m| m.contains_key("value") && m.contains_key("runTimeMs"))
-                })
+                && o.values()
+                    .all(|p| p.as_object().is_some_and(|m| m.contains_key("value") && m.contains_key("runTimeMs")))
             {
                 SourceKind::Rate
             } else if !o.is_empty()
                 && o.values().all(|p| {
-                    p.as_object().is_some_and(|m| {
-                        m.iter()
-                            .all(|(k, x)| k.parse::<i64>().is_ok() && x.is_i64())
-                    })
+                    p.as_object().is_some_and(|m| m.iter().all(|(k, x)| k.parse::<i64>().is_ok() && x.is_i64()))
                 })
             {
                 SourceKind::Kafka
@@ -98,20 +92,12 @@ mod tests {
         assert_eq!(k(r#"{"logOffset":3}"#), SourceKind::File);
         assert_eq!(k("1"), SourceKind::Memory);
         assert_eq!(k(r#"{"offset":10,"timestamp":2000}"#), SourceKind::Rate);
+        assert_eq!(k(r#"{"topicA":{"0":23,"1":-1},"topicB":{"0":0}}"#), SourceKind::Kafka);
         assert_eq!(
-            k(r#"{"topicA":{"0":23,"1":-1},"topicB":{"0":0}}"#),
-            SourceKind::Kafka
-        );
-        assert_eq!(
-            k(
-                r#"{"sourceVersion":1,"reservoirId":"x","reservoirVersion":12,"index":-1,"isStartingVersion":false}"#
-            ),
+            k(r#"{"sourceVersion":1,"reservoirId":"x","reservoirVersion":12,"index":-1,"isStartingVersion":false}"#),
             SourceKind::Delta
         );
-        assert_eq!(
-            k(r#"{"seqNum":5,"sourceVersion":1,"lastBackfillStartTimeMs":1}"#),
-            SourceKind::AutoLoader
-        );
+        assert_eq!(k(r#"{"seqNum":5,"sourceVersion":1,"lastBackfillStartTimeMs":1}"#), SourceKind::AutoLoader);
         assert_eq!(k("garbage"), SourceKind::Unknown);
         assert_eq!(classify_offset(None, None), SourceKind::None);
     }

@@ -53,10 +53,7 @@ pub struct StoreFiles {
 impl StoreFiles {
     /// True when the store has no state file at all.
     pub fn is_empty(&self) -> bool {
-        self.deltas.is_empty()
-            && self.snapshots.is_empty()
-            && self.zips.is_empty()
-            && self.changelogs.is_empty()
+        self.deltas.is_empty() && self.snapshots.is_empty() && self.zips.is_empty() && self.changelogs.is_empty()
     }
     /// Highest version with any file.
     pub fn latest_version(&self) -> Option<i64> {
@@ -142,10 +139,7 @@ pub fn is_temp_file(name: &str) -> bool {
 pub fn list_state(entries: &[(String, u64, bool)]) -> StateTree {
     let mut tree = StateTree::default();
     for (path, size, is_dir) in entries {
-        let Some(rest) = path
-            .strip_prefix("state/")
-            .or_else(|| (path == "state").then_some(""))
-        else {
+        let Some(rest) = path.strip_prefix("state/").or_else(|| (path == "state").then_some("")) else {
             continue;
         };
         tree.present = true;
@@ -153,31 +147,21 @@ pub fn list_state(entries: &[(String, u64, bool)]) -> StateTree {
             continue;
         }
         let parts: Vec<&str> = rest.split('/').collect();
-        let fref = FileRef {
-            path: path.clone(),
-            size: *size,
-        };
+        let fref = FileRef { path: path.clone(), size: *size };
         let Ok(op_id) = parts[0].parse::<i64>() else {
             if !is_dir {
                 tree.other.push(fref);
             }
             continue;
         };
-        let op = tree
-            .operators
-            .entry(op_id)
-            .or_insert_with(|| OperatorFiles {
-                operator_id: op_id,
-                ..Default::default()
-            });
+        let op =
+            tree.operators.entry(op_id).or_insert_with(|| OperatorFiles { operator_id: op_id, ..Default::default() });
         if parts.len() == 1 {
             continue;
         }
         if let Ok(part) = parts[1].parse::<u32>() {
-            let pf = op.partitions.entry(part).or_insert_with(|| PartitionFiles {
-                partition: part,
-                ..Default::default()
-            });
+            let pf =
+                op.partitions.entry(part).or_insert_with(|| PartitionFiles { partition: part, ..Default::default() });
             if parts.len() == 2 {
                 continue;
             }
@@ -197,19 +181,14 @@ pub fn list_state(entries: &[(String, u64, bool)]) -> StateTree {
             } else {
                 format!("state/{}/{}/{}", parts[0], parts[1], store_name)
             };
-            let store = pf.stores.entry(store_name).or_insert_with(|| StoreFiles {
-                dir,
-                ..Default::default()
-            });
+            let store = pf.stores.entry(store_name).or_insert_with(|| StoreFiles { dir, ..Default::default() });
             if *is_dir || inner.is_empty() {
                 continue;
             }
             classify_store_file(store, inner, fref);
         } else if !is_dir {
             match parts[1] {
-                "_metadata" if parts.len() == 3 && parts[2] == "metadata" => {
-                    op.metadata_v1 = Some(fref)
-                }
+                "_metadata" if parts.len() == 3 && parts[2] == "metadata" => op.metadata_v1 = Some(fref),
                 "_metadata" if parts.len() == 4 && parts[2] == "v2" => {
                     if let Ok(b) = parts[3].parse::<i64>() {
                         op.metadata_v2.insert(b, fref);
@@ -267,31 +246,14 @@ fn classify_store_file(store: &mut StoreFiles, inner: &[&str], fref: FileRef) {
     if name.ends_with(".crc") {
         return; // sidecars are handled by the checksum pass
     }
-    if let Some(v) = name
-        .strip_suffix(".delta")
-        .and_then(|s| s.parse::<i64>().ok())
-    {
+    if let Some(v) = name.strip_suffix(".delta").and_then(|s| s.parse::<i64>().ok()) {
         store.deltas.insert(v, fref);
-    } else if let Some(v) = name
-        .strip_suffix(".snapshot")
-        .and_then(|s| s.parse::<i64>().ok())
-    {
+    } else if let Some(v) = name.strip_suffix(".snapshot").and_then(|s| s.parse::<i64>().ok()) {
         store.snapshots.insert(v, fref);
     } else if let Some((v, id)) = name.strip_suffix(".zip").and_then(parse_versioned_stem) {
-        store.zips.entry(v).or_default().push(VersionFile {
-            version: v,
-            unique_id: id,
-            file: fref,
-        });
-    } else if let Some((v, id)) = name
-        .strip_suffix(".changelog")
-        .and_then(parse_versioned_stem)
-    {
-        store.changelogs.entry(v).or_default().push(VersionFile {
-            version: v,
-            unique_id: id,
-            file: fref,
-        });
+        store.zips.entry(v).or_default().push(VersionFile { version: v, unique_id: id, file: fref });
+    } else if let Some((v, id)) = name.strip_suffix(".changelog").and_then(parse_versioned_stem) {
+        store.changelogs.entry(v).or_default().push(VersionFile { version: v, unique_id: id, file: fref });
     } else {
         store.other.push(fref);
     }
@@ -393,34 +355,17 @@ pub fn load_chain(
     lineage: Option<&[(i64, String)]>,
     skip: &[i64],
 ) -> LoadChain {
-    let mut chain = LoadChain {
-        version,
-        ..Default::default()
-    };
+    let mut chain = LoadChain { version, ..Default::default() };
     if version <= 0 {
         return chain;
     }
     let dir = &store.dir;
     if provider == "hdfs" {
-        if let Some(f) = store
-            .snapshots
-            .get(&version)
-            .filter(|_| !skip.contains(&version))
-        {
-            chain.steps.push(ChainStep {
-                version,
-                kind: ChainFileKind::Snapshot,
-                path: f.path.clone(),
-            });
+        if let Some(f) = store.snapshots.get(&version).filter(|_| !skip.contains(&version)) {
+            chain.steps.push(ChainStep { version, kind: ChainFileKind::Snapshot, path: f.path.clone() });
             return chain;
         }
-        let base = store
-            .snapshots
-            .range(..version)
-            .rev()
-            .map(|(v, _)| *v)
-            .find(|v| !skip.contains(v))
-            .unwrap_or(0);
+        let base = store.snapshots.range(..version).rev().map(|(v, _)| *v).find(|v| !skip.contains(v)).unwrap_or(0);
         if base > 0 {
             chain.steps.push(ChainStep {
                 version: base,
@@ -430,17 +375,10 @@ pub fn load_chain(
         }
         for d in (base + 1)..=version {
             match store.deltas.get(&d) {
-                Some(f) => chain.steps.push(ChainStep {
-                    version: d,
-                    kind: ChainFileKind::Delta,
-                    path: f.path.clone(),
-                }),
+                Some(f) => chain.steps.push(ChainStep { version: d, kind: ChainFileKind::Delta, path: f.path.clone() }),
                 None => {
-                    chain.missing = Some(ChainStep {
-                        version: d,
-                        kind: ChainFileKind::Delta,
-                        path: format!("{dir}/{d}.delta"),
-                    });
+                    chain.missing =
+                        Some(ChainStep { version: d, kind: ChainFileKind::Delta, path: format!("{dir}/{d}.delta") });
                     break;
                 }
             }
@@ -448,29 +386,17 @@ pub fn load_chain(
         return chain;
     }
     // RocksDB.
-    let pick =
-        |m: &BTreeMap<i64, Vec<VersionFile>>, v: i64, id: Option<&str>| -> Option<VersionFile> {
-            let files = m.get(&v)?;
-            match id {
-                Some(id) => files
-                    .iter()
-                    .find(|f| f.unique_id.as_deref() == Some(id))
-                    .cloned(),
-                None => files
-                    .iter()
-                    .find(|f| f.unique_id.is_none())
-                    .or_else(|| files.first())
-                    .cloned(),
-            }
-        };
+    let pick = |m: &BTreeMap<i64, Vec<VersionFile>>, v: i64, id: Option<&str>| -> Option<VersionFile> {
+        let files = m.get(&v)?;
+        match id {
+            Some(id) => files.iter().find(|f| f.unique_id.as_deref() == Some(id)).cloned(),
+            None => files.iter().find(|f| f.unique_id.is_none()).or_else(|| files.first()).cloned(),
+        }
+    };
     if let Some(uid) = unique_id {
         if !skip.contains(&version) {
             if let Some(z) = pick(&store.zips, version, Some(uid)) {
-                chain.steps.push(ChainStep {
-                    version,
-                    kind: ChainFileKind::Zip,
-                    path: z.file.path,
-                });
+                chain.steps.push(ChainStep { version, kind: ChainFileKind::Zip, path: z.file.path });
                 return chain;
             }
         }
@@ -482,28 +408,17 @@ pub fn load_chain(
             });
             return chain;
         };
-        let mut rev = vec![ChainStep {
-            version,
-            kind: ChainFileKind::Changelog,
-            path: top.file.path,
-        }];
+        let mut rev = vec![ChainStep { version, kind: ChainFileKind::Changelog, path: top.file.path }];
         let mut v = version - 1;
         loop {
             if v <= 0 {
                 break;
             }
-            let want: Option<&str> =
-                lineage.and_then(|l| l.iter().find(|(lv, _)| *lv == v).map(|(_, id)| id.as_str()));
-            let in_lineage = lineage
-                .map(|l| l.iter().any(|(lv, _)| *lv == v))
-                .unwrap_or(true);
+            let want: Option<&str> = lineage.and_then(|l| l.iter().find(|(lv, _)| *lv == v).map(|(_, id)| id.as_str()));
+            let in_lineage = lineage.map(|l| l.iter().any(|(lv, _)| *lv == v)).unwrap_or(true);
             if in_lineage && !skip.contains(&v) {
                 if let Some(z) = pick(&store.zips, v, want) {
-                    rev.push(ChainStep {
-                        version: v,
-                        kind: ChainFileKind::Zip,
-                        path: z.file.path,
-                    });
+                    rev.push(ChainStep { version: v, kind: ChainFileKind::Zip, path: z.file.path });
                     break;
                 }
             }
@@ -512,11 +427,7 @@ pub fn load_chain(
                 break;
             }
             match pick(&store.changelogs, v, want) {
-                Some(c) => rev.push(ChainStep {
-                    version: v,
-                    kind: ChainFileKind::Changelog,
-                    path: c.file.path,
-                }),
+                Some(c) => rev.push(ChainStep { version: v, kind: ChainFileKind::Changelog, path: c.file.path }),
                 None => {
                     chain.base_not_found = true;
                     break;
@@ -528,20 +439,10 @@ pub fn load_chain(
         chain.steps = rev;
         return chain;
     }
-    let base = store
-        .zips
-        .range(..=version)
-        .rev()
-        .map(|(v, _)| *v)
-        .find(|v| !skip.contains(v))
-        .unwrap_or(0);
+    let base = store.zips.range(..=version).rev().map(|(v, _)| *v).find(|v| !skip.contains(v)).unwrap_or(0);
     if base > 0 {
         if let Some(z) = pick(&store.zips, base, None) {
-            chain.steps.push(ChainStep {
-                version: base,
-                kind: ChainFileKind::Zip,
-                path: z.file.path,
-            });
+            chain.steps.push(ChainStep { version: base, kind: ChainFileKind::Zip, path: z.file.path });
         }
         if base == version {
             return chain;
@@ -549,11 +450,7 @@ pub fn load_chain(
     }
     for c in (base + 1)..=version {
         match pick(&store.changelogs, c, None) {
-            Some(f) => chain.steps.push(ChainStep {
-                version: c,
-                kind: ChainFileKind::Changelog,
-                path: f.file.path,
-            }),
+            Some(f) => chain.steps.push(ChainStep { version: c, kind: ChainFileKind::Changelog, path: f.file.path }),
             None => {
                 chain.missing = Some(ChainStep {
                     version: c,
@@ -572,28 +469,15 @@ mod chain_tests {
     use super::*;
 
     fn store(files: &[&str]) -> StoreFiles {
-        let entries: Vec<(String, u64, bool)> = files
-            .iter()
-            .map(|f| (format!("state/0/0/{f}"), 1, false))
-            .collect();
+        let entries: Vec<(String, u64, bool)> = files.iter().map(|f| (format!("state/0/0/{f}"), 1, false)).collect();
         list_state(&entries).operators[&0].partitions[&0].stores["default"].clone()
     }
 
     #[test]
     fn hdfs_chain() {
-        let s = store(&[
-            "1.delta",
-            "2.delta",
-            "3.delta",
-            "3.snapshot",
-            "4.delta",
-            "6.delta",
-        ]);
+        let s = store(&["1.delta", "2.delta", "3.delta", "3.snapshot", "4.delta", "6.delta"]);
         let c = load_chain(&s, 5, "hdfs", None, None, &[]);
-        assert_eq!(
-            c.steps.iter().map(|s| s.version).collect::<Vec<_>>(),
-            vec![3, 4]
-        );
+        assert_eq!(c.steps.iter().map(|s| s.version).collect::<Vec<_>>(), vec![3, 4]);
         assert_eq!(c.missing.unwrap().path, "state/0/0/5.delta");
         let c = load_chain(&s, 3, "hdfs", None, None, &[]);
         assert_eq!(c.steps[0].kind, ChainFileKind::Snapshot);
@@ -611,10 +495,7 @@ mod chain_tests {
         let c = load_chain(&s, 8, "rocksdb", Some("c"), None, &[]);
         assert_eq!(c.steps.len(), 1);
         let c = load_chain(&s, 8, "rocksdb", Some("c"), None, &[8]);
-        assert_eq!(
-            c.steps.iter().map(|s| s.version).collect::<Vec<_>>(),
-            vec![6, 7, 8]
-        );
+        assert_eq!(c.steps.iter().map(|s| s.version).collect::<Vec<_>>(), vec![6, 7, 8]);
         let s = store(&["2_a.zip", "4_b.changelog", "5_c.changelog"]);
         assert!(load_chain(&s, 5, "rocksdb", Some("c"), None, &[]).base_not_found);
     }

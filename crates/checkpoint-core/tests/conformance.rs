@@ -10,10 +10,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 fn fixtures_dir() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/fixtures"
-    ))
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures"))
 }
 
 fn run(zip: &Path, ctx: &Context) -> Report {
@@ -30,10 +27,7 @@ fn restarted_version(name: &str, j: &Value) -> SparkVersion {
     if let Some(v) = name.split("-restarted-on-").nth(1) {
         return v.parse().unwrap();
     }
-    if let Some(v) = j
-        .pointer("/mutation/restarted_with")
-        .and_then(|v| v.as_str())
-    {
+    if let Some(v) = j.pointer("/mutation/restarted_with").and_then(|v| v.as_str()) {
         return v.parse().unwrap();
     }
     j["spark_version"].as_str().unwrap().parse().unwrap()
@@ -45,14 +39,7 @@ fn session_conf(j: &Value) -> std::collections::BTreeMap<String, String> {
         .map(|m| {
             m.iter()
                 .filter(|(k, _)| k.starts_with("spark."))
-                .map(|(k, v)| {
-                    (
-                        k.clone(),
-                        v.as_str()
-                            .map(str::to_string)
-                            .unwrap_or_else(|| v.to_string()),
-                    )
-                })
+                .map(|(k, v)| (k.clone(), v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())))
                 .collect()
         })
         .unwrap_or_default()
@@ -61,12 +48,7 @@ fn session_conf(j: &Value) -> std::collections::BTreeMap<String, String> {
 /// The error text a user would paste: the cause chain as Java prints it.
 fn error_text(ro: &Value) -> String {
     let mut out = String::new();
-    for (i, c) in ro["cause_chain"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
+    for (i, c) in ro["cause_chain"].as_array().into_iter().flatten().enumerate() {
         let class = c["class"].as_str().unwrap_or("");
         let msg = c["message_head"].as_str().unwrap_or("");
         if i > 0 {
@@ -85,58 +67,29 @@ fn error_text(ro: &Value) -> String {
 fn check_facts(name: &str, j: &Value, cp: &CheckpointReport, errs: &mut Vec<String>) {
     let f = &j["facts"];
     let ids = |k: &str| -> Vec<i64> {
-        f[k].as_array()
-            .map(|a| a.iter().filter_map(|x| x.as_i64()).collect())
-            .unwrap_or_default()
+        f[k].as_array().map(|a| a.iter().filter_map(|x| x.as_i64()).collect()).unwrap_or_default()
     };
-    let offs: Vec<i64> = cp
-        .batches
-        .iter()
-        .filter(|b| b.has_offsets)
-        .map(|b| b.batch_id)
-        .collect();
-    let coms: Vec<i64> = cp
-        .batches
-        .iter()
-        .filter(|b| b.committed)
-        .map(|b| b.batch_id)
-        .collect();
+    let offs: Vec<i64> = cp.batches.iter().filter(|b| b.has_offsets).map(|b| b.batch_id).collect();
+    let coms: Vec<i64> = cp.batches.iter().filter(|b| b.committed).map(|b| b.batch_id).collect();
     if offs != ids("offsets_batches") {
-        errs.push(format!(
-            "{name}: offsets batches {offs:?} != {:?}",
-            ids("offsets_batches")
-        ));
+        errs.push(format!("{name}: offsets batches {offs:?} != {:?}", ids("offsets_batches")));
     }
     if coms != ids("commits_batches") {
-        errs.push(format!(
-            "{name}: commit batches {coms:?} != {:?}",
-            ids("commits_batches")
-        ));
+        errs.push(format!("{name}: commit batches {coms:?} != {:?}", ids("commits_batches")));
     }
     if cp.last_batch_id != f["last_offset_batch"].as_i64() {
-        errs.push(format!(
-            "{name}: last_batch_id {:?} != {}",
-            cp.last_batch_id, f["last_offset_batch"]
-        ));
+        errs.push(format!("{name}: last_batch_id {:?} != {}", cp.last_batch_id, f["last_offset_batch"]));
     }
     if cp.last_committed_batch_id != f["last_committed_batch"].as_i64() {
-        errs.push(format!(
-            "{name}: last_committed {:?} != {}",
-            cp.last_committed_batch_id, f["last_committed_batch"]
-        ));
+        errs.push(format!("{name}: last_committed {:?} != {}", cp.last_committed_batch_id, f["last_committed_batch"]));
     }
-    let qid = f
-        .pointer("/metadata/id")
-        .and_then(|v| v.as_str())
-        .map(str::to_string);
+    let qid = f.pointer("/metadata/id").and_then(|v| v.as_str()).map(str::to_string);
     if cp.query_id != qid {
         errs.push(format!("{name}: query_id {:?} != {qid:?}", cp.query_id));
     }
     if let Some(conf) = f["last_offset_conf"].as_object() {
-        let want: std::collections::BTreeMap<String, String> = conf
-            .iter()
-            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-            .collect();
+        let want: std::collections::BTreeMap<String, String> =
+            conf.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect();
         if cp.conf != want {
             errs.push(format!("{name}: conf differs"));
         }
@@ -163,86 +116,42 @@ fn check_facts(name: &str, j: &Value, cp: &CheckpointReport, errs: &mut Vec<Stri
             })
             .unwrap_or_default();
         for (i, s) in cp.sources.iter().enumerate() {
-            if raw
-                .get(i)
-                .is_some_and(|r| Some(r) != s.latest_offset.as_ref())
-            {
-                errs.push(format!(
-                    "{name}: source {i} offset {:?} != {:?}",
-                    s.latest_offset,
-                    raw.get(i)
-                ));
+            if raw.get(i).is_some_and(|r| Some(r) != s.latest_offset.as_ref()) {
+                errs.push(format!("{name}: source {i} offset {:?} != {:?}", s.latest_offset, raw.get(i)));
             }
         }
     }
-    let ops = f["state_operators"]
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
+    let ops = f["state_operators"].as_object().cloned().unwrap_or_default();
     let mut want_ops: Vec<(i64, u64)> = ops
         .iter()
-        .map(|(k, v)| {
-            (
-                k.parse().unwrap(),
-                v["partitions"]
-                    .as_array()
-                    .map(|a| a.len() as u64)
-                    .unwrap_or(0),
-            )
-        })
+        .map(|(k, v)| (k.parse().unwrap(), v["partitions"].as_array().map(|a| a.len() as u64).unwrap_or(0)))
         .collect();
     want_ops.sort();
-    let got_ops: Vec<(i64, u64)> = cp
-        .operators
-        .iter()
-        .map(|o| (o.operator_id, o.partitions))
-        .collect();
+    let got_ops: Vec<(i64, u64)> = cp.operators.iter().map(|o| (o.operator_id, o.partitions)).collect();
     if got_ops != want_ops {
-        errs.push(format!(
-            "{name}: operators/partitions {got_ops:?} != {want_ops:?}"
-        ));
+        errs.push(format!("{name}: operators/partitions {got_ops:?} != {want_ops:?}"));
     }
     if let Some(p) = f["state_store_provider"].as_str() {
-        let want = if p.contains("RocksDB") {
-            "rocksdb"
-        } else {
-            "hdfs"
-        };
+        let want = if p.contains("RocksDB") { "rocksdb" } else { "hdfs" };
         for o in &cp.operators {
             if o.provider != want {
-                errs.push(format!(
-                    "{name}: operator {} provider {} != {want}",
-                    o.operator_id, o.provider
-                ));
+                errs.push(format!("{name}: operator {} provider {} != {want}", o.operator_id, o.provider));
             }
         }
     }
 }
 
-fn check_prediction(
-    name: &str,
-    mode: &str,
-    j: &Value,
-    cp: &CheckpointReport,
-    errs: &mut Vec<String>,
-) {
+fn check_prediction(name: &str, mode: &str, j: &Value, cp: &CheckpointReport, errs: &mut Vec<String>) {
     let ro = &j["restart_outcome"];
     let r = &cp.restart;
     if ro["ok"].as_bool() == Some(true) {
         let f = &j["facts"];
-        let replay = match (
-            f["last_offset_batch"].as_i64(),
-            f["last_committed_batch"].as_i64(),
-        ) {
+        let replay = match (f["last_offset_batch"].as_i64(), f["last_committed_batch"].as_i64()) {
             (Some(l), Some(c)) => c < l,
             (Some(_), None) => true,
             _ => false,
         };
-        let want = if replay {
-            RestartOutcome::ReplaysLastBatch
-        } else {
-            RestartOutcome::Resumes
-        };
+        let want = if replay { RestartOutcome::ReplaysLastBatch } else { RestartOutcome::Resumes };
         if r.outcome != want {
             errs.push(format!(
                 "{name} [{mode}]: predicted {:?} ({:?} {:?}: {}), Spark: ok ({want:?})",
@@ -261,10 +170,7 @@ fn check_prediction(
     match ro["error_class"].as_str() {
         Some(c) => {
             if r.error_class.as_deref() != Some(c) {
-                errs.push(format!(
-                    "{name} [{mode}]: error class {:?} != {c}",
-                    r.error_class
-                ));
+                errs.push(format!("{name} [{mode}]: error class {:?} != {c}", r.error_class));
             }
         }
         None => {
@@ -306,26 +212,15 @@ fn every_fixture_conforms() {
         if j["kind"].as_str() != Some("structured-streaming") {
             continue;
         }
-        assert_eq!(
-            report.checkpoints.len(),
-            1,
-            "{name}: one checkpoint expected"
-        );
+        assert_eq!(report.checkpoints.len(), 1, "{name}: one checkpoint expected");
         let before = errs.len();
         check_facts(&name, &j, &report.checkpoints[0], &mut errs);
         let version = restarted_version(&name, &j);
         let conf = session_conf(&j);
-        let desc = j
-            .pointer("/mutation/description")
-            .and_then(|d| d.as_str())
-            .unwrap_or("");
+        let desc = j.pointer("/mutation/description").and_then(|d| d.as_str()).unwrap_or("");
         if !desc.contains("no file change") {
             n_a += 1;
-            let ctx = Context {
-                spark_version: Some(version),
-                session_conf: conf.clone(),
-                ..Default::default()
-            };
+            let ctx = Context { spark_version: Some(version), session_conf: conf.clone(), ..Default::default() };
             let rep = run(zip, &ctx);
             let b = errs.len();
             check_prediction(&name, "A", &j, &rep.checkpoints[0], &mut errs);
@@ -346,11 +241,7 @@ fn every_fixture_conforms() {
         }
         let _ = before;
     }
-    eprintln!(
-        "mode A: {}/{n_a} pass; mode B: {}/{n_b} pass",
-        n_a - fail_a,
-        n_b - fail_b
-    );
+    eprintln!("mode A: {}/{n_a} pass; mode B: {}/{n_b} pass", n_a - fail_a, n_b - fail_b);
     for e in &errs {
         eprintln!("  {e}");
     }
@@ -359,28 +250,15 @@ fn every_fixture_conforms() {
 
 #[test]
 fn dstream_zips_are_read_and_classified() {
-    let dir = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/dstream"
-    ));
+    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/dstream"));
     let mut n = 0;
     for e in std::fs::read_dir(&dir).unwrap() {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "zip") {
             let r = run(&p, &Context::default());
             assert_eq!(r.checkpoints.len(), 1, "{}", p.display());
-            assert_eq!(
-                r.checkpoints[0].kind,
-                checkpoint_core::report::CheckpointKind::Dstream,
-                "{}",
-                p.display()
-            );
-            assert!(!r.checkpoints[0]
-                .dstream
-                .as_ref()
-                .unwrap()
-                .checkpoint_times_ms
-                .is_empty());
+            assert_eq!(r.checkpoints[0].kind, checkpoint_core::report::CheckpointKind::Dstream, "{}", p.display());
+            assert!(!r.checkpoints[0].dstream.as_ref().unwrap().checkpoint_times_ms.is_empty());
             n += 1;
         }
     }

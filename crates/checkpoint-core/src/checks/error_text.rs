@@ -40,9 +40,7 @@ fn is_exception_name(tok: &str) -> bool {
     });
     pkg_ok
         && last.chars().next().is_some_and(|c| c.is_ascii_uppercase())
-        && last
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+        && last.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
         && (last.ends_with("Exception")
             || last.ends_with("Error")
             || last.starts_with("Spark")
@@ -69,9 +67,7 @@ pub fn parse_error_text(text: &str) -> ParsedError {
                 let inner = &text[i + 1..i + 1 + end];
                 let ok = inner.len() >= 3
                     && inner.contains('_')
-                    && inner.chars().all(|c| {
-                        c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_' || c == '.'
-                    })
+                    && inner.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_' || c == '.')
                     && inner.chars().next().is_some_and(|c| c.is_ascii_uppercase());
                 if ok && inner != "STREAM_FAILED" && !p.error_classes.iter().any(|c| c == inner) {
                     p.error_classes.push(inner.to_string());
@@ -94,9 +90,7 @@ pub fn parse_error_text(text: &str) -> ParsedError {
         }
     }
     let mut all: Vec<String> = Vec::new();
-    let top_is_wrapper = starts
-        .first()
-        .is_some_and(|c| c == WRAPPER || c.ends_with(".StreamingQueryException"));
+    let top_is_wrapper = starts.first().is_some_and(|c| c == WRAPPER || c.ends_with(".StreamingQueryException"));
     if top_is_wrapper || starts.is_empty() {
         all.extend(caused);
         all.extend(starts);
@@ -144,21 +138,13 @@ pub fn check_error_text(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     if text.contains("sources in the checkpoint offsets") {
         let in_ckpt = bracket_num(text, "There are");
         let now = bracket_num(text, "now there are");
-        let (id, n) = latest
-            .map(|(id, o)| (id, o.offsets.len()))
-            .unwrap_or((0, 0));
+        let (id, n) = latest.map(|(id, o)| (id, o.offsets.len())).unwrap_or((0, 0));
         let listed: Vec<String> = latest
             .map(|(_, o)| {
                 o.offsets
                     .iter()
                     .enumerate()
-                    .map(|(i, s)| {
-                        format!(
-                            "#{i} {} {}",
-                            s.kind.as_str(),
-                            s.raw.clone().unwrap_or("-".into())
-                        )
-                    })
+                    .map(|(i, s)| format!("#{i} {} {}", s.kind.as_str(), s.raw.clone().unwrap_or("-".into())))
                     .collect()
             })
             .unwrap_or_default();
@@ -175,10 +161,7 @@ pub fn check_error_text(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         );
     }
     // Two writers.
-    if parsed
-        .error_classes
-        .iter()
-        .any(|c| c == "CONCURRENT_STREAM_LOG_UPDATE" || c == "CONCURRENT_QUERY")
+    if parsed.error_classes.iter().any(|c| c == "CONCURRENT_STREAM_LOG_UPDATE" || c == "CONCURRENT_QUERY")
         || text.contains("concurrently using")
         || text.contains("Multiple streaming jobs detected")
     {
@@ -192,42 +175,34 @@ pub fn check_error_text(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             Severity::Error,
             "Two queries wrote to this checkpoint at the same time",
         )
-        .classes(&[
-            "CONCURRENT_STREAM_LOG_UPDATE",
-            "CONCURRENT_QUERY",
-            "_LEGACY_ERROR_TEMP_2207",
-        ]);
+        .classes(&["CONCURRENT_STREAM_LOG_UPDATE", "CONCURRENT_QUERY", "_LEGACY_ERROR_TEMP_2207"]);
         match batch {
             Some(b) => {
-                let p = if cp.commits.contains_key(&b) {
-                    format!("commits/{b}")
-                } else {
-                    format!("offsets/{b}")
-                };
-                f = f.evidence(&p, format!("batch {b} named by the error; present in the checkpoint: offsets {} commits {}", cp.offsets.contains_key(&b), cp.commits.contains_key(&b)), None);
+                let p = if cp.commits.contains_key(&b) { format!("commits/{b}") } else { format!("offsets/{b}") };
+                f = f.evidence(
+                    &p,
+                    format!(
+                        "batch {b} named by the error; present in the checkpoint: offsets {} commits {}",
+                        cp.offsets.contains_key(&b),
+                        cp.commits.contains_key(&b)
+                    ),
+                    None,
+                );
             }
             None => {
                 f = f.evidence(
-                    latest
-                        .map(|(id, _)| format!("offsets/{id}"))
-                        .unwrap_or("offsets".into()),
+                    latest.map(|(id, _)| format!("offsets/{id}")).unwrap_or("offsets".into()),
                     "latest batch file",
                     None,
                 );
             }
         }
         for t in cp.temp_files.iter().take(5) {
-            f = f.evidence(
-                &t.path,
-                "leftover temp file of a concurrent or interrupted write",
-                None,
-            );
+            f = f.evidence(&t.path, "leftover temp file of a concurrent or interrupted write", None);
         }
         let orphan = cp.hadoop_crcs.iter().find(|c| {
             !c.main_exists
-                && (c.main.starts_with("offsets/")
-                    || c.main.starts_with("commits/")
-                    || c.main.starts_with("sources/"))
+                && (c.main.starts_with("offsets/") || c.main.starts_with("commits/") || c.main.starts_with("sources/"))
         });
         if let Some(o) = orphan {
             f = f.evidence(&o.path, format!("orphan Hadoop sidecar of the absent {}: a rename onto it fails and Spark calls that \"concurrently using\"", o.main), None);
@@ -243,39 +218,24 @@ pub fn check_error_text(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         out.push(f);
     }
     // A stateful operator whose state is not in the checkpoint.
-    let state_err = parsed
-        .error_classes
-        .iter()
-        .any(|c| c == "STREAMING_STATEFUL_OPERATOR_MISSING_STATE_DIRECTORY")
+    let state_err = parsed.error_classes.iter().any(|c| c == "STREAMING_STATEFUL_OPERATOR_MISSING_STATE_DIRECTORY")
         || text.contains("Error reading delta file")
         || text.contains("Error reading streaming state file");
     if state_err {
         let named: Option<(i64, String)> = text.split("/state/").nth(1).and_then(|r| {
-            let p: String = r
-                .chars()
-                .take_while(|c| !c.is_whitespace() && *c != ',' && *c != ']')
-                .collect();
+            let p: String = r.chars().take_while(|c| !c.is_whitespace() && *c != ',' && *c != ']').collect();
             let op = p.split('/').next()?.parse::<i64>().ok()?;
             Some((op, format!("state/{p}")))
         });
-        let op_missing = named
-            .as_ref()
-            .is_some_and(|(op, _)| !cp.state.operators.contains_key(op));
+        let op_missing = named.as_ref().is_some_and(|(op, _)| !cp.state.operators.contains_key(op));
         if !cp.state.present || cp.state.operators.is_empty() || op_missing {
             let v = spark(ctx);
             let (path, detail) = match &named {
-                Some((op, p)) if cp.state.present => (
-                    format!("state/{op}"),
-                    format!("absent; the error names {p}"),
-                ),
-                Some((_, p)) => (
-                    "state".to_string(),
-                    format!("no state/ directory in the checkpoint; the error names {p}"),
-                ),
-                None => (
-                    "state".to_string(),
-                    "no state/ directory in the checkpoint".to_string(),
-                ),
+                Some((op, p)) if cp.state.present => (format!("state/{op}"), format!("absent; the error names {p}")),
+                Some((_, p)) => {
+                    ("state".to_string(), format!("no state/ directory in the checkpoint; the error names {p}"))
+                }
+                None => ("state".to_string(), "no state/ directory in the checkpoint".to_string()),
             };
             let committed = cp.last_committed_batch_id();
             out.push(
@@ -313,18 +273,10 @@ mod tests {
     fn parses_classes_and_exceptions() {
         let t = "org.apache.spark.sql.streaming.StreamingQueryException: [STREAM_FAILED] Query [id = x, runId = y] terminated with exception: [CANNOT_LOAD_STATE_STORE.UNCATEGORIZED] An error occurred.\nCaused by: org.apache.spark.SparkException: [CANNOT_LOAD_STATE_STORE.UNCATEGORIZED] x\nCaused by: org.apache.spark.SparkException: [CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED] y";
         let p = parse_error_text(t);
-        assert_eq!(
-            p.error_class(),
-            Some("CANNOT_LOAD_STATE_STORE.UNCATEGORIZED")
-        );
-        assert_eq!(
-            p.error_classes[1],
-            "CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED"
-        );
+        assert_eq!(p.error_class(), Some("CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"));
+        assert_eq!(p.error_classes[1], "CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED");
         assert_eq!(p.exception(), Some("org.apache.spark.SparkException"));
-        let p = parse_error_text(
-            "java.lang.IllegalStateException: Failed to read log file x. Incomplete log file",
-        );
+        let p = parse_error_text("java.lang.IllegalStateException: Failed to read log file x. Incomplete log file");
         assert_eq!(p.exception(), Some("java.lang.IllegalStateException"));
         assert_eq!(p.error_class(), None);
     }

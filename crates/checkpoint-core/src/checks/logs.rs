@@ -18,9 +18,7 @@ fn spark_error(e: &LogError, ctx: &Context) -> (Option<&'static str>, &'static s
 
 fn describe(e: &LogError) -> String {
     match e {
-        LogError::Empty => {
-            "the file is empty (0 bytes): Spark reports \"Incomplete log file\"".into()
-        }
+        LogError::Empty => "the file is empty (0 bytes): Spark reports \"Incomplete log file\"".into(),
         other => other.to_string(),
     }
 }
@@ -31,12 +29,7 @@ struct VersionIssue {
 }
 
 /// A version that the assumed Spark cannot read (UnsupportedLogVersion), with Spark's class and words.
-fn version_issue(
-    kind: LogKind,
-    found: u32,
-    cp: &Checkpoint,
-    ctx: &Context,
-) -> Option<VersionIssue> {
+fn version_issue(kind: LogKind, found: u32, cp: &Checkpoint, ctx: &Context) -> Option<VersionIssue> {
     let v = spark(ctx);
     if kind == LogKind::Commits && v.at_least(4, 0) {
         // The commit log accepts exactly the configured state checkpoint format version. It is not
@@ -101,9 +94,7 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             let code = match e {
                 LogError::Empty => "log-file-empty",
                 LogError::MalformedVersion { .. } => "log-version-malformed",
-                LogError::BadJson { eof: true, .. } | LogError::MissingLine { .. } => {
-                    "log-file-truncated"
-                }
+                LogError::BadJson { eof: true, .. } | LogError::MissingLine { .. } => "log-file-truncated",
                 _ => "log-file-malformed",
             };
             let mut f = Finding::new(
@@ -231,9 +222,7 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                     .evidence(&f.file.path, issue.message.clone(), Some(0))
                     .classes(&issue.class.map(|c| vec![c]).unwrap_or_default())
                     .why(issue.message.clone())
-                    .fix(&[
-                        "Restart with the Spark version that wrote the checkpoint.".to_string(),
-                    ]);
+                    .fix(&["Restart with the Spark version that wrote the checkpoint.".to_string()]);
                     if needed {
                         fd = fd.fails(36, issue.class, "java.lang.IllegalStateException");
                     }
@@ -286,28 +275,16 @@ pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         }
         return out;
     };
-    let missing: Vec<i64> = (first..=last)
-        .filter(|i| !cp.offsets.contains_key(i))
-        .collect();
+    let missing: Vec<i64> = (first..=last).filter(|i| !cp.offsets.contains_key(i)).collect();
     if !missing.is_empty() {
         let before_latest = last != 0 && missing.contains(&(last - 1));
         let mut f = Finding::new(
             "offsets-gap",
+            if before_latest { Severity::Error } else { Severity::Warning },
             if before_latest {
-                Severity::Error
+                format!("offsets/{} is missing: a restart needs the batch before the latest ({last})", last - 1)
             } else {
-                Severity::Warning
-            },
-            if before_latest {
-                format!(
-                    "offsets/{} is missing: a restart needs the batch before the latest ({last})",
-                    last - 1
-                )
-            } else {
-                format!(
-                    "Gap in the offset log: {} batch file(s) missing between {first} and {last}",
-                    missing.len()
-                )
+                format!("Gap in the offset log: {} batch file(s) missing between {first} and {last}", missing.len())
             },
         );
         let shown: Vec<String> = missing.iter().take(20).map(|m| m.to_string()).collect();
@@ -349,25 +326,22 @@ pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         }
         out.push(f);
     }
-    if let (Some(cf), Some(cl)) = (
-        cp.commits.keys().next().copied(),
-        cp.last_committed_batch_id(),
-    ) {
+    if let (Some(cf), Some(cl)) = (cp.commits.keys().next().copied(), cp.last_committed_batch_id()) {
         let cmissing: Vec<i64> = (cf..=cl).filter(|i| !cp.commits.contains_key(i)).collect();
         if !cmissing.is_empty() {
             out.push(
-                Finding::new("commits-gap", Severity::Warning, format!("Gap in the commit log: {} file(s) missing between {cf} and {cl}", cmissing.len()))
-                    .evidence(format!("commits/{}", cmissing[0]), "absent", None)
-                    .why("A restart only reads the latest commit; gaps show files were deleted or a copy is incomplete.")
-                    .fix(&[BACKUP, "Restore the missing commit files from the source copy."]),
+                Finding::new(
+                    "commits-gap",
+                    Severity::Warning,
+                    format!("Gap in the commit log: {} file(s) missing between {cf} and {cl}", cmissing.len()),
+                )
+                .evidence(format!("commits/{}", cmissing[0]), "absent", None)
+                .why("A restart only reads the latest commit; gaps show files were deleted or a copy is incomplete.")
+                .fix(&[BACKUP, "Restore the missing commit files from the source copy."]),
             );
         }
-        let orphan: Vec<i64> = cp
-            .commits
-            .keys()
-            .filter(|c| !cp.offsets.contains_key(c) && **c >= first)
-            .copied()
-            .collect();
+        let orphan: Vec<i64> =
+            cp.commits.keys().filter(|c| !cp.offsets.contains_key(c) && **c >= first).copied().collect();
         let ahead: Vec<i64> = cp.commits.keys().filter(|c| **c > last).copied().collect();
         if !ahead.is_empty() {
             out.push(
@@ -398,10 +372,7 @@ pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         .fix(&["Nothing to do: the restart replays the batch."]);
         if lc.is_some_and(|c| c < last - 1) {
             f.severity = Severity::Warning;
-            f.title = format!(
-                "The commit log trails the offset log by {} batches",
-                last - lc.unwrap_or(0)
-            );
+            f.title = format!("The commit log trails the offset log by {} batches", last - lc.unwrap_or(0));
         }
         out.push(f);
     }

@@ -79,9 +79,7 @@ fn unescape_once(s: &str) -> Option<String> {
     let mut changed = false;
     while i < b.len() {
         if b[i] == b'%' && i + 2 < b.len() {
-            let h = std::str::from_utf8(&b[i + 1..i + 3])
-                .ok()
-                .and_then(|h| u8::from_str_radix(h, 16).ok());
+            let h = std::str::from_utf8(&b[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok());
             if let Some(x) = h {
                 out.push(x);
                 i += 3;
@@ -103,8 +101,7 @@ fn unescape_once(s: &str) -> Option<String> {
 /// for a checkpoint, `_LEGACY_ERROR_TEMP_2200` for a sink's `_spark_metadata`).
 pub fn check_escaped_path(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
-    let mut paths: Vec<(String, bool)> =
-        vec![(cp.root.clone(), cp.kind.0 != CheckpointKind::Unknown)];
+    let mut paths: Vec<(String, bool)> = vec![(cp.root.clone(), cp.kind.0 != CheckpointKind::Unknown)];
     for s in &cp.sink_logs {
         paths.push((s.dir.clone(), false));
     }
@@ -122,21 +119,9 @@ pub fn check_escaped_path(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             if rounds == 0 {
                 continue;
             }
-            let class = if is_checkpoint {
-                "_LEGACY_ERROR_TEMP_2263"
-            } else {
-                "_LEGACY_ERROR_TEMP_2200"
-            };
-            let sev = if spark(ctx).at_least(3, 0) {
-                Severity::Error
-            } else {
-                Severity::Warning
-            };
-            let evidence_path = if is_checkpoint {
-                "metadata".to_string()
-            } else {
-                p.clone()
-            };
+            let class = if is_checkpoint { "_LEGACY_ERROR_TEMP_2263" } else { "_LEGACY_ERROR_TEMP_2200" };
+            let sev = if spark(ctx).at_least(3, 0) { Severity::Error } else { Severity::Warning };
+            let evidence_path = if is_checkpoint { "metadata".to_string() } else { p.clone() };
             out.push(
                 Finding::new(
                     "escaped-path",

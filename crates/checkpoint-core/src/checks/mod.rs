@@ -59,14 +59,11 @@ pub fn effective_conf(cp: &Checkpoint, ctx: &Context) -> BTreeMap<String, String
 
 /// A boolean conf with a default.
 pub fn conf_bool(conf: &BTreeMap<String, String>, key: &str, default: bool) -> bool {
-    conf.get(key)
-        .map(|v| v.trim().eq_ignore_ascii_case("true"))
-        .unwrap_or(default)
+    conf.get(key).map(|v| v.trim().eq_ignore_ascii_case("true")).unwrap_or(default)
 }
 
 /// Formats the standard "make a backup first" step.
-pub const BACKUP: &str =
-    "Copy the whole checkpoint directory somewhere safe before changing anything in it.";
+pub const BACKUP: &str = "Copy the whole checkpoint directory somewhere safe before changing anything in it.";
 
 /// The last-resort fix: a new checkpoint location.
 pub fn new_checkpoint_step(cp: &Checkpoint) -> String {

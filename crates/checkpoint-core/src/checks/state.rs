@@ -12,9 +12,7 @@ use crate::{Context, SparkVersion};
 use std::collections::BTreeSet;
 
 fn recorded_partitions(cp: &Checkpoint) -> Option<u32> {
-    cp.recorded_conf()
-        .get("spark.sql.shuffle.partitions")
-        .and_then(|s| s.trim().parse().ok())
+    cp.recorded_conf().get("spark.sql.shuffle.partitions").and_then(|s| s.trim().parse().ok())
 }
 
 /// Partition and operator directories against the recorded shuffle partitions.
@@ -66,10 +64,14 @@ pub fn check_layout(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         }
         if o.partitions.is_empty() && o.metadata_v1.is_none() && o.metadata_v2.is_empty() {
             out.push(
-                Finding::new("state-operator-empty", Severity::Warning, format!("state/{op} has no partition directories"))
-                    .evidence(format!("state/{op}"), "no partition directory", None)
-                    .why("A stateful operator writes one directory per partition from its first batch on.")
-                    .fix(&[BACKUP, "Restore the operator's state from the source copy."]),
+                Finding::new(
+                    "state-operator-empty",
+                    Severity::Warning,
+                    format!("state/{op} has no partition directories"),
+                )
+                .evidence(format!("state/{op}"), "no partition directory", None)
+                .why("A stateful operator writes one directory per partition from its first batch on.")
+                .fix(&[BACKUP, "Restore the operator's state from the source copy."]),
             );
         }
     }
@@ -113,9 +115,7 @@ pub fn check_config(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let v = spark(ctx);
     let mut out = Vec::new();
     if fmt >= 2 && provider == "hdfs" && v.at_least(4, 1) {
-        let recorded = cp
-            .recorded_conf()
-            .contains_key("spark.sql.streaming.stateStore.checkpointFormatVersion");
+        let recorded = cp.recorded_conf().contains_key("spark.sql.streaming.stateStore.checkpointFormatVersion");
         out.push(
             Finding::new("checkpoint-ids-not-supported", Severity::Error, "HDFSBackedStateStoreProvider does not support state checkpoint format v2")
                 .classes(&["STATE_STORE_CHECKPOINT_IDS_NOT_SUPPORTED"])
@@ -153,14 +153,8 @@ struct Damage {
 
 fn damage_of(cp: &Checkpoint, path: &str, kind: ChainFileKind, v: SparkVersion) -> Option<Damage> {
     let integ = cp.integrity_of(path).and_then(|i| i.problem.clone());
-    let crc_bad = cp
-        .crc_of(path)
-        .and_then(|c| c.verified.clone())
-        .and_then(|r| r.err());
-    let sum_bad = cp
-        .checksum_of(path)
-        .and_then(|c| c.verified.clone())
-        .and_then(|r| r.err());
+    let crc_bad = cp.crc_of(path).and_then(|c| c.verified.clone()).and_then(|r| r.err());
+    let sum_bad = cp.checksum_of(path).and_then(|c| c.verified.clone()).and_then(|r| r.err());
     if integ.is_none() && crc_bad.is_none() && sum_bad.is_none() {
         return None;
     }
@@ -168,7 +162,10 @@ fn damage_of(cp: &Checkpoint, path: &str, kind: ChainFileKind, v: SparkVersion) 
     let checksum_failed = sum_bad.is_some() && v.at_least(4, 1);
     // RocksDB files are copied through Hadoop's FileSystem, which verifies the .crc; the HDFS provider's
     // reads did not fail on a .crc mismatch in 3.5.9 (fixture broken-ss-3.5.9-corrupt-state-file).
-    let detected = integ.is_some() || checksum_failed || (rocks && crc_bad.is_some());
+    // Spark 3.x decompressed lz4 state files with lz4-java's fast decompressor, which did not notice a
+    // damaged match offset inside an intact block (fixture broken-ss-3.5.9-corrupt-state-file loaded it).
+    let legacy_blind = !v.at_least(4, 0) && cp.integrity_of(path).is_some_and(|i| i.payload_corrupt) && !rocks;
+    let detected = (integ.is_some() && !legacy_blind) || checksum_failed || (rocks && crc_bad.is_some());
     let mut parts = Vec::new();
     let mut offset = None;
     if let Some(p) = &integ {
@@ -186,13 +183,7 @@ fn damage_of(cp: &Checkpoint, path: &str, kind: ChainFileKind, v: SparkVersion) 
     if let Some(s) = &sum_bad {
         parts.push(format!("Spark checksum file: {s}"));
     }
-    Some(Damage {
-        path: path.to_string(),
-        detail: parts.join("; "),
-        offset,
-        detected,
-        checksum_failed,
-    })
+    Some(Damage { path: path.to_string(), detail: parts.join("; "), offset, detected, checksum_failed })
 }
 
 /// The error class and exception for a state load failure of the given kind.
@@ -206,9 +197,7 @@ fn load_error(kind: &str, v: SparkVersion, ckpt_v2: bool) -> (Option<&'static st
         "base-not-found" => "CANNOT_LOAD_STATE_STORE.CANNOT_FIND_BASE_SNAPSHOT_CHECKPOINT",
         // Spark 4.0.x with checkpoint format v2 reported a damaged zip as unreadable checkpoint metadata
         // (fixture broken-ss-4.0.5-corrupt-state-file-agg-rocksdb-ckptv2).
-        "zip-corrupt" if ckpt_v2 && !v.at_least(4, 1) => {
-            "CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT"
-        }
+        "zip-corrupt" if ckpt_v2 && !v.at_least(4, 1) => "CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT",
         _ => "CANNOT_LOAD_STATE_STORE.UNCATEGORIZED",
     };
     (Some(c), "org.apache.spark.SparkException")
@@ -224,23 +213,15 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     };
     let v = spark(ctx);
     let conf = effective_conf(cp, ctx);
-    let repair = v.at_least(4, 3)
-        && conf_bool(
-            &conf,
-            "spark.sql.streaming.stateStore.autoSnapshotRepair.enabled",
-            true,
-        );
+    let repair =
+        v.at_least(4, 3) && conf_bool(&conf, "spark.sql.streaming.stateStore.autoSnapshotRepair.enabled", true);
     let partitions = recorded_partitions(cp);
     let mut out = Vec::new();
     let mut silent: Vec<(String, String)> = Vec::new();
     for (op, o) in &cp.state.operators {
         let provider = operator_provider(cp, *op);
         // Store names: from any partition, else operator metadata, else `default`.
-        let mut names: BTreeSet<String> = o
-            .partitions
-            .values()
-            .flat_map(|p| p.stores.keys().cloned())
-            .collect();
+        let mut names: BTreeSet<String> = o.partitions.values().flat_map(|p| p.stores.keys().cloned()).collect();
         if let Some(Ok(m)) = cp.operator_metadata.get(op).map(|m| &m.content) {
             names.extend(m.stores.iter().map(|s| s.store_name.clone()));
         }
@@ -248,55 +229,43 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             names.insert("default".into());
         }
         let names: Vec<String> = names.into_iter().collect();
-        let n_parts = partitions
-            .unwrap_or(0)
-            .max(o.partitions.keys().next_back().map(|p| p + 1).unwrap_or(0));
+        let n_parts = partitions.unwrap_or(0).max(o.partitions.keys().next_back().map(|p| p + 1).unwrap_or(0));
         for part in 0..n_parts {
             for name in &names {
-                let dir = if name == "default" {
-                    format!("state/{op}/{part}")
-                } else {
-                    format!("state/{op}/{part}/{name}")
-                };
-                let empty = StoreFiles {
-                    dir: dir.clone(),
-                    ..Default::default()
-                };
-                let store = o
-                    .partitions
-                    .get(&part)
-                    .and_then(|p| p.stores.get(name))
-                    .unwrap_or(&empty);
+                let dir =
+                    if name == "default" { format!("state/{op}/{part}") } else { format!("state/{op}/{part}/{name}") };
+                let empty = StoreFiles { dir: dir.clone(), ..Default::default() };
+                let store = o.partitions.get(&part).and_then(|p| p.stores.get(name)).unwrap_or(&empty);
                 let uid = unique_id_for(cp, *op, part, store_index(&names, name), version);
                 let ckpt_v2 = uid.is_some();
-                let chain = load_chain(store, version, &provider, uid.as_deref(), None, &[]);
+                let top = uid.as_ref().and_then(|u| {
+                    store
+                        .changelogs
+                        .get(&version)?
+                        .iter()
+                        .find(|f| f.unique_id.as_deref() == Some(u.as_str()))
+                        .map(|f| f.file.path.clone())
+                });
+                let lineage_v: Option<Vec<(i64, String)>> =
+                    top.as_deref().and_then(|t| cp.lineage_of(t)).map(|l| l.to_vec());
+                let lineage = lineage_v.as_deref();
+                let chain = load_chain(store, version, &provider, uid.as_deref(), lineage, &[]);
                 let where_ = format!(
                     "operator {op}, partition {part}{}",
-                    if name == "default" {
-                        String::new()
-                    } else {
-                        format!(", store {name}")
-                    }
+                    if name == "default" { String::new() } else { format!(", store {name}") }
                 );
                 if let Some(m) = &chain.missing {
-                    let kind = if m.kind == ChainFileKind::Delta {
-                        "delta-missing"
-                    } else {
-                        "changelog-missing"
-                    };
+                    let kind = if m.kind == ChainFileKind::Delta { "delta-missing" } else { "changelog-missing" };
                     let (class, exc) = load_error(kind, v, ckpt_v2);
-                    let have: Vec<String> = chain
-                        .steps
-                        .iter()
-                        .map(|s| s.path.rsplit('/').next().unwrap_or("").to_string())
-                        .collect();
+                    let have: Vec<String> =
+                        chain.steps.iter().map(|s| s.path.rsplit('/').next().unwrap_or("").to_string()).collect();
                     let msg = if m.kind == ChainFileKind::Delta {
-                        format!("Error reading delta file {} of HDFSStateStoreProvider[...]: {} does not exist", m.path, m.path)
-                    } else {
                         format!(
-                            "Error reading streaming state file of {} does not exist.",
-                            m.path
+                            "Error reading delta file {} of HDFSStateStoreProvider[...]: {} does not exist",
+                            m.path, m.path
                         )
+                    } else {
+                        format!("Error reading streaming state file of {} does not exist.", m.path)
                     };
                     out.push(
                         Finding::new(
@@ -325,11 +294,8 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 }
                 if chain.base_not_found {
                     let (class, exc) = load_error("base-not-found", v, true);
-                    let lineage: Vec<String> = chain
-                        .steps
-                        .iter()
-                        .map(|s| s.path.rsplit('/').next().unwrap_or("").to_string())
-                        .collect();
+                    let lineage: Vec<String> =
+                        chain.steps.iter().map(|s| s.path.rsplit('/').next().unwrap_or("").to_string()).collect();
                     let lowest = chain.steps.first().map(|s| s.version).unwrap_or(version);
                     out.push(
                         Finding::new("state-base-snapshot-missing", Severity::Error, format!("State version {version} of {where_} has no base snapshot (checkpoint format v2)"))
@@ -357,44 +323,33 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                     continue;
                 }
                 let is_base = matches!(step.kind, ChainFileKind::Snapshot | ChainFileKind::Zip);
-                let repaired: Option<LoadChain> = if repair && is_base {
-                    let mut skip = vec![step.version];
-                    let mut result = None;
-                    for _ in 0..4 {
-                        let alt =
-                            load_chain(store, version, &provider, uid.as_deref(), None, &skip);
-                        if alt.missing.is_some() || alt.base_not_found {
-                            break;
-                        }
-                        match alt.steps.iter().find_map(|s| {
-                            damage_of(cp, &s.path, s.kind, v)
-                                .filter(|d| d.detected)
-                                .map(|_| s.clone())
-                        }) {
-                            Some(s)
-                                if matches!(
-                                    s.kind,
-                                    ChainFileKind::Snapshot | ChainFileKind::Zip
-                                ) =>
-                            {
-                                skip.push(s.version)
-                            }
-                            Some(_) => break,
-                            None => {
-                                result = Some(alt);
+                let repaired: Option<LoadChain> =
+                    if repair && is_base {
+                        let mut skip = vec![step.version];
+                        let mut result = None;
+                        for _ in 0..4 {
+                            let alt = load_chain(store, version, &provider, uid.as_deref(), lineage, &skip);
+                            if alt.missing.is_some() || alt.base_not_found {
                                 break;
                             }
+                            match alt.steps.iter().find_map(|s| {
+                                damage_of(cp, &s.path, s.kind, v).filter(|d| d.detected).map(|_| s.clone())
+                            }) {
+                                Some(s) if matches!(s.kind, ChainFileKind::Snapshot | ChainFileKind::Zip) => {
+                                    skip.push(s.version)
+                                }
+                                Some(_) => break,
+                                None => {
+                                    result = Some(alt);
+                                    break;
+                                }
+                            }
                         }
-                    }
-                    result
-                } else {
-                    None
-                };
-                let kind = if step.kind == ChainFileKind::Zip {
-                    "zip-corrupt"
-                } else {
-                    "stream-corrupt"
-                };
+                        result
+                    } else {
+                        None
+                    };
+                let kind = if step.kind == ChainFileKind::Zip { "zip-corrupt" } else { "stream-corrupt" };
                 let (class, exc) = load_error(kind, v, ckpt_v2);
                 let mut classes: Vec<&str> = vec!["CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"];
                 if d.checksum_failed {
@@ -408,24 +363,14 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 }
                 let mut f = Finding::new(
                     "state-file-corrupt",
-                    if repaired.is_some() {
-                        Severity::Warning
-                    } else {
-                        Severity::Error
-                    },
-                    format!(
-                        "{} (state version {} of {where_}) is damaged",
-                        d.path, step.version
-                    ),
+                    if repaired.is_some() { Severity::Warning } else { Severity::Error },
+                    format!("{} (state version {} of {where_}) is damaged", d.path, step.version),
                 )
                 .classes(&classes)
                 .evidence(&d.path, d.detail.clone(), d.offset);
                 if let Some(alt) = &repaired {
-                    let files: Vec<String> = alt
-                        .steps
-                        .iter()
-                        .map(|s| s.path.rsplit('/').next().unwrap_or("").to_string())
-                        .collect();
+                    let files: Vec<String> =
+                        alt.steps.iter().map(|s| s.path.rsplit('/').next().unwrap_or("").to_string()).collect();
                     f = f
                         .why(format!(
                             "Spark {v} fails to load this snapshot, and with spark.sql.streaming.stateStore.autoSnapshotRepair.enabled (default true in 4.3) it rebuilds version {version} from an older snapshot and the files after it ({}), which are intact. The restart goes on; the damaged file stays.",
@@ -433,21 +378,11 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                         ))
                         .fix(&[BACKUP.to_string(), format!("Optionally delete {} (after a backup) so no reader trips on it; Spark rebuilds it from {}.", d.path, files.join(", "))]);
                 } else {
-                    let alt = load_chain(
-                        store,
-                        version,
-                        &provider,
-                        uid.as_deref(),
-                        None,
-                        &[step.version],
-                    );
+                    let alt = load_chain(store, version, &provider, uid.as_deref(), None, &[step.version]);
                     let alt_ok = is_base
                         && alt.missing.is_none()
                         && !alt.base_not_found
-                        && alt
-                            .steps
-                            .iter()
-                            .all(|s| damage_of(cp, &s.path, s.kind, v).is_none());
+                        && alt.steps.iter().all(|s| damage_of(cp, &s.path, s.kind, v).is_none());
                     f = f
                         .why(format!(
                             "A restart loads state version {version} and reads {} first; {}.{}",

@@ -19,11 +19,7 @@ pub fn check_writers(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let last = cp.last_batch_id();
     let last_commit = cp.last_committed_batch_id();
     for t in &cp.temp_files {
-        let final_path = if t.dir.is_empty() {
-            t.target.clone()
-        } else {
-            format!("{}/{}", t.dir, t.target)
-        };
+        let final_path = if t.dir.is_empty() { t.target.clone() } else { format!("{}/{}", t.dir, t.target) };
         let final_exists = cp.has_file(&final_path);
         // Compare with the renamed file when both parse.
         let mut differs: Option<String> = None;
@@ -45,10 +41,7 @@ pub fn check_writers(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             }
         }
         if let (Some(Ok(tmp)), Some(b)) = (&t.file_log, t.target_batch) {
-            let n = t
-                .dir
-                .strip_prefix("sources/")
-                .and_then(|n| n.parse::<u32>().ok());
+            let n = t.dir.strip_prefix("sources/").and_then(|n| n.parse::<u32>().ok());
             let fin = n
                 .and_then(|n| cp.source_logs.get(&n))
                 .or_else(|| cp.sink_logs.iter().find(|l| l.dir == t.dir))
@@ -68,9 +61,7 @@ pub fn check_writers(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 }
             }
         }
-        let committed = t
-            .target_batch
-            .is_some_and(|b| last_commit.is_some_and(|c| b <= c));
+        let committed = t.target_batch.is_some_and(|b| last_commit.is_some_and(|c| b <= c));
         let f = if let Some(d) = differs {
             Finding::new(
                 "concurrent-writer-temp-file",
@@ -103,13 +94,8 @@ pub fn check_writers(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     // batchTimestampMs going backwards.
     let mut prev: Option<(i64, i64)> = None;
     for (id, f) in &cp.offsets {
-        let Some(ts) = f
-            .file
-            .content
-            .as_ref()
-            .ok()
-            .and_then(|o| o.metadata.as_ref())
-            .and_then(|m| m.batch_timestamp_ms)
+        let Some(ts) =
+            f.file.content.as_ref().ok().and_then(|o| o.metadata.as_ref()).and_then(|m| m.batch_timestamp_ms)
         else {
             continue;
         };
@@ -135,26 +121,18 @@ pub fn check_orphan_crc(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let _ = ctx;
     let mut out = Vec::new();
     let next = restart_batch(cp);
-    let replay = cp
-        .last_batch_id()
-        .is_some_and(|l| cp.last_committed_batch_id().is_none_or(|c| c < l));
+    let replay = cp.last_batch_id().is_some_and(|l| cp.last_committed_batch_id().is_none_or(|c| c < l));
     for c in cp.hadoop_crcs.iter().filter(|c| !c.main_exists) {
         let dir = c.main.rfind('/').map(|i| &c.main[..i]).unwrap_or("");
         let name = c.main.rsplit('/').next().unwrap_or("");
-        let is_log = dir == "offsets"
-            || dir == "commits"
-            || (dir.starts_with("sources/") && dir[8..].parse::<u32>().is_ok());
-        let batch =
-            crate::log::parse_batch_file_name(name, dir.starts_with("sources/")).map(|b| b.0);
+        let is_log =
+            dir == "offsets" || dir == "commits" || (dir.starts_with("sources/") && dir[8..].parse::<u32>().is_ok());
+        let batch = crate::log::parse_batch_file_name(name, dir.starts_with("sources/")).map(|b| b.0);
         if is_log && cp.kind.0 == CheckpointKind::StructuredStreaming {
             if let (Some(b), Some(n)) = (batch, next) {
                 // Which log files the first restarted batch writes: offsets and the file source log (new
                 // batch only), then the commit.
-                let written_first = if dir == "commits" {
-                    b == n
-                } else {
-                    b == n && !replay
-                };
+                let written_first = if dir == "commits" { b == n } else { b == n && !replay };
                 let later = b >= n;
                 if later {
                     let mut f = Finding::new(
@@ -170,11 +148,7 @@ pub fn check_orphan_crc(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                     ))
                     .fix(&[BACKUP.to_string(), format!("Delete the orphan {} (its main file is gone, so it protects nothing).", c.path)]);
                     if written_first {
-                        f = f.fails(
-                            50,
-                            None,
-                            "org.apache.spark.SparkConcurrentModificationException",
-                        );
+                        f = f.fails(50, None, "org.apache.spark.SparkConcurrentModificationException");
                     }
                     out.push(f);
                     continue;
@@ -188,11 +162,7 @@ pub fn check_orphan_crc(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 .fix(&[format!("Delete {} after checking why {} is gone.", c.path, c.main)]),
         );
     }
-    let orphans: Vec<_> = cp
-        .spark_checksums
-        .iter()
-        .filter(|c| !c.main_exists)
-        .collect();
+    let orphans: Vec<_> = cp.spark_checksums.iter().filter(|c| !c.main_exists).collect();
     if !orphans.is_empty() {
         let mut f = Finding::new(
             "orphan-spark-checksum",

@@ -39,23 +39,12 @@ pub fn parse(bytes: &[u8]) -> Result<CommitMetadata, LogError> {
             state_unique_ids: BTreeMap::new(),
         });
     };
-    let v: serde_json::Value =
-        serde_json::from_str(line).map_err(|e| json_error(&e, line, off, 2))?;
-    let data_err = |m: String| LogError::BadJson {
-        offset: off,
-        line: 2,
-        message: m,
-        eof: false,
-        data: true,
-    };
-    let obj = v
-        .as_object()
-        .ok_or_else(|| data_err("CommitMetadata is not a JSON object".into()))?;
+    let v: serde_json::Value = serde_json::from_str(line).map_err(|e| json_error(&e, line, off, 2))?;
+    let data_err = |m: String| LogError::BadJson { offset: off, line: 2, message: m, eof: false, data: true };
+    let obj = v.as_object().ok_or_else(|| data_err("CommitMetadata is not a JSON object".into()))?;
     let next_batch_watermark_ms = match obj.get("nextBatchWatermarkMs") {
         None | Some(serde_json::Value::Null) => 0,
-        Some(x) => x
-            .as_i64()
-            .ok_or_else(|| data_err(format!("nextBatchWatermarkMs is not a long: {x}")))?,
+        Some(x) => x.as_i64().ok_or_else(|| data_err(format!("nextBatchWatermarkMs is not a long: {x}")))?,
     };
     let mut state_unique_ids = BTreeMap::new();
     if let Some(ids) = obj.get("stateUniqueIds").and_then(|x| x.as_object()) {
@@ -67,11 +56,7 @@ pub fn parse(bytes: &[u8]) -> Result<CommitMetadata, LogError> {
                     a.iter()
                         .map(|p| {
                             p.as_array()
-                                .map(|s| {
-                                    s.iter()
-                                        .filter_map(|x| x.as_str().map(str::to_string))
-                                        .collect()
-                                })
+                                .map(|s| s.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
                                 .unwrap_or_default()
                         })
                         .collect()
@@ -80,12 +65,7 @@ pub fn parse(bytes: &[u8]) -> Result<CommitMetadata, LogError> {
             state_unique_ids.insert(op, parts);
         }
     }
-    Ok(CommitMetadata {
-        version,
-        next_batch_watermark_ms,
-        missing_json_line: false,
-        state_unique_ids,
-    })
+    Ok(CommitMetadata { version, next_batch_watermark_ms, missing_json_line: false, state_unique_ids })
 }
 
 #[cfg(test)]
@@ -98,14 +78,9 @@ mod tests {
         assert_eq!(c.next_batch_watermark_ms, 1704067254000);
         let c = parse(b"v1").unwrap();
         assert!(c.missing_json_line);
-        let c =
-            parse(b"v2\n{\"nextBatchWatermarkMs\":1,\"stateUniqueIds\":{\"0\":[[\"a\"],[\"b\"]]}}")
-                .unwrap();
+        let c = parse(b"v2\n{\"nextBatchWatermarkMs\":1,\"stateUniqueIds\":{\"0\":[[\"a\"],[\"b\"]]}}").unwrap();
         assert_eq!(c.state_unique_ids[&0][1][0], "b");
         assert!(matches!(parse(b""), Err(LogError::MissingLine { .. })));
-        assert!(matches!(
-            parse(b"v1\n{\"next"),
-            Err(LogError::BadJson { eof: true, .. })
-        ));
+        assert!(matches!(parse(b"v1\n{\"next"), Err(LogError::BadJson { eof: true, .. })));
     }
 }

@@ -41,8 +41,7 @@ pub fn parse(bytes: &[u8]) -> Result<FileLogBatch, LogError> {
     let version = parse_version_line(first)?;
     let mut entries = Vec::new();
     for (i, &(off, line)) in lines.iter().enumerate().skip(1) {
-        let v: serde_json::Value =
-            serde_json::from_str(line).map_err(|e| json_error(&e, line, off, i + 1))?;
+        let v: serde_json::Value = serde_json::from_str(line).map_err(|e| json_error(&e, line, off, i + 1))?;
         let Some(path) = v.get("path").and_then(|p| p.as_str()) else {
             return Err(LogError::BadJson {
                 offset: off,
@@ -54,10 +53,7 @@ pub fn parse(bytes: &[u8]) -> Result<FileLogBatch, LogError> {
         };
         entries.push(FileLogEntry {
             path: path.to_string(),
-            timestamp_ms: v
-                .get("timestamp")
-                .or_else(|| v.get("modificationTime"))
-                .and_then(|x| x.as_i64()),
+            timestamp_ms: v.get("timestamp").or_else(|| v.get("modificationTime")).and_then(|x| x.as_i64()),
             batch_id: v.get("batchId").and_then(|x| x.as_i64()),
             size: v.get("size").and_then(|x| x.as_i64()),
             action: v.get("action").and_then(|x| x.as_str()).map(str::to_string),
@@ -127,10 +123,7 @@ mod tests {
         let s = parse(b"v1\n{\"path\":\"p\",\"size\":12,\"isDir\":false,\"modificationTime\":3,\"blockReplication\":1,\"blockSize\":3,\"action\":\"add\"}").unwrap();
         assert_eq!(s.entries[0].action.as_deref(), Some("add"));
         assert_eq!(parse(b""), Err(LogError::Empty));
-        assert!(matches!(
-            parse(b"v1\n{\"pa"),
-            Err(LogError::BadJson { eof: true, .. })
-        ));
+        assert!(matches!(parse(b"v1\n{\"pa"), Err(LogError::BadJson { eof: true, .. })));
     }
 
     #[test]

@@ -49,17 +49,8 @@ mod tests {
     #[test]
     fn parses_and_rejects() {
         assert_eq!(parse(br#"{"id":"abc"}"#).unwrap().id, "abc");
-        assert!(matches!(
-            parse(b""),
-            Err(LogError::BadJson { data: true, .. })
-        ));
-        assert!(matches!(
-            parse(br#"{"id":"ab"#),
-            Err(LogError::BadJson { eof: true, .. })
-        ));
-        assert!(matches!(
-            parse(br#"{"x":1}"#),
-            Err(LogError::BadJson { data: true, .. })
-        ));
+        assert!(matches!(parse(b""), Err(LogError::BadJson { data: true, .. })));
+        assert!(matches!(parse(br#"{"id":"ab"#), Err(LogError::BadJson { eof: true, .. })));
+        assert!(matches!(parse(br#"{"x":1}"#), Err(LogError::BadJson { data: true, .. })));
     }
 }

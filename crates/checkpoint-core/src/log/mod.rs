@@ -64,9 +64,9 @@ impl LogError {
     pub fn offset(&self) -> u64 {
         match self {
             LogError::Empty | LogError::MalformedVersion { .. } | LogError::Unreadable { .. } => 0,
-            LogError::MissingLine { offset, .. }
-            | LogError::BadJson { offset, .. }
-            | LogError::NotUtf8 { offset } => *offset,
+            LogError::MissingLine { offset, .. } | LogError::BadJson { offset, .. } | LogError::NotUtf8 { offset } => {
+                *offset
+            }
         }
     }
 
@@ -90,10 +90,7 @@ impl fmt::Display for LogError {
             LogError::Empty => write!(f, "Incomplete log file (the file is empty)"),
             LogError::MissingLine { message, .. } => write!(f, "{message}"),
             LogError::MalformedVersion { text } => {
-                write!(
-                    f,
-                    "Log file was malformed: failed to read correct log version from {text}."
-                )
+                write!(f, "Log file was malformed: failed to read correct log version from {text}.")
             }
             LogError::BadJson { line, message, .. } => {
                 write!(f, "line {line}: invalid JSON: {message}")
@@ -122,9 +119,7 @@ pub fn parse_batch_file_name(name: &str, allow_compact: bool) -> Option<(i64, bo
 /// bound: the text must start with `v` followed by a positive `Int`. Returns the version number; the
 /// caller compares it with what each Spark release supports ([`max_supported`]).
 pub fn parse_version_line(text: &str) -> Result<u32, LogError> {
-    let malformed = || LogError::MalformedVersion {
-        text: text.chars().take(80).collect(),
-    };
+    let malformed = || LogError::MalformedVersion { text: text.chars().take(80).collect() };
     let rest = text.strip_prefix('v').ok_or_else(malformed)?;
     // Java's Integer.parseInt accepts a leading '+' or '-' sign and ASCII digits only.
     let v: i64 = if rest.is_empty() || rest.len() > 11 {
@@ -189,27 +184,16 @@ pub fn lines_with_offsets(text: &str) -> Vec<(u64, &str)> {
 
 /// Decodes bytes as UTF-8 or reports the offset of the first bad byte.
 pub fn utf8(bytes: &[u8]) -> Result<&str, LogError> {
-    std::str::from_utf8(bytes).map_err(|e| LogError::NotUtf8 {
-        offset: e.valid_up_to() as u64,
-    })
+    std::str::from_utf8(bytes).map_err(|e| LogError::NotUtf8 { offset: e.valid_up_to() as u64 })
 }
 
 /// Converts a serde_json error on `line_text` (which starts at `line_offset` in the file) into a
 /// [`LogError::BadJson`] with the byte offset of the failure.
-pub fn json_error(
-    e: &serde_json::Error,
-    line_text: &str,
-    line_offset: u64,
-    line_no: usize,
-) -> LogError {
+pub fn json_error(e: &serde_json::Error, line_text: &str, line_offset: u64, line_no: usize) -> LogError {
     use serde_json::error::Category;
     // serde_json reports line/column inside the parsed text (1-based); the text is a single line here.
     let col = e.column().saturating_sub(1);
-    let within = line_text
-        .char_indices()
-        .nth(col)
-        .map(|(i, _)| i)
-        .unwrap_or(line_text.len());
+    let within = line_text.char_indices().nth(col).map(|(i, _)| i).unwrap_or(line_text.len());
     LogError::BadJson {
         offset: line_offset + within as u64,
         line: line_no,
@@ -228,25 +212,8 @@ mod tests {
         assert_eq!(parse_version_line("v1"), Ok(1));
         assert_eq!(parse_version_line("v2"), Ok(2));
         assert_eq!(parse_version_line("v99"), Ok(99));
-        for bad in [
-            "",
-            "v",
-            "v0",
-            "v-1",
-            "1",
-            "V1",
-            "xx",
-            "v1.0",
-            "v 1",
-            "v99999999999",
-        ] {
-            assert!(
-                matches!(
-                    parse_version_line(bad),
-                    Err(LogError::MalformedVersion { .. })
-                ),
-                "{bad}"
-            );
+        for bad in ["", "v", "v0", "v-1", "1", "V1", "xx", "v1.0", "v 1", "v99999999999"] {
+            assert!(matches!(parse_version_line(bad), Err(LogError::MalformedVersion { .. })), "{bad}");
         }
     }
 

@@ -64,11 +64,7 @@ pub fn parse(bytes: &[u8]) -> Result<OffsetSeq, LogError> {
             message: "Incomplete log file in the offset commit log".into(),
         });
     };
-    let metadata = if mline.trim().is_empty() {
-        None
-    } else {
-        Some(parse_metadata(mline, moff, 2)?)
-    };
+    let metadata = if mline.trim().is_empty() { None } else { Some(parse_metadata(mline, moff, 2)?) };
     let mut offsets = Vec::new();
     for &(off, line) in lines.iter().skip(2) {
         let (name, body) = if version >= 2 {
@@ -79,55 +75,24 @@ pub fn parse(bytes: &[u8]) -> Result<OffsetSeq, LogError> {
         } else {
             (None, line)
         };
-        let raw = if body == "-" {
-            None
-        } else {
-            Some(body.to_string())
-        };
-        let json = raw
-            .as_deref()
-            .and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok());
+        let raw = if body == "-" { None } else { Some(body.to_string()) };
+        let json = raw.as_deref().and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok());
         let kind = classify_offset(raw.as_deref(), json.as_ref());
-        offsets.push(SourceOffset {
-            name,
-            raw,
-            json,
-            kind,
-            offset: off,
-        });
+        offsets.push(SourceOffset { name, raw, json, kind, offset: off });
     }
-    Ok(OffsetSeq {
-        version,
-        metadata,
-        offsets,
-    })
+    Ok(OffsetSeq { version, metadata, offsets })
 }
 
 /// Parses the `OffsetSeqMetadata` JSON line (json4s semantics: unknown keys ignored, absent numbers = 0).
-pub fn parse_metadata(
-    line: &str,
-    line_offset: u64,
-    line_no: usize,
-) -> Result<OffsetSeqMetadata, LogError> {
-    let v: serde_json::Value =
-        serde_json::from_str(line).map_err(|e| json_error(&e, line, line_offset, line_no))?;
-    let data_err = |msg: String| LogError::BadJson {
-        offset: line_offset,
-        line: line_no,
-        message: msg,
-        eof: false,
-        data: true,
-    };
-    let obj = v
-        .as_object()
-        .ok_or_else(|| data_err("OffsetSeqMetadata is not a JSON object".into()))?;
+pub fn parse_metadata(line: &str, line_offset: u64, line_no: usize) -> Result<OffsetSeqMetadata, LogError> {
+    let v: serde_json::Value = serde_json::from_str(line).map_err(|e| json_error(&e, line, line_offset, line_no))?;
+    let data_err =
+        |msg: String| LogError::BadJson { offset: line_offset, line: line_no, message: msg, eof: false, data: true };
+    let obj = v.as_object().ok_or_else(|| data_err("OffsetSeqMetadata is not a JSON object".into()))?;
     let num = |k: &str| -> Result<Option<i64>, LogError> {
         match obj.get(k) {
             None | Some(serde_json::Value::Null) => Ok(None),
-            Some(x) => x
-                .as_i64()
-                .map(Some)
-                .ok_or_else(|| data_err(format!("{k} is not a long: {x}"))),
+            Some(x) => x.as_i64().map(Some).ok_or_else(|| data_err(format!("{k} is not a long: {x}"))),
         }
     };
     let batch_watermark_ms = num("batchWatermarkMs")?;
@@ -135,9 +100,7 @@ pub fn parse_metadata(
     let version = num("version")?;
     let mut conf = BTreeMap::new();
     if let Some(c) = obj.get("conf") {
-        let m = c
-            .as_object()
-            .ok_or_else(|| data_err("conf is not a JSON object".into()))?;
+        let m = c.as_object().ok_or_else(|| data_err("conf is not a JSON object".into()))?;
         for (k, val) in m {
             let s = match val {
                 serde_json::Value::String(s) => s.clone(),
@@ -146,26 +109,10 @@ pub fn parse_metadata(
             conf.insert(k.clone(), s);
         }
     }
-    const KNOWN: [&str; 6] = [
-        "batchWatermarkMs",
-        "batchTimestampMs",
-        "conf",
-        "version",
-        "sourceMetadataInfo",
-        "sourceMetadata",
-    ];
-    let unknown_keys = obj
-        .keys()
-        .filter(|k| !KNOWN.contains(&k.as_str()))
-        .cloned()
-        .collect();
-    Ok(OffsetSeqMetadata {
-        batch_watermark_ms,
-        batch_timestamp_ms,
-        conf,
-        unknown_keys,
-        version,
-    })
+    const KNOWN: [&str; 6] =
+        ["batchWatermarkMs", "batchTimestampMs", "conf", "version", "sourceMetadataInfo", "sourceMetadata"];
+    let unknown_keys = obj.keys().filter(|k| !KNOWN.contains(&k.as_str())).cloned().collect();
+    Ok(OffsetSeqMetadata { batch_watermark_ms, batch_timestamp_ms, conf, unknown_keys, version })
 }
 
 #[cfg(test)]
@@ -174,13 +121,12 @@ mod tests {
 
     #[test]
     fn v1_and_v2() {
-        let o = parse(b"v1\n{\"batchWatermarkMs\":5,\"batchTimestampMs\":7,\"conf\":{\"a\":\"b\"}}\n{\"logOffset\":3}\n-").unwrap();
+        let o =
+            parse(b"v1\n{\"batchWatermarkMs\":5,\"batchTimestampMs\":7,\"conf\":{\"a\":\"b\"}}\n{\"logOffset\":3}\n-")
+                .unwrap();
         assert_eq!(o.version, 1);
         let m = o.metadata.unwrap();
-        assert_eq!(
-            (m.batch_watermark_ms, m.batch_timestamp_ms),
-            (Some(5), Some(7))
-        );
+        assert_eq!((m.batch_watermark_ms, m.batch_timestamp_ms), (Some(5), Some(7)));
         assert_eq!(m.conf["a"], "b");
         assert_eq!(o.offsets.len(), 2);
         assert_eq!(o.offsets[0].kind, SourceKind::File);
@@ -193,18 +139,10 @@ mod tests {
     #[test]
     fn errors_like_spark() {
         assert_eq!(parse(b""), Err(LogError::Empty));
-        assert!(matches!(
-            parse(b"v1"),
-            Err(LogError::MissingLine { offset: 2, .. })
-        ));
-        assert!(matches!(
-            parse(b"xx\n{}"),
-            Err(LogError::MalformedVersion { .. })
-        ));
+        assert!(matches!(parse(b"v1"), Err(LogError::MissingLine { offset: 2, .. })));
+        assert!(matches!(parse(b"xx\n{}"), Err(LogError::MalformedVersion { .. })));
         match parse(b"v1\n{\"batchWatermarkMs\":0,\"batchTimes") {
-            Err(LogError::BadJson {
-                eof: true, offset, ..
-            }) => assert!(offset >= 3),
+            Err(LogError::BadJson { eof: true, offset, .. }) => assert!(offset >= 3),
             other => panic!("{other:?}"),
         }
     }

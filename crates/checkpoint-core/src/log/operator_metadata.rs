@@ -36,13 +36,9 @@ pub fn parse(bytes: &[u8]) -> Result<OperatorMetadata, LogError> {
     };
     let version = parse_version_line(first)?;
     let Some(&(off, line)) = lines.get(1) else {
-        return Err(LogError::MissingLine {
-            offset: bytes.len() as u64,
-            message: "Incomplete log file".into(),
-        });
+        return Err(LogError::MissingLine { offset: bytes.len() as u64, message: "Incomplete log file".into() });
     };
-    let v: serde_json::Value =
-        serde_json::from_str(line).map_err(|e| json_error(&e, line, off, 2))?;
+    let v: serde_json::Value = serde_json::from_str(line).map_err(|e| json_error(&e, line, off, 2))?;
     let info = v.get("operatorInfo");
     let stores = v
         .get("stateStoreInfo")
@@ -60,13 +56,8 @@ pub fn parse(bytes: &[u8]) -> Result<OperatorMetadata, LogError> {
         .unwrap_or_default();
     Ok(OperatorMetadata {
         version,
-        operator_id: info
-            .and_then(|i| i.get("operatorId"))
-            .and_then(|x| x.as_i64()),
-        operator_name: info
-            .and_then(|i| i.get("operatorName"))
-            .and_then(|x| x.as_str())
-            .map(str::to_string),
+        operator_id: info.and_then(|i| i.get("operatorId")).and_then(|x| x.as_i64()),
+        operator_name: info.and_then(|i| i.get("operatorName")).and_then(|x| x.as_str()).map(str::to_string),
         stores,
     })
 }
