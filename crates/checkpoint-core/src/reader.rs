@@ -207,7 +207,18 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
         let interval = log::file_log::infer_compact_interval(&compact_ids, 10);
         let listed: BTreeMap<i64, (String, u64, bool)> =
             listed_v.iter().map(|(id, c, p, s)| (*id, (p.clone(), *s, *c))).collect();
-        let mut want: BTreeSet<i64> = listed.keys().rev().take(2).copied().collect();
+        // Small logs are read whole; big ones: what Spark reads on restart (newest compaction and the
+        // batches after it) plus the latest two files.
+        let mut want: BTreeSet<i64> = if listed.len() <= 64 {
+            listed.keys().copied().collect()
+        } else {
+            let latest = listed.keys().next_back().copied().unwrap_or(0);
+            let (c, range) = log::file_log::files_needed(latest, interval);
+            let mut w: BTreeSet<i64> = range.filter(|i| listed.contains_key(i)).take(1000).collect();
+            w.extend(c);
+            w.extend(listed.keys().rev().take(2).copied());
+            w
+        };
         if let Some(t) = temp_targets.get(&d) {
             want.extend(t.iter().copied());
         }

@@ -263,6 +263,47 @@ pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         return vec![];
     }
     let mut out = Vec::new();
+    // Offsets that do not parse as JSON and source counts that change between batches.
+    let last_id = cp.last_batch_id();
+    let mut prev: Option<(i64, usize)> = None;
+    for (id, f) in &cp.offsets {
+        let Ok(o) = &f.file.content else { continue };
+        let read_at_restart = Some(*id) == last_id || last_id.is_some_and(|l| *id == l - 1);
+        for (i, s) in o.offsets.iter().enumerate() {
+            if s.raw.is_some() && s.json.is_none() {
+                let mut fd = Finding::new(
+                    "source-offset-unparsable",
+                    if read_at_restart { Severity::Error } else { Severity::Warning },
+                    format!("Offset of source {i} in {} is not valid JSON", f.file.path),
+                )
+                .evidence(&f.file.path, format!("line {}: {:?}", i + 3, s.raw.clone().unwrap_or_default().chars().take(80).collect::<String>()), Some(s.offset))
+                .why("Each source re-reads its offset JSON from the offsets file on restart; a cut or edited line makes the source fail to deserialize it.")
+                .fix(&[BACKUP.to_string(), format!("Restore {} from a backup; if batch {id} is the latest and uncommitted, delete it (and its .crc) so Spark re-plans it.", f.file.path)]);
+                if read_at_restart {
+                    fd = fd.fails(36, None, "com.fasterxml.jackson.core.JsonParseException");
+                }
+                out.push(fd);
+            }
+        }
+        if let Some((pid, pn)) = prev {
+            if pn != o.offsets.len() {
+                let mut fd = Finding::new(
+                    "source-count-differs",
+                    if Some(*id) == last_id { Severity::Error } else { Severity::Warning },
+                    format!("offsets/{id} lists {} source(s) but offsets/{pid} lists {pn}", o.offsets.len()),
+                )
+                .evidence(&f.file.path, format!("{} offset line(s)", o.offsets.len()), None)
+                .evidence(format!("offsets/{pid}"), format!("{pn} offset line(s)"), None)
+                .why("The number of sources of a query is fixed; Spark asserts that the latest offsets file has one line per source of the restarted query (\"There are [N] sources in the checkpoint offsets and now there are [M] sources\"). A changed count means a cut file or a changed query.")
+                .fix(&[BACKUP.to_string(), format!("Restore {} from a backup.", f.file.path)]);
+                if Some(*id) == last_id {
+                    fd = fd.fails(35, None, "java.lang.AssertionError");
+                }
+                out.push(fd);
+            }
+        }
+        prev = Some((*id, o.offsets.len()));
+    }
     let (Some(first), Some(last)) = (cp.offsets.keys().next().copied(), cp.last_batch_id()) else {
         for (id, c) in &cp.commits {
             out.push(
