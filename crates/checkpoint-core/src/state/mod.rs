@@ -379,6 +379,28 @@ pub fn store_schemas(
     Ok((f.key, f.value))
 }
 
+/// Number of partitions the operator metadata records for an operator (largest over its stores), 0 when there is
+/// no readable metadata.
+pub fn expected_partitions(a: &mut dyn Archive, root: &str, operator_id: i64) -> i64 {
+    let meta_dir = join(root, &format!("state/{operator_id}/_metadata"));
+    let latest_v2 = children(a, &format!("{meta_dir}/v2"))
+        .into_iter()
+        .filter(|(n, f)| *f && !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
+        .filter_map(|(n, _)| n.parse::<i64>().ok())
+        .max();
+    let path = match latest_v2 {
+        Some(b) => format!("{meta_dir}/v2/{b}"),
+        None => format!("{meta_dir}/metadata"),
+    };
+    if !a.entries().iter().any(|e| e.path == path) {
+        return 0;
+    }
+    a.read(&path, 16 << 20)
+        .ok()
+        .and_then(|b| operator_metadata::parse_operator_metadata(&b).ok())
+        .map_or(0, |m| m.stores.iter().map(|s| s.num_partitions).max().unwrap_or(0))
+}
+
 /// The last committed batch (highest id in `commits/`), as Spark's reader defaults `batchId` to.
 pub fn last_committed_batch(a: &dyn Archive, root: &str) -> Option<i64> {
     committed_batches(a, root).last().copied()
@@ -434,6 +456,26 @@ pub fn read_state_with_limits(
     if parts.is_empty() {
         return Err(StateError::new(&op_dir, "no state partition folders for this operator")
             .class("STDS_NO_PARTITION_DISCOVERED_IN_STATE_STORE"));
+    }
+    // Spark's stores are partitions 0..numPartitions-1; a missing folder cannot be rebuilt (Spark then fails to
+    // load version `version` of that partition, from its first delta on).
+    let expected = expected_partitions(a, root, q.operator_id).max(parts.last().map_or(0, |m| i64::from(*m) + 1));
+    let missing: Vec<i64> = (0..expected).filter(|p| !parts.iter().any(|x| i64::from(*x) == *p)).collect();
+    let wanted_missing: Vec<i64> = match q.partition {
+        Some(p) => missing.iter().copied().filter(|m| *m == i64::from(p)).collect(),
+        None => missing,
+    };
+    if let Some(m) = wanted_missing.first() {
+        if version > 0 {
+            return Err(StateError::new(
+                format!("{op_dir}/{m}"),
+                format!(
+                    "state folder of partition {m} is missing ({} partitions expected); version {version} cannot be rebuilt",
+                    expected
+                ),
+            )
+            .class("CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS"));
+        }
     }
     if let Some(p) = q.partition {
         if !parts.contains(&p) {
