@@ -259,6 +259,25 @@ pub(crate) fn children(a: &dyn Archive, dir: &str) -> BTreeMap<String, bool> {
     out
 }
 
+/// Checkpoint roots of an archive that hold state: every folder `R` with `R/state/<op>/<partition or _metadata>/…`
+/// ("" = the archive top), shortest first.
+pub fn find_state_roots(a: &dyn Archive) -> Vec<String> {
+    let mut roots = BTreeSet::new();
+    for e in a.entries() {
+        let segs: Vec<&str> = e.path.split('/').collect();
+        for i in 0..segs.len().saturating_sub(2) {
+            let numeric = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit());
+            if segs[i] == "state" && numeric(segs[i + 1]) && (numeric(segs[i + 2]) || segs[i + 2] == "_metadata") {
+                roots.insert(segs[..i].join("/"));
+                break;
+            }
+        }
+    }
+    let mut v: Vec<String> = roots.into_iter().collect();
+    v.sort_by_key(|r| (r.matches('/').count() + usize::from(!r.is_empty()), r.clone()));
+    v
+}
+
 /// Batch ids present in `<root>/commits/` (files whose whole name is an integer), ascending.
 pub fn committed_batches(a: &dyn Archive, root: &str) -> Vec<i64> {
     let mut v: Vec<i64> = children(a, &join(root, "commits"))

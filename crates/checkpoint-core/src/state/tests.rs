@@ -599,3 +599,17 @@ fn snapshots_equal_delta_replay() {
     }
     assert!(checked > 50, "only {checked} snapshots compared");
 }
+
+#[test]
+fn state_roots_are_found_at_the_top_or_nested() {
+    let files = vec![
+        ("chk/state/0/0/1.delta".to_string(), vec![1]),
+        ("chk/commits/0".to_string(), vec![1]),
+        ("other/state/0/_metadata/metadata".to_string(), vec![1]),
+        ("notes/state/readme".to_string(), vec![1]),
+    ];
+    let a = crate::archive::MemArchive::new("x", files, crate::archive::Limits::default()).unwrap();
+    assert_eq!(super::find_state_roots(&a), vec!["chk".to_string(), "other".to_string()]);
+    let a = open_fixture("ss-4.3.0-agg-hdfs");
+    assert_eq!(super::find_state_roots(&a), vec![String::new()]);
+}
