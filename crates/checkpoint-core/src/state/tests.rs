@@ -613,3 +613,36 @@ fn state_roots_are_found_at_the_top_or_nested() {
     let a = open_fixture("ss-4.3.0-agg-hdfs");
     assert_eq!(super::find_state_roots(&a), vec![String::new()]);
 }
+
+/// The chain check lists every problem of the damaged fixtures and none of the healthy ones.
+#[test]
+fn chain_check_on_fixtures() {
+    use super::hdfs::check_chain;
+    use super::StateLimits;
+    let (mut healthy, mut damaged) = (0, 0);
+    for name in fixture_names() {
+        let rec = fixture_record(&name);
+        let mut a = open_fixture(&name);
+        let Some(batch) = super::last_committed_batch(&a, "") else { continue };
+        let damaged_files = mutation_paths(&rec);
+        for op in super::list_operators(&a, "") {
+            for p in super::list_partitions(&a, "", op) {
+                let dir = super::store_dir("", op, p, "default");
+                if super::detect_provider(&a, &dir) != super::Provider::Hdfs {
+                    continue;
+                }
+                let c = check_chain(&mut a, &dir, batch + 1, &StateLimits::default());
+                let touched = damaged_files.iter().any(|f| f.starts_with(&format!("{dir}/")));
+                if rec["mutation"].is_null() {
+                    assert!(c.problems.is_empty(), "{name}: {dir}: {:?}", c.problems);
+                    assert!(c.rows.is_some());
+                    healthy += 1;
+                } else if touched && c.problems.iter().any(|e| damaged_files.contains(&e.path)) {
+                    assert!(c.rows.is_none());
+                    damaged += 1;
+                }
+            }
+        }
+    }
+    assert!(healthy > 10 && damaged >= 4, "healthy {healthy}, damaged {damaged}");
+}
