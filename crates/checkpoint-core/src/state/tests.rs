@@ -646,3 +646,60 @@ fn chain_check_on_fixtures() {
     }
     assert!(healthy > 10 && damaged >= 4, "healthy {healthy}, damaged {damaged}");
 }
+
+#[test]
+fn structural_validation_as_spark_does() {
+    let s = schema(&[
+        ("b", json!("boolean")),
+        ("i", json!("integer")),
+        ("v", json!("string")),
+        ("d", json!("decimal(20,2)")),
+    ]);
+    let good = row(&[W::Fixed(1), W::Fixed(7), W::Var(b"abc".to_vec()), W::Dec16(None)]);
+    validate_structure(&good, &s).unwrap();
+    let mut b = good.clone();
+    b[8] = 2;
+    assert_eq!(validate_structure(&b, &s).unwrap_err().offset, 8);
+    let mut b = good.clone();
+    b[20] = 1; // upper half of the int slot
+    assert_eq!(validate_structure(&b, &s).unwrap_err().offset, 16);
+    let mut b = good.clone();
+    b[24..32].copy_from_slice(&((8u64 << 32) | 3).to_le_bytes()); // points into the fixed region
+    assert_eq!(validate_structure(&b, &s).unwrap_err().offset, 24);
+    assert!(validate_structure(&good[..good.len() - 4], &s).is_err());
+    let nulls = row(&[W::Null, W::Null, W::Null, W::Null]);
+    validate_structure(&nulls, &s).unwrap();
+    let mut b = nulls.clone();
+    b[16] = 1;
+    assert!(validate_structure(&b, &s).is_err());
+}
+
+/// Every row of every healthy HDFS fixture store passes Spark's structural validation.
+#[test]
+fn fixture_rows_pass_structural_validation() {
+    let mut rows = 0;
+    for name in fixture_names() {
+        if !fixture_record(&name)["mutation"].is_null() {
+            continue;
+        }
+        let mut a = open_fixture(&name);
+        let Some(batch) = super::last_committed_batch(&a, "") else { continue };
+        for m in super::read_state_metadata(&mut a, "").unwrap() {
+            let dir0 = super::store_dir("", m.operator_id, 0, &m.state_store_name);
+            if super::detect_provider(&a, &dir0) != super::Provider::Hdfs {
+                continue;
+            }
+            let (ks, vs) = super::store_schemas(&mut a, "", m.operator_id, &m.state_store_name).unwrap();
+            for p in super::list_partitions(&a, "", m.operator_id) {
+                let dir = super::store_dir("", m.operator_id, p, &m.state_store_name);
+                let raw = super::load_raw_store(&mut a, &dir, batch + 1, &Default::default()).unwrap();
+                for (k, v) in &raw.pairs {
+                    validate_structure(k, &ks).unwrap_or_else(|e| panic!("{name} {dir}: key {e}"));
+                    validate_structure(v, &vs).unwrap_or_else(|e| panic!("{name} {dir}: value {e}"));
+                    rows += 1;
+                }
+            }
+        }
+    }
+    assert!(rows > 50, "{rows}");
+}
