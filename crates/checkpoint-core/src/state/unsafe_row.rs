@@ -124,8 +124,18 @@ fn struct_value(r: Slice<'_>, schema: &StructType, depth: usize, prefix: &str) -
         if r.is_null(0, i)? || f.data_type == DataType::Null {
             continue; // toJSON leaves null fields out
         }
-        let p = path(prefix, &f.name);
-        let v = slot_value(r, w + i * 8, &f.data_type, depth, &p)?;
+        // Field paths are only needed in errors and for nested values: build them only then.
+        let v = if is_fixed_length(&f.data_type) {
+            slot_value(r, w + i * 8, &f.data_type, depth, &f.name)
+        } else {
+            slot_value(r, w + i * 8, &f.data_type, depth, &path(prefix, &f.name))
+        }
+        .map_err(|mut e| {
+            if is_fixed_length(&f.data_type) && !prefix.is_empty() {
+                e.message = format!("{prefix}.{}", e.message);
+            }
+            e
+        })?;
         obj.insert(f.name.clone(), v);
     }
     Ok(Value::Object(obj))
@@ -273,8 +283,12 @@ fn array_values(a: Slice<'_>, t: &DataType, depth: usize, p: &str) -> Result<Vec
         let mut w = [0u8; 8];
         w[..width].copy_from_slice(s);
         let raw = u64::from_le_bytes(w);
-        let ep = format!("{p}[{i}]");
-        out.push(fixed_or_var(a, at, raw, width, t, depth, &ep)?);
+        let v = if is_fixed_length(t) {
+            fixed_or_var(a, at, raw, width, t, depth, p)
+        } else {
+            fixed_or_var(a, at, raw, width, t, depth, &format!("{p}[{i}]"))
+        };
+        out.push(v?);
     }
     Ok(out)
 }
