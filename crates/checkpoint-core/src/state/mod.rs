@@ -259,6 +259,24 @@ pub(crate) fn children(a: &dyn Archive, dir: &str) -> BTreeMap<String, bool> {
     out
 }
 
+/// Store names of an operator as found on disk: `default` when partition folders hold state files directly, plus
+/// every sub-folder of a partition other than `_metadata` and `SSTs` (join stores, named stores).
+pub fn store_names(a: &dyn Archive, root: &str, operator_id: i64) -> Vec<String> {
+    let mut stores = BTreeSet::new();
+    for p in list_partitions(a, root, operator_id) {
+        for (name, is_file) in children(a, &store_dir(root, operator_id, p, "default")) {
+            if is_file {
+                if !name.starts_with('.') {
+                    stores.insert("default".to_string());
+                }
+            } else if name != "_metadata" && name != "SSTs" {
+                stores.insert(name);
+            }
+        }
+    }
+    stores.into_iter().collect()
+}
+
 /// Checkpoint roots of an archive that hold state: every folder `R` with `R/state/<op>/<partition or _metadata>/…`
 /// ("" = the archive top), shortest first.
 pub fn find_state_roots(a: &dyn Archive) -> Vec<String> {
@@ -388,6 +406,13 @@ pub fn store_schemas(
     store_name: &str,
 ) -> Result<(StructType, StructType), StateError> {
     let path = format!("{}/_metadata/schema", store_dir(root, operator_id, 0, store_name));
+    let known = store_names(a, root, operator_id);
+    if !known.is_empty() && !known.iter().any(|k| k == store_name) {
+        return Err(StateError::new(
+            join(root, &format!("state/{operator_id}")),
+            format!("operator {operator_id} has no state store named {store_name:?}; its stores: {}", known.join(", ")),
+        ));
+    }
     let bytes = a.read(&path, 16 << 20).map_err(|e| {
         StateError::new(&path, format!("cannot read the state schema file: {e}"))
             .class("STDS_FAILED_TO_READ_STATE_SCHEMA")
@@ -636,19 +661,7 @@ pub fn read_state_metadata(a: &mut dyn Archive, root: &str) -> Result<Vec<StateM
             continue;
         }
         // No metadata: stores are the folders under the partitions (or `default` when files sit directly there).
-        let mut stores = BTreeSet::new();
-        for &p in &parts {
-            for (name, is_file) in children(a, &store_dir(root, op, p, "default")) {
-                if is_file {
-                    if !name.starts_with('.') && name != "_metadata" {
-                        stores.insert("default".to_string());
-                    }
-                } else if name != "_metadata" && name != "SSTs" {
-                    stores.insert(name);
-                }
-            }
-        }
-        for s in stores {
+        for s in store_names(a, root, op) {
             out.push(StateMetadataRow {
                 operator_id: op,
                 operator_name: None,

@@ -703,3 +703,13 @@ fn fixture_rows_pass_structural_validation() {
     }
     assert!(rows > 50, "{rows}");
 }
+
+#[test]
+fn unknown_store_names_list_the_known_ones() {
+    use super::{read_state, store_names, StateQuery};
+    let mut a = open_fixture("ss-4.3.0-join");
+    let names = store_names(&a, "", 0);
+    assert_eq!(names.len(), 4, "{names:?}");
+    let e = read_state(&mut a, "", &StateQuery { store_name: "nope".into(), ..Default::default() }).unwrap_err();
+    assert!(e.message.contains("left-keyToNumValues"), "{e}");
+}
