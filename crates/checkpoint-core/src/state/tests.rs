@@ -463,3 +463,253 @@ fn operator_metadata_errors() {
     let e = parse_operator_metadata(b"v1\n{\"operatorInfo\":").unwrap_err();
     assert_eq!(e.offset, 3);
 }
+
+fn mutation_paths(rec: &Value) -> Vec<String> {
+    let m = &rec["mutation"];
+    let mut v: Vec<String> = m["removed"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|p| p.as_str().map(str::to_string)).collect())
+        .unwrap_or_default();
+    v.extend(m["file"].as_str().map(str::to_string));
+    v
+}
+
+/// `state/<op>/<part>/[<store>/]<file>` → (op, part, store).
+fn store_of(path: &str) -> Option<(i64, u32, String)> {
+    let parts: Vec<&str> = path.split('/').collect();
+    match parts.as_slice() {
+        ["state", op, part, _file] => Some((op.parse().ok()?, part.parse().ok()?, "default".into())),
+        ["state", op, part, store, _file] => Some((op.parse().ok()?, part.parse().ok()?, store.to_string())),
+        _ => None,
+    }
+}
+
+/// For every fixture whose mutation deleted a delta (HDFS), reading that store at the last committed batch fails
+/// with Spark's error naming the missing delta; a flipped byte in a snapshot fails naming the snapshot and an
+/// offset at or before the flipped byte; a deleted partition folder is named.
+#[test]
+fn damaged_hdfs_fixtures_fail_with_the_file_named() {
+    use super::{read_state, StateQuery};
+    let (mut missing, mut corrupt, mut partition) = (0, 0, 0);
+    for name in fixture_names() {
+        let rec = fixture_record(&name);
+        let kind = rec["mutation"]["kind"].as_str().unwrap_or("");
+        let mut a = open_fixture(&name);
+        for path in mutation_paths(&rec) {
+            let file = path.rsplit('/').next().unwrap_or("");
+            let Some((op, part, store)) = store_of(&path) else { continue };
+            if file.starts_with('.') || !(file.ends_with(".delta") || file.ends_with(".snapshot")) {
+                continue;
+            }
+            let q =
+                StateQuery { operator_id: op, store_name: store.clone(), partition: Some(part), ..Default::default() };
+            let res = read_state(&mut a, "", &q);
+            if kind == "c" && file.ends_with(".delta") {
+                let e = res.expect_err(&format!("{name}: {path} was deleted"));
+                assert_eq!(e.path, path, "{name}");
+                assert_eq!(e.error_class.as_deref(), Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS"));
+                missing += 1;
+            } else if kind == "j" {
+                let e = res.expect_err(&format!("{name}: {path} was damaged"));
+                assert_eq!(e.path, path, "{name}");
+                assert!(e.offset.is_some(), "{name}: {e}");
+                let bytes = a.read(&path, 1 << 20).unwrap();
+                let fe = super::hdfs::verify_file(&bytes, super::hdfs::RecordFileKind::Snapshot, 1 << 24).unwrap_err();
+                assert_eq!(Some(fe.offset()), e.offset, "{name}");
+                corrupt += 1;
+            }
+        }
+        if kind == "b" && super::detect_provider(&a, "state/0/0") == super::Provider::Hdfs {
+            let e = read_state(&mut a, "", &StateQuery::default()).expect_err(&format!("{name}: partition deleted"));
+            assert!(e.path.starts_with("state/0/"), "{name}: {e}");
+            assert!(a.entries().iter().all(|x| !x.path.starts_with(&format!("{}/", e.path))), "{name}: {e}");
+            partition += 1;
+        }
+    }
+    assert!(
+        missing >= 3 && corrupt >= 3 && partition >= 2,
+        "missing {missing}, corrupt {corrupt}, partition {partition}"
+    );
+}
+
+#[test]
+fn load_plan_picks_newest_snapshot_at_or_below() {
+    use super::hdfs::{load_plan, StoreFiles};
+    let f = StoreFiles { deltas: (1..=12).collect(), snapshots: vec![3, 6, 9, 12] };
+    assert_eq!(load_plan(&f, 12), (Some(12), vec![]));
+    assert_eq!(load_plan(&f, 11), (Some(9), vec![10, 11]));
+    assert_eq!(load_plan(&f, 2), (None, vec![1, 2]));
+    assert_eq!(load_plan(&f, 0), (None, vec![]));
+}
+
+/// Reading an older batch replays fewer deltas: version 1 of every HDFS store holds exactly the puts of 1.delta.
+#[test]
+fn older_batches_rebuild_from_deltas() {
+    use super::{read_state, StateQuery};
+    let mut a = open_fixture("ss-4.3.0-agg-hdfs");
+    let q = StateQuery { batch_id: Some(0), ..Default::default() };
+    let rows = read_state(&mut a, "", &q).unwrap();
+    let mut puts = 0;
+    for p in super::list_partitions(&a, "", 0) {
+        let bytes = a.read(&format!("state/0/{p}/1.delta"), 1 << 20).unwrap();
+        puts += super::hdfs::verify_file(&bytes, super::hdfs::RecordFileKind::Delta, 1 << 24).unwrap().puts;
+    }
+    assert_eq!(rows.len() as u64, puts);
+    assert!(puts > 0);
+}
+
+/// Every snapshot Spark wrote equals the replay of deltas 1..=v without any snapshot (all healthy HDFS fixtures,
+/// every store and partition): the snapshot and delta readers agree with each other and with Spark.
+#[test]
+fn snapshots_equal_delta_replay() {
+    use super::hdfs::{list_store_files, load_store};
+    use super::StateLimits;
+    let mut checked = 0;
+    for name in fixture_names() {
+        if !fixture_record(&name)["mutation"].is_null() {
+            continue;
+        }
+        let mut a = open_fixture(&name);
+        let files: Vec<String> = a.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
+        let dirs: std::collections::BTreeSet<String> = files
+            .iter()
+            .filter(|p| p.ends_with(".snapshot") && !p.rsplit('/').next().unwrap_or(".").starts_with('.'))
+            .filter_map(|p| p.rsplit_once('/').map(|(d, _)| d.to_string()))
+            .collect();
+        for dir in dirs {
+            let sf = list_store_files(&a, &dir);
+            let deltas_only: Vec<(String, Vec<u8>)> = sf
+                .deltas
+                .iter()
+                .map(|v| {
+                    let p = format!("{dir}/{v}.delta");
+                    let b = a.read(&p, 1 << 24).unwrap();
+                    (p, b)
+                })
+                .collect();
+            let mut mem =
+                crate::archive::MemArchive::new("deltas", deltas_only, crate::archive::Limits::default()).unwrap();
+            for &v in &sf.snapshots {
+                let with_snapshot = load_store(&mut a, &dir, v, &StateLimits::default()).unwrap();
+                let replayed = load_store(&mut mem, &dir, v, &StateLimits::default()).unwrap();
+                assert_eq!(with_snapshot, replayed, "{name}: {dir} version {v}");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 50, "only {checked} snapshots compared");
+}
+
+#[test]
+fn state_roots_are_found_at_the_top_or_nested() {
+    let files = vec![
+        ("chk/state/0/0/1.delta".to_string(), vec![1]),
+        ("chk/commits/0".to_string(), vec![1]),
+        ("other/state/0/_metadata/metadata".to_string(), vec![1]),
+        ("notes/state/readme".to_string(), vec![1]),
+    ];
+    let a = crate::archive::MemArchive::new("x", files, crate::archive::Limits::default()).unwrap();
+    assert_eq!(super::find_state_roots(&a), vec!["chk".to_string(), "other".to_string()]);
+    let a = open_fixture("ss-4.3.0-agg-hdfs");
+    assert_eq!(super::find_state_roots(&a), vec![String::new()]);
+}
+
+/// The chain check lists every problem of the damaged fixtures and none of the healthy ones.
+#[test]
+fn chain_check_on_fixtures() {
+    use super::hdfs::check_chain;
+    use super::StateLimits;
+    let (mut healthy, mut damaged) = (0, 0);
+    for name in fixture_names() {
+        let rec = fixture_record(&name);
+        let mut a = open_fixture(&name);
+        let Some(batch) = super::last_committed_batch(&a, "") else { continue };
+        let damaged_files = mutation_paths(&rec);
+        for op in super::list_operators(&a, "") {
+            for p in super::list_partitions(&a, "", op) {
+                let dir = super::store_dir("", op, p, "default");
+                if super::detect_provider(&a, &dir) != super::Provider::Hdfs {
+                    continue;
+                }
+                let c = check_chain(&mut a, &dir, batch + 1, &StateLimits::default());
+                let touched = damaged_files.iter().any(|f| f.starts_with(&format!("{dir}/")));
+                if rec["mutation"].is_null() {
+                    assert!(c.problems.is_empty(), "{name}: {dir}: {:?}", c.problems);
+                    assert!(c.rows.is_some());
+                    healthy += 1;
+                } else if touched && c.problems.iter().any(|e| damaged_files.contains(&e.path)) {
+                    assert!(c.rows.is_none());
+                    damaged += 1;
+                }
+            }
+        }
+    }
+    assert!(healthy > 10 && damaged >= 4, "healthy {healthy}, damaged {damaged}");
+}
+
+#[test]
+fn structural_validation_as_spark_does() {
+    let s = schema(&[
+        ("b", json!("boolean")),
+        ("i", json!("integer")),
+        ("v", json!("string")),
+        ("d", json!("decimal(20,2)")),
+    ]);
+    let good = row(&[W::Fixed(1), W::Fixed(7), W::Var(b"abc".to_vec()), W::Dec16(None)]);
+    validate_structure(&good, &s).unwrap();
+    let mut b = good.clone();
+    b[8] = 2;
+    assert_eq!(validate_structure(&b, &s).unwrap_err().offset, 8);
+    let mut b = good.clone();
+    b[20] = 1; // upper half of the int slot
+    assert_eq!(validate_structure(&b, &s).unwrap_err().offset, 16);
+    let mut b = good.clone();
+    b[24..32].copy_from_slice(&((8u64 << 32) | 3).to_le_bytes()); // points into the fixed region
+    assert_eq!(validate_structure(&b, &s).unwrap_err().offset, 24);
+    assert!(validate_structure(&good[..good.len() - 4], &s).is_err());
+    let nulls = row(&[W::Null, W::Null, W::Null, W::Null]);
+    validate_structure(&nulls, &s).unwrap();
+    let mut b = nulls.clone();
+    b[16] = 1;
+    assert!(validate_structure(&b, &s).is_err());
+}
+
+/// Every row of every healthy HDFS fixture store passes Spark's structural validation.
+#[test]
+fn fixture_rows_pass_structural_validation() {
+    let mut rows = 0;
+    for name in fixture_names() {
+        if !fixture_record(&name)["mutation"].is_null() {
+            continue;
+        }
+        let mut a = open_fixture(&name);
+        let Some(batch) = super::last_committed_batch(&a, "") else { continue };
+        for m in super::read_state_metadata(&mut a, "").unwrap() {
+            let dir0 = super::store_dir("", m.operator_id, 0, &m.state_store_name);
+            if super::detect_provider(&a, &dir0) != super::Provider::Hdfs {
+                continue;
+            }
+            let (ks, vs) = super::store_schemas(&mut a, "", m.operator_id, &m.state_store_name).unwrap();
+            for p in super::list_partitions(&a, "", m.operator_id) {
+                let dir = super::store_dir("", m.operator_id, p, &m.state_store_name);
+                let raw = super::load_raw_store(&mut a, &dir, batch + 1, &Default::default()).unwrap();
+                for (k, v) in &raw.pairs {
+                    validate_structure(k, &ks).unwrap_or_else(|e| panic!("{name} {dir}: key {e}"));
+                    validate_structure(v, &vs).unwrap_or_else(|e| panic!("{name} {dir}: value {e}"));
+                    rows += 1;
+                }
+            }
+        }
+    }
+    assert!(rows > 50, "{rows}");
+}
+
+#[test]
+fn unknown_store_names_list_the_known_ones() {
+    use super::{read_state, store_names, StateQuery};
+    let mut a = open_fixture("ss-4.3.0-join");
+    let names = store_names(&a, "", 0);
+    assert_eq!(names.len(), 4, "{names:?}");
+    let e = read_state(&mut a, "", &StateQuery { store_name: "nope".into(), ..Default::default() }).unwrap_err();
+    assert!(e.message.contains("left-keyToNumValues"), "{e}");
+}
