@@ -13,6 +13,7 @@
 pub mod archive;
 pub mod context;
 pub mod report;
+pub mod state;
 
 pub use archive::{Archive, ArchiveError, Entry, Limits, MemArchive, ZipInput};
 pub use context::{Context, SparkVersion};

@@ -1,0 +1,3 @@
+//! State store readers (HDFS-backed and RocksDB providers).
+
+pub mod rocksdb;

@@ -1,0 +1,3 @@
+//! RocksDBStateStoreProvider: reading `<v>.zip`, changelogs and SST files of a state store.
+
+pub mod sst;
