@@ -11,9 +11,13 @@
 #![warn(missing_docs)]
 
 pub mod archive;
+pub mod codec;
 pub mod context;
 pub mod report;
 pub mod state;
+
+#[cfg(test)]
+pub(crate) mod testutil;
 
 pub use archive::{Archive, ArchiveError, Entry, Limits, MemArchive, ZipInput};
 pub use context::{Context, SparkVersion};
