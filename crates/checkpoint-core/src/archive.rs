@@ -60,22 +60,13 @@ pub enum ArchiveError {
     /// The input has no bytes.
     Empty,
     /// A limit of [`Limits`] was exceeded; `what` names it, `path` the entry when it is about one.
-    OverLimit {
-        what: String,
-        path: Option<String>,
-        value: u64,
-        limit: u64,
-    },
+    OverLimit { what: String, path: Option<String>, value: u64, limit: u64 },
     /// An entry path that tries to leave the archive (`..`, absolute) or is not valid UTF-8.
     BadPath { path: String },
     /// The entry is not in the archive.
     NotFound { path: String },
     /// The entry could not be inflated; `offset` is the byte offset inside the inflated stream where it failed.
-    Corrupt {
-        path: String,
-        offset: u64,
-        reason: String,
-    },
+    Corrupt { path: String, offset: u64, reason: String },
     /// The underlying reader failed.
     Io { reason: String },
 }
@@ -85,29 +76,15 @@ impl fmt::Display for ArchiveError {
         match self {
             ArchiveError::NotAZip { reason } => write!(f, "not a zip archive: {reason}"),
             ArchiveError::Empty => write!(f, "the input is empty (0 bytes)"),
-            ArchiveError::OverLimit {
-                what,
-                path: Some(p),
-                value,
-                limit,
-            } => {
+            ArchiveError::OverLimit { what, path: Some(p), value, limit } => {
                 write!(f, "{p}: {what} is {value}, over the limit of {limit}")
             }
-            ArchiveError::OverLimit {
-                what,
-                path: None,
-                value,
-                limit,
-            } => {
+            ArchiveError::OverLimit { what, path: None, value, limit } => {
                 write!(f, "{what} is {value}, over the limit of {limit}")
             }
             ArchiveError::BadPath { path } => write!(f, "unsafe or invalid entry path {path:?}"),
             ArchiveError::NotFound { path } => write!(f, "{path}: not in the archive"),
-            ArchiveError::Corrupt {
-                path,
-                offset,
-                reason,
-            } => {
+            ArchiveError::Corrupt { path, offset, reason } => {
                 write!(f, "{path}: cannot inflate at byte {offset}: {reason}")
             }
             ArchiveError::Io { reason } => write!(f, "read error: {reason}"),
@@ -142,19 +119,9 @@ pub fn normalize_path(raw: &str, max_depth: usize) -> Result<String, ArchiveErro
     for part in unified.split('/') {
         match part {
             "" | "." => continue,
-            ".." => {
-                return Err(ArchiveError::BadPath {
-                    path: raw.to_string(),
-                })
-            }
-            p if p.len() >= 2
-                && p.as_bytes()[1] == b':'
-                && parts.is_empty()
-                && unified.starts_with(p) =>
-            {
-                return Err(ArchiveError::BadPath {
-                    path: raw.to_string(),
-                })
+            ".." => return Err(ArchiveError::BadPath { path: raw.to_string() }),
+            p if p.len() >= 2 && p.as_bytes()[1] == b':' && parts.is_empty() && unified.starts_with(p) => {
+                return Err(ArchiveError::BadPath { path: raw.to_string() })
             }
             p => parts.push(p),
         }
@@ -192,9 +159,7 @@ impl<R: Read + Seek> ZipInput<R> {
         if bytes == 0 {
             return Err(ArchiveError::Empty);
         }
-        let mut zip = zip::ZipArchive::new(reader).map_err(|e| ArchiveError::NotAZip {
-            reason: e.to_string(),
-        })?;
+        let mut zip = zip::ZipArchive::new(reader).map_err(|e| ArchiveError::NotAZip { reason: e.to_string() })?;
         let n = zip.len();
         if n > limits.max_entries {
             return Err(ArchiveError::OverLimit {
@@ -208,15 +173,8 @@ impl<R: Read + Seek> ZipInput<R> {
         let mut index = Vec::with_capacity(n);
         let mut declared_total: u64 = 0;
         for i in 0..n {
-            let f = zip.by_index_raw(i).map_err(|e| ArchiveError::NotAZip {
-                reason: e.to_string(),
-            })?;
-            let raw_name = f
-                .name()
-                .map_err(|_| ArchiveError::BadPath {
-                    path: format!("entry #{i}"),
-                })?
-                .to_string();
+            let f = zip.by_index_raw(i).map_err(|e| ArchiveError::NotAZip { reason: e.to_string() })?;
+            let raw_name = f.name().map_err(|_| ArchiveError::BadPath { path: format!("entry #{i}") })?.to_string();
             let is_dir = f.is_dir();
             let size = f.size();
             let compressed_size = f.compressed_size();
@@ -229,26 +187,13 @@ impl<R: Read + Seek> ZipInput<R> {
                 check_entry_size(&path, size, compressed_size, &limits)?;
                 declared_total = declared_total.saturating_add(size);
             }
-            entries.push(Entry {
-                path,
-                size: if is_dir { 0 } else { size },
-                compressed_size,
-                is_dir,
-            });
+            entries.push(Entry { path, size: if is_dir { 0 } else { size }, compressed_size, is_dir });
             index.push(i);
         }
         // The declared total is informative only: a diagnosis reads a small part of it; the running total
         // of what is actually inflated is enforced in `read`.
         let _ = declared_total;
-        Ok(ZipInput {
-            zip,
-            entries,
-            index,
-            name: name.to_string(),
-            bytes,
-            limits,
-            total_read: 0,
-        })
+        Ok(ZipInput { zip, entries, index, name: name.to_string(), bytes, limits, total_read: 0 })
     }
 
     /// Bytes inflated so far by [`Archive::read`].
@@ -257,12 +202,7 @@ impl<R: Read + Seek> ZipInput<R> {
     }
 }
 
-fn check_entry_size(
-    path: &str,
-    size: u64,
-    compressed: u64,
-    limits: &Limits,
-) -> Result<(), ArchiveError> {
+fn check_entry_size(path: &str, size: u64, compressed: u64, limits: &Limits) -> Result<(), ArchiveError> {
     if size > limits.max_entry_bytes.saturating_mul(64) {
         // An entry declared far beyond anything a checkpoint holds: refuse the archive outright.
         return Err(ArchiveError::OverLimit {
@@ -293,9 +233,7 @@ impl<R: Read + Seek> Archive for ZipInput<R> {
             .entries
             .iter()
             .position(|e| e.path == path && !e.is_dir)
-            .ok_or_else(|| ArchiveError::NotFound {
-                path: path.to_string(),
-            })?;
+            .ok_or_else(|| ArchiveError::NotFound { path: path.to_string() })?;
         let entry = &self.entries[pos];
         let cap = max_bytes.min(self.limits.max_entry_bytes);
         if entry.size > cap {
@@ -315,14 +253,11 @@ impl<R: Read + Seek> Archive for ZipInput<R> {
             });
         }
         let declared = entry.size;
-        let f = self
-            .zip
-            .by_index(self.index[pos])
-            .map_err(|e| ArchiveError::Corrupt {
-                path: path.to_string(),
-                offset: 0,
-                reason: e.to_string(),
-            })?;
+        let f = self.zip.by_index(self.index[pos]).map_err(|e| ArchiveError::Corrupt {
+            path: path.to_string(),
+            offset: 0,
+            reason: e.to_string(),
+        })?;
         // Never trust the declared size for the allocation beyond the cap: read at most cap + 1 bytes.
         let mut out = Vec::with_capacity(declared.min(cap) as usize);
         let mut limited = f.take(cap + 1);
@@ -372,11 +307,7 @@ pub struct MemArchive {
 
 impl MemArchive {
     /// Builds an archive from files; paths are normalised like zip entry names (errors as [`normalize_path`]).
-    pub fn new(
-        name: &str,
-        files: Vec<(String, Vec<u8>)>,
-        limits: Limits,
-    ) -> Result<Self, ArchiveError> {
+    pub fn new(name: &str, files: Vec<(String, Vec<u8>)>, limits: Limits) -> Result<Self, ArchiveError> {
         if files.len() > limits.max_entries {
             return Err(ArchiveError::OverLimit {
                 what: "number of entries".into(),
@@ -389,19 +320,10 @@ impl MemArchive {
         let mut data = Vec::with_capacity(files.len());
         for (p, bytes) in files {
             let path = normalize_path(&p, limits.max_depth)?;
-            entries.push(Entry {
-                path,
-                size: bytes.len() as u64,
-                compressed_size: bytes.len() as u64,
-                is_dir: false,
-            });
+            entries.push(Entry { path, size: bytes.len() as u64, compressed_size: bytes.len() as u64, is_dir: false });
             data.push(bytes);
         }
-        Ok(MemArchive {
-            entries,
-            data,
-            name: name.to_string(),
-        })
+        Ok(MemArchive { entries, data, name: name.to_string() })
     }
 }
 
@@ -414,9 +336,7 @@ impl Archive for MemArchive {
             .entries
             .iter()
             .position(|e| e.path == path)
-            .ok_or_else(|| ArchiveError::NotFound {
-                path: path.to_string(),
-            })?;
+            .ok_or_else(|| ArchiveError::NotFound { path: path.to_string() })?;
         if self.entries[i].size > max_bytes {
             return Err(ArchiveError::OverLimit {
                 what: "entry size".into(),
@@ -442,8 +362,8 @@ mod tests {
 
     fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
         let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
-        let opts: zip::write::SimpleFileOptions = zip::write::SimpleFileOptions::default()
-            .compression_method(zip::CompressionMethod::Deflated);
+        let opts: zip::write::SimpleFileOptions =
+            zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
         for (p, b) in files {
             w.start_file(*p, opts).unwrap();
             w.write_all(b).unwrap();
@@ -453,20 +373,14 @@ mod tests {
 
     #[test]
     fn lists_and_reads_lazily() {
-        let z = zip_of(&[
-            ("chk/metadata", b"{\"id\":\"x\"}"),
-            ("chk/offsets/0", b"v1\n{}"),
-        ]);
+        let z = zip_of(&[("chk/metadata", b"{\"id\":\"x\"}"), ("chk/offsets/0", b"v1\n{}")]);
         let len = z.len() as u64;
         let mut a = ZipInput::open(Cursor::new(z), len, "t.zip", Limits::default()).unwrap();
         assert_eq!(a.entries().len(), 2);
         assert_eq!(a.entries()[0].path, "chk/metadata");
         assert_eq!(a.bytes_inflated(), 0);
         assert_eq!(a.read("chk/offsets/0", 100).unwrap(), b"v1\n{}");
-        assert!(matches!(
-            a.read("nope", 10),
-            Err(ArchiveError::NotFound { .. })
-        ));
+        assert!(matches!(a.read("nope", 10), Err(ArchiveError::NotFound { .. })));
     }
 
     #[test]
@@ -475,10 +389,7 @@ mod tests {
             ZipInput::open(Cursor::new(b"hello".to_vec()), 5, "x", Limits::default()),
             Err(ArchiveError::NotAZip { .. })
         ));
-        assert!(matches!(
-            ZipInput::open(Cursor::new(Vec::new()), 0, "x", Limits::default()),
-            Err(ArchiveError::Empty)
-        ));
+        assert!(matches!(ZipInput::open(Cursor::new(Vec::new()), 0, "x", Limits::default()), Err(ArchiveError::Empty)));
     }
 
     #[test]
@@ -487,23 +398,13 @@ mod tests {
         let z = zip_of(&[("bomb", &big)]);
         let len = z.len() as u64;
         let r = ZipInput::open(Cursor::new(z), len, "b.zip", Limits::default());
-        assert!(
-            matches!(r, Err(ArchiveError::OverLimit { .. })),
-            "{:?}",
-            r.err()
-        );
+        assert!(matches!(r, Err(ArchiveError::OverLimit { .. })), "{:?}", r.err());
     }
 
     #[test]
     fn rejects_escaping_and_deep_paths() {
-        assert!(matches!(
-            normalize_path("../etc/passwd", 10),
-            Err(ArchiveError::BadPath { .. })
-        ));
-        assert!(matches!(
-            normalize_path("a/b/c/d", 3),
-            Err(ArchiveError::OverLimit { .. })
-        ));
+        assert!(matches!(normalize_path("../etc/passwd", 10), Err(ArchiveError::BadPath { .. })));
+        assert!(matches!(normalize_path("a/b/c/d", 3), Err(ArchiveError::OverLimit { .. })));
         assert_eq!(normalize_path("./a//b/", 3).unwrap(), "a/b");
     }
 
@@ -512,10 +413,7 @@ mod tests {
         let z = zip_of(&[("f", &[7u8; 1000])]);
         let len = z.len() as u64;
         let mut a = ZipInput::open(Cursor::new(z), len, "t.zip", Limits::default()).unwrap();
-        assert!(matches!(
-            a.read("f", 10),
-            Err(ArchiveError::OverLimit { .. })
-        ));
+        assert!(matches!(a.read("f", 10), Err(ArchiveError::OverLimit { .. })));
         assert_eq!(a.read("f", 1000).unwrap().len(), 1000);
     }
 }

@@ -20,11 +20,7 @@ pub struct SparkVersion {
 impl SparkVersion {
     /// Builds a version.
     pub const fn new(major: u32, minor: u32, patch: u32) -> Self {
-        SparkVersion {
-            major,
-            minor,
-            patch,
-        }
+        SparkVersion { major, minor, patch }
     }
     /// The newest Spark release this inspector knows about; the default assumption.
     pub const NEWEST: SparkVersion = SparkVersion::new(4, 3, 0);
@@ -49,18 +45,11 @@ impl FromStr for SparkVersion {
         if parts.len() < 2 || parts.len() > 3 {
             return Err(format!("not a Spark version (X.Y.Z): {s:?}"));
         }
-        let num = |p: &str| {
-            p.parse::<u32>()
-                .map_err(|_| format!("not a Spark version (X.Y.Z): {s:?}"))
-        };
+        let num = |p: &str| p.parse::<u32>().map_err(|_| format!("not a Spark version (X.Y.Z): {s:?}"));
         let major = num(parts[0])?;
         let minor = num(parts[1])?;
         let patch = if parts.len() == 3 { num(parts[2])? } else { 0 };
-        Ok(SparkVersion {
-            major,
-            minor,
-            patch,
-        })
+        Ok(SparkVersion { major, minor, patch })
     }
 }
 

@@ -248,8 +248,6 @@ pub struct ForcedConf {
 impl Report {
     /// True when any finding of any checkpoint has severity `error` (the CLI then exits with 1).
     pub fn has_errors(&self) -> bool {
-        self.checkpoints
-            .iter()
-            .any(|c| c.findings.iter().any(|f| f.severity == Severity::Error))
+        self.checkpoints.iter().any(|c| c.findings.iter().any(|f| f.severity == Severity::Error))
     }
 }

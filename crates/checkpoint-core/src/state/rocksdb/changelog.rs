@@ -193,8 +193,11 @@ pub fn parse_changelog(b: &[u8], max_records: usize) -> Result<Changelog, Change
             Some(s) => s,
             None => return cerr(Truncated, at, "the lineage string after the version header is missing or malformed"),
         };
-        let v: serde_json::Value = serde_json::from_str(&json)
-            .map_err(|e| ChangelogError { kind: Corrupt, offset: at as u64, message: format!("lineage JSON: {e}") })?;
+        let v: serde_json::Value = serde_json::from_str(&json).map_err(|e| ChangelogError {
+            kind: Corrupt,
+            offset: at as u64,
+            message: format!("lineage JSON: {e}"),
+        })?;
         let arr = match v.as_array() {
             Some(a) => a,
             None => return cerr(Corrupt, at, "lineage JSON is not an array"),

@@ -46,11 +46,7 @@ pub struct SstLimits {
 
 impl Default for SstLimits {
     fn default() -> Self {
-        SstLimits {
-            max_block_bytes: 64 << 20,
-            max_total_bytes: 1 << 30,
-            max_entries: 20_000_000,
-        }
+        SstLimits { max_block_bytes: 64 << 20, max_total_bytes: 1 << 30, max_entries: 20_000_000 }
     }
 }
 
@@ -73,10 +69,7 @@ impl fmt::Display for SstError {
 impl std::error::Error for SstError {}
 
 fn err<T>(offset: u64, message: impl Into<String>) -> Result<T, SstError> {
-    Err(SstError {
-        offset,
-        message: message.into(),
-    })
+    Err(SstError { offset, message: message.into() })
 }
 
 /// The block checksum algorithm named in the footer (`ChecksumType` in include/rocksdb/table.h).
@@ -160,10 +153,7 @@ impl ValueType {
 
     /// True for the deletion kinds.
     pub fn is_deletion(self) -> bool {
-        matches!(
-            self,
-            ValueType::Deletion | ValueType::SingleDeletion | ValueType::DeletionWithTimestamp
-        )
+        matches!(self, ValueType::Deletion | ValueType::SingleDeletion | ValueType::DeletionWithTimestamp)
     }
 }
 
@@ -319,10 +309,7 @@ fn context_modifier(base: u32, offset: u64) -> u32 {
 pub fn read_footer(file: &[u8]) -> Result<Footer, SstError> {
     let len = file.len();
     if len < FOOTER_LEN {
-        return err(
-            0,
-            format!("file is too short ({len} bytes) to be an sstable"),
-        );
+        return err(0, format!("file is too short ({len} bytes) to be an sstable"));
     }
     let magic_at = len - 8;
     let magic = fixed64(file, magic_at).unwrap_or(0);
@@ -335,39 +322,21 @@ pub fn read_footer(file: &[u8]) -> Result<Footer, SstError> {
             )
         }
         PLAIN_TABLE_MAGIC | LEGACY_PLAIN_TABLE_MAGIC => {
-            return err(
-                magic_at as u64,
-                "plain table SST files are not supported (not a block-based table)",
-            )
+            return err(magic_at as u64, "plain table SST files are not supported (not a block-based table)")
         }
-        CUCKOO_TABLE_MAGIC => {
-            return err(magic_at as u64, "cuckoo table SST files are not supported")
-        }
-        other => {
-            return err(
-                magic_at as u64,
-                format!("bad table magic number 0x{other:016x}: not an SST file"),
-            )
-        }
+        CUCKOO_TABLE_MAGIC => return err(magic_at as u64, "cuckoo table SST files are not supported"),
+        other => return err(magic_at as u64, format!("bad table magic number 0x{other:016x}: not an SST file")),
     }
     let fv_at = len - 12;
     let format_version = fixed32(file, fv_at).unwrap_or(u32::MAX);
     if !(2..=7).contains(&format_version) {
-        return err(
-            fv_at as u64,
-            format!("corrupt or unsupported format_version {format_version}"),
-        );
+        return err(fv_at as u64, format!("corrupt or unsupported format_version {format_version}"));
     }
     let footer_at = len - FOOTER_LEN;
     let footer = &file[footer_at..];
     let checksum = match ChecksumType::from_byte(footer[0]) {
         Some(c) => c,
-        None => {
-            return err(
-                footer_at as u64,
-                format!("corrupt or unsupported checksum type {}", footer[0]),
-            )
-        }
+        None => return err(footer_at as u64, format!("corrupt or unsupported checksum type {}", footer[0])),
     };
     if format_version >= 6 {
         if footer[1..5] != EXTENDED_MAGIC {
@@ -382,8 +351,7 @@ pub fn read_footer(file: &[u8]) -> Result<Footer, SstError> {
             let mut copy = [0u8; FOOTER_LEN];
             copy.copy_from_slice(footer);
             copy[5..9].fill(0);
-            let computed = builtin_checksum(checksum, &copy)
-                .wrapping_add(context_modifier(base, footer_at as u64));
+            let computed = builtin_checksum(checksum, &copy).wrapping_add(context_modifier(base, footer_at as u64));
             if computed != stored {
                 return err(
                     footer_at as u64,
@@ -393,25 +361,16 @@ pub fn read_footer(file: &[u8]) -> Result<Footer, SstError> {
         }
         let metaindex_size = u64::from(fixed32(footer, 13).unwrap_or(0));
         if fixed64(footer, 33).unwrap_or(1) != 0 {
-            return err(
-                footer_at as u64 + 33,
-                "file uses a future feature not supported (reserved footer bytes set)",
-            );
+            return err(footer_at as u64 + 33, "file uses a future feature not supported (reserved footer bytes set)");
         }
         let metaindex_end = (footer_at as u64).saturating_sub(BLOCK_TRAILER_LEN as u64);
         if metaindex_size > metaindex_end {
-            return err(
-                footer_at as u64 + 13,
-                format!("metaindex size {metaindex_size} exceeds the file"),
-            );
+            return err(footer_at as u64 + 13, format!("metaindex size {metaindex_size} exceeds the file"));
         }
         Ok(Footer {
             format_version,
             checksum,
-            metaindex: BlockHandle {
-                offset: metaindex_end - metaindex_size,
-                size: metaindex_size,
-            },
+            metaindex: BlockHandle { offset: metaindex_end - metaindex_size, size: metaindex_size },
             index: None,
             base_context_checksum: base,
         })
@@ -421,13 +380,9 @@ pub fn read_footer(file: &[u8]) -> Result<Footer, SstError> {
         let metaindex = block_handle(part2, &mut pos);
         let index = block_handle(part2, &mut pos);
         match (metaindex, index) {
-            (Some(m), Some(i)) => Ok(Footer {
-                format_version,
-                checksum,
-                metaindex: m,
-                index: Some(i),
-                base_context_checksum: 0,
-            }),
+            (Some(m), Some(i)) => {
+                Ok(Footer { format_version, checksum, metaindex: m, index: Some(i), base_context_checksum: 0 })
+            }
             _ => err(footer_at as u64 + 1, "bad block handle in footer"),
         }
     }
@@ -444,18 +399,18 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     /// Reads, verifies and decompresses the block at `h`.
-    fn block(&mut self, h: BlockHandle, what: &str) -> Result<Vec<u8>, SstError> {
+    ///
+    /// `src` is the file offset of the structure the handle was read from (footer, metaindex or index block):
+    /// a handle pointing outside the file is reported there.
+    fn block(&mut self, h: BlockHandle, src: u64, what: &str) -> Result<Vec<u8>, SstError> {
         let start = h.offset;
-        let end = h
-            .offset
-            .checked_add(h.size)
-            .and_then(|e| e.checked_add(BLOCK_TRAILER_LEN as u64));
+        let end = h.offset.checked_add(h.size).and_then(|e| e.checked_add(BLOCK_TRAILER_LEN as u64));
         let data_end = (self.file.len() - FOOTER_LEN) as u64;
         let end = match end {
             Some(e) if e <= data_end => e,
             _ => {
                 return err(
-                    start,
+                    src,
                     format!(
                         "{what} block handle (offset {}, size {}) points past the end of the data ({data_end} bytes before the footer)",
                         h.offset, h.size
@@ -469,8 +424,7 @@ impl<'a> Reader<'a> {
         let compression = raw[contents_len];
         if self.footer.checksum != ChecksumType::None {
             let stored = fixed32(raw, contents_len + 1).unwrap_or(0);
-            let stored =
-                stored.wrapping_sub(context_modifier(self.footer.base_context_checksum, start));
+            let stored = stored.wrapping_sub(context_modifier(self.footer.base_context_checksum, start));
             let computed = builtin_checksum(self.footer.checksum, &raw[..contents_len + 1]);
             if stored != computed {
                 return err(
@@ -488,53 +442,30 @@ impl<'a> Reader<'a> {
         if self.total_out > self.limits.max_total_bytes {
             return err(
                 start,
-                format!(
-                    "decompressed table exceeds the limit of {} bytes",
-                    self.limits.max_total_bytes
-                ),
+                format!("decompressed table exceeds the limit of {} bytes", self.limits.max_total_bytes),
             );
         }
         Ok(out)
     }
 
-    fn decompress(
-        &self,
-        compression: u8,
-        data: &[u8],
-        at: u64,
-        what: &str,
-    ) -> Result<Vec<u8>, SstError> {
+    fn decompress(&self, compression: u8, data: &[u8], at: u64, what: &str) -> Result<Vec<u8>, SstError> {
         let max = self.limits.max_block_bytes;
         match compression {
             0 => {
                 if data.len() > max {
-                    return err(
-                        at,
-                        format!(
-                            "{what} block of {} bytes exceeds the limit of {max}",
-                            data.len()
-                        ),
-                    );
+                    return err(at, format!("{what} block of {} bytes exceeds the limit of {max}", data.len()));
                 }
                 Ok(data.to_vec())
             }
             1 => {
-                let n = snap::raw::decompress_len(data).map_err(|e| SstError {
-                    offset: at,
-                    message: format!("{what} block: bad snappy length: {e}"),
-                })?;
+                let n = snap::raw::decompress_len(data)
+                    .map_err(|e| SstError { offset: at, message: format!("{what} block: bad snappy length: {e}") })?;
                 if n > max {
-                    return err(
-                        at,
-                        format!("{what} block decompresses to {n} bytes, over the limit of {max}"),
-                    );
+                    return err(at, format!("{what} block decompresses to {n} bytes, over the limit of {max}"));
                 }
                 snap::raw::Decoder::new()
                     .decompress_vec(data)
-                    .map_err(|e| SstError {
-                        offset: at,
-                        message: format!("{what} block: snappy data corrupt: {e}"),
-                    })
+                    .map_err(|e| SstError { offset: at, message: format!("{what} block: snappy data corrupt: {e}") })
             }
             4 | 5 => {
                 let mut pos = 0;
@@ -543,24 +474,15 @@ impl<'a> Reader<'a> {
                     message: format!("{what} block: bad LZ4 uncompressed-size varint"),
                 })? as usize;
                 if n > max {
-                    return err(
-                        at,
-                        format!("{what} block decompresses to {n} bytes, over the limit of {max}"),
-                    );
+                    return err(at, format!("{what} block decompresses to {n} bytes, over the limit of {max}"));
                 }
                 let mut out = vec![0u8; n];
-                let got =
-                    lz4_flex::block::decompress_into(&data[pos..], &mut out).map_err(|e| {
-                        SstError {
-                            offset: at + pos as u64,
-                            message: format!("{what} block: LZ4 data corrupt: {e}"),
-                        }
-                    })?;
+                let got = lz4_flex::block::decompress_into(&data[pos..], &mut out).map_err(|e| SstError {
+                    offset: at + pos as u64,
+                    message: format!("{what} block: LZ4 data corrupt: {e}"),
+                })?;
                 if got != n {
-                    return err(
-                        at,
-                        format!("{what} block: LZ4 produced {got} bytes, {n} expected"),
-                    );
+                    return err(at, format!("{what} block: LZ4 produced {got} bytes, {n} expected"));
                 }
                 Ok(out)
             }
@@ -571,17 +493,13 @@ impl<'a> Reader<'a> {
                     message: format!("{what} block: bad ZSTD uncompressed-size varint"),
                 })? as usize;
                 if n > max {
-                    return err(
-                        at,
-                        format!("{what} block decompresses to {n} bytes, over the limit of {max}"),
-                    );
+                    return err(at, format!("{what} block decompresses to {n} bytes, over the limit of {max}"));
                 }
                 let mut src = &data[pos..];
-                let mut dec =
-                    ruzstd::decoding::StreamingDecoder::new(&mut src).map_err(|e| SstError {
-                        offset: at + pos as u64,
-                        message: format!("{what} block: ZSTD frame header corrupt: {e}"),
-                    })?;
+                let mut dec = ruzstd::decoding::StreamingDecoder::new(&mut src).map_err(|e| SstError {
+                    offset: at + pos as u64,
+                    message: format!("{what} block: ZSTD frame header corrupt: {e}"),
+                })?;
                 let mut out = Vec::with_capacity(n);
                 let mut limited = (&mut dec).take(n as u64 + 1);
                 limited.read_to_end(&mut out).map_err(|e| SstError {
@@ -589,32 +507,14 @@ impl<'a> Reader<'a> {
                     message: format!("{what} block: ZSTD data corrupt: {e}"),
                 })?;
                 if out.len() != n {
-                    return err(
-                        at,
-                        format!(
-                            "{what} block: ZSTD produced {} bytes, {n} expected",
-                            out.len()
-                        ),
-                    );
+                    return err(at, format!("{what} block: ZSTD produced {} bytes, {n} expected", out.len()));
                 }
                 Ok(out)
             }
-            2 => err(
-                at,
-                format!("{what} block uses zlib compression, which this reader does not support"),
-            ),
-            3 => err(
-                at,
-                format!("{what} block uses bzip2 compression, which this reader does not support"),
-            ),
-            6 => err(
-                at,
-                format!("{what} block uses xpress compression, which this reader does not support"),
-            ),
-            other => err(
-                at,
-                format!("{what} block has unknown compression type {other}"),
-            ),
+            2 => err(at, format!("{what} block uses zlib compression, which this reader does not support")),
+            3 => err(at, format!("{what} block uses bzip2 compression, which this reader does not support")),
+            6 => err(at, format!("{what} block uses xpress compression, which this reader does not support")),
+            other => err(at, format!("{what} block has unknown compression type {other}")),
         }
     }
 }
@@ -624,18 +524,10 @@ fn block_entries_end(block: &[u8], at: u64, what: &str) -> Result<usize, SstErro
     let n = block.len();
     let packed = match n.checked_sub(4).and_then(|p| fixed32(block, p)) {
         Some(p) => p,
-        None => {
-            return err(
-                at,
-                format!("{what} block is too short ({n} bytes) for its footer"),
-            )
-        }
+        None => return err(at, format!("{what} block is too short ({n} bytes) for its footer")),
     };
     if packed & (1 << 30) != 0 {
-        return err(
-            at,
-            format!("{what} block footer uses a reserved feature bit (0x{packed:08x})"),
-        );
+        return err(at, format!("{what} block footer uses a reserved feature bit (0x{packed:08x})"));
     }
     if packed & (1 << 28) != 0 {
         return err(at, format!("{what} block stores keys and values separately, which this reader does not support"));
@@ -650,23 +542,13 @@ fn block_entries_end(block: &[u8], at: u64, what: &str) -> Result<usize, SstErro
         };
         end = match end.checked_sub(2 + nb) {
             Some(e) => e,
-            None => {
-                return err(
-                    at,
-                    format!("{what} block hash index ({nb} buckets) exceeds the block"),
-                )
-            }
+            None => return err(at, format!("{what} block hash index ({nb} buckets) exceeds the block")),
         };
     }
     match num_restarts.checked_mul(4).and_then(|r| end.checked_sub(r)) {
         Some(e) if num_restarts > 0 || n == 4 => Ok(e),
         Some(e) => Ok(e),
-        None => err(
-            at,
-            format!(
-                "{what} block declares {num_restarts} restart points, more than fit in {n} bytes"
-            ),
-        ),
+        None => err(at, format!("{what} block declares {num_restarts} restart points, more than fit in {n} bytes")),
     }
 }
 
@@ -683,26 +565,19 @@ fn for_each_entry(
     let mut pos = 0;
     while pos < end {
         let entry_at = pos;
-        let bad = |m: &str| SstError {
-            offset: at,
-            message: format!("{what} block: {m} at byte {entry_at} of the block"),
-        };
+        let bad =
+            |m: &str| SstError { offset: at, message: format!("{what} block: {m} at byte {entry_at} of the block") };
         let region = &block[..end];
         let shared = varint32(region, &mut pos).ok_or_else(|| bad("bad entry header"))? as usize;
-        let non_shared =
-            varint32(region, &mut pos).ok_or_else(|| bad("bad entry header"))? as usize;
+        let non_shared = varint32(region, &mut pos).ok_or_else(|| bad("bad entry header"))? as usize;
         let value_len = varint32(region, &mut pos).ok_or_else(|| bad("bad entry header"))? as usize;
         if shared > key.len() {
             return Err(bad("entry shares more key bytes than the previous key has"));
         }
-        let key_end = pos
-            .checked_add(non_shared)
-            .filter(|e| *e <= end)
-            .ok_or_else(|| bad("key runs past the entries"))?;
-        let val_end = key_end
-            .checked_add(value_len)
-            .filter(|e| *e <= end)
-            .ok_or_else(|| bad("value runs past the entries"))?;
+        let key_end =
+            pos.checked_add(non_shared).filter(|e| *e <= end).ok_or_else(|| bad("key runs past the entries"))?;
+        let val_end =
+            key_end.checked_add(value_len).filter(|e| *e <= end).ok_or_else(|| bad("value runs past the entries"))?;
         key.truncate(shared);
         key.extend_from_slice(&block[pos..key_end]);
         f(&key, &block[key_end..val_end])?;
@@ -741,51 +616,34 @@ fn index_handles(
     let mut pos = 0;
     while pos < end {
         let entry_at = pos;
-        let bad = |m: &str| SstError {
-            offset: at,
-            message: format!("index block: {m} at byte {entry_at} of the block"),
-        };
+        let bad =
+            |m: &str| SstError { offset: at, message: format!("index block: {m} at byte {entry_at} of the block") };
         let shared = varint32(region, &mut pos).ok_or_else(|| bad("bad entry header"))? as usize;
-        let non_shared =
-            varint32(region, &mut pos).ok_or_else(|| bad("bad entry header"))? as usize;
+        let non_shared = varint32(region, &mut pos).ok_or_else(|| bad("bad entry header"))? as usize;
         if shared > key_len {
             return Err(bad("entry shares more key bytes than the previous key has"));
         }
-        pos = pos
-            .checked_add(non_shared)
-            .filter(|e| *e <= end)
-            .ok_or_else(|| bad("key runs past the entries"))?;
+        pos = pos.checked_add(non_shared).filter(|e| *e <= end).ok_or_else(|| bad("key runs past the entries"))?;
         key_len = shared + non_shared;
         let h = match (shared != 0, prev) {
             (true, Some(p)) => {
-                let raw = varint64(region, &mut pos)
-                    .ok_or_else(|| bad("bad delta-encoded index value"))?;
+                let raw = varint64(region, &mut pos).ok_or_else(|| bad("bad delta-encoded index value"))?;
                 let delta = ((raw >> 1) as i64) ^ -((raw & 1) as i64);
                 let offset = p
                     .offset
                     .checked_add(p.size)
                     .and_then(|o| o.checked_add(BLOCK_TRAILER_LEN as u64))
                     .ok_or_else(|| bad("index handle overflows"))?;
-                let size = (p.size as i64)
-                    .checked_add(delta)
-                    .filter(|s| *s >= 0)
-                    .ok_or_else(|| bad("negative block size"))?;
-                BlockHandle {
-                    offset,
-                    size: size as u64,
-                }
+                let size =
+                    (p.size as i64).checked_add(delta).filter(|s| *s >= 0).ok_or_else(|| bad("negative block size"))?;
+                BlockHandle { offset, size: size as u64 }
             }
             (true, None) => return Err(bad("delta-encoded index value without a previous handle")),
-            (false, _) => block_handle(region, &mut pos)
-                .ok_or_else(|| bad("bad block handle in index value"))?,
+            (false, _) => block_handle(region, &mut pos).ok_or_else(|| bad("bad block handle in index value"))?,
         };
         if have_first_key {
-            let n = varint32(region, &mut pos).ok_or_else(|| bad("bad first key in block info"))?
-                as usize;
-            pos = pos
-                .checked_add(n)
-                .filter(|e| *e <= end)
-                .ok_or_else(|| bad("first key runs past the entries"))?;
+            let n = varint32(region, &mut pos).ok_or_else(|| bad("bad first key in block info"))? as usize;
+            pos = pos.checked_add(n).filter(|e| *e <= end).ok_or_else(|| bad("first key runs past the entries"))?;
         }
         out.push(h);
         prev = Some(h);
@@ -803,19 +661,13 @@ fn parse_properties(block: &[u8], at: u64) -> Result<TableProperties, SstError> 
         match k {
             b"rocksdb.num.entries" => p.num_entries = num(v),
             b"rocksdb.num.data.blocks" => p.num_data_blocks = num(v),
-            b"rocksdb.column.family.name" => {
-                p.column_family_name = Some(String::from_utf8_lossy(v).into_owned())
-            }
+            b"rocksdb.column.family.name" => p.column_family_name = Some(String::from_utf8_lossy(v).into_owned()),
             b"rocksdb.comparator" => p.comparator = Some(String::from_utf8_lossy(v).into_owned()),
             b"rocksdb.compression" => p.compression = Some(String::from_utf8_lossy(v).into_owned()),
-            b"rocksdb.merge.operator" => {
-                p.merge_operator = Some(String::from_utf8_lossy(v).into_owned())
-            }
+            b"rocksdb.merge.operator" => p.merge_operator = Some(String::from_utf8_lossy(v).into_owned()),
             b"rocksdb.block.based.table.index.type" => p.index_type = fixed32(v, 0).unwrap_or(0),
             b"rocksdb.index.key.is.user.key" => p.index_key_is_user_key = num(v).unwrap_or(0) != 0,
-            b"rocksdb.index.value.is.delta.encoded" => {
-                p.index_value_is_delta_encoded = num(v).unwrap_or(0) != 0
-            }
+            b"rocksdb.index.value.is.delta.encoded" => p.index_value_is_delta_encoded = num(v).unwrap_or(0) != 0,
             b"rocksdb.external.sst.file.global.seqno" => p.global_seqno = fixed64(v, 0),
             _ => {}
         }
@@ -830,13 +682,8 @@ fn parse_properties(block: &[u8], at: u64) -> Result<TableProperties, SstError> 
 /// order, several versions of a user key kept) and the range tombstones. Errors carry the SST byte offset.
 pub fn read_sst(file: &[u8], limits: SstLimits) -> Result<SstTable, SstError> {
     let footer = read_footer(file)?;
-    let mut r = Reader {
-        file,
-        footer: footer.clone(),
-        limits,
-        total_out: 0,
-    };
-    let meta = r.block(footer.metaindex, "metaindex")?;
+    let mut r = Reader { file, footer: footer.clone(), limits, total_out: 0 };
+    let meta = r.block(footer.metaindex, (file.len() - FOOTER_LEN) as u64, "metaindex")?;
     let mut props_handle = None;
     let mut index_handle = footer.index;
     let mut range_del_handle = None;
@@ -856,64 +703,46 @@ pub fn read_sst(file: &[u8], limits: SstLimits) -> Result<SstTable, SstError> {
         Ok(())
     })?;
     if let Some(name) = bad_meta {
-        return err(
-            footer.metaindex.offset,
-            format!("metaindex block: bad block handle for meta block {name:?}"),
-        );
+        return err(footer.metaindex.offset, format!("metaindex block: bad block handle for meta block {name:?}"));
     }
     let properties = match props_handle {
         Some(h) => {
-            let b = r.block(h, "properties")?;
+            let b = r.block(h, footer.metaindex.offset, "properties")?;
             parse_properties(&b, h.offset)?
         }
         None => TableProperties::default(),
     };
     if let Some(c) = &properties.comparator {
         if c != "leveldb.BytewiseComparator" {
-            return err(
-                0,
-                format!(
-                    "table uses comparator {c:?}; only leveldb.BytewiseComparator is supported"
-                ),
-            );
+            return err(0, format!("table uses comparator {c:?}; only leveldb.BytewiseComparator is supported"));
         }
     }
     let index_handle = match index_handle {
         Some(h) => h,
-        None => {
-            return err(
-                footer.metaindex.offset,
-                "no index block (metaindex has no rocksdb.index entry)",
-            )
-        }
+        None => return err(footer.metaindex.offset, "no index block (metaindex has no rocksdb.index entry)"),
     };
+    let index_src = if footer.index.is_some() { (file.len() - FOOTER_LEN) as u64 } else { footer.metaindex.offset };
     let have_first_key = properties.index_type == 3;
     let delta = properties.index_value_is_delta_encoded;
-    let top = r.block(index_handle, "index")?;
+    let top = r.block(index_handle, index_src, "index")?;
     let mut data_handles = index_handles(&top, index_handle.offset, delta, have_first_key)?;
     if properties.index_type == 2 {
         // Two-level (partitioned) index: the top level points at index partitions.
         let partitions = std::mem::take(&mut data_handles);
         for p in partitions {
-            let b = r.block(p, "index partition")?;
+            let b = r.block(p, index_handle.offset, "index partition")?;
             data_handles.extend(index_handles(&b, p.offset, delta, have_first_key)?);
         }
     }
     let mut entries: Vec<SstEntry> = Vec::new();
     for h in &data_handles {
-        let b = r.block(*h, "data")?;
+        let b = r.block(*h, index_handle.offset, "data")?;
         let mut n_entries = entries.len();
         for_each_entry(&b, h.offset, "data", |k, v| {
             let (user_key, trailer) = match k.len().checked_sub(8) {
                 Some(ul) => (&k[..ul], fixed64(k, ul).unwrap_or(0)),
                 None => {
-                    return err(
-                        h.offset,
-                        format!(
-                            "data block: internal key of {} bytes is shorter than 8",
-                            k.len()
-                        ),
-                    )
+                    return err(h.offset, format!("data block: internal key of {} bytes is shorter than 8", k.len()))
                 }
             };
             let seq = match properties.global_seqno {
@@ -923,62 +752,40 @@ pub fn read_sst(file: &[u8], limits: SstLimits) -> Result<SstTable, SstError> {
             let type_byte = (trailer & 0xff) as u8;
             let kind = match ValueType::from_byte(type_byte) {
                 Some(t) => t,
-                None => {
-                    return err(
-                        h.offset,
-                        format!("data block: entry type 0x{type_byte:02x} (blob index, wide-column or other) is not supported"),
-                    )
-                }
+                None => return err(
+                    h.offset,
+                    format!(
+                        "data block: entry type 0x{type_byte:02x} (blob index, wide-column or other) is not supported"
+                    ),
+                ),
             };
             n_entries += 1;
             if n_entries > limits.max_entries {
-                return err(
-                    h.offset,
-                    format!("more than {} entries", limits.max_entries),
-                );
+                return err(h.offset, format!("more than {} entries", limits.max_entries));
             }
             entries.push(SstEntry {
                 user_key: user_key.to_vec(),
                 seq,
                 kind,
-                value: if kind.is_deletion() {
-                    Vec::new()
-                } else {
-                    v.to_vec()
-                },
+                value: if kind.is_deletion() { Vec::new() } else { v.to_vec() },
             });
             Ok(())
         })?;
     }
     let mut range_deletions = Vec::new();
     if let Some(h) = range_del_handle {
-        let b = r.block(h, "range deletion")?;
+        let b = r.block(h, footer.metaindex.offset, "range deletion")?;
         for_each_entry(&b, h.offset, "range deletion", |k, v| {
             let ul = match k.len().checked_sub(8) {
                 Some(ul) => ul,
-                None => {
-                    return err(
-                        h.offset,
-                        "range deletion block: internal key shorter than 8 bytes",
-                    )
-                }
+                None => return err(h.offset, "range deletion block: internal key shorter than 8 bytes"),
             };
             let trailer = fixed64(k, ul).unwrap_or(0);
-            range_deletions.push(RangeTombstone {
-                start: k[..ul].to_vec(),
-                end: v.to_vec(),
-                seq: trailer >> 8,
-            });
+            range_deletions.push(RangeTombstone { start: k[..ul].to_vec(), end: v.to_vec(), seq: trailer >> 8 });
             Ok(())
         })?;
     }
-    Ok(SstTable {
-        footer,
-        properties,
-        entries,
-        range_deletions,
-        data_blocks: data_handles.len(),
-    })
+    Ok(SstTable { footer, properties, entries, range_deletions, data_blocks: data_handles.len() })
 }
 
 #[cfg(test)]
@@ -1003,10 +810,7 @@ mod tests {
         const CRC32C: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISCSI);
         assert_eq!(CRC32C.checksum(&[0u8; 32]), 0x8a91_36aa);
         let c = 0x8a91_36aau32;
-        assert_eq!(
-            crc32c_masked(&[0u8; 32]),
-            ((c >> 15) | (c << 17)).wrapping_add(0xa282_ead8)
-        );
+        assert_eq!(crc32c_masked(&[0u8; 32]), ((c >> 15) | (c << 17)).wrapping_add(0xa282_ead8));
     }
 
     #[test]

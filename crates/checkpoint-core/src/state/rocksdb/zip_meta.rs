@@ -112,8 +112,8 @@ fn zerr(entry: Option<&str>, offset: Option<u64>, message: impl Into<String>) ->
 /// Errors: not a zip, too many entries, `metadata` missing / unreadable / of an unknown version / not the JSON
 /// Spark writes, an entry over `limits.max_entry_bytes`, a corrupt deflate stream or CRC mismatch.
 pub fn read_version_zip(bytes: &[u8], limits: ZipLimits) -> Result<VersionZip, ZipMetaError> {
-    let mut zip = zip::ZipArchive::new(Cursor::new(bytes))
-        .map_err(|e| zerr(None, None, format!("cannot open the zip: {e}")))?;
+    let mut zip =
+        zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| zerr(None, None, format!("cannot open the zip: {e}")))?;
     if zip.len() > limits.max_entries {
         return Err(zerr(None, None, format!("{} entries, over the limit of {}", zip.len(), limits.max_entries)));
     }
@@ -123,7 +123,7 @@ pub fn read_version_zip(bytes: &[u8], limits: ZipLimits) -> Result<VersionZip, Z
         if f.is_dir() {
             continue;
         }
-        let name = f.name().map(str::to_string).unwrap_or_else(|_| format!("entry #{i}"));
+        let name = f.name().map(|n| n.to_string()).unwrap_or_else(|_| format!("entry #{i}"));
         entries.push((name, f.size()));
     }
     let current = match entries.iter().any(|(n, _)| n == "CURRENT") {
@@ -144,16 +144,12 @@ pub fn read_version_zip(bytes: &[u8], limits: ZipLimits) -> Result<VersionZip, Z
 }
 
 /// Reads and inflates one entry, bounded by `max` bytes; checks the CRC.
-pub fn read_entry(
-    zip: &mut zip::ZipArchive<Cursor<&[u8]>>,
-    name: &str,
-    max: u64,
-) -> Result<Vec<u8>, ZipMetaError> {
+pub fn read_entry(zip: &mut zip::ZipArchive<Cursor<&[u8]>>, name: &str, max: u64) -> Result<Vec<u8>, ZipMetaError> {
     let f = zip.by_name(name).map_err(|e| zerr(Some(name), None, format!("cannot open: {e}")))?;
     let data_start = f.data_start();
     let declared = f.size();
     if declared > max {
-        return Err(zerr(Some(name), Some(data_start), format!("declares {declared} bytes, over the limit of {max}")));
+        return Err(zerr(Some(name), data_start, format!("declares {declared} bytes, over the limit of {max}")));
     }
     let mut out = Vec::with_capacity(declared as usize);
     let mut limited = f.take(max + 1);
@@ -165,14 +161,14 @@ pub fn read_entry(
             Err(e) => {
                 return Err(zerr(
                     Some(name),
-                    Some(data_start),
+                    data_start,
                     format!("cannot inflate (failed after {} inflated bytes): {e}", out.len()),
                 ))
             }
         }
     }
     if out.len() as u64 > max {
-        return Err(zerr(Some(name), Some(data_start), format!("inflates to more than {max} bytes")));
+        return Err(zerr(Some(name), data_start, format!("inflates to more than {max} bytes")));
     }
     Ok(out)
 }
@@ -306,9 +302,11 @@ pub fn check_files(meta: &CheckpointMetadata, listing: &[(String, u64)]) -> Vec<
             Some((b, e)) => (b, e),
             None => (f.local_file_name.as_str(), ""),
         };
-        let ok = f.dfs_file_name.strip_prefix(base).and_then(|r| r.strip_prefix('-')).is_some_and(|r| {
-            r.strip_suffix(ext).and_then(|u| u.strip_suffix('.')).is_some_and(|u| u.len() == 36)
-        });
+        let ok = f
+            .dfs_file_name
+            .strip_prefix(base)
+            .and_then(|r| r.strip_prefix('-'))
+            .is_some_and(|r| r.strip_suffix(ext).and_then(|u| u.strip_suffix('.')).is_some_and(|u| u.len() == 36));
         if !ok {
             out.push(FileIssue::BadName { dfs_name: f.dfs_file_name.clone(), local_name: f.local_file_name.clone() });
         }

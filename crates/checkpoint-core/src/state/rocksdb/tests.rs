@@ -1,0 +1,286 @@
+//! Tests of the RocksDB provider on the real fixtures.
+
+use super::*;
+use crate::archive::{Archive, MemArchive};
+use crate::testutil::{fixture_names, fixtures_dir, open_fixture};
+
+/// Fixtures written with the RocksDB provider (by their recorded facts, not by name).
+fn rocksdb_fixtures() -> Vec<String> {
+    fixture_names()
+        .into_iter()
+        .filter(|n| {
+            let rec = crate::testutil::fixture_record(n);
+            rec["facts"]["state_store_provider"].as_str().is_some_and(|p| p.contains("RocksDB"))
+                || rec["query"]["confs"]["spark.sql.streaming.stateStore.providerClass"]
+                    .as_str()
+                    .is_some_and(|p| p.contains("RocksDB"))
+        })
+        .collect()
+}
+
+/// Store directories `state/<op>/<part>` that hold RocksDB files.
+fn store_dirs(a: &dyn Archive) -> Vec<String> {
+    let mut dirs: Vec<String> = a
+        .entries()
+        .iter()
+        .filter(|e| !e.is_dir)
+        .filter_map(|e| {
+            let (dir, file) = e.path.rsplit_once('/')?;
+            parse_state_file_name(file)?;
+            dir.starts_with("state/").then(|| dir.to_string())
+        })
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    dirs
+}
+
+/// The last committed batch id of the archive (`commits/<n>`).
+fn last_commit(a: &dyn Archive) -> Option<i64> {
+    a.entries().iter().filter_map(|e| e.path.strip_prefix("commits/")?.parse::<i64>().ok()).max()
+}
+
+/// The commit's stateUniqueIds for operator/partition (checkpoint format v2).
+fn commit_unique_id(a: &mut dyn Archive, batch: i64, op: &str, part: usize) -> Option<String> {
+    let raw = a.read(&format!("commits/{batch}"), 1 << 20).ok()?;
+    let text = String::from_utf8(raw).ok()?;
+    let json: serde_json::Value = serde_json::from_str(text.lines().nth(1)?).ok()?;
+    json["stateUniqueIds"][op][part][0].as_str().map(str::to_string)
+}
+
+fn golden_rows(name: &str) -> Option<Vec<serde_json::Value>> {
+    let p = fixtures_dir().join(format!("{name}.state.jsonl"));
+    let text = std::fs::read_to_string(p).ok()?;
+    Some(text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).expect("golden row")).collect())
+}
+
+#[test]
+fn every_rocksdb_store_loads_at_the_last_committed_version_with_spark_row_counts() {
+    let names = rocksdb_fixtures();
+    assert!(names.len() >= 10, "expected the RocksDB fixtures, found {names:?}");
+    let mut checked_golden = 0;
+    for name in &names {
+        let mut a = open_fixture(name);
+        let Some(batch) = last_commit(&a) else { continue };
+        let version = batch + 1;
+        let golden = golden_rows(name);
+        for dir in store_dirs(&a) {
+            let parts: Vec<&str> = dir.split('/').collect();
+            let (op, part) = (parts[1], parts[2].parse::<usize>().unwrap());
+            let unique_id = commit_unique_id(&mut a, batch, op, part);
+            let opts = LoadOptions { unique_id, limits: None };
+            let res = load_store(&mut a, &dir, version, &opts);
+            let broken = name.starts_with("broken-");
+            let store = match res {
+                Ok(s) => s,
+                Err(e) if broken => {
+                    // Damaged fixtures: the error must name a file of this store.
+                    assert!(e.path.starts_with(&dir), "{name} {dir}: {e}");
+                    continue;
+                }
+                Err(e) => panic!("{name} {dir} v{version}: {e}"),
+            };
+            // Spark's own count of keys in the snapshot (user keys; internal column families excluded).
+            if store.plan.changelogs.is_empty() {
+                if let Some(m) = &store.metadata {
+                    let internal = m.num_internal_keys.unwrap_or(0);
+                    if let Some(n) = m.num_keys {
+                        assert_eq!(store.entries.len() as i64, n + internal, "{name} {dir}: numKeys of the zip");
+                    }
+                }
+            }
+            if let Some(rows) = &golden {
+                if broken {
+                    continue;
+                }
+                let want = rows
+                    .iter()
+                    .filter(|r| {
+                        r["operatorId"].as_i64() == op.parse().ok() && r["partition_id"].as_u64() == Some(part as u64)
+                    })
+                    .count();
+                assert_eq!(store.entries.len(), want, "{name} {dir} v{version}: rows vs Spark's statestore reader");
+                checked_golden += 1;
+            }
+        }
+    }
+    assert!(checked_golden >= 20, "only {checked_golden} stores compared with golden row counts");
+}
+
+#[test]
+fn changelog_replay_equals_the_snapshot_of_the_same_version() {
+    // With changelog checkpointing every uploaded <v>.zip must equal the replay of changelogs from an older
+    // snapshot: two independent readers (SST files vs changelog records) agree.
+    let mut compared = 0;
+    for name in rocksdb_fixtures() {
+        if name.starts_with("broken-") {
+            continue;
+        }
+        let mut a = open_fixture(&name);
+        for dir in store_dirs(&a) {
+            let (files, _) = list_store(&a, &dir);
+            if files.iter().any(|(f, _)| f.unique_id.is_some()) || !files.iter().any(|(f, _)| !f.is_zip) {
+                continue;
+            }
+            let limits = LoadLimits::default();
+            let mut zips: Vec<(i64, String)> =
+                files.iter().filter(|(f, _)| f.is_zip).map(|(f, p)| (f.version, p.clone())).collect();
+            zips.sort();
+            for (v, zp) in &zips {
+                let snap = read_snapshot(&mut a, &dir, zp, &limits).unwrap();
+                // replay from the previous snapshot (or empty)
+                let prev = zips.iter().filter(|(pv, _)| pv < v).last().cloned();
+                let mut map = match &prev {
+                    Some((_, pp)) => read_snapshot(&mut a, &dir, pp, &limits).unwrap().entries,
+                    None => BTreeMap::new(),
+                };
+                let start = prev.map(|(pv, _)| pv).unwrap_or(0);
+                for cv in start + 1..=*v {
+                    let cp = files.iter().find(|(f, _)| !f.is_zip && f.version == cv).map(|(_, p)| p.clone());
+                    let Some(cp) = cp else { continue };
+                    let cl = read_changelog_file(&mut a, &cp, &limits).unwrap();
+                    apply_changelog(&mut map, cl.records);
+                }
+                assert_eq!(map, snap.entries, "{name} {dir} v{v}");
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared >= 10, "compared {compared}");
+}
+
+#[test]
+fn checkpoint_v2_lineage_and_missing_changelog() {
+    let name = "broken-ss-4.1.4-missing-changelog-agg-rocksdb-ckptv2";
+    let mut a = open_fixture(name);
+    let batch = last_commit(&a).unwrap();
+    let id = commit_unique_id(&mut a, batch, "0", 1);
+    let e = load_store(&mut a, "state/0/1", batch + 1, &LoadOptions { unique_id: id, limits: None }).unwrap_err();
+    let rec = crate::testutil::fixture_record(name);
+    let spark_class = rec["restart_outcome"]["error_class"].as_str().unwrap();
+    assert_eq!(e.error_class.map(|c| c.to_string()), Some(spark_class.to_string()), "{e}");
+}
+
+#[test]
+fn missing_changelog_without_ids_is_spark_s_error() {
+    let name = "broken-ss-4.3.0-missing-changelog";
+    let mut a = open_fixture(name);
+    let batch = last_commit(&a).unwrap();
+    let e = load_store(&mut a, "state/0/1", batch + 1, &LoadOptions::default()).unwrap_err();
+    let rec = crate::testutil::fixture_record(name);
+    assert_eq!(e.error_class, rec["restart_outcome"]["error_class"].as_str(), "{e}");
+    assert!(e.path.ends_with(".changelog"), "{e}");
+}
+
+#[test]
+fn corrupt_zip_fixtures_report_the_zip() {
+    for name in rocksdb_fixtures().into_iter().filter(|n| n.contains("corrupt-state-file")) {
+        let rec = crate::testutil::fixture_record(&name);
+        let file = rec["mutation"]["file"].as_str().unwrap().to_string();
+        let file = file.as_str();
+        let (dir, fname) = file.rsplit_once('/').unwrap();
+        let f = parse_state_file_name(fname).unwrap();
+        let mut a = open_fixture(&name);
+        let limits = LoadLimits::default();
+        let r = read_snapshot(&mut a, dir, file, &limits);
+        eprintln!("{name}: {:?}", r.as_ref().err());
+        // A flipped byte inside deflate data or the central directory must be an error naming the zip.
+        match r {
+            Err(e) => assert!(e.path.starts_with(file), "{name}: {e}"),
+            Ok(s) => panic!("{name}: corrupt {file} (v{}) read fine with {} keys", f.version, s.entries.len()),
+        }
+    }
+}
+
+#[test]
+fn truncated_and_flipped_sst_never_panics() {
+    let mut a = open_fixture("ss-4.1.4-agg-rocksdb");
+    let path = a
+        .entries()
+        .iter()
+        .find(|e| e.path.starts_with("state/0/0/SSTs/0") && e.path.ends_with(".sst"))
+        .unwrap()
+        .path
+        .clone();
+    let bytes = a.read(&path, 1 << 20).unwrap();
+    let ok = sst::read_sst(&bytes, sst::SstLimits::default()).unwrap();
+    assert!(!ok.entries.is_empty());
+    for n in 0..bytes.len() {
+        let e = sst::read_sst(&bytes[..n], sst::SstLimits::default()).unwrap_err();
+        assert!(e.offset <= n as u64, "cut at {n}: {e}");
+    }
+    // Flipping any byte is either detected (checksums, magic, handles) or harmless (padding, unchecked bytes).
+    let mut detected = 0;
+    for i in 0..bytes.len() {
+        let mut b = bytes.clone();
+        b[i] ^= 0x55;
+        match sst::read_sst(&b, sst::SstLimits::default()) {
+            Err(e) => {
+                assert!(e.offset <= bytes.len() as u64);
+                detected += 1;
+            }
+            Ok(t) => assert_eq!(t.entries, ok.entries, "flip at {i} changed data silently"),
+        }
+    }
+    assert!(detected > bytes.len() * 9 / 10, "only {detected} of {} flips detected", bytes.len());
+}
+
+#[test]
+fn truncated_changelog_and_zip_give_offsets() {
+    let mut a = open_fixture("ss-4.3.0-agg-rocksdb-changelog");
+    let cl = a
+        .entries()
+        .iter()
+        .find(|e| e.path.starts_with("state/0/0/") && e.path.ends_with(".changelog"))
+        .unwrap()
+        .path
+        .clone();
+    let zp =
+        a.entries().iter().find(|e| e.path.starts_with("state/0/0/") && e.path.ends_with(".zip")).unwrap().path.clone();
+    let cl_bytes = a.read(&cl, 1 << 20).unwrap();
+    let zip_bytes = a.read(&zp, 1 << 20).unwrap();
+    let limits = LoadLimits::default();
+    for n in 0..cl_bytes.len() {
+        let mut m = MemArchive::new("t", vec![(cl.clone(), cl_bytes[..n].to_vec())], Default::default()).unwrap();
+        let e = read_changelog_file(&mut m, &cl, &limits).unwrap_err();
+        assert_eq!(e.path, cl);
+        assert!(e.offset.is_some(), "cut at {n}: {e}");
+    }
+    for n in 0..zip_bytes.len() {
+        assert!(zip_meta::read_version_zip(&zip_bytes[..n], limits.zip).is_err(), "zip cut at {n} still opens");
+    }
+}
+
+#[test]
+fn state_file_names() {
+    assert_eq!(parse_state_file_name("12.zip"), Some(StateFileName { version: 12, unique_id: None, is_zip: true }));
+    let f = parse_state_file_name("3_33a2be3e-02f1-44fa-b8f6-2f354cafdb9b.changelog").unwrap();
+    assert_eq!((f.version, f.is_zip), (3, false));
+    assert_eq!(f.unique_id.as_deref(), Some("33a2be3e-02f1-44fa-b8f6-2f354cafdb9b"));
+    assert_eq!(parse_state_file_name(".12.zip.crc"), None);
+    assert_eq!(parse_state_file_name("12.zip.crc"), None);
+    assert_eq!(parse_state_file_name("x.zip"), None);
+    assert_eq!(parse_state_file_name("12_.zip"), None);
+}
+
+#[test]
+fn merge_resolution_like_string_append_operator() {
+    use sst::{SstEntry, ValueType};
+    let e = |k: &str, seq, kind, v: &str| SstEntry { user_key: k.into(), seq, kind, value: v.into() };
+    let all = vec![
+        e("a", 1, ValueType::Value, "x"),
+        e("a", 2, ValueType::Merge, "y"),
+        e("a", 3, ValueType::Merge, "z"),
+        e("b", 5, ValueType::Deletion, ""),
+        e("b", 4, ValueType::Value, "old"),
+        e("c", 7, ValueType::Merge, "m"),
+        e("c", 6, ValueType::Deletion, ""),
+        e("d", 1, ValueType::Value, "gone"),
+    ];
+    let tomb = vec![sst::RangeTombstone { start: b"d".to_vec(), end: b"e".to_vec(), seq: 2 }];
+    let m = resolve_entries(all, &tomb);
+    assert_eq!(m.get(b"a".as_slice()).map(Vec::as_slice), Some(b"x,y,z".as_slice()));
+    assert_eq!(m.get(b"b".as_slice()), None);
+    assert_eq!(m.get(b"c".as_slice()).map(Vec::as_slice), Some(b"m".as_slice()));
+    assert_eq!(m.get(b"d".as_slice()), None);
+}
