@@ -15,6 +15,7 @@
 //! ([`split_key`], [`split_value`] take them apart).
 
 pub mod changelog;
+pub mod encoding;
 pub mod sst;
 pub mod zip_meta;
 
@@ -315,16 +316,18 @@ pub fn plan_load(
                         Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE"),
                     ))
                 }
-                many => return Err(rerr(
-                    dir,
-                    None,
-                    format!(
+                many => {
+                    return Err(rerr(
+                        dir,
+                        None,
+                        format!(
                         "version {version} has {} candidate unique ids ({}); the commit log's stateUniqueIds decides",
                         many.len(),
                         many.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
                     ),
-                    None,
-                )),
+                        None,
+                    ))
+                }
             }
         }
     };

@@ -752,12 +752,14 @@ pub fn read_sst(file: &[u8], limits: SstLimits) -> Result<SstTable, SstError> {
             let type_byte = (trailer & 0xff) as u8;
             let kind = match ValueType::from_byte(type_byte) {
                 Some(t) => t,
-                None => return err(
-                    h.offset,
-                    format!(
+                None => {
+                    return err(
+                        h.offset,
+                        format!(
                         "data block: entry type 0x{type_byte:02x} (blob index, wide-column or other) is not supported"
                     ),
-                ),
+                    )
+                }
             };
             n_entries += 1;
             if n_entries > limits.max_entries {

@@ -284,3 +284,37 @@ fn merge_resolution_like_string_append_operator() {
     assert_eq!(m.get(b"c".as_slice()).map(Vec::as_slice), Some(b"m".as_slice()));
     assert_eq!(m.get(b"d".as_slice()), None);
 }
+
+#[test]
+fn every_row_splits_and_row_checksums_verify_where_spark_enabled_them() {
+    let mut checksummed_rows = 0;
+    let mut cf_rows = 0;
+    for name in rocksdb_fixtures().into_iter().filter(|n| !n.starts_with("broken-")) {
+        let rec = crate::testutil::fixture_record(&name);
+        let conf = &rec["facts"]["last_offset_conf"];
+        let row_checksum = conf["spark.sql.streaming.stateStore.rowChecksum.enabled"].as_str() == Some("true");
+        let mut a = open_fixture(&name);
+        let Some(batch) = last_commit(&a) else { continue };
+        for dir in store_dirs(&a) {
+            let parts: Vec<&str> = dir.split('/').collect();
+            let unique_id = commit_unique_id(&mut a, batch, parts[1], parts[2].parse().unwrap());
+            let store = load_store(&mut a, &dir, batch + 1, &LoadOptions { unique_id, limits: None }).unwrap();
+            for (k, v) in &store.entries {
+                assert_eq!(encoding::has_row_checksums(k, v), row_checksum, "{name} {dir}: detection");
+                let kp = encoding::split_key(k, store.uses_column_families(), &encoding::KeyEncoding::NoPrefix)
+                    .unwrap_or_else(|e| panic!("{name} {dir}: {e}"));
+                if let Some(cf) = kp.column_family {
+                    assert!(store.column_family_name(cf).is_some(), "{name}: unknown column family {cf}");
+                    cf_rows += 1;
+                }
+                let vals = encoding::split_value(k, v, false, Some(row_checksum)).unwrap();
+                assert_eq!(vals.len(), 1);
+                assert_eq!(vals[0].len() % 8, 0);
+                if row_checksum {
+                    checksummed_rows += 1;
+                }
+            }
+        }
+    }
+    assert!(checksummed_rows > 0 && cf_rows > 0, "checksummed {checksummed_rows}, column family rows {cf_rows}");
+}
