@@ -19,6 +19,9 @@ pub mod encoding;
 pub mod sst;
 pub mod zip_meta;
 
+#[cfg(test)]
+mod sst_writer_test;
+
 use crate::archive::{Archive, ArchiveError};
 use std::collections::BTreeMap;
 
