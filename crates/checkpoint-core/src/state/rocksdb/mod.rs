@@ -16,6 +16,7 @@
 
 pub mod changelog;
 pub mod encoding;
+pub mod manifest;
 pub mod sst;
 pub mod zip_meta;
 
@@ -455,6 +456,33 @@ pub fn read_snapshot(
     })?;
     let (_, listing) = list_store(archive, store_dir);
     let dir = store_dir.trim_end_matches('/');
+    if let Some(m) = &zip.manifest {
+        let manifest_path = format!("{zip_path}!/{}", zip.current.clone().unwrap_or_default());
+        let m = m.as_ref().map_err(|e| {
+            rerr(&manifest_path, Some(e.offset), e.message.clone(), Some("CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"))
+        })?;
+        for mm in manifest::compare_with_metadata(m, &zip.metadata) {
+            match mm {
+                manifest::ManifestMismatch::NotInMetadata { number, size } => {
+                    return Err(rerr(
+                        &manifest_path,
+                        None,
+                        format!("RocksDB's manifest needs SST {number:06}.sst ({size} bytes) which Spark's metadata does not list"),
+                        Some("CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"),
+                    ))
+                }
+                manifest::ManifestMismatch::SizeDiffers { number, manifest, metadata } => {
+                    return Err(rerr(
+                        &manifest_path,
+                        None,
+                        format!("SST {number:06}.sst has {manifest} bytes in RocksDB's manifest but {metadata} in Spark's metadata"),
+                        Some("CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"),
+                    ))
+                }
+                manifest::ManifestMismatch::NotLive { .. } => {}
+            }
+        }
+    }
     for issue in zip_meta::check_files(&zip.metadata, &listing) {
         match issue {
             zip_meta::FileIssue::Missing { path, expected } => {

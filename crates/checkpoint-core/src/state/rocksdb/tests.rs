@@ -318,3 +318,31 @@ fn every_row_splits_and_row_checksums_verify_where_spark_enabled_them() {
     }
     assert!(checksummed_rows > 0 && cf_rows > 0, "checksummed {checksummed_rows}, column family rows {cf_rows}");
 }
+
+#[test]
+fn every_manifest_agrees_with_spark_metadata() {
+    let mut zips = 0;
+    for name in rocksdb_fixtures().into_iter().filter(|n| !n.starts_with("broken-")) {
+        let mut a = open_fixture(&name);
+        let paths: Vec<String> = a
+            .entries()
+            .iter()
+            .filter(|e| {
+                e.path.starts_with("state/")
+                    && e.path.rsplit('/').next().and_then(parse_state_file_name).is_some_and(|f| f.is_zip)
+            })
+            .map(|e| e.path.clone())
+            .collect();
+        for p in paths {
+            let raw = a.read(&p, 1 << 24).unwrap();
+            let z = zip_meta::read_version_zip(&raw, zip_meta::ZipLimits::default()).unwrap();
+            let m = z.manifest.unwrap_or_else(|| panic!("{name} {p}: no MANIFEST")).unwrap();
+            assert!(m.edits > 0 && !m.torn_tail, "{name} {p}");
+            assert_eq!(m.comparator.as_deref(), Some("leveldb.BytewiseComparator"));
+            assert_eq!(manifest::compare_with_metadata(&m, &z.metadata), vec![], "{name} {p}");
+            assert!(z.unexpected_empty.is_empty(), "{name} {p}: {:?}", z.unexpected_empty);
+            zips += 1;
+        }
+    }
+    assert!(zips > 50, "{zips}");
+}

@@ -98,6 +98,8 @@ pub struct VersionZip {
     pub current: Option<String>,
     /// Spark's metadata.
     pub metadata: CheckpointMetadata,
+    /// The MANIFEST named by `CURRENT`, parsed; `None` when `CURRENT` or that file is absent.
+    pub manifest: Option<Result<super::manifest::Manifest, super::manifest::ManifestError>>,
     /// Entries with zero bytes that should not be empty (everything but RocksDB's `*.log` WAL files), which Spark
     /// 4.1+ rejects with `STATE_STORE_UNEXPECTED_EMPTY_FILE_IN_ROCKSDB_ZIP`.
     pub unexpected_empty: Vec<String>,
@@ -140,7 +142,14 @@ pub fn read_version_zip(bytes: &[u8], limits: ZipLimits) -> Result<VersionZip, Z
     let metadata = parse_metadata(&raw).map_err(|(off, m)| zerr(Some("metadata"), off, m))?;
     let unexpected_empty =
         entries.iter().filter(|(n, s)| *s == 0 && !n.ends_with(".log")).map(|(n, _)| n.clone()).collect();
-    Ok(VersionZip { entries, current, metadata, unexpected_empty })
+    let manifest = match &current {
+        Some(name) if entries.iter().any(|(n, _)| n == name) => {
+            let raw = read_entry(&mut zip, name, limits.max_entry_bytes)?;
+            Some(super::manifest::parse_manifest(&raw))
+        }
+        _ => None,
+    };
+    Ok(VersionZip { entries, current, metadata, manifest, unexpected_empty })
 }
 
 /// Reads and inflates one entry, bounded by `max` bytes; checks the CRC.
