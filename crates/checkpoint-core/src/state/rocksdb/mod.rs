@@ -18,6 +18,7 @@ pub mod changelog;
 pub mod encoding;
 pub mod manifest;
 pub mod sst;
+pub mod state_view;
 pub mod zip_meta;
 
 #[cfg(test)]
