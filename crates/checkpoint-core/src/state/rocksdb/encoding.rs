@@ -78,9 +78,9 @@ fn strip_version(b: &[u8], base: usize) -> Result<&[u8], EncodingError> {
         None => eerr(base, "empty: the encoding version byte is missing"),
         Some(0) => {
             let row = &b[1..];
-            if row.len() % 8 == 0 {
+            if row.len().is_multiple_of(8) {
                 Ok(row)
-            } else if row.first() == Some(&0) && (row.len() - 1) % 8 == 0 {
+            } else if row.first() == Some(&0) && (row.len() - 1).is_multiple_of(8) {
                 Ok(&row[1..])
             } else {
                 eerr(base + 1, format!("UnsafeRow of {} bytes is not a multiple of 8", row.len()))

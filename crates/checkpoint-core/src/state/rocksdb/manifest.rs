@@ -64,7 +64,10 @@ fn mask_crc(c: u32) -> u32 {
 }
 
 /// Splits the log into records (payloads), checking CRCs. Returns (record start offset, payload).
-fn read_log_records(b: &[u8]) -> Result<(Vec<(usize, Vec<u8>)>, bool), ManifestError> {
+/// Log records: (offset of the record's first fragment, payload).
+type Records = Vec<(usize, Vec<u8>)>;
+
+fn read_log_records(b: &[u8]) -> Result<(Records, bool), ManifestError> {
     const C: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISCSI);
     let mut out = Vec::new();
     let mut pending: Option<(usize, Vec<u8>)> = None;

@@ -200,7 +200,10 @@ pub fn parse_state_file_name(name: &str) -> Option<StateFileName> {
 }
 
 /// Files directly in a store directory: (file name, size), plus `SSTs/`/`logs/` entries relative to it.
-fn list_store(archive: &dyn Archive, store_dir: &str) -> (Vec<(StateFileName, String)>, Vec<(String, u64)>) {
+/// State files (parsed name, archive path) and immutable files (path relative to the store dir, size).
+type StoreListing = (Vec<(StateFileName, String)>, Vec<(String, u64)>);
+
+fn list_store(archive: &dyn Archive, store_dir: &str) -> StoreListing {
     let prefix = if store_dir.is_empty() { String::new() } else { format!("{}/", store_dir.trim_end_matches('/')) };
     let mut state_files = Vec::new();
     let mut immutable = Vec::new();

@@ -129,7 +129,7 @@ fn changelog_replay_equals_the_snapshot_of_the_same_version() {
             for (v, zp) in &zips {
                 let snap = read_snapshot(&mut a, &dir, zp, &limits).unwrap();
                 // replay from the previous snapshot (or empty)
-                let prev = zips.iter().filter(|(pv, _)| pv < v).last().cloned();
+                let prev = zips.iter().rfind(|(pv, _)| pv < v).cloned();
                 let mut map = match &prev {
                     Some((_, pp)) => read_snapshot(&mut a, &dir, pp, &limits).unwrap().entries,
                     None => BTreeMap::new(),
