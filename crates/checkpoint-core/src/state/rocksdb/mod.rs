@@ -65,6 +65,10 @@ pub struct LoadOptions {
     pub unique_id: Option<String>,
     /// Limits; `LoadLimits::default()` when built with `Default`.
     pub limits: Option<LoadLimits>,
+    /// Spark 4.3's auto snapshot repair (`spark.sql.streaming.stateStore.autoSnapshotRepair.enabled`, on by
+    /// default in 4.3): when the chosen snapshot cannot be read, fall back to an older one (or the empty store)
+    /// and replay more changelogs. Off: the first unreadable snapshot is the error.
+    pub auto_snapshot_repair: bool,
 }
 
 /// Why a store version cannot be rebuilt: the file (path inside the archive), the byte offset when it is about
@@ -123,6 +127,8 @@ pub struct RawStore {
     pub metadata: Option<zip_meta::CheckpointMetadata>,
     /// Column family name → id when the store uses virtual column families (from the snapshot metadata).
     pub column_families: Vec<(String, u16)>,
+    /// Snapshots that could not be read and were skipped by auto snapshot repair (empty without it).
+    pub skipped_snapshots: Vec<RocksDbError>,
 }
 
 impl RawStore {
@@ -258,8 +264,20 @@ pub fn plan_load(
     version: i64,
     opts: &LoadOptions,
 ) -> Result<LoadPlan, RocksDbError> {
+    plan_load_skipping(archive, store_dir, version, opts, &[])
+}
+
+/// [`plan_load`] ignoring the snapshot zips in `skip` (unreadable ones, for auto snapshot repair).
+fn plan_load_skipping(
+    archive: &mut dyn Archive,
+    store_dir: &str,
+    version: i64,
+    opts: &LoadOptions,
+    skip: &[String],
+) -> Result<LoadPlan, RocksDbError> {
     let limits = opts.limits.unwrap_or_default();
-    let (files, _) = list_store(archive, store_dir);
+    let (mut files, _) = list_store(archive, store_dir);
+    files.retain(|(f, p)| !(f.is_zip && skip.contains(p)));
     let dir = store_dir.trim_end_matches('/');
     if version < 0 {
         return Err(rerr(dir, None, format!("version {version} is negative"), None));
@@ -274,16 +292,9 @@ pub fn plan_load(
         if let Some(p) = find(version, true) {
             return Ok(LoadPlan { snapshot: Some((version, p)), changelogs: Vec::new() });
         }
+        // Spark 4.x loads the newest snapshot <= version and replays changelogs after it whether or not
+        // changelog checkpointing is on (without it, the exact <version>.zip is that snapshot).
         let changelog_mode = files.iter().any(|(f, _)| !f.is_zip);
-        if !changelog_mode {
-            let path = format!("{dir}/{version}.zip");
-            return Err(rerr(
-                &path,
-                None,
-                format!("Error reading streaming state file of {path} does not exist (changelog checkpointing is off, so version {version} needs this snapshot)"),
-                Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE"),
-            ));
-        }
         let base = files.iter().filter(|(f, _)| f.is_zip && f.version <= version).max_by_key(|(f, _)| f.version);
         let (snapshot, start) = match base {
             Some((f, p)) => (Some((f.version, p.clone())), f.version),
@@ -298,7 +309,11 @@ pub fn plan_load(
                     return Err(rerr(
                         &path,
                         None,
-                        format!("Error reading streaming state file of {path} does not exist (needed to replay version {version} from snapshot {start})"),
+                        if changelog_mode {
+                            format!("Error reading streaming state file of {path} does not exist (needed to replay version {version} from snapshot {start})")
+                        } else {
+                            format!("Error reading streaming state file of {path} does not exist: version {version} has no snapshot {dir}/{version}.zip and the store has no changelog files (changelog checkpointing off)")
+                        },
                         Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE"),
                     ));
                 }
@@ -619,6 +634,36 @@ pub fn apply_changelog(map: &mut BTreeMap<Vec<u8>, Vec<u8>>, records: Vec<change
     }
 }
 
+/// Plans the load and reads its snapshot; with auto snapshot repair, unreadable snapshots are skipped (and
+/// returned) and the plan is redone without them.
+#[allow(clippy::type_complexity)]
+fn plan_and_read_snapshot(
+    archive: &mut dyn Archive,
+    store_dir: &str,
+    version: i64,
+    opts: &LoadOptions,
+    limits: &LoadLimits,
+) -> Result<(LoadPlan, Option<Snapshot>, Vec<RocksDbError>), RocksDbError> {
+    let mut skip: Vec<String> = Vec::new();
+    let mut skipped = Vec::new();
+    loop {
+        let plan = match plan_load_skipping(archive, store_dir, version, opts, &skip) {
+            Ok(p) => p,
+            // The repair found no usable base: report the first snapshot failure, as Spark does.
+            Err(e) => return Err(skipped.into_iter().next().unwrap_or(e)),
+        };
+        let Some((_, zip_path)) = &plan.snapshot else { return Ok((plan, None, skipped)) };
+        match read_snapshot(archive, store_dir, zip_path, limits) {
+            Ok(s) => return Ok((plan, Some(s), skipped)),
+            Err(e) if opts.auto_snapshot_repair && skip.len() < 64 => {
+                skip.push(zip_path.clone());
+                skipped.push(e);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// Rebuilds the raw key → value map of the store in `store_dir` (a path inside the archive such as
 /// `state/0/1` or `state/0/1/left-keyToNumValues`) at `version` (= batch id + 1), as Spark's `RocksDB.load` does.
 ///
@@ -630,10 +675,9 @@ pub fn load_store(
     opts: &LoadOptions,
 ) -> Result<RawStore, RocksDbError> {
     let limits = opts.limits.unwrap_or_default();
-    let plan = plan_load(archive, store_dir, version, opts)?;
-    let mut store = RawStore { version, ..Default::default() };
-    if let Some((_, zip_path)) = &plan.snapshot {
-        let snap = read_snapshot(archive, store_dir, zip_path, &limits)?;
+    let (plan, snap, skipped) = plan_and_read_snapshot(archive, store_dir, version, opts, &limits)?;
+    let mut store = RawStore { version, skipped_snapshots: skipped, ..Default::default() };
+    if let Some(snap) = snap {
         store.entries = snap.entries;
         let meta = snap.zip.metadata;
         store.column_families = meta
@@ -661,6 +705,8 @@ pub struct VerifySummary {
     /// Entries of the snapshot zip that are empty although they should not be
     /// (`STATE_STORE_UNEXPECTED_EMPTY_FILE_IN_ROCKSDB_ZIP` in Spark 4.1+).
     pub unexpected_empty: Vec<String>,
+    /// Unreadable snapshots skipped by auto snapshot repair (only with [`LoadOptions::auto_snapshot_repair`]).
+    pub skipped_snapshots: Vec<RocksDbError>,
 }
 
 /// Checks that a RocksDB store version is loadable: the plan's zip opens, its metadata reads, the SSTs it lists
@@ -673,11 +719,10 @@ pub fn verify_version(
     opts: &LoadOptions,
 ) -> Result<VerifySummary, RocksDbError> {
     let limits = opts.limits.unwrap_or_default();
-    let plan = plan_load(archive, store_dir, version, opts)?;
+    let (plan, snap, skipped_snapshots) = plan_and_read_snapshot(archive, store_dir, version, opts, &limits)?;
     let mut map = BTreeMap::new();
     let mut unexpected_empty = Vec::new();
-    if let Some((_, zip_path)) = &plan.snapshot {
-        let snap = read_snapshot(archive, store_dir, zip_path, &limits)?;
+    if let (Some(snap), Some((_, zip_path))) = (snap, &plan.snapshot) {
         unexpected_empty = snap.zip.unexpected_empty.iter().map(|e| format!("{zip_path}!/{e}")).collect();
         map = snap.entries;
     }
@@ -685,7 +730,7 @@ pub fn verify_version(
         let cl = read_changelog_file(archive, path, &limits)?;
         apply_changelog(&mut map, cl.records);
     }
-    Ok(VerifySummary { plan, num_keys: map.len(), unexpected_empty })
+    Ok(VerifySummary { plan, num_keys: map.len(), unexpected_empty, skipped_snapshots })
 }
 
 /// SST files under `SSTs/` of a store directory that no `<v>.zip` of the directory references (orphans: normal

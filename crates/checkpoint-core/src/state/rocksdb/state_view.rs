@@ -75,7 +75,7 @@ fn load(a: &mut dyn Archive, store_dir: &str, version: i64, limits: &StateLimits
         max_changelog_bytes: limits.max_decompressed_bytes,
         ..LoadLimits::default()
     };
-    Ok(load_store(a, store_dir, version, &LoadOptions { unique_id, limits: Some(l) })?)
+    Ok(load_store(a, store_dir, version, &LoadOptions { unique_id, limits: Some(l), auto_snapshot_repair: false })?)
 }
 
 /// True when the store's values carry 4.3 row checksums (detected on the values: CRC32C over key + value must

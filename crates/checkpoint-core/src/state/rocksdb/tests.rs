@@ -68,7 +68,7 @@ fn every_rocksdb_store_loads_at_the_last_committed_version_with_spark_row_counts
             let parts: Vec<&str> = dir.split('/').collect();
             let (op, part) = (parts[1], parts[2].parse::<usize>().unwrap());
             let unique_id = commit_unique_id(&mut a, batch, op, part);
-            let opts = LoadOptions { unique_id, limits: None };
+            let opts = LoadOptions { unique_id, ..Default::default() };
             let res = load_store(&mut a, &dir, version, &opts);
             let broken = name.starts_with("broken-");
             let store = match res {
@@ -155,7 +155,8 @@ fn checkpoint_v2_lineage_and_missing_changelog() {
     let mut a = open_fixture(name);
     let batch = last_commit(&a).unwrap();
     let id = commit_unique_id(&mut a, batch, "0", 1);
-    let e = load_store(&mut a, "state/0/1", batch + 1, &LoadOptions { unique_id: id, limits: None }).unwrap_err();
+    let e =
+        load_store(&mut a, "state/0/1", batch + 1, &LoadOptions { unique_id: id, ..Default::default() }).unwrap_err();
     let rec = crate::testutil::fixture_record(name);
     let spark_class = rec["restart_outcome"]["error_class"].as_str().unwrap();
     assert_eq!(e.error_class.map(|c| c.to_string()), Some(spark_class.to_string()), "{e}");
@@ -298,7 +299,7 @@ fn every_row_splits_and_row_checksums_verify_where_spark_enabled_them() {
         for dir in store_dirs(&a) {
             let parts: Vec<&str> = dir.split('/').collect();
             let unique_id = commit_unique_id(&mut a, batch, parts[1], parts[2].parse().unwrap());
-            let store = load_store(&mut a, &dir, batch + 1, &LoadOptions { unique_id, limits: None }).unwrap();
+            let store = load_store(&mut a, &dir, batch + 1, &LoadOptions { unique_id, ..Default::default() }).unwrap();
             for (k, v) in &store.entries {
                 assert_eq!(encoding::has_row_checksums(k, v), row_checksum, "{name} {dir}: detection");
                 let kp = encoding::split_key(k, store.uses_column_families(), &encoding::KeyEncoding::NoPrefix)
@@ -345,4 +346,64 @@ fn every_manifest_agrees_with_spark_metadata() {
         }
     }
     assert!(zips > 50, "{zips}");
+}
+
+/// The file Spark names in "Error reading streaming state file of <path> does not exist" is the file we name.
+#[test]
+fn missing_files_are_the_ones_spark_names() {
+    let mut compared = 0;
+    for name in rocksdb_fixtures().into_iter().filter(|n| n.starts_with("broken-")) {
+        let rec = crate::testutil::fixture_record(&name);
+        let msg = rec["restart_outcome"]["message_head"].as_str().unwrap_or("").to_string();
+        let Some(at) = msg.find("/state/") else { continue };
+        let rest = &msg[at + 1..];
+        let spark_path: String = rest.chars().take_while(|c| !c.is_whitespace()).collect();
+        if !rest[spark_path.len()..].trim_start().starts_with("does not exist") {
+            continue;
+        }
+        let spark_path = spark_path.trim_end_matches('.').to_string();
+        let dir = spark_path.rsplit_once('/').unwrap().0.to_string();
+        let mut a = open_fixture(&name);
+        let batch = last_commit(&a).unwrap();
+        let parts: Vec<&str> = dir.split('/').collect();
+        let unique_id = commit_unique_id(&mut a, batch, parts[1], parts[2].parse().unwrap());
+        let e = load_store(&mut a, &dir, batch + 1, &LoadOptions { unique_id, ..Default::default() }).unwrap_err();
+        assert_eq!(e.path, spark_path, "{name}: {e}");
+        if let Some(class) = rec["restart_outcome"]["error_class"].as_str() {
+            assert_eq!(e.error_class, Some(class), "{name}");
+        }
+        compared += 1;
+    }
+    assert!(compared >= 3, "compared {compared}");
+}
+
+/// Spark 4.3 repairs an unreadable latest snapshot from an older one plus changelogs: where Spark continued after
+/// a flipped byte in a snapshot zip, auto repair rebuilds the store and names the skipped zip; without repair the
+/// same load fails on that zip.
+#[test]
+fn auto_snapshot_repair_like_spark_4_3() {
+    let mut repaired = 0;
+    for name in rocksdb_fixtures().into_iter().filter(|n| n.starts_with("broken-")) {
+        let rec = crate::testutil::fixture_record(&name);
+        let Some(file) = rec["mutation"]["file"].as_str().map(str::to_string) else { continue };
+        if !file.ends_with(".zip") || rec["restart_outcome"]["ok"].as_bool() != Some(true) {
+            continue;
+        }
+        let dir = file.rsplit_once('/').unwrap().0.to_string();
+        let mut a = open_fixture(&name);
+        let batch = last_commit(&a).unwrap();
+        let parts: Vec<&str> = dir.split('/').collect();
+        let unique_id = commit_unique_id(&mut a, batch, parts[1], parts[2].parse().unwrap());
+        let plain = LoadOptions { unique_id: unique_id.clone(), ..Default::default() };
+        let e = load_store(&mut a, &dir, batch + 1, &plain).unwrap_err();
+        assert!(e.path.starts_with(&file), "{name}: {e}");
+        let repair = LoadOptions { unique_id, auto_snapshot_repair: true, ..Default::default() };
+        let s = load_store(&mut a, &dir, batch + 1, &repair).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(s.skipped_snapshots.iter().any(|e| e.path.starts_with(&file)), "{name}");
+        assert!(!s.plan.changelogs.is_empty());
+        let v = verify_version(&mut a, &dir, batch + 1, &repair).unwrap();
+        assert_eq!(v.num_keys, s.entries.len());
+        repaired += 1;
+    }
+    assert!(repaired >= 2, "repaired {repaired}");
 }
