@@ -100,7 +100,7 @@ fn cerr<T>(kind: ChangelogErrorKind, offset: usize, message: impl Into<String>) 
 /// Spark's factory fall back to v1), advancing `pos` only on success.
 fn read_utf(b: &[u8], pos: &mut usize) -> Option<String> {
     let len = u16::from_be_bytes([*b.get(*pos)?, *b.get(*pos + 1)?]) as usize;
-    let bytes = b.get(*pos + 2..*pos + 2 + len)?;
+    let bytes = b.get((*pos).checked_add(2)?..(*pos).checked_add(2 + len)?)?;
     let mut out = String::with_capacity(len);
     let mut i = 0;
     while i < bytes.len() {
@@ -244,7 +244,7 @@ pub fn parse_changelog(b: &[u8], max_records: usize) -> Result<Changelog, Change
             return cerr(Corrupt, pos, format!("key size cannot be {klen}"));
         }
         pos += 4;
-        let kend = pos + klen as usize;
+        let kend = pos.saturating_add(klen as usize);
         let key = match b.get(pos..kend) {
             Some(k) => k.to_vec(),
             None => return cerr(Truncated, pos, format!("the changelog ends inside a key of {klen} bytes")),
@@ -261,7 +261,7 @@ pub fn parse_changelog(b: &[u8], max_records: usize) -> Result<Changelog, Change
             }
             ChangeRecord::Delete { key }
         } else {
-            let vend = pos + vlen as usize;
+            let vend = pos.saturating_add(vlen as usize);
             let value = match b.get(pos..vend) {
                 Some(v) => v.to_vec(),
                 None => return cerr(Truncated, pos, format!("the changelog ends inside a value of {vlen} bytes")),
