@@ -562,30 +562,31 @@ pub fn read_snapshot(
 /// the highest sequence number wins; deletions (and range tombstones with a higher sequence number) hide older
 /// entries; merge operands are appended to the older value with [`MERGE_DELIMITER`] (`StringAppendOperator`).
 pub fn resolve_entries(mut all: Vec<sst::SstEntry>, tombstones: &[sst::RangeTombstone]) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    // Stable (run-adaptive) sort: each SST is already in internal-key order, so this is a merge of sorted runs.
     all.sort_by(|a, b| a.user_key.cmp(&b.user_key).then(b.seq.cmp(&a.seq)));
-    let mut out = BTreeMap::new();
     let covered =
         |k: &[u8], seq: u64| tombstones.iter().any(|t| t.seq > seq && t.start.as_slice() <= k && k < t.end.as_slice());
+    let mut out: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(all.len());
     let mut i = 0;
     while i < all.len() {
-        let mut j = i;
+        let mut j = i + 1;
         while j < all.len() && all[j].user_key == all[i].user_key {
             j += 1;
         }
         // all[i..j]: one user key, newest first.
-        let mut operands: Vec<&[u8]> = Vec::new();
-        let mut base: Option<&[u8]> = None;
+        let mut operands: Vec<usize> = Vec::new();
+        let mut base: Option<usize> = None;
         let mut visible = true;
-        for e in &all[i..j] {
-            if covered(&e.user_key, e.seq) {
+        for (n, e) in all[i..j].iter().enumerate() {
+            if !tombstones.is_empty() && covered(&e.user_key, e.seq) {
                 break;
             }
             match e.kind {
                 sst::ValueType::Value => {
-                    base = Some(&e.value);
+                    base = Some(i + n);
                     break;
                 }
-                sst::ValueType::Merge => operands.push(&e.value),
+                sst::ValueType::Merge => operands.push(i + n),
                 _ => {
                     if operands.is_empty() {
                         visible = false;
@@ -595,20 +596,27 @@ pub fn resolve_entries(mut all: Vec<sst::SstEntry>, tombstones: &[sst::RangeTomb
             }
         }
         if visible && (base.is_some() || !operands.is_empty()) {
-            let mut v: Vec<u8> = base.map(<[u8]>::to_vec).unwrap_or_default();
-            let mut first = base.is_none();
-            for op in operands.iter().rev() {
-                if !first {
-                    v.push(MERGE_DELIMITER);
+            let key = std::mem::take(&mut all[i].user_key);
+            let value = if operands.is_empty() {
+                base.map(|b| std::mem::take(&mut all[b].value)).unwrap_or_default()
+            } else {
+                let mut v: Vec<u8> = base.map(|b| all[b].value.clone()).unwrap_or_default();
+                let mut first = base.is_none();
+                for &op in operands.iter().rev() {
+                    if !first {
+                        v.push(MERGE_DELIMITER);
+                    }
+                    v.extend_from_slice(&all[op].value);
+                    first = false;
                 }
-                v.extend_from_slice(op);
-                first = false;
-            }
-            out.insert(all[i].user_key.clone(), v);
+                v
+            };
+            out.push((key, value));
         }
         i = j;
     }
-    out
+    // Keys are sorted and unique: the map is bulk-built.
+    out.into_iter().collect()
 }
 
 /// Applies changelog records to a store map (puts, deletes, merges with [`MERGE_DELIMITER`]).

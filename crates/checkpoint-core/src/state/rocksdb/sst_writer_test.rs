@@ -321,3 +321,92 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod pipeline_bench {
+    use super::*;
+    use crate::archive::{Limits, MemArchive};
+    use std::io::Write;
+
+    fn zip_of(files: &[(&str, Vec<u8>)]) -> Vec<u8> {
+        let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        for (name, data) in files {
+            let o = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+            w.start_file(*name, o).unwrap();
+            w.write_all(data).unwrap();
+        }
+        w.finish().unwrap().into_inner()
+    }
+
+    /// Whole `load_store` on a generated store (zip + metadata + 2 overlapping SSTs, Spark-shaped rows): rows/s
+    /// and MB/s of SST bytes. `cargo test --release -- --nocapture load_store_throughput` for real numbers.
+    #[test]
+    fn load_store_throughput() {
+        let n: usize = if cfg!(debug_assertions) { 40_000 } else { 1_000_000 };
+        let row = |i: usize, gen: u64| {
+            let mut k = vec![0u8; 9];
+            k.extend_from_slice(&(i as u64).to_le_bytes());
+            let mut v = vec![0u8; 9];
+            v.extend_from_slice(&(i as u64 + gen).to_le_bytes());
+            v.extend_from_slice(&((i * 3) as u64).to_le_bytes());
+            (k, v)
+        };
+        let o = WriterOptions {
+            compression: 4,
+            checksum: ChecksumType::Xxh3,
+            format_version: 5,
+            block_size: 4096,
+            restart_interval: 16,
+        };
+        // older file: every key; newer file: every other key updated.
+        let mut old: Vec<(Vec<u8>, Vec<u8>)> = (0..n).map(|i| row(i, 0)).map(|(k, v)| (ikey(&k, 1, 1), v)).collect();
+        old.sort();
+        let mut new: Vec<(Vec<u8>, Vec<u8>)> =
+            (0..n).step_by(2).map(|i| row(i, 1)).map(|(k, v)| (ikey(&k, 2, 1), v)).collect();
+        new.sort();
+        let sst1 = build_sst(&old, &[], &o);
+        let sst2 = build_sst(&new, &[], &o);
+        let id1 = "000008-00000000-0000-0000-0000-000000000001.sst";
+        let id2 = "000009-00000000-0000-0000-0000-000000000002.sst";
+        let meta = format!(
+            "v1\n{{\"sstFiles\":[{{\"localFileName\":\"000008.sst\",\"dfsSstFileName\":\"{id1}\",\"sizeBytes\":{}}},{{\"localFileName\":\"000009.sst\",\"dfsSstFileName\":\"{id2}\",\"sizeBytes\":{}}}],\"numKeys\":{n}}}",
+            sst1.len(),
+            sst2.len()
+        );
+        let t0 = std::time::Instant::now();
+        let mut all = read_sst(&sst1, SstLimits::default()).unwrap().entries;
+        all.extend(read_sst(&sst2, SstLimits::default()).unwrap().entries);
+        let t1 = std::time::Instant::now();
+        let m = super::super::resolve_entries(all, &[]);
+        let t2 = std::time::Instant::now();
+        drop(m);
+        println!(
+            "phases: read {:.3}s, resolve {:.3}s, drop {:.3}s",
+            (t1 - t0).as_secs_f64(),
+            (t2 - t1).as_secs_f64(),
+            t2.elapsed().as_secs_f64()
+        );
+        let z = zip_of(&[("metadata", meta.into_bytes())]);
+        let sst_bytes = sst1.len() + sst2.len();
+        let files = vec![
+            ("state/0/0/1.zip".to_string(), z),
+            (format!("state/0/0/SSTs/{id1}"), sst1),
+            (format!("state/0/0/SSTs/{id2}"), sst2),
+        ];
+        let mut a = MemArchive::new("bench", files, Limits::default()).unwrap();
+        let t0 = std::time::Instant::now();
+        let s = super::super::load_store(&mut a, "state/0/0", 1, &Default::default()).unwrap();
+        let dt = t0.elapsed().as_secs_f64();
+        assert_eq!(s.entries.len(), n);
+        let (k, v) = row(2, 1);
+        assert_eq!(s.entries.get(&k), Some(&v), "newer SST wins");
+        let (k, v) = row(3, 0);
+        assert_eq!(s.entries.get(&k), Some(&v));
+        println!(
+            "load_store: {} entries from {sst_bytes} SST bytes in {dt:.3}s: {:.0} rows/s, {:.1} MB/s",
+            n + n / 2,
+            (n + n / 2) as f64 / dt,
+            sst_bytes as f64 / dt / 1e6
+        );
+    }
+}

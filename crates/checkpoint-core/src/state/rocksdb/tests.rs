@@ -407,3 +407,60 @@ fn auto_snapshot_repair_like_spark_4_3() {
     }
     assert!(repaired >= 2, "repaired {repaired}");
 }
+
+/// Every RocksDB file of every healthy fixture store, cut at 16 points: loading the store then fails with an error
+/// naming that file (or the zip entry inside it), never a panic.
+#[test]
+fn cutting_any_store_file_is_an_error_naming_it() {
+    let mut cuts = 0;
+    for name in
+        ["ss-4.3.0-agg-rocksdb-changelog", "ss-4.1.4-agg-rocksdb-ckptv2", "ss-4.3.0-tws-pandas", "ss-3.5.9-agg-rocksdb"]
+    {
+        let mut a = open_fixture(name);
+        let batch = last_commit(&a).unwrap();
+        let dir = "state/0/1";
+        let unique_id = commit_unique_id(&mut a, batch, "0", 1);
+        let opts = LoadOptions { unique_id, ..Default::default() };
+        let store = load_store(&mut a, dir, batch + 1, &opts).unwrap();
+        let mut used: Vec<String> = store.plan.changelogs.iter().map(|(_, p)| p.clone()).collect();
+        if let Some((_, z)) = &store.plan.snapshot {
+            used.push(z.clone());
+            for f in &store.metadata.as_ref().unwrap().sst_files {
+                used.push(format!("{dir}/SSTs/{}", f.dfs_file_name));
+            }
+        }
+        let files: Vec<(String, Vec<u8>)> = a
+            .entries()
+            .iter()
+            .filter(|e| !e.is_dir && e.path.starts_with("state/") || e.path.starts_with("commits/"))
+            .map(|e| e.path.clone())
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|p| {
+                let b = a.read(&p, 1 << 24).unwrap();
+                (p, b)
+            })
+            .collect();
+        for victim in &used {
+            let len = files.iter().find(|(p, _)| p == victim).unwrap().1.len();
+            for i in 0..16 {
+                let cut = len * i / 16;
+                let mutated: Vec<(String, Vec<u8>)> = files
+                    .iter()
+                    .map(|(p, b)| (p.clone(), if p == victim { b[..cut].to_vec() } else { b.clone() }))
+                    .collect();
+                let mut m = MemArchive::new("cut", mutated, Default::default()).unwrap();
+                match load_store(&mut m, dir, batch + 1, &opts) {
+                    Err(e) => assert!(
+                        e.path.starts_with(victim.as_str()),
+                        "{name}: cutting {victim} at {cut} gave an error about {}: {e}",
+                        e.path
+                    ),
+                    Ok(_) => panic!("{name}: {victim} cut at {cut} of {len} still loads"),
+                }
+                cuts += 1;
+            }
+        }
+    }
+    assert!(cuts > 100, "{cuts}");
+}
