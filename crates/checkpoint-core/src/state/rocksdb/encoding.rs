@@ -246,6 +246,59 @@ pub fn split_value<'a>(
     Ok(out)
 }
 
+/// Joins two UnsafeRows (`left` with `left_var.len()` fields, `right` with `right_var.len()` fields) into one
+/// row of all their fields, as Spark's `restoreKeyProjection(JoinedRow(prefix, remaining))` does for
+/// prefix-scan keys. `*_var[i]` tells whether field `i` is variable-length (string, binary, decimal with
+/// precision > 18, struct, array, map, interval, variant): their `offset << 32 | size` slots are relocated.
+pub fn join_unsafe_rows(
+    left: &[u8],
+    left_var: &[bool],
+    right: &[u8],
+    right_var: &[bool],
+) -> Result<Vec<u8>, EncodingError> {
+    let words = |n: usize| n.div_ceil(64) * 8;
+    let (nl, nr) = (left_var.len(), right_var.len());
+    let n = nl + nr;
+    let (lh, rh, h) = (words(nl) + nl * 8, words(nr) + nr * 8, words(n) + n * 8);
+    if left.len() < lh || right.len() < rh {
+        return eerr(
+            0,
+            format!("rows of {} and {} bytes are shorter than their {nl}/{nr} fields", left.len(), right.len()),
+        );
+    }
+    let lvar = &left[lh..];
+    let rvar = &right[rh..];
+    let mut out = vec![0u8; h];
+    out.extend_from_slice(lvar);
+    out.extend_from_slice(rvar);
+    let is_null = |row: &[u8], i: usize| row[(i / 64) * 8 + (i % 64) / 8] & (1 << (i % 8)) != 0;
+    let mut put = |out: &mut Vec<u8>, dst: usize, row: &[u8], nfields: usize, i: usize, var: bool, shift: i64| {
+        let at = words(nfields) + i * 8;
+        let mut slot = u64::from_le_bytes(row[at..at + 8].try_into().unwrap_or([0; 8]));
+        let null = is_null(row, i);
+        if null {
+            out[(dst / 64) * 8 + (dst % 64) / 8] |= 1 << (dst % 8);
+        }
+        if var && !null {
+            let off = (slot >> 32) as i64 + shift;
+            if off < 0 || off > u32::MAX as i64 {
+                return Err(EncodingError { offset: at, message: format!("field {i}: offset out of range") });
+            }
+            slot = ((off as u64) << 32) | (slot & 0xFFFF_FFFF);
+        }
+        let o = words(n) + dst * 8;
+        out[o..o + 8].copy_from_slice(&slot.to_le_bytes());
+        Ok(())
+    };
+    for (i, &v) in left_var.iter().enumerate() {
+        put(&mut out, i, left, nl, i, v, h as i64 - lh as i64)?;
+    }
+    for (j, &v) in right_var.iter().enumerate() {
+        put(&mut out, nl + j, right, nr, j, v, (h + lvar.len()) as i64 - rh as i64)?;
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,6 +330,27 @@ mod tests {
         for n in 0..ps.len() {
             let _ = split_key(&ps[..n], false, &KeyEncoding::PrefixScan { num_cols: 1 });
         }
+    }
+
+    #[test]
+    fn joined_rows_relocate_variable_fields() {
+        // left: (int 7, string "ab"); right: (string "xyz")
+        let mut l = vec![0u8; 8];
+        l.extend(7u64.to_le_bytes());
+        l.extend(((24u64) << 32 | 2).to_le_bytes());
+        l.extend(b"ab\0\0\0\0\0\0");
+        let mut r = vec![0u8; 8];
+        r.extend(((16u64) << 32 | 3).to_le_bytes());
+        r.extend(b"xyz\0\0\0\0\0");
+        let j = join_unsafe_rows(&l, &[false, true], &r, &[true]).unwrap();
+        assert_eq!(j.len(), 8 + 24 + 16);
+        let slot = |i: usize| u64::from_le_bytes(j[8 + i * 8..16 + i * 8].try_into().unwrap());
+        assert_eq!(slot(0), 7);
+        let (o1, s1) = ((slot(1) >> 32) as usize, (slot(1) & 0xffff_ffff) as usize);
+        assert_eq!(&j[o1..o1 + s1], b"ab");
+        let (o2, s2) = ((slot(2) >> 32) as usize, (slot(2) & 0xffff_ffff) as usize);
+        assert_eq!(&j[o2..o2 + s2], b"xyz");
+        assert!(join_unsafe_rows(&l[..10], &[false, true], &r, &[true]).is_err());
     }
 
     #[test]

@@ -104,14 +104,71 @@ pub(crate) fn load_for_state(
     let store = load(a, store_dir, version, limits)?;
     let checksums = detect_row_checksums(&store);
     let cf = store.uses_column_families();
+    // Prefix-scan keys (session windows: `[len][0 prefix row][0 remaining row]`, 6 mod 8 bytes long) are joined
+    // back into one key row with the key schema, as Spark's reader does; plain keys are 1 mod 8 bytes long.
+    let prefix_scan =
+        store.entries.keys().next().is_some_and(|k| k.len().saturating_sub(if cf { 2 } else { 0 }) % 8 == 6);
+    let var_flags = if prefix_scan { Some(prefix_key_layout(a, store_dir)?) } else { None };
     let mut pairs = Vec::with_capacity(store.entries.len());
     for (k, v) in &store.entries {
-        let kp = encoding::split_key(k, cf, &KeyEncoding::NoPrefix).map_err(|e| row_error(store_dir, "key", e))?;
         let vals = encoding::split_value(k, v, false, Some(checksums)).map_err(|e| row_error(store_dir, "value", e))?;
-        let (Some(kr), Some(vr)) = (kp.rows.first(), vals.first()) else { continue };
-        pairs.push((kr.to_vec(), vr.to_vec()));
+        let Some(vr) = vals.first() else { continue };
+        let key = match &var_flags {
+            None => {
+                let kp =
+                    encoding::split_key(k, cf, &KeyEncoding::NoPrefix).map_err(|e| row_error(store_dir, "key", e))?;
+                kp.rows.first().map(|r| r.to_vec()).unwrap_or_default()
+            }
+            Some(flags) => {
+                let kp = encoding::split_key(k, cf, &KeyEncoding::PrefixScan { num_cols: flags.0.len() })
+                    .map_err(|e| row_error(store_dir, "key", e))?;
+                let (Some(p), Some(r)) = (kp.rows.first(), kp.rows.get(1)) else { continue };
+                encoding::join_unsafe_rows(p, &flags.0, r, &flags.1).map_err(|e| row_error(store_dir, "key", e))?
+            }
+        };
+        pairs.push((key, vr.to_vec()));
     }
     Ok(RawStore { pairs, key_prefix_len: 0, value_prefix_len: 0 })
+}
+
+/// For a prefix-scan store: which key fields are variable-length, split into (prefix fields, remaining fields),
+/// from the key schema (partition 0's schema file) and `numColsPrefixKey` (operator metadata v1; session windows
+/// without metadata (3.5) use every key column but the last as the prefix).
+fn prefix_key_layout(a: &mut dyn Archive, store_dir: &str) -> Result<(Vec<bool>, Vec<bool>), StateError> {
+    use crate::state::schema::DataType;
+    let (root, op, _, store) =
+        locate(store_dir).ok_or_else(|| StateError::new(store_dir, "not a state/<op>/<part> folder"))?;
+    let op_id: i64 = op.parse().map_err(|_| StateError::new(store_dir, "bad operator id"))?;
+    let (ks, _) = crate::state::store_schemas(a, &root, op_id, &store)?;
+    let meta_path = crate::state::join(&root, &format!("state/{op}/_metadata/metadata"));
+    let from_meta = a.read(&meta_path, 1 << 20).ok().and_then(|raw| {
+        let text = String::from_utf8(raw).ok()?;
+        let json: serde_json::Value = serde_json::from_str(text.lines().nth(1)?).ok()?;
+        json.get("stateStoreInfo")?
+            .as_array()?
+            .iter()
+            .find_map(|s| (s.get("storeName")?.as_str()? == store).then(|| s.get("numColsPrefixKey")?.as_u64())?)
+    });
+    let n = from_meta.map(|n| n as usize).unwrap_or(ks.fields.len().saturating_sub(1));
+    if n == 0 || n >= ks.fields.len() {
+        return Err(StateError::new(
+            store_dir,
+            format!("keys are prefix-scan encoded but the prefix has {n} of {} key columns", ks.fields.len()),
+        ));
+    }
+    let var = |t: &DataType| match t {
+        DataType::String
+        | DataType::Binary
+        | DataType::Struct(_)
+        | DataType::Array { .. }
+        | DataType::Map { .. }
+        | DataType::CalendarInterval
+        | DataType::Variant => true,
+        DataType::Decimal { precision, .. } => *precision > 18,
+        _ => false,
+    };
+    let flags: Vec<bool> = ks.fields.iter().map(|f| var(&f.data_type)).collect();
+    Ok((flags[..n].to_vec(), flags[n..].to_vec()))
 }
 
 /// The StateSchemaV3 file for `store` of operator `op` in effect at `batch`: the newest
