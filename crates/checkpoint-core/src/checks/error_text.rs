@@ -200,7 +200,7 @@ pub fn check_error_text(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         for t in cp.temp_files.iter().take(5) {
             f = f.evidence(&t.path, "leftover temp file of a concurrent or interrupted write", None);
         }
-        let orphan = cp.hadoop_crcs.iter().find(|c| {
+        let orphan = cp.hadoop_crcs.values().find(|c| {
             !c.main_exists
                 && (c.main.starts_with("offsets/") || c.main.starts_with("commits/") || c.main.starts_with("sources/"))
         });

@@ -350,7 +350,22 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                         None
                     };
                 let kind = if step.kind == ChainFileKind::Zip { "zip-corrupt" } else { "stream-corrupt" };
-                let (class, exc) = load_error(kind, v, ckpt_v2);
+                let (mut class, exc) = load_error(kind, v, ckpt_v2);
+                // A specific record-size error class (4.x) when the record stream itself is damaged and
+                // no checksum check failed first.
+                if v.at_least(4, 0) && !d.checksum_failed {
+                    if let Some(c) = cp.integrity_of(&d.path).and_then(|i| i.error_class.as_deref()) {
+                        class = Some(match c {
+                            "CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_KEY_SIZE" => {
+                                "CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_KEY_SIZE"
+                            }
+                            "CANNOT_LOAD_STATE_STORE.CANNOT_READ_SNAPSHOT_FILE_KEY_SIZE" => {
+                                "CANNOT_LOAD_STATE_STORE.CANNOT_READ_SNAPSHOT_FILE_KEY_SIZE"
+                            }
+                            _ => "CANNOT_LOAD_STATE_STORE.CANNOT_READ_SNAPSHOT_FILE_VALUE_SIZE",
+                        });
+                    }
+                }
                 let mut classes: Vec<&str> = vec!["CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"];
                 if d.checksum_failed {
                     classes.push("CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED");
