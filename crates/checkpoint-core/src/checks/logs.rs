@@ -37,7 +37,7 @@ fn version_issue(kind: LogKind, found: u32, cp: &Checkpoint, ctx: &Context) -> O
         let configured: u32 = effective_conf(cp, ctx)
             .get("spark.sql.streaming.stateStore.checkpointFormatVersion")
             .and_then(|s| s.trim().parse().ok())
-            .unwrap_or(found);
+            .unwrap_or(if found <= 2 { found } else { 1 });
         if found != configured {
             return Some(VersionIssue {
                 class: Some("INVALID_LOG_VERSION.EXACT_MATCH_VERSION"),
