@@ -56,19 +56,47 @@ pub struct Entry {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ArchiveError {
     /// The input is not a zip at all (no end of central directory), or its directory is damaged.
-    NotAZip { reason: String },
+    NotAZip {
+        /// The zip reader's reason.
+        reason: String,
+    },
     /// The input has no bytes.
     Empty,
     /// A limit of [`Limits`] was exceeded; `what` names it, `path` the entry when it is about one.
-    OverLimit { what: String, path: Option<String>, value: u64, limit: u64 },
+    OverLimit {
+        /// Which limit (e.g. "compression ratio (possible zip bomb)").
+        what: String,
+        /// The entry concerned, when the limit is about one entry.
+        path: Option<String>,
+        /// The value found.
+        value: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// An entry path that tries to leave the archive (`..`, absolute) or is not valid UTF-8.
-    BadPath { path: String },
+    BadPath {
+        /// The entry name as stored.
+        path: String,
+    },
     /// The entry is not in the archive.
-    NotFound { path: String },
+    NotFound {
+        /// The path asked for.
+        path: String,
+    },
     /// The entry could not be inflated; `offset` is the byte offset inside the inflated stream where it failed.
-    Corrupt { path: String, offset: u64, reason: String },
+    Corrupt {
+        /// The entry.
+        path: String,
+        /// Byte offset inside the inflated stream.
+        offset: u64,
+        /// The inflater's reason.
+        reason: String,
+    },
     /// The underlying reader failed.
-    Io { reason: String },
+    Io {
+        /// The reader's reason.
+        reason: String,
+    },
 }
 
 impl fmt::Display for ArchiveError {

@@ -27,7 +27,7 @@ fn run(files: Vec<(String, Vec<u8>)>, v: &str) -> Vec<CheckpointReport> {
     diagnose(&mut a, &ctx).checkpoints
 }
 
-fn set(files: &mut Vec<(String, Vec<u8>)>, path: &str, bytes: &[u8]) {
+fn set(files: &mut [(String, Vec<u8>)], path: &str, bytes: &[u8]) {
     let f = files.iter_mut().find(|(p, _)| p == path).unwrap();
     f.1 = bytes.to_vec();
 }

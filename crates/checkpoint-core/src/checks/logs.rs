@@ -305,14 +305,13 @@ pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         prev = Some((*id, o.offsets.len()));
     }
     let (Some(first), Some(last)) = (cp.offsets.keys().next().copied(), cp.last_batch_id()) else {
-        for (id, c) in &cp.commits {
+        if let Some((id, c)) = cp.commits.iter().next() {
             out.push(
                 Finding::new("commit-without-offsets", Severity::Warning, format!("Commit for batch {id} but no offsets file at all"))
                     .evidence(&c.file.path, "commits/ has files but offsets/ is empty", None)
                     .why("Without offsets Spark starts the query from the beginning (as a new query) although commits say batches ran.")
                     .fix(&[BACKUP, "Restore offsets/ from a backup, or start over with a new checkpoint."]),
             );
-            break;
         }
         return out;
     };
