@@ -147,6 +147,9 @@ pub struct Checkpoint {
     pub state: StateTree,
     /// Operator metadata by operator id (v1 file, or the newest v2 file).
     pub operator_metadata: BTreeMap<i64, ReadFile<OperatorMetadata>>,
+    /// State schema files (v1/v2, `state/<op>/0/[<store>/]_metadata/schema`) by path: the stored key and
+    /// value schemas as Spark's `simpleString`, or why the file cannot be read.
+    pub state_schemas: BTreeMap<String, Result<(String, String), Problem>>,
     /// Leftover temp files anywhere under the root.
     pub temp_files: Vec<TempFile>,
     /// Size of every file under the root, by relative path (an index of `files`).

@@ -268,6 +268,23 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
         cp.operator_metadata.insert(op, ReadFile { path: f.path, size: f.size, content });
     }
 
+    // Schema files of partition 0 (small; needed to explain schema errors).
+    let schema_files: Vec<FileRef> = cp
+        .state
+        .operators
+        .values()
+        .filter_map(|o| o.partitions.get(&0))
+        .flat_map(|p| p.stores.values().filter_map(|s| s.schema.clone()))
+        .collect();
+    for f in schema_files {
+        let parsed = match cx.read(&f.path, MAX_SIDECAR_BYTES) {
+            Ok(b) => crate::state::schema::parse_schema_file(&b)
+                .map(|s| (s.key.simple_string(), s.value.simple_string()))
+                .map_err(|e| Problem { path: f.path.clone(), offset: Some(e.offset), reason: e.to_string() }),
+            Err(e) => Err(Problem { path: f.path.clone(), offset: None, reason: e.to_string() }),
+        };
+        cp.state_schemas.insert(f.path.clone(), parsed);
+    }
     if verify_state {
         read_state_chains(&mut cp, &mut cx);
     }

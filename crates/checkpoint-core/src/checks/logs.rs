@@ -67,7 +67,7 @@ fn version_issue(kind: LogKind, found: u32, cp: &Checkpoint, ctx: &Context) -> O
 /// read at restart (a problem there fails it); older ones are reported as warnings.
 pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     if cp.kind.0 != CheckpointKind::StructuredStreaming {
-        return vec![];
+        return check_sink_logs(cp);
     }
     let v = spark(ctx);
     let mut out = Vec::new();
@@ -231,6 +231,23 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             }
         }
     }
+    out.extend(check_sink_logs(cp));
+    for (op, m) in &cp.operator_metadata {
+        if let Err(e) = &m.content {
+            out.push(
+                Finding::new("operator-metadata-unreadable", Severity::Warning, format!("Operator metadata of operator {op} cannot be read"))
+                    .evidence(&m.path, describe(e), Some(e.offset()))
+                    .why("Spark 4.0+ reads operator metadata to compare the restarted plan with the recorded operators and for the state data sources.")
+                    .fix(&[BACKUP.to_string(), format!("Restore {} from a backup.", m.path)]),
+            );
+        }
+    }
+    out
+}
+
+/// File sink logs (`_spark_metadata/`) found in the input: unreadable or too-new batch files.
+fn check_sink_logs(cp: &Checkpoint) -> Vec<Finding> {
+    let mut out = Vec::new();
     for log in &cp.sink_logs {
         for f in log.read.values() {
             if let Err(e) = &f.file.content {
@@ -241,16 +258,6 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                         .fix(&[BACKUP.to_string(), format!("Restore {} from a backup.", f.file.path)]),
                 );
             }
-        }
-    }
-    for (op, m) in &cp.operator_metadata {
-        if let Err(e) = &m.content {
-            out.push(
-                Finding::new("operator-metadata-unreadable", Severity::Warning, format!("Operator metadata of operator {op} cannot be read"))
-                    .evidence(&m.path, describe(e), Some(e.offset()))
-                    .why("Spark 4.0+ reads operator metadata to compare the restarted plan with the recorded operators and for the state data sources.")
-                    .fix(&[BACKUP.to_string(), format!("Restore {} from a backup.", m.path)]),
-            );
         }
     }
     out
