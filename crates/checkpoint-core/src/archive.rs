@@ -169,6 +169,8 @@ pub fn normalize_path(raw: &str, max_depth: usize) -> Result<String, ArchiveErro
 pub struct ZipInput<R: Read + Seek> {
     zip: zip::ZipArchive<R>,
     entries: Vec<Entry>,
+    /// Position in `entries` of each file entry, by path.
+    by_path: std::collections::HashMap<String, usize>,
     /// Index into the zip's central directory for each entry of `entries`.
     index: Vec<usize>,
     name: String,
@@ -221,7 +223,11 @@ impl<R: Read + Seek> ZipInput<R> {
         // The declared total is informative only: a diagnosis reads a small part of it; the running total
         // of what is actually inflated is enforced in `read`.
         let _ = declared_total;
-        Ok(ZipInput { zip, entries, index, name: name.to_string(), bytes, limits, total_read: 0 })
+        let mut by_path = std::collections::HashMap::with_capacity(entries.len());
+        for (i, e) in entries.iter().enumerate().filter(|(_, e)| !e.is_dir) {
+            by_path.entry(e.path.clone()).or_insert(i);
+        }
+        Ok(ZipInput { zip, entries, by_path, index, name: name.to_string(), bytes, limits, total_read: 0 })
     }
 
     /// Bytes inflated so far by [`Archive::read`].
@@ -257,11 +263,7 @@ impl<R: Read + Seek> Archive for ZipInput<R> {
     }
 
     fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ArchiveError> {
-        let pos = self
-            .entries
-            .iter()
-            .position(|e| e.path == path && !e.is_dir)
-            .ok_or_else(|| ArchiveError::NotFound { path: path.to_string() })?;
+        let pos = *self.by_path.get(path).ok_or_else(|| ArchiveError::NotFound { path: path.to_string() })?;
         let entry = &self.entries[pos];
         let cap = max_bytes.min(self.limits.max_entry_bytes);
         if entry.size > cap {
@@ -329,6 +331,7 @@ impl<R: Read + Seek> Archive for ZipInput<R> {
 #[derive(Debug, Clone, Default)]
 pub struct MemArchive {
     entries: Vec<Entry>,
+    by_path: std::collections::HashMap<String, usize>,
     data: Vec<Vec<u8>>,
     name: String,
 }
@@ -351,7 +354,11 @@ impl MemArchive {
             entries.push(Entry { path, size: bytes.len() as u64, compressed_size: bytes.len() as u64, is_dir: false });
             data.push(bytes);
         }
-        Ok(MemArchive { entries, data, name: name.to_string() })
+        let mut by_path = std::collections::HashMap::with_capacity(entries.len());
+        for (i, e) in entries.iter().enumerate() {
+            by_path.entry(e.path.clone()).or_insert(i);
+        }
+        Ok(MemArchive { entries, by_path, data, name: name.to_string() })
     }
 }
 
@@ -360,11 +367,7 @@ impl Archive for MemArchive {
         &self.entries
     }
     fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ArchiveError> {
-        let i = self
-            .entries
-            .iter()
-            .position(|e| e.path == path)
-            .ok_or_else(|| ArchiveError::NotFound { path: path.to_string() })?;
+        let i = *self.by_path.get(path).ok_or_else(|| ArchiveError::NotFound { path: path.to_string() })?;
         if self.entries[i].size > max_bytes {
             return Err(ArchiveError::OverLimit {
                 what: "entry size".into(),
