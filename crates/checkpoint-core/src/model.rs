@@ -141,6 +141,9 @@ pub struct Checkpoint {
     pub commits: BTreeMap<i64, LogFile<CommitMetadata>>,
     /// `sources/<n>/` file source logs by source index.
     pub source_logs: BTreeMap<u32, FileLog>,
+    /// `sources/<n>/` directories of sources that are not file sources (Kafka initial offsets, ...):
+    /// listed, not parsed here.
+    pub other_source_dirs: BTreeMap<u32, Vec<FileRef>>,
     /// A file sink's `_spark_metadata/` found inside this root, when any.
     pub sink_logs: Vec<FileLog>,
     /// The `state/` tree.

@@ -204,8 +204,32 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
             log_dirs.insert(d.to_string());
         }
     }
+    // Which sources are file sources: from the latest readable offsets; without one, by sniffing the
+    // newest file of the directory (file source entries carry a "path").
+    let source_kinds: BTreeMap<u32, crate::source::SourceKind> = cp
+        .latest_readable_offsets()
+        .map(|(_, o)| o.offsets.iter().enumerate().map(|(i, s)| (i as u32, s.kind)).collect())
+        .unwrap_or_default();
     for d in log_dirs {
         let listed_v = batch_files(&cp, &d, true);
+        if let Some(n) = d.strip_prefix("sources/").and_then(|n| n.parse::<u32>().ok()) {
+            use crate::source::SourceKind as K;
+            let is_file_source = match source_kinds.get(&n) {
+                Some(K::File) => true,
+                Some(K::None) | None => match listed_v.last() {
+                    Some((_, _, p, _)) => {
+                        cx.read(p, MAX_LOG_BYTES).map(|b| b.windows(7).any(|w| w == b"\"path\"")).unwrap_or(true)
+                    }
+                    None => false,
+                },
+                Some(_) => false,
+            };
+            if !is_file_source {
+                // Kafka's initial offsets (`sources/<n>/0`) and other sources' own metadata: listed only.
+                cp.other_source_dirs.insert(n, cp.files.iter().filter(|f| dir_of(&f.path) == d).cloned().collect());
+                continue;
+            }
+        }
         let compact_ids: Vec<i64> = listed_v.iter().filter(|x| x.1).map(|x| x.0).collect();
         let interval = log::file_log::infer_compact_interval(&compact_ids, 10);
         let listed: BTreeMap<i64, (String, u64, bool)> =

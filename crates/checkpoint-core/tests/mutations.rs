@@ -123,3 +123,28 @@ fn missing_rocksdb_zip_without_changelog_names_the_changelog() {
         cp.findings.iter().map(|f| (&f.code, &f.evidence)).collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn kafka_initial_offsets_are_not_a_file_source_log() {
+    // A Kafka source keeps its initial offsets in sources/<n>/0 (version line + topic map), not file entries.
+    let mut f: Vec<(String, Vec<u8>)> =
+        load("ss-4.3.0-agg-hdfs").into_iter().filter(|(p, _)| !p.starts_with("sources/")).collect();
+    for (p, b) in f.iter_mut() {
+        if p.starts_with("offsets/") && !p.contains("/.") {
+            let text = String::from_utf8(b.clone()).unwrap();
+            let mut lines: Vec<&str> = text.split('\n').collect();
+            let n = lines.len();
+            lines[n - 1] = "{\"clicks\":{\"0\":10,\"1\":7}}";
+            *b = lines.join("\n").into_bytes();
+        }
+    }
+    f.push(("sources/0/0".into(), b"v1\n{\"clicks\":{\"0\":0,\"1\":0}}".to_vec()));
+    let cp = &run(f, "4.3.0")[0];
+    assert_eq!(cp.sources[0].kind, "kafka");
+    // Only the stale Hadoop sidecars of the edited offsets files are reported.
+    assert!(
+        cp.findings.iter().all(|x| x.code == "hadoop-crc-mismatch"),
+        "{:?}",
+        cp.findings.iter().map(|f| &f.code).collect::<Vec<_>>()
+    );
+}
