@@ -12,6 +12,7 @@
 
 pub mod hdfs;
 pub mod operator_metadata;
+pub mod rocksdb;
 pub mod schema;
 pub mod unsafe_row;
 
@@ -386,15 +387,14 @@ pub fn load_raw_store(
     }
 }
 
-/// RocksDB stores are read by `state::rocksdb` (helper h3); until that module is merged they are reported as
-/// not readable here.
+/// RocksDB stores are read by [`rocksdb`]: key and value UnsafeRows with the RocksDB prefixes removed.
 fn load_rocksdb_store(
-    _a: &mut dyn Archive,
+    a: &mut dyn Archive,
     store_dir: &str,
-    _version: i64,
-    _limits: &StateLimits,
+    version: i64,
+    limits: &StateLimits,
 ) -> Result<RawStore, StateError> {
-    Err(StateError::new(store_dir, "reading RocksDB state stores is not supported by this build"))
+    rocksdb::state_view::load_for_state(a, store_dir, version, limits)
 }
 
 /// The key and value schemas of a store: the schema file v1/v2 under partition 0
@@ -539,7 +539,8 @@ pub fn read_state_with_limits(
                 "stateVarName applies to transformWithState operators, whose state is in RocksDB stores",
             ));
         }
-        return Err(StateError::new(dir, "reading transformWithState state variables is not supported by this build"));
+        let var = q.state_var.as_deref().unwrap_or_default();
+        return rocksdb::state_view::read_state_var(a, root, q.operator_id, &q.store_name, var, batch, &parts, limits);
     }
     let (ks, vs) = store_schemas(a, root, q.operator_id, &q.store_name)?;
     let mut rows = Vec::new();
