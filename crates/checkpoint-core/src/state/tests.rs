@@ -792,3 +792,53 @@ fn approx_eq(a: &Value, b: &Value) -> bool {
         _ => a == b,
     }
 }
+
+/// Spark 4.3 HDFS stores with row checksums: values carry a CRC32C prefix, removal keys too; Spark < 2.3 values
+/// carry 4 stray trailing bytes. Both unwrap to the UnsafeRow, and removals still find their key.
+#[test]
+fn row_checksums_and_legacy_trailing_bytes_unwrap() {
+    use super::hdfs::{load_store, unwrap_value};
+    use crate::codec::write::lz4_block_stream;
+    let crc = |parts: &[&[u8]]| super::rocksdb::encoding::crc32c(parts);
+    let k1 = row(&[W::Fixed(1)]);
+    let k2 = row(&[W::Fixed(2)]);
+    let v = row(&[W::Fixed(42)]);
+    let mut checked = crc(&[&k1, &v]).to_le_bytes().to_vec();
+    checked.extend_from_slice(&v);
+    assert_eq!(unwrap_value(&k1, &checked), &v[..]);
+    let mut legacy = v.clone();
+    legacy.extend_from_slice(&[9, 9, 9, 9]);
+    assert_eq!(unwrap_value(&k1, &legacy), &v[..]);
+    assert_eq!(unwrap_value(&k1, &v), &v[..]);
+    let rec = |out: &mut Vec<u8>, k: &[u8], v: Option<&[u8]>| {
+        out.extend_from_slice(&(k.len() as i32).to_be_bytes());
+        out.extend_from_slice(k);
+        match v {
+            Some(v) => {
+                out.extend_from_slice(&(v.len() as i32).to_be_bytes());
+                out.extend_from_slice(v);
+            }
+            None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+        }
+    };
+    let mut d1 = Vec::new();
+    rec(&mut d1, &k1, Some(&checked));
+    let mut c2 = crc(&[&k2, &v]).to_le_bytes().to_vec();
+    c2.extend_from_slice(&v);
+    rec(&mut d1, &k2, Some(&c2));
+    d1.extend_from_slice(&(-1i32).to_be_bytes());
+    let mut d2 = Vec::new();
+    let mut removed = crc(&[&k1]).to_le_bytes().to_vec();
+    removed.extend_from_slice(&k1);
+    rec(&mut d2, &removed, None);
+    d2.extend_from_slice(&(-1i32).to_be_bytes());
+    let files = vec![
+        ("s/1.delta".to_string(), lz4_block_stream(&d1, 32 * 1024)),
+        ("s/2.delta".to_string(), lz4_block_stream(&d2, 32 * 1024)),
+    ];
+    let mut a = crate::archive::MemArchive::new("m", files, crate::archive::Limits::default()).unwrap();
+    let store = load_store(&mut a, "s", 2, &Default::default()).unwrap();
+    assert_eq!(store.pairs, vec![(k2.clone(), v.clone())]);
+    let store = load_store(&mut a, "s", 1, &Default::default()).unwrap();
+    assert_eq!(store.pairs.len(), 2);
+}
