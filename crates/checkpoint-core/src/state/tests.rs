@@ -842,3 +842,26 @@ fn row_checksums_and_legacy_trailing_bytes_unwrap() {
     let store = load_store(&mut a, "s", 1, &Default::default()).unwrap();
     assert_eq!(store.pairs.len(), 2);
 }
+
+/// Map keys are named as Spark's JSON writer names them (`keyArray.get(i).toString`): timestamps and dates as
+/// their internal integers, decimals in plain notation.
+#[test]
+fn map_keys_as_spark_names_them() {
+    let s = schema(&[
+        ("ts", json!({"type": "map", "keyType": "timestamp", "valueType": "integer", "valueContainsNull": true})),
+        ("i", json!({"type": "map", "keyType": "integer", "valueType": "string", "valueContainsNull": true})),
+        ("d", json!({"type": "map", "keyType": "decimal(5,2)", "valueType": "boolean", "valueContainsNull": false})),
+    ]);
+    let r = row(&[
+        W::Var(map(array(8, &[W::Fixed(1_704_067_240_000_000)]), array(4, &[W::Fixed(1)]))),
+        W::Var(map(array(4, &[W::Fixed((-3i32) as u32 as u64)]), array(8, &[W::Var(b"x".to_vec())]))),
+        W::Var(map(array(8, &[W::Fixed((-150i64) as u64)]), array(1, &[W::Fixed(1)]))),
+    ]);
+    assert_eq!(
+        decode_row(&r, &s).unwrap(),
+        json!({"ts": {"1704067240000000": 1}, "i": {"-3": "x"}, "d": {"-1.50": true}})
+    );
+    let mut text = String::new();
+    write_row_json(&r, &s, &mut text).unwrap();
+    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), decode_row(&r, &s).unwrap());
+}

@@ -218,18 +218,14 @@ fn var_value(v: Slice<'_>, t: &DataType, depth: usize, p: &str) -> Result<Value,
                 return Err(v.err(0, format!("{p}: map key array size {ks} does not fit the {}-byte map", v.b.len())));
             }
             let ks = ks as usize;
-            let keys = array_values(v.sub(8, ks, p)?, key, depth + 1, p)?;
+            let keys = map_keys(v.sub(8, ks, p)?, key, depth + 1, p)?;
             let vals = array_values(v.sub(8 + ks, v.b.len() - 8 - ks, p)?, value, depth + 1, p)?;
             if keys.len() != vals.len() {
                 return Err(v.err(0, format!("{p}: map with {} keys but {} values", keys.len(), vals.len())));
             }
             let mut obj = Map::new();
             for (k, val) in keys.into_iter().zip(vals) {
-                let name = match k {
-                    Value::String(s) => s,
-                    other => other.to_string(),
-                };
-                obj.insert(name, val);
+                obj.insert(k, val);
             }
             Value::Object(obj)
         }
@@ -289,6 +285,41 @@ fn array_values(a: Slice<'_>, t: &DataType, depth: usize, p: &str) -> Result<Vec
             fixed_or_var(a, at, raw, width, t, depth, &format!("{p}[{i}]"))
         };
         out.push(v?);
+    }
+    Ok(out)
+}
+
+/// Map keys as Spark's JSON writer names them: `keyArray.get(i, keyType).toString`, i.e. the internal value's
+/// text: strings as they are, numbers, dates (days) and timestamps (microseconds) as integers, decimals in plain
+/// notation, booleans as `true`/`false`. Other key types (rare) are written as their JSON text.
+fn map_keys(a: Slice<'_>, t: &DataType, depth: usize, p: &str) -> Result<Vec<String>, RowError> {
+    let n = array_len(a, t, p)?;
+    let width = element_width(t);
+    let header = 8 + bitset_bytes(n);
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let at = header + i * width;
+        let s = a.bytes(at, width, p)?;
+        let mut w = [0u8; 8];
+        w[..width].copy_from_slice(s);
+        let raw = u64::from_le_bytes(w);
+        let text = match t {
+            DataType::Byte => (raw as u8 as i8).to_string(),
+            DataType::Short => (raw as u16 as i16).to_string(),
+            DataType::Integer | DataType::Date | DataType::YearMonthInterval { .. } => (raw as u32 as i32).to_string(),
+            DataType::Long | DataType::Timestamp | DataType::TimestampNtz | DataType::DayTimeInterval { .. } => {
+                (raw as i64).to_string()
+            }
+            DataType::Boolean => (raw as u8 != 0).to_string(),
+            DataType::Decimal { precision, scale } if *precision <= 18 => {
+                decimal_string(i128::from(raw as i64), *scale)
+            }
+            other => match fixed_or_var(a, at, raw, width, other, depth, p)? {
+                Value::String(s) => s,
+                v => v.to_string(),
+            },
+        };
+        out.push(text);
     }
     Ok(out)
 }
