@@ -865,3 +865,79 @@ fn map_keys_as_spark_names_them() {
     write_row_json(&r, &s, &mut text).unwrap();
     assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), decode_row(&r, &s).unwrap());
 }
+
+/// Damage inside a well-framed delta is reported with Spark's error for it and the file named: a garbled key size
+/// (`CANNOT_READ_DELTA_FILE_KEY_SIZE`), a stream cut before its end marker, a row whose offsets leave the row.
+#[test]
+fn damage_inside_a_well_framed_delta() {
+    use super::{read_state, StateQuery};
+    use crate::codec::write::lz4_block_stream;
+    let base = open_fixture("ss-4.3.0-agg-hdfs");
+    let files: Vec<(String, Vec<u8>)> = {
+        let mut a = base;
+        let paths: Vec<String> = a.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
+        paths
+            .into_iter()
+            .map(|p| {
+                let b = a.read(&p, 1 << 24).unwrap();
+                (p, b)
+            })
+            .collect()
+    };
+    // The newest delta of partition 0 holding a put; read at its version, from deltas only (no snapshots).
+    let mut target = String::new();
+    let mut original = Vec::new();
+    for v in (1..=12).rev() {
+        let p = format!("state/0/0/{v}.delta");
+        let Some((_, b)) = files.iter().find(|(q, _)| *q == p) else { continue };
+        let d = crate::codec::decompress(b, 1 << 24).unwrap();
+        if super::hdfs::scan_records(&d).unwrap().puts > 0 {
+            target = p;
+            original = d;
+            break;
+        }
+    }
+    let version: i64 = target.trim_start_matches("state/0/0/").trim_end_matches(".delta").parse().unwrap();
+    let target = target.as_str();
+    let with = |data: Vec<u8>| {
+        let mut fs = files.clone();
+        for (p, b) in fs.iter_mut() {
+            if p == target {
+                *b = lz4_block_stream(&data, 32 * 1024);
+            }
+        }
+        fs.retain(|(p, _)| !p.ends_with(".snapshot"));
+        let mut a = crate::archive::MemArchive::new("m", fs, crate::archive::Limits::default()).unwrap();
+        read_state(&mut a, "", &StateQuery { partition: Some(0), batch_id: Some(version - 1), ..Default::default() })
+    };
+    assert!(with(original.clone()).is_ok());
+    let mut bad_size = original.clone();
+    bad_size[0..4].copy_from_slice(&(-9i32).to_be_bytes());
+    let e = with(bad_size).unwrap_err();
+    assert_eq!(
+        (e.path.as_str(), e.error_class.as_deref()),
+        (target, Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_KEY_SIZE"))
+    );
+    assert!(e.message.contains("key size cannot be -9"), "{e}");
+    let cut = original[..original.len() - 4].to_vec();
+    let e = with(cut).unwrap_err();
+    assert_eq!(e.path, target);
+    assert!(e.message.contains("before the -1 end marker"), "{e}");
+    if original.len() > 8 {
+        // The first put's key: its variable-length slots (the window struct, the string) pointed far away.
+        let mut first_put = None;
+        super::hdfs::for_each_record(&original, super::hdfs::RecordFileKind::Delta, |r| {
+            if r.value.is_some() && first_put.is_none() {
+                first_put = Some((r.offset as usize, r.key.len()));
+            }
+        })
+        .unwrap();
+        let (at, ksize) = first_put.expect("the delta holds a put");
+        let mut bad_row = original.clone();
+        for slot in (at + 4 + 8..at + 4 + ksize).step_by(8).take(2) {
+            bad_row[slot + 4..slot + 8].copy_from_slice(&0x7FFF_0000u32.to_le_bytes());
+        }
+        let e = with(bad_row).unwrap_err();
+        assert_eq!(e.error_class.as_deref(), Some("CANNOT_LOAD_STATE_STORE.KEY_ROW_FORMAT_VALIDATION_FAILURE"), "{e}");
+    }
+}
