@@ -941,3 +941,14 @@ fn damage_inside_a_well_framed_delta() {
         assert_eq!(e.error_class.as_deref(), Some("CANNOT_LOAD_STATE_STORE.KEY_ROW_FORMAT_VALIDATION_FAILURE"), "{e}");
     }
 }
+
+#[test]
+fn timestamps_across_eras() {
+    assert_eq!(format_timestamp(0, true), "1970-01-01T00:00:00.000Z");
+    assert_eq!(format_timestamp(-1, false), "1969-12-31T23:59:59.999");
+    assert_eq!(format_timestamp(253_402_300_799_999_999, true), "9999-12-31T23:59:59.999Z");
+    assert_eq!(format_timestamp(253_402_300_800_000_000, true), "+10000-01-01T00:00:00.000Z");
+    assert_eq!(format_timestamp(-62_135_596_800_000_000, true), "0001-01-01T00:00:00.000Z");
+    assert_eq!(format_timestamp(-62_167_219_200_000_001, true), "-0001-12-31T23:59:59.999Z");
+    assert_eq!(format_date(-719_162), "0001-01-01");
+}

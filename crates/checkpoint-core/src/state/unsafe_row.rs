@@ -408,23 +408,48 @@ pub fn format_date(days: i64) -> String {
     format!("{}-{m:02}-{d:02}", format_year(y))
 }
 
-/// A Spark timestamp (microseconds since the epoch) as toJSON writes it: `yyyy-MM-dd'T'HH:mm:ss.SSS` plus `Z`
-/// when `utc` (timestamp, rendered in UTC), nothing for timestamp_ntz. Sub-millisecond digits are dropped.
-pub fn format_timestamp(micros: i64, utc: bool) -> String {
+fn push_2(out: &mut String, v: i64) {
+    out.push(char::from(b'0' + (v / 10 % 10) as u8));
+    out.push(char::from(b'0' + (v % 10) as u8));
+}
+
+/// [`format_timestamp`] appended to `out` without intermediate allocations.
+fn push_timestamp(micros: i64, utc: bool, out: &mut String) {
     let millis = micros.div_euclid(1000);
     let secs = millis.div_euclid(1000);
     let ms = millis.rem_euclid(1000);
-    let days = secs.div_euclid(86_400);
     let sod = secs.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}{}",
-        format_year(y),
-        sod / 3600,
-        (sod / 60) % 60,
-        sod % 60,
-        if utc { "Z" } else { "" }
-    )
+    let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
+    if (0..=9999).contains(&y) {
+        push_2(out, y / 100);
+        push_2(out, y % 100);
+    } else {
+        out.push_str(&format_year(y));
+    }
+    out.push('-');
+    push_2(out, i64::from(m));
+    out.push('-');
+    push_2(out, i64::from(d));
+    out.push('T');
+    push_2(out, sod / 3600);
+    out.push(':');
+    push_2(out, (sod / 60) % 60);
+    out.push(':');
+    push_2(out, sod % 60);
+    out.push('.');
+    out.push(char::from(b'0' + (ms / 100) as u8));
+    push_2(out, ms % 100);
+    if utc {
+        out.push('Z');
+    }
+}
+
+/// A Spark timestamp (microseconds since the epoch) as toJSON writes it: `yyyy-MM-dd'T'HH:mm:ss.SSS` plus `Z`
+/// when `utc` (timestamp, rendered in UTC), nothing for timestamp_ntz. Sub-millisecond digits are dropped.
+pub fn format_timestamp(micros: i64, utc: bool) -> String {
+    let mut s = String::with_capacity(24);
+    push_timestamp(micros, utc, &mut s);
+    s
 }
 
 /// Seconds with up to 6 decimals, trailing zeros stripped (`BigDecimal.valueOf(micros, 6).stripTrailingZeros
@@ -699,10 +724,14 @@ fn write_struct(
         let raw = r.u64(at, &f.name)?;
         if is_fixed_length(&f.data_type) {
             write_fixed(raw, &f.data_type, out);
-        } else {
+        } else if matches!(f.data_type, DataType::Struct(_) | DataType::Array { .. } | DataType::Map { .. }) {
             let p = path(prefix, &f.name);
             let v = var_slice(r, at, raw, &p)?;
             write_var(v, &f.data_type, depth, &p, out)?;
+        } else {
+            // Leaf values: the field name is enough context (no allocation on the hot path).
+            let v = var_slice(r, at, raw, &f.name)?;
+            write_var(v, &f.data_type, depth, &f.name, out)?;
         }
     }
     out.push('}');
@@ -727,12 +756,12 @@ fn write_fixed(raw: u64, t: &DataType, out: &mut String) {
         DataType::Boolean => out.push_str(if raw as u8 != 0 { "true" } else { "false" }),
         DataType::Timestamp => {
             out.push('"');
-            out.push_str(&format_timestamp(raw as i64, true));
+            push_timestamp(raw as i64, true, out);
             out.push('"');
         }
         DataType::TimestampNtz => {
             out.push('"');
-            out.push_str(&format_timestamp(raw as i64, false));
+            push_timestamp(raw as i64, false, out);
             out.push('"');
         }
         DataType::Decimal { scale, .. } => out.push_str(&decimal_string(i128::from(raw as i64), *scale)),
