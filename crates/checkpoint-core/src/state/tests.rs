@@ -952,3 +952,29 @@ fn timestamps_across_eras() {
     assert_eq!(format_timestamp(-62_167_219_200_000_001, true), "-0001-12-31T23:59:59.999Z");
     assert_eq!(format_date(-719_162), "0001-01-01");
 }
+
+/// Checkpoints without operator metadata (3.5) still get a state-metadata view; where the stores leave no doubt
+/// the operator name is inferred, and the rows agree with the 4.x fixture of the same query.
+#[test]
+fn state_metadata_for_checkpoints_without_operator_metadata() {
+    let mut checked = 0;
+    for name in fixture_names() {
+        if !fixture_record(&name)["mutation"].is_null() || !name.starts_with("ss-3.5") {
+            continue;
+        }
+        let mut a = open_fixture(&name);
+        let rows = super::read_state_metadata(&mut a, "").unwrap();
+        let scenario = fixture_record(&name)["scenario"].as_str().unwrap_or("").to_string();
+        for r in &rows {
+            assert!(r.num_partitions > 0 && r.max_batch_id >= r.min_batch_id, "{name}: {r:?}");
+            if let Some(n) = &r.operator_name {
+                assert!(r.operator_name_inferred);
+                let ok = (n == "symmetricHashJoin" && scenario.contains("join"))
+                    || (n == "dedupe" && scenario.contains("dropDuplicates"));
+                assert!(ok, "{name}: inferred {n} for {scenario}");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 5, "{checked}");
+}
