@@ -312,7 +312,7 @@ pub fn load_store(
         let path = format!("{store_dir}/{s}.snapshot");
         read_record_file(a, &path, RecordFileKind::Snapshot, limits, |k, v| {
             if let Some(v) = v {
-                map.insert(k.to_vec(), v.to_vec());
+                map.insert(k.to_vec(), unwrap_value(k, v).to_vec());
             }
         })?;
     }
@@ -328,10 +328,10 @@ pub fn load_store(
         }
         read_record_file(a, &path, RecordFileKind::Delta, limits, |k, v| match v {
             Some(v) => {
-                map.insert(k.to_vec(), v.to_vec());
+                map.insert(k.to_vec(), unwrap_value(k, v).to_vec());
             }
             None => {
-                map.remove(k);
+                map.remove(unwrap_removed_key(k));
             }
         })?;
     }
@@ -407,5 +407,31 @@ pub fn check_chain(a: &mut dyn Archive, store_dir: &str, version: i64, limits: &
         deltas,
         problems,
         rows: keys.map(|k| k.len() as u64),
+    }
+}
+
+/// The UnsafeRow of a stored value. UnsafeRows are a multiple of 8 bytes long; a value 4 bytes longer is either
+/// written with Spark 4.3's row checksums (`KeyValueChecksumEncoder.encodeSingleValueRowWithChecksum`: CRC32C of
+/// key and row as a little-endian int, then the row) or, when that checksum does not match, a row from Spark < 2.3
+/// with 4 stray bytes appended, which Spark reads floored to a multiple of 8 (`HDFSBackedStateStoreProvider`).
+pub fn unwrap_value<'a>(key: &[u8], value: &'a [u8]) -> &'a [u8] {
+    if value.len() % 8 != 4 {
+        return value;
+    }
+    let stored = u32::from_le_bytes([value[0], value[1], value[2], value[3]]);
+    if super::rocksdb::encoding::crc32c(&[key, &value[4..]]) == stored {
+        &value[4..]
+    } else {
+        &value[..value.len() - 4]
+    }
+}
+
+/// The UnsafeRow of a removed key: with row checksums (4.3) Spark writes a removal's key as checksum + key
+/// (`encodeKeyRowWithChecksum`), recognisable by its length (4 more than a multiple of 8).
+pub fn unwrap_removed_key(key: &[u8]) -> &[u8] {
+    if key.len() % 8 == 4 {
+        &key[4..]
+    } else {
+        key
     }
 }

@@ -110,6 +110,10 @@ pub struct StateMetadataRow {
     pub num_cols_prefix_key: i64,
     /// The state store provider found on disk.
     pub provider: Provider,
+    /// True when `operator_name` was not read from operator metadata but inferred from the stores (checkpoints
+    /// written before Spark 4.0 have no metadata): join store names → `symmetricHashJoin`, a value row of one
+    /// `void` field → `dedupe`.
+    pub operator_name_inferred: bool,
 }
 
 impl StateMetadataRow {
@@ -612,6 +616,23 @@ fn read_join_side(
     Ok(rows)
 }
 
+/// The operator's name when its stores leave no doubt (no metadata to read it from): the four stream-stream join
+/// stores, or a single store whose value row is one `void` field (deduplication's dummy value).
+fn infer_operator_name(a: &mut dyn Archive, root: &str, op: i64, stores: &[String]) -> Option<String> {
+    let join = ["left-keyToNumValues", "left-keyWithIndexToValue", "right-keyToNumValues", "right-keyWithIndexToValue"];
+    if stores.len() == 4 && join.iter().all(|j| stores.iter().any(|s| s == j)) {
+        return Some("symmetricHashJoin".into());
+    }
+    if stores.len() == 1 && stores[0] == "default" {
+        if let Ok((_, value)) = store_schemas(a, root, op, "default") {
+            if value.fields.len() == 1 && value.fields[0].data_type == DataType::Null {
+                return Some("dedupe".into());
+            }
+        }
+    }
+    None
+}
+
 /// Reads the `state-metadata` view: one row per operator and store. Operator name, store names and partition
 /// counts come from the operator metadata (v2 for the latest batch if present, else v1); when a checkpoint has
 /// none (Spark 3.5), from the folders on disk. `minBatchId`/`maxBatchId` are the first and last batches in
@@ -657,15 +678,19 @@ pub fn read_state_metadata(a: &mut dyn Archive, root: &str) -> Result<Vec<StateM
                     operator_properties: m.operator_properties_json.clone(),
                     num_cols_prefix_key: s.num_cols_prefix_key,
                     provider: provider_of(a, &s.store_name),
+                    operator_name_inferred: false,
                 });
             }
             continue;
         }
         // No metadata: stores are the folders under the partitions (or `default` when files sit directly there).
-        for s in store_names(a, root, op) {
+        let stores = store_names(a, root, op);
+        let inferred = infer_operator_name(a, root, op, &stores);
+        for s in stores {
             out.push(StateMetadataRow {
                 operator_id: op,
-                operator_name: None,
+                operator_name: inferred.clone(),
+                operator_name_inferred: inferred.is_some(),
                 provider: provider_of(a, &s),
                 state_store_name: s,
                 num_partitions: parts.len() as i64,

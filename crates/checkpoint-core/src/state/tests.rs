@@ -713,3 +713,268 @@ fn unknown_store_names_list_the_known_ones() {
     let e = read_state(&mut a, "", &StateQuery { store_name: "nope".into(), ..Default::default() }).unwrap_err();
     assert!(e.message.contains("left-keyToNumValues"), "{e}");
 }
+
+/// The text writer gives the same JSON as the Value decoder on hand-built rows of every type and on every fixture
+/// row (decimals compared by value), and fails where it fails.
+#[test]
+fn text_writer_matches_value_decoder() {
+    fn same(bytes: &[u8], s: &StructType) {
+        let mut text = String::new();
+        match (decode_row(bytes, s), write_row_json(bytes, s, &mut text)) {
+            (Ok(v), Ok(())) => {
+                let parsed: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+                assert!(approx_eq(&parsed, &v), "{text} vs {v}");
+            }
+            (Err(_), Err(_)) => {}
+            (a, b) => panic!("decoders disagree: {a:?} vs {b:?}"),
+        }
+    }
+    let s = schema(&[
+        ("s", json!("string")),
+        ("q", json!("string")),
+        ("i", json!("integer")),
+        ("ts", json!("timestamp")),
+        ("d", json!("decimal(20,2)")),
+        ("a", json!({"type": "array", "elementType": "string", "containsNull": true})),
+        ("n", json!({"type": "array", "elementType": "integer", "containsNull": true})),
+        ("m", json!({"type": "map", "keyType": "string", "valueType": "long", "valueContainsNull": true})),
+        ("f", json!("double")),
+        ("b", json!("binary")),
+    ]);
+    let r = row(&[
+        W::Var("tab\there \"quoted\" \\ \u{1} ü".as_bytes().to_vec()),
+        W::Null,
+        W::Fixed((-5i32) as u32 as u64),
+        W::Fixed(1_704_067_240_000_000),
+        W::Dec16(Some(be_bytes(-150))),
+        W::Var(array(8, &[W::Var(b"x".to_vec()), W::Null])),
+        W::Var(array(4, &[W::Fixed(1), W::Null, W::Fixed(3)])),
+        W::Var(map(array(8, &[W::Var(b"k".to_vec())]), array(8, &[W::Null]))),
+        W::Fixed(2.5f64.to_bits()),
+        W::Var(vec![1, 2, 3]),
+    ]);
+    same(&r, &s);
+    for cut in 0..r.len() {
+        same(&r[..cut], &s);
+    }
+    for i in 0..r.len() {
+        let mut b = r.clone();
+        b[i] ^= 0x41;
+        same(&b, &s);
+    }
+    for name in ["ss-4.3.0-agg-hdfs", "ss-4.3.0-join", "ss-4.1.4-dedup", "ss-4.1.4-pandas-state"] {
+        let mut a = open_fixture(&name);
+        for m in super::read_state_metadata(&mut a, "").unwrap() {
+            let (ks, vs) = super::store_schemas(&mut a, "", m.operator_id, &m.state_store_name).unwrap();
+            let batch = super::last_committed_batch(&a, "").unwrap();
+            for p in super::list_partitions(&a, "", m.operator_id) {
+                let dir = super::store_dir("", m.operator_id, p, &m.state_store_name);
+                for (k, v) in super::load_raw_store(&mut a, &dir, batch + 1, &Default::default()).unwrap().pairs {
+                    same(&k, &ks);
+                    same(&v, &vs);
+                }
+            }
+        }
+    }
+}
+
+/// JSON equality with numbers compared by value (relative 1e-12: serde_json parses without float round-trip).
+fn approx_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap_or(f64::NAN), y.as_f64().unwrap_or(f64::NAN));
+            x == y || (x - y).abs() <= 1e-12 * x.abs().max(y.abs())
+        }
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| approx_eq(x, y)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| approx_eq(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// Spark 4.3 HDFS stores with row checksums: values carry a CRC32C prefix, removal keys too; Spark < 2.3 values
+/// carry 4 stray trailing bytes. Both unwrap to the UnsafeRow, and removals still find their key.
+#[test]
+fn row_checksums_and_legacy_trailing_bytes_unwrap() {
+    use super::hdfs::{load_store, unwrap_value};
+    use crate::codec::write::lz4_block_stream;
+    let crc = |parts: &[&[u8]]| super::rocksdb::encoding::crc32c(parts);
+    let k1 = row(&[W::Fixed(1)]);
+    let k2 = row(&[W::Fixed(2)]);
+    let v = row(&[W::Fixed(42)]);
+    let mut checked = crc(&[&k1, &v]).to_le_bytes().to_vec();
+    checked.extend_from_slice(&v);
+    assert_eq!(unwrap_value(&k1, &checked), &v[..]);
+    let mut legacy = v.clone();
+    legacy.extend_from_slice(&[9, 9, 9, 9]);
+    assert_eq!(unwrap_value(&k1, &legacy), &v[..]);
+    assert_eq!(unwrap_value(&k1, &v), &v[..]);
+    let rec = |out: &mut Vec<u8>, k: &[u8], v: Option<&[u8]>| {
+        out.extend_from_slice(&(k.len() as i32).to_be_bytes());
+        out.extend_from_slice(k);
+        match v {
+            Some(v) => {
+                out.extend_from_slice(&(v.len() as i32).to_be_bytes());
+                out.extend_from_slice(v);
+            }
+            None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+        }
+    };
+    let mut d1 = Vec::new();
+    rec(&mut d1, &k1, Some(&checked));
+    let mut c2 = crc(&[&k2, &v]).to_le_bytes().to_vec();
+    c2.extend_from_slice(&v);
+    rec(&mut d1, &k2, Some(&c2));
+    d1.extend_from_slice(&(-1i32).to_be_bytes());
+    let mut d2 = Vec::new();
+    let mut removed = crc(&[&k1]).to_le_bytes().to_vec();
+    removed.extend_from_slice(&k1);
+    rec(&mut d2, &removed, None);
+    d2.extend_from_slice(&(-1i32).to_be_bytes());
+    let files = vec![
+        ("s/1.delta".to_string(), lz4_block_stream(&d1, 32 * 1024)),
+        ("s/2.delta".to_string(), lz4_block_stream(&d2, 32 * 1024)),
+    ];
+    let mut a = crate::archive::MemArchive::new("m", files, crate::archive::Limits::default()).unwrap();
+    let store = load_store(&mut a, "s", 2, &Default::default()).unwrap();
+    assert_eq!(store.pairs, vec![(k2.clone(), v.clone())]);
+    let store = load_store(&mut a, "s", 1, &Default::default()).unwrap();
+    assert_eq!(store.pairs.len(), 2);
+}
+
+/// Map keys are named as Spark's JSON writer names them (`keyArray.get(i).toString`): timestamps and dates as
+/// their internal integers, decimals in plain notation.
+#[test]
+fn map_keys_as_spark_names_them() {
+    let s = schema(&[
+        ("ts", json!({"type": "map", "keyType": "timestamp", "valueType": "integer", "valueContainsNull": true})),
+        ("i", json!({"type": "map", "keyType": "integer", "valueType": "string", "valueContainsNull": true})),
+        ("d", json!({"type": "map", "keyType": "decimal(5,2)", "valueType": "boolean", "valueContainsNull": false})),
+    ]);
+    let r = row(&[
+        W::Var(map(array(8, &[W::Fixed(1_704_067_240_000_000)]), array(4, &[W::Fixed(1)]))),
+        W::Var(map(array(4, &[W::Fixed((-3i32) as u32 as u64)]), array(8, &[W::Var(b"x".to_vec())]))),
+        W::Var(map(array(8, &[W::Fixed((-150i64) as u64)]), array(1, &[W::Fixed(1)]))),
+    ]);
+    assert_eq!(
+        decode_row(&r, &s).unwrap(),
+        json!({"ts": {"1704067240000000": 1}, "i": {"-3": "x"}, "d": {"-1.50": true}})
+    );
+    let mut text = String::new();
+    write_row_json(&r, &s, &mut text).unwrap();
+    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), decode_row(&r, &s).unwrap());
+}
+
+/// Damage inside a well-framed delta is reported with Spark's error for it and the file named: a garbled key size
+/// (`CANNOT_READ_DELTA_FILE_KEY_SIZE`), a stream cut before its end marker, a row whose offsets leave the row.
+#[test]
+fn damage_inside_a_well_framed_delta() {
+    use super::{read_state, StateQuery};
+    use crate::codec::write::lz4_block_stream;
+    let base = open_fixture("ss-4.3.0-agg-hdfs");
+    let files: Vec<(String, Vec<u8>)> = {
+        let mut a = base;
+        let paths: Vec<String> = a.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
+        paths
+            .into_iter()
+            .map(|p| {
+                let b = a.read(&p, 1 << 24).unwrap();
+                (p, b)
+            })
+            .collect()
+    };
+    // The newest delta of partition 0 holding a put; read at its version, from deltas only (no snapshots).
+    let mut target = String::new();
+    let mut original = Vec::new();
+    for v in (1..=12).rev() {
+        let p = format!("state/0/0/{v}.delta");
+        let Some((_, b)) = files.iter().find(|(q, _)| *q == p) else { continue };
+        let d = crate::codec::decompress(b, 1 << 24).unwrap();
+        if super::hdfs::scan_records(&d).unwrap().puts > 0 {
+            target = p;
+            original = d;
+            break;
+        }
+    }
+    let version: i64 = target.trim_start_matches("state/0/0/").trim_end_matches(".delta").parse().unwrap();
+    let target = target.as_str();
+    let with = |data: Vec<u8>| {
+        let mut fs = files.clone();
+        for (p, b) in fs.iter_mut() {
+            if p == target {
+                *b = lz4_block_stream(&data, 32 * 1024);
+            }
+        }
+        fs.retain(|(p, _)| !p.ends_with(".snapshot"));
+        let mut a = crate::archive::MemArchive::new("m", fs, crate::archive::Limits::default()).unwrap();
+        read_state(&mut a, "", &StateQuery { partition: Some(0), batch_id: Some(version - 1), ..Default::default() })
+    };
+    assert!(with(original.clone()).is_ok());
+    let mut bad_size = original.clone();
+    bad_size[0..4].copy_from_slice(&(-9i32).to_be_bytes());
+    let e = with(bad_size).unwrap_err();
+    assert_eq!(
+        (e.path.as_str(), e.error_class.as_deref()),
+        (target, Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_KEY_SIZE"))
+    );
+    assert!(e.message.contains("key size cannot be -9"), "{e}");
+    let cut = original[..original.len() - 4].to_vec();
+    let e = with(cut).unwrap_err();
+    assert_eq!(e.path, target);
+    assert!(e.message.contains("before the -1 end marker"), "{e}");
+    if original.len() > 8 {
+        // The first put's key: its variable-length slots (the window struct, the string) pointed far away.
+        let mut first_put = None;
+        super::hdfs::for_each_record(&original, super::hdfs::RecordFileKind::Delta, |r| {
+            if r.value.is_some() && first_put.is_none() {
+                first_put = Some((r.offset as usize, r.key.len()));
+            }
+        })
+        .unwrap();
+        let (at, ksize) = first_put.expect("the delta holds a put");
+        let mut bad_row = original.clone();
+        for slot in (at + 4 + 8..at + 4 + ksize).step_by(8).take(2) {
+            bad_row[slot + 4..slot + 8].copy_from_slice(&0x7FFF_0000u32.to_le_bytes());
+        }
+        let e = with(bad_row).unwrap_err();
+        assert_eq!(e.error_class.as_deref(), Some("CANNOT_LOAD_STATE_STORE.KEY_ROW_FORMAT_VALIDATION_FAILURE"), "{e}");
+    }
+}
+
+#[test]
+fn timestamps_across_eras() {
+    assert_eq!(format_timestamp(0, true), "1970-01-01T00:00:00.000Z");
+    assert_eq!(format_timestamp(-1, false), "1969-12-31T23:59:59.999");
+    assert_eq!(format_timestamp(253_402_300_799_999_999, true), "9999-12-31T23:59:59.999Z");
+    assert_eq!(format_timestamp(253_402_300_800_000_000, true), "+10000-01-01T00:00:00.000Z");
+    assert_eq!(format_timestamp(-62_135_596_800_000_000, true), "0001-01-01T00:00:00.000Z");
+    assert_eq!(format_timestamp(-62_167_219_200_000_001, true), "-0001-12-31T23:59:59.999Z");
+    assert_eq!(format_date(-719_162), "0001-01-01");
+}
+
+/// Checkpoints without operator metadata (3.5) still get a state-metadata view; where the stores leave no doubt
+/// the operator name is inferred, and the rows agree with the 4.x fixture of the same query.
+#[test]
+fn state_metadata_for_checkpoints_without_operator_metadata() {
+    let mut checked = 0;
+    for name in fixture_names() {
+        if !fixture_record(&name)["mutation"].is_null() || !name.starts_with("ss-3.5") {
+            continue;
+        }
+        let mut a = open_fixture(&name);
+        let rows = super::read_state_metadata(&mut a, "").unwrap();
+        let scenario = fixture_record(&name)["scenario"].as_str().unwrap_or("").to_string();
+        for r in &rows {
+            assert!(r.num_partitions > 0 && r.max_batch_id >= r.min_batch_id, "{name}: {r:?}");
+            if let Some(n) = &r.operator_name {
+                assert!(r.operator_name_inferred);
+                let ok = (n == "symmetricHashJoin" && scenario.contains("join"))
+                    || (n == "dedupe" && scenario.contains("dropDuplicates"));
+                assert!(ok, "{name}: inferred {n} for {scenario}");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 5, "{checked}");
+}
