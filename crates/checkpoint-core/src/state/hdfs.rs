@@ -162,7 +162,7 @@ pub fn scan_records(decompressed: &[u8]) -> Result<RecordStats, RecordError> {
 use super::{children, RawStore, StateError, StateLimits};
 use crate::archive::Archive;
 use crate::codec::{self, CodecErrorKind};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Why one `.delta`/`.snapshot` file does not decode: in the framing (offset in the file) or in the record
 /// stream (offset in the decompressed bytes).
@@ -338,4 +338,74 @@ pub fn load_store(
     // Deterministic order: by key bytes.
     let sorted: BTreeMap<Vec<u8>, Vec<u8>> = map.into_iter().collect();
     Ok(RawStore { pairs: sorted.into_iter().collect(), key_prefix_len: 0, value_prefix_len: 0 })
+}
+
+/// What loading one version of one store needs and what is wrong with it (every problem, not just the first).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainCheck {
+    /// The store folder.
+    pub store_dir: String,
+    /// The version checked.
+    pub version: i64,
+    /// The snapshot the load starts from, if any.
+    pub snapshot: Option<i64>,
+    /// The deltas replayed after it, in order.
+    pub deltas: Vec<i64>,
+    /// Missing deltas and files that do not decode, each naming the file (and offset when known) with Spark's
+    /// error class.
+    pub problems: Vec<StateError>,
+    /// Rows of the store at `version` when the chain is sound (puts minus removals), else `None`.
+    pub rows: Option<u64>,
+}
+
+/// Checks the chain Spark reads to load `version` of an HDFS store (newest snapshot ≤ version, then the deltas):
+/// every delta present, every file decoding (framing, checksums, record stream). Unlike [`load_store`] it goes
+/// on after a problem so that a report can list them all.
+pub fn check_chain(a: &mut dyn Archive, store_dir: &str, version: i64, limits: &StateLimits) -> ChainCheck {
+    let files = list_store_files(a, store_dir);
+    let (snapshot, deltas) = load_plan(&files, version.max(0));
+    let mut problems = Vec::new();
+    let mut keys: Option<HashSet<Vec<u8>>> = Some(HashSet::new());
+    let mut plan: Vec<(String, RecordFileKind)> = Vec::new();
+    if let Some(s) = snapshot {
+        plan.push((format!("{store_dir}/{s}.snapshot"), RecordFileKind::Snapshot));
+    }
+    for &d in &deltas {
+        plan.push((format!("{store_dir}/{d}.delta"), RecordFileKind::Delta));
+    }
+    for (path, kind) in plan {
+        if kind == RecordFileKind::Delta && !a.entries().iter().any(|e| e.path == path) {
+            let v = path.rsplit('/').next().unwrap_or("").trim_end_matches(".delta").to_string();
+            problems.push(
+                StateError::new(
+                    &path,
+                    format!("delta file of version {v} does not exist; it is needed to rebuild version {version}"),
+                )
+                .class("CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS"),
+            );
+            keys = None;
+            continue;
+        }
+        let res = read_record_file(a, &path, kind, limits, |k, v| {
+            if let Some(set) = keys.as_mut() {
+                if v.is_some() {
+                    set.insert(k.to_vec());
+                } else {
+                    set.remove(k);
+                }
+            }
+        });
+        if let Err(e) = res {
+            problems.push(e);
+            keys = None;
+        }
+    }
+    ChainCheck {
+        store_dir: store_dir.to_string(),
+        version,
+        snapshot,
+        deltas,
+        problems,
+        rows: keys.map(|k| k.len() as u64),
+    }
 }

@@ -260,6 +260,43 @@ pub(crate) fn children(a: &dyn Archive, dir: &str) -> BTreeMap<String, bool> {
     out
 }
 
+/// Store names of an operator as found on disk: `default` when partition folders hold state files directly, plus
+/// every sub-folder of a partition other than `_metadata` and `SSTs` (join stores, named stores).
+pub fn store_names(a: &dyn Archive, root: &str, operator_id: i64) -> Vec<String> {
+    let mut stores = BTreeSet::new();
+    for p in list_partitions(a, root, operator_id) {
+        for (name, is_file) in children(a, &store_dir(root, operator_id, p, "default")) {
+            if is_file {
+                if !name.starts_with('.') {
+                    stores.insert("default".to_string());
+                }
+            } else if name != "_metadata" && name != "SSTs" {
+                stores.insert(name);
+            }
+        }
+    }
+    stores.into_iter().collect()
+}
+
+/// Checkpoint roots of an archive that hold state: every folder `R` with `R/state/<op>/<partition or _metadata>/…`
+/// ("" = the archive top), shortest first.
+pub fn find_state_roots(a: &dyn Archive) -> Vec<String> {
+    let mut roots = BTreeSet::new();
+    for e in a.entries() {
+        let segs: Vec<&str> = e.path.split('/').collect();
+        for i in 0..segs.len().saturating_sub(2) {
+            let numeric = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit());
+            if segs[i] == "state" && numeric(segs[i + 1]) && (numeric(segs[i + 2]) || segs[i + 2] == "_metadata") {
+                roots.insert(segs[..i].join("/"));
+                break;
+            }
+        }
+    }
+    let mut v: Vec<String> = roots.into_iter().collect();
+    v.sort_by_key(|r| (r.matches('/').count() + usize::from(!r.is_empty()), r.clone()));
+    v
+}
+
 /// Batch ids present in `<root>/commits/` (files whose whole name is an integer), ascending.
 pub fn committed_batches(a: &dyn Archive, root: &str) -> Vec<i64> {
     let mut v: Vec<i64> = children(a, &join(root, "commits"))
@@ -369,6 +406,13 @@ pub fn store_schemas(
     store_name: &str,
 ) -> Result<(StructType, StructType), StateError> {
     let path = format!("{}/_metadata/schema", store_dir(root, operator_id, 0, store_name));
+    let known = store_names(a, root, operator_id);
+    if !known.is_empty() && !known.iter().any(|k| k == store_name) {
+        return Err(StateError::new(
+            join(root, &format!("state/{operator_id}")),
+            format!("operator {operator_id} has no state store named {store_name:?}; its stores: {}", known.join(", ")),
+        ));
+    }
     let bytes = a.read(&path, 16 << 20).map_err(|e| {
         StateError::new(&path, format!("cannot read the state schema file: {e}"))
             .class("STDS_FAILED_TO_READ_STATE_SCHEMA")
@@ -377,6 +421,28 @@ pub fn store_schemas(
         StateError::new(&path, e.message.clone()).at(e.offset).class("STDS_FAILED_TO_READ_STATE_SCHEMA")
     })?;
     Ok((f.key, f.value))
+}
+
+/// Number of partitions the operator metadata records for an operator (largest over its stores), 0 when there is
+/// no readable metadata.
+pub fn expected_partitions(a: &mut dyn Archive, root: &str, operator_id: i64) -> i64 {
+    let meta_dir = join(root, &format!("state/{operator_id}/_metadata"));
+    let latest_v2 = children(a, &format!("{meta_dir}/v2"))
+        .into_iter()
+        .filter(|(n, f)| *f && !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
+        .filter_map(|(n, _)| n.parse::<i64>().ok())
+        .max();
+    let path = match latest_v2 {
+        Some(b) => format!("{meta_dir}/v2/{b}"),
+        None => format!("{meta_dir}/metadata"),
+    };
+    if !a.entries().iter().any(|e| e.path == path) {
+        return 0;
+    }
+    a.read(&path, 16 << 20)
+        .ok()
+        .and_then(|b| operator_metadata::parse_operator_metadata(&b).ok())
+        .map_or(0, |m| m.stores.iter().map(|s| s.num_partitions).max().unwrap_or(0))
 }
 
 /// The last committed batch (highest id in `commits/`), as Spark's reader defaults `batchId` to.
@@ -434,6 +500,26 @@ pub fn read_state_with_limits(
     if parts.is_empty() {
         return Err(StateError::new(&op_dir, "no state partition folders for this operator")
             .class("STDS_NO_PARTITION_DISCOVERED_IN_STATE_STORE"));
+    }
+    // Spark's stores are partitions 0..numPartitions-1; a missing folder cannot be rebuilt (Spark then fails to
+    // load version `version` of that partition, from its first delta on).
+    let expected = expected_partitions(a, root, q.operator_id).max(parts.last().map_or(0, |m| i64::from(*m) + 1));
+    let missing: Vec<i64> = (0..expected).filter(|p| !parts.iter().any(|x| i64::from(*x) == *p)).collect();
+    let wanted_missing: Vec<i64> = match q.partition {
+        Some(p) => missing.iter().copied().filter(|m| *m == i64::from(p)).collect(),
+        None => missing,
+    };
+    if let Some(m) = wanted_missing.first() {
+        if version > 0 {
+            return Err(StateError::new(
+                format!("{op_dir}/{m}"),
+                format!(
+                    "state folder of partition {m} is missing ({} partitions expected); version {version} cannot be rebuilt",
+                    expected
+                ),
+            )
+            .class("CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS"));
+        }
     }
     if let Some(p) = q.partition {
         if !parts.contains(&p) {
@@ -576,19 +662,7 @@ pub fn read_state_metadata(a: &mut dyn Archive, root: &str) -> Result<Vec<StateM
             continue;
         }
         // No metadata: stores are the folders under the partitions (or `default` when files sit directly there).
-        let mut stores = BTreeSet::new();
-        for &p in &parts {
-            for (name, is_file) in children(a, &store_dir(root, op, p, "default")) {
-                if is_file {
-                    if !name.starts_with('.') && name != "_metadata" {
-                        stores.insert("default".to_string());
-                    }
-                } else if name != "_metadata" && name != "SSTs" {
-                    stores.insert(name);
-                }
-            }
-        }
-        for s in stores {
+        for s in store_names(a, root, op) {
             out.push(StateMetadataRow {
                 operator_id: op,
                 operator_name: None,
@@ -604,3 +678,6 @@ pub fn read_state_metadata(a: &mut dyn Archive, root: &str) -> Result<Vec<StateM
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests;

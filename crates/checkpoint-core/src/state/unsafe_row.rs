@@ -124,8 +124,18 @@ fn struct_value(r: Slice<'_>, schema: &StructType, depth: usize, prefix: &str) -
         if r.is_null(0, i)? || f.data_type == DataType::Null {
             continue; // toJSON leaves null fields out
         }
-        let p = path(prefix, &f.name);
-        let v = slot_value(r, w + i * 8, &f.data_type, depth, &p)?;
+        // Field paths are only needed in errors and for nested values: build them only then.
+        let v = if is_fixed_length(&f.data_type) {
+            slot_value(r, w + i * 8, &f.data_type, depth, &f.name)
+        } else {
+            slot_value(r, w + i * 8, &f.data_type, depth, &path(prefix, &f.name))
+        }
+        .map_err(|mut e| {
+            if is_fixed_length(&f.data_type) && !prefix.is_empty() {
+                e.message = format!("{prefix}.{}", e.message);
+            }
+            e
+        })?;
         obj.insert(f.name.clone(), v);
     }
     Ok(Value::Object(obj))
@@ -273,8 +283,12 @@ fn array_values(a: Slice<'_>, t: &DataType, depth: usize, p: &str) -> Result<Vec
         let mut w = [0u8; 8];
         w[..width].copy_from_slice(s);
         let raw = u64::from_le_bytes(w);
-        let ep = format!("{p}[{i}]");
-        out.push(fixed_or_var(a, at, raw, width, t, depth, &ep)?);
+        let v = if is_fixed_length(t) {
+            fixed_or_var(a, at, raw, width, t, depth, p)
+        } else {
+            fixed_or_var(a, at, raw, width, t, depth, &format!("{p}[{i}]"))
+        };
+        out.push(v?);
     }
     Ok(out)
 }
@@ -499,4 +513,86 @@ pub fn base64(b: &[u8]) -> String {
         out.push(if c.len() > 2 { T[n as usize & 63] as char } else { '=' });
     }
     out
+}
+
+/// Whether Spark stores a type inline in the 8-byte slot (`UnsafeRow.isFixedLength`).
+pub fn is_fixed_length(t: &DataType) -> bool {
+    match t {
+        DataType::Null
+        | DataType::Boolean
+        | DataType::Byte
+        | DataType::Short
+        | DataType::Integer
+        | DataType::Long
+        | DataType::Float
+        | DataType::Double
+        | DataType::Date
+        | DataType::Timestamp
+        | DataType::TimestampNtz
+        | DataType::YearMonthInterval { .. }
+        | DataType::DayTimeInterval { .. } => true,
+        DataType::Decimal { precision, .. } => *precision <= 18,
+        _ => false,
+    }
+}
+
+/// Checks a row's structure against a schema the way Spark 4.x validates loaded state rows
+/// (`UnsafeRowUtils.validateStructuralIntegrity`, failing with `KEY_ROW_FORMAT_VALIDATION_FAILURE` /
+/// `VALUE_ROW_FORMAT_VALIDATION_FAILURE`): size a multiple of 8 and larger than the null bitset; null slots zero
+/// (non-compact decimals excepted); booleans 0/1 and narrow integers without stray upper bits; variable-length
+/// offsets after the fixed region and inside the row. Top level only, as Spark does.
+pub fn validate_structure(bytes: &[u8], schema: &StructType) -> Result<(), RowError> {
+    let e = |offset: usize, message: String| Err(RowError { offset: offset as u64, message });
+    let n = schema.fields.len();
+    let w = bitset_bytes(n);
+    let fixed = w + 8 * n;
+    if !bytes.len().is_multiple_of(8) {
+        return e(0, format!("row size {} is not a multiple of 8", bytes.len()));
+    }
+    if n > 0 && w >= bytes.len() {
+        return e(0, format!("row of {} bytes is not longer than its {w}-byte null bitset", bytes.len()));
+    }
+    if bytes.len() < fixed {
+        return e(0, format!("row of {} bytes is shorter than its fixed part ({fixed} bytes)", bytes.len()));
+    }
+    let r = Slice { b: bytes, base: 0 };
+    let mut var_bytes = 0usize;
+    for (i, f) in schema.fields.iter().enumerate() {
+        let at = w + 8 * i;
+        let raw = r.u64(at, &f.name)?;
+        if r.is_null(0, i)? {
+            let reserved_decimal = matches!(f.data_type, DataType::Decimal { precision, .. } if precision > 18);
+            if raw != 0 && !reserved_decimal {
+                return e(at, format!("{}: null field with a non-zero slot 0x{raw:016x}", f.name));
+            }
+            continue;
+        }
+        if is_fixed_length(&f.data_type) {
+            let extra = match f.data_type {
+                DataType::Boolean => (raw > 1).then_some("boolean other than 0/1"),
+                DataType::Byte => (raw >> 8 != 0).then_some("byte with upper bits set"),
+                DataType::Short => (raw >> 16 != 0).then_some("short with upper bits set"),
+                DataType::Integer | DataType::Float | DataType::Date | DataType::YearMonthInterval { .. } => {
+                    (raw >> 32 != 0).then_some("4-byte value with upper bits set")
+                }
+                _ => None,
+            };
+            if let Some(what) = extra {
+                return e(at, format!("{}: {what} (slot 0x{raw:016x})", f.name));
+            }
+            continue;
+        }
+        let (off, size) = ((raw >> 32) as usize, (raw & 0xFFFF_FFFF) as usize);
+        if off < fixed || off.saturating_add(size) > bytes.len() {
+            return e(
+                at,
+                format!("{}: offset {off} + size {size} outside the variable region {fixed}..{}", f.name, bytes.len()),
+            );
+        }
+        var_bytes += size;
+    }
+    if fixed + var_bytes > bytes.len() {
+        return e(0, format!("variable-length fields take {var_bytes} bytes, more than the row holds"));
+    }
+    Ok(())
 }
