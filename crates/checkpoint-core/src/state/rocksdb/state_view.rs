@@ -54,6 +54,17 @@ fn store_index(store: &str) -> usize {
     }
 }
 
+/// True when another partition of the same operator and store holds RocksDB files: an empty or missing
+/// partition folder of a RocksDB operator is then read (and fails) the way Spark's RocksDB provider does.
+pub(crate) fn sibling_is_rocksdb(a: &dyn Archive, store_dir: &str) -> bool {
+    let Some((root, op, part, store)) = locate(store_dir) else { return false };
+    let Ok(op_id) = op.parse::<i64>() else { return false };
+    crate::state::list_partitions(a, &root, op_id).into_iter().filter(|p| *p as usize != part).any(|p| {
+        crate::state::detect_provider(a, &crate::state::store_dir(&root, op_id, p, &store))
+            == crate::state::Provider::RocksDb
+    })
+}
+
 /// Checkpoint format v2: the unique id that `commits/<version - 1>` (`stateUniqueIds`) records for the store in
 /// `store_dir` (`<root>/state/<op>/<part>[/<store>]`). `None` when the commit or the id is absent.
 pub fn unique_id_from_commit(a: &mut dyn Archive, store_dir: &str, version: i64) -> Option<String> {

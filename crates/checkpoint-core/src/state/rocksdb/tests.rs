@@ -464,3 +464,21 @@ fn cutting_any_store_file_is_an_error_naming_it() {
     }
     assert!(cuts > 100, "{cuts}");
 }
+
+/// A deleted partition folder of a RocksDB operator fails like Spark's RocksDB provider, naming the first
+/// changelog Spark looks for (not the HDFS provider's delta error).
+#[test]
+fn deleted_rocksdb_partition_reads_like_spark() {
+    let mut n = 0;
+    for name in rocksdb_fixtures().into_iter().filter(|n| n.contains("missing-state-partition")) {
+        n += 1;
+        let rec = crate::testutil::fixture_record(&name);
+        let msg = rec["restart_outcome"]["message_head"].as_str().unwrap_or("");
+        let mut a = open_fixture(&name);
+        let batch = last_commit(&a).unwrap();
+        let e = crate::state::load_raw_store(&mut a, "state/0/1", batch + 1, &Default::default()).unwrap_err();
+        assert_eq!(e.error_class.as_deref(), rec["restart_outcome"]["error_class"].as_str(), "{name}: {e}");
+        assert!(msg.contains(&e.path), "{name}: Spark says {msg:?}, we name {}", e.path);
+    }
+    assert!(n >= 1, "no RocksDB fixture with a deleted partition");
+}
