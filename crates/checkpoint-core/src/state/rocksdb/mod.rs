@@ -11,8 +11,9 @@
 //!   (`RocksDB.loadWithCheckpointId`).
 //!
 //! Keys and values are returned exactly as RocksDB holds them: for virtual column families (transformWithState)
-//! a 2-byte little-endian column-family id, then the encoding version byte `0x00`, then the UnsafeRow
-//! ([`split_key`], [`split_value`] take them apart).
+//! a 2-byte little-endian column-family id, then the encoding version byte `0x00`, then the UnsafeRow; values
+//! may carry 4.3 row checksums ([`encoding`] takes them apart). [`manifest`] cross-checks RocksDB's MANIFEST with
+//! Spark's metadata; [`state_view`] plugs the provider into [`crate::state::read_state`].
 
 pub mod changelog;
 pub mod encoding;
@@ -141,35 +142,6 @@ impl RawStore {
     pub fn column_family_name(&self, id: u16) -> Option<&str> {
         self.column_families.iter().find(|(_, i)| *i == id).map(|(n, _)| n.as_str())
     }
-}
-
-/// A key split into its parts: virtual column family id (when present) and the UnsafeRow after the version byte.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SplitKey<'a> {
-    /// Column family id (little-endian short, as `Platform.putShort` writes it) when the store uses them.
-    pub column_family: Option<u16>,
-    /// The encoding version byte (`STATE_ENCODING_VERSION`, 0).
-    pub encoding_version: u8,
-    /// The rest: the UnsafeRow bytes (or, for prefix/range-scan encoders, their encoded key).
-    pub row: &'a [u8],
-}
-
-/// Splits a raw key: optional 2-byte column family id, then the version byte. `None` when the key is too short.
-pub fn split_key(key: &[u8], with_column_family: bool) -> Option<SplitKey<'_>> {
-    let (cf, rest) = if with_column_family {
-        let b = key.get(..2)?;
-        (Some(u16::from_le_bytes([b[0], b[1]])), &key[2..])
-    } else {
-        (None, key)
-    };
-    let (&v, row) = rest.split_first()?;
-    Some(SplitKey { column_family: cf, encoding_version: v, row })
-}
-
-/// Splits a raw single value: the version byte, then the UnsafeRow bytes. `None` when empty.
-pub fn split_value(value: &[u8]) -> Option<(u8, &[u8])> {
-    let (&v, row) = value.split_first()?;
-    Some((v, row))
 }
 
 // ---------------------------------------------------------------- file naming
