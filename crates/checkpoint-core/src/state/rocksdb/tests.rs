@@ -482,3 +482,44 @@ fn deleted_rocksdb_partition_reads_like_spark() {
     }
     assert!(n >= 1, "no RocksDB fixture with a deleted partition");
 }
+
+/// The per-store check h1's findings use: healthy RocksDB fixtures verify clean; where Spark failed to load state on
+/// restart with a CANNOT_LOAD_STATE_STORE error, some store fails with that class (4.x) and names a file.
+#[test]
+fn verify_rocksdb_stores_matches_spark_outcomes() {
+    let mut healthy = 0;
+    let mut broken = 0;
+    for name in rocksdb_fixtures() {
+        let rec = crate::testutil::fixture_record(&name);
+        let mut a = open_fixture(&name);
+        // Auto snapshot repair: on by default from Spark 4.3, unless the restart turned it off.
+        let repair = rec["spark_version"].as_str().is_some_and(|v| v.starts_with("4.3"))
+            && rec["query"]["confs"]["spark.sql.streaming.stateStore.autoSnapshotRepair.enabled"].as_str()
+                != Some("false");
+        let res = state_view::verify_rocksdb_stores(&mut a, "", None, repair);
+        let failures: Vec<&RocksDbError> = res.iter().filter_map(|(_, r)| r.as_ref().err()).collect();
+        if !name.starts_with("broken-") {
+            assert!(!res.is_empty(), "{name}: no RocksDB store found");
+            assert!(failures.is_empty(), "{name}: {:?}", failures);
+            healthy += 1;
+            continue;
+        }
+        let outcome = &rec["restart_outcome"];
+        if let Some(class) = outcome["error_class"].as_str().filter(|c| c.starts_with("CANNOT_LOAD_STATE_STORE")) {
+            assert!(!failures.is_empty(), "{name}: Spark failed with {class}, we found nothing");
+            assert!(failures.iter().all(|e| e.path.starts_with("state/")), "{name}");
+            if class != "CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"
+                && class != "CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT"
+            {
+                assert!(failures.iter().any(|e| e.error_class == Some(class)), "{name}: {class} vs {failures:?}");
+            }
+            broken += 1;
+        } else if outcome["ok"].as_bool() == Some(true) && rec["mutation"]["file"].is_string() {
+            // Spark recovered (4.3 auto repair): so do we, noting the skipped snapshot.
+            assert!(failures.is_empty(), "{name}: {failures:?}");
+            assert!(res.iter().any(|(_, r)| r.as_ref().is_ok_and(|s| !s.skipped_snapshots.is_empty())), "{name}");
+            broken += 1;
+        }
+    }
+    assert!(healthy >= 8 && broken >= 5, "healthy {healthy}, broken {broken}");
+}
