@@ -787,6 +787,16 @@ pub fn read_sst(file: &[u8], limits: SstLimits) -> Result<SstTable, SstError> {
             Ok(())
         })?;
     }
+    // `rocksdb.num.entries` counts point entries and, depending on the RocksDB version, range tombstones.
+    if let Some(n) = properties.num_entries {
+        let points = entries.len() as u64;
+        if n != points && n != points + range_deletions.len() as u64 {
+            return err(
+                footer.metaindex.offset,
+                format!("the data blocks hold {} entries but the table properties say {n}", entries.len()),
+            );
+        }
+    }
     Ok(SstTable { footer, properties, entries, range_deletions, data_blocks: data_handles.len() })
 }
 
