@@ -8,7 +8,7 @@
 use checkpoint_core::codec::{self, write::lz4_block_stream};
 use checkpoint_core::state::hdfs::{for_each_record, scan_records, RecordFileKind};
 use checkpoint_core::state::schema::StructType;
-use checkpoint_core::state::unsafe_row::decode_row;
+use checkpoint_core::state::unsafe_row::{decode_row, write_row_json};
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 
 fn slot(out: &mut [u8], at: usize, v: u64) {
@@ -134,6 +134,24 @@ fn bench(c: &mut Criterion) {
             })
             .unwrap();
             black_box(n)
+        })
+    });
+    g.bench_function("decompress_scan_write_rows_as_json_text (rows)", |b| {
+        b.iter(|| {
+            let d = codec::decompress(&framed, 1 << 31).unwrap();
+            let mut line = String::with_capacity(256);
+            let mut bytes = 0usize;
+            for_each_record(&d, RecordFileKind::Delta, |r| {
+                line.clear();
+                line.push_str("{\"key\":");
+                write_row_json(r.key, &ks, &mut line).unwrap();
+                line.push_str(",\"value\":");
+                write_row_json(r.value.unwrap_or(&[]), &vs, &mut line).unwrap();
+                line.push('}');
+                bytes += line.len();
+            })
+            .unwrap();
+            black_box(bytes)
         })
     });
     g.finish();
