@@ -671,8 +671,42 @@ pub fn load_store(
         let cl = read_changelog_file(archive, path, &limits)?;
         apply_changelog(&mut store.entries, cl.records);
     }
+    if store.column_families.is_empty() && !plan.changelogs.is_empty() {
+        // Rebuilt from changelogs alone: the column family ids are only recorded in zip metadata, and Spark keeps
+        // them stable across versions, so take them from the nearest other snapshot of the store.
+        store.column_families = column_families_from_other_zips(archive, store_dir, version, &limits);
+    }
     store.plan = plan;
     Ok(store)
+}
+
+/// The `columnFamilyMapping` of the nearest readable zip of the store (newest at or below `version`, else the
+/// oldest above it); empty when none has one.
+fn column_families_from_other_zips(
+    archive: &mut dyn Archive,
+    store_dir: &str,
+    version: i64,
+    limits: &LoadLimits,
+) -> Vec<(String, u16)> {
+    let (files, _) = list_store(archive, store_dir);
+    let mut zips: Vec<(i64, String)> =
+        files.into_iter().filter(|(f, _)| f.is_zip).map(|(f, p)| (f.version, p)).collect();
+    // Nearest first: versions <= version descending, then versions above ascending.
+    zips.sort_by_key(|(v, _)| if *v <= version { (0, version - v) } else { (1, v - version) });
+    for (_, path) in zips {
+        let Ok(raw) = archive.read(&path, limits.max_file_bytes) else { continue };
+        let Ok(z) = zip_meta::read_version_zip(&raw, limits.zip) else { continue };
+        let cfs: Vec<(String, u16)> = z
+            .metadata
+            .column_family_mapping
+            .iter()
+            .filter_map(|(n, id)| u16::try_from(*id).ok().map(|i| (n.clone(), i)))
+            .collect();
+        if !cfs.is_empty() {
+            return cfs;
+        }
+    }
+    Vec::new()
 }
 
 /// What [`verify_version`] checked.

@@ -560,3 +560,42 @@ fn flipping_any_byte_of_zip_changelog_and_manifest_never_panics() {
         let _ = changelog::parse_changelog(&b, 1000);
     }
 }
+
+/// A transformWithState store rebuilt from a v2 changelog alone (no snapshot at or below the version) still
+/// knows its column families (from the store's other snapshot) and its rows read like the snapshot's.
+#[test]
+fn tws_store_from_changelog_only_keeps_column_families() {
+    let mut a = open_fixture("ss-4.3.0-tws-pandas");
+    let batch = last_commit(&a).unwrap();
+    let dir = "state/0/1";
+    let full = load_store(&mut a, dir, batch + 1, &LoadOptions::default()).unwrap();
+    assert!(full.uses_column_families());
+    // A v2 changelog (typed records, as transformWithState stores write) with every pair as a put.
+    let mut cl = (2u16).to_be_bytes().to_vec();
+    cl.extend_from_slice(b"v2");
+    for (k, v) in &full.entries {
+        cl.push(0x01);
+        cl.extend((k.len() as i32).to_be_bytes());
+        cl.extend(k);
+        cl.extend((v.len() as i32).to_be_bytes());
+        cl.extend(v);
+    }
+    cl.push(0x00);
+    let framed = crate::codec::write::lz4_block_stream(&cl, 32 * 1024);
+    // Keep the store's files but drop every snapshot at or below version 1, then add 1.changelog.
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    let paths: Vec<String> = a.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
+    for p in paths {
+        if p == format!("{dir}/1.zip") {
+            continue;
+        }
+        let b = a.read(&p, 1 << 24).unwrap();
+        files.push((p, b));
+    }
+    files.push((format!("{dir}/1.changelog"), framed));
+    let mut m = MemArchive::new("t", files, Default::default()).unwrap();
+    let s = load_store(&mut m, dir, 1, &LoadOptions::default()).unwrap();
+    assert!(s.plan.snapshot.is_none() && s.plan.changelogs.len() == 1);
+    assert_eq!(s.entries, full.entries);
+    assert_eq!(s.column_families, full.column_families);
+}
