@@ -514,6 +514,14 @@ pub fn read_snapshot(
             }
         }
         all.extend(t.entries);
+        if all.len() > limits.sst.max_entries {
+            return Err(rerr(
+                &path,
+                None,
+                format!("the snapshot's SST files hold more than {} entries (limit)", limits.sst.max_entries),
+                None,
+            ));
+        }
         tombstones.extend(t.range_deletions);
     }
     for f in &zip.metadata.log_files {

@@ -46,7 +46,7 @@ pub struct SstLimits {
 
 impl Default for SstLimits {
     fn default() -> Self {
-        SstLimits { max_block_bytes: 64 << 20, max_total_bytes: 1 << 30, max_entries: 20_000_000 }
+        SstLimits { max_block_bytes: 64 << 20, max_total_bytes: 512 << 20, max_entries: 10_000_000 }
     }
 }
 
