@@ -377,6 +377,9 @@ pub fn load_raw_store(
     match detect_provider(a, store_dir) {
         Provider::Hdfs => hdfs::load_store(a, store_dir, version, limits),
         Provider::RocksDb => load_rocksdb_store(a, store_dir, version, limits),
+        Provider::Unknown if version > 0 && rocksdb::state_view::sibling_is_rocksdb(a, store_dir) => {
+            load_rocksdb_store(a, store_dir, version, limits)
+        }
         Provider::Unknown => {
             if version == 0 {
                 Ok(RawStore::default())

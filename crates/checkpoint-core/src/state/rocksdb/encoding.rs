@@ -272,7 +272,7 @@ pub fn join_unsafe_rows(
     out.extend_from_slice(lvar);
     out.extend_from_slice(rvar);
     let is_null = |row: &[u8], i: usize| row[(i / 64) * 8 + (i % 64) / 8] & (1 << (i % 8)) != 0;
-    let mut put = |out: &mut Vec<u8>, dst: usize, row: &[u8], nfields: usize, i: usize, var: bool, shift: i64| {
+    let put = |out: &mut Vec<u8>, dst: usize, row: &[u8], nfields: usize, i: usize, var: bool, shift: i64| {
         let at = words(nfields) + i * 8;
         let mut slot = u64::from_le_bytes(row[at..at + 8].try_into().unwrap_or([0; 8]));
         let null = is_null(row, i);

@@ -11,8 +11,9 @@
 //!   (`RocksDB.loadWithCheckpointId`).
 //!
 //! Keys and values are returned exactly as RocksDB holds them: for virtual column families (transformWithState)
-//! a 2-byte little-endian column-family id, then the encoding version byte `0x00`, then the UnsafeRow
-//! ([`split_key`], [`split_value`] take them apart).
+//! a 2-byte little-endian column-family id, then the encoding version byte `0x00`, then the UnsafeRow; values
+//! may carry 4.3 row checksums ([`encoding`] takes them apart). [`manifest`] cross-checks RocksDB's MANIFEST with
+//! Spark's metadata; [`state_view`] plugs the provider into [`crate::state::read_state`].
 
 pub mod changelog;
 pub mod encoding;
@@ -50,7 +51,7 @@ impl Default for LoadLimits {
         LoadLimits {
             max_file_bytes: 256 << 20,
             max_changelog_bytes: 512 << 20,
-            max_records: 50_000_000,
+            max_records: 10_000_000,
             sst: sst::SstLimits::default(),
             zip: zip_meta::ZipLimits::default(),
         }
@@ -141,35 +142,6 @@ impl RawStore {
     pub fn column_family_name(&self, id: u16) -> Option<&str> {
         self.column_families.iter().find(|(_, i)| *i == id).map(|(n, _)| n.as_str())
     }
-}
-
-/// A key split into its parts: virtual column family id (when present) and the UnsafeRow after the version byte.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SplitKey<'a> {
-    /// Column family id (little-endian short, as `Platform.putShort` writes it) when the store uses them.
-    pub column_family: Option<u16>,
-    /// The encoding version byte (`STATE_ENCODING_VERSION`, 0).
-    pub encoding_version: u8,
-    /// The rest: the UnsafeRow bytes (or, for prefix/range-scan encoders, their encoded key).
-    pub row: &'a [u8],
-}
-
-/// Splits a raw key: optional 2-byte column family id, then the version byte. `None` when the key is too short.
-pub fn split_key(key: &[u8], with_column_family: bool) -> Option<SplitKey<'_>> {
-    let (cf, rest) = if with_column_family {
-        let b = key.get(..2)?;
-        (Some(u16::from_le_bytes([b[0], b[1]])), &key[2..])
-    } else {
-        (None, key)
-    };
-    let (&v, row) = rest.split_first()?;
-    Some(SplitKey { column_family: cf, encoding_version: v, row })
-}
-
-/// Splits a raw single value: the version byte, then the UnsafeRow bytes. `None` when empty.
-pub fn split_value(value: &[u8]) -> Option<(u8, &[u8])> {
-    let (&v, row) = value.split_first()?;
-    Some((v, row))
 }
 
 // ---------------------------------------------------------------- file naming
@@ -542,6 +514,14 @@ pub fn read_snapshot(
             }
         }
         all.extend(t.entries);
+        if all.len() > limits.sst.max_entries {
+            return Err(rerr(
+                &path,
+                None,
+                format!("the snapshot's SST files hold more than {} entries (limit)", limits.sst.max_entries),
+                None,
+            ));
+        }
         tombstones.extend(t.range_deletions);
     }
     for f in &zip.metadata.log_files {
@@ -699,8 +679,42 @@ pub fn load_store(
         let cl = read_changelog_file(archive, path, &limits)?;
         apply_changelog(&mut store.entries, cl.records);
     }
+    if store.column_families.is_empty() && !plan.changelogs.is_empty() {
+        // Rebuilt from changelogs alone: the column family ids are only recorded in zip metadata, and Spark keeps
+        // them stable across versions, so take them from the nearest other snapshot of the store.
+        store.column_families = column_families_from_other_zips(archive, store_dir, version, &limits);
+    }
     store.plan = plan;
     Ok(store)
+}
+
+/// The `columnFamilyMapping` of the nearest readable zip of the store (newest at or below `version`, else the
+/// oldest above it); empty when none has one.
+fn column_families_from_other_zips(
+    archive: &mut dyn Archive,
+    store_dir: &str,
+    version: i64,
+    limits: &LoadLimits,
+) -> Vec<(String, u16)> {
+    let (files, _) = list_store(archive, store_dir);
+    let mut zips: Vec<(i64, String)> =
+        files.into_iter().filter(|(f, _)| f.is_zip).map(|(f, p)| (f.version, p)).collect();
+    // Nearest first: versions <= version descending, then versions above ascending.
+    zips.sort_by_key(|(v, _)| if *v <= version { (0, version - v) } else { (1, v - version) });
+    for (_, path) in zips {
+        let Ok(raw) = archive.read(&path, limits.max_file_bytes) else { continue };
+        let Ok(z) = zip_meta::read_version_zip(&raw, limits.zip) else { continue };
+        let cfs: Vec<(String, u16)> = z
+            .metadata
+            .column_family_mapping
+            .iter()
+            .filter_map(|(n, id)| u16::try_from(*id).ok().map(|i| (n.clone(), i)))
+            .collect();
+        if !cfs.is_empty() {
+            return cfs;
+        }
+    }
+    Vec::new()
 }
 
 /// What [`verify_version`] checked.

@@ -46,7 +46,7 @@ pub struct SstLimits {
 
 impl Default for SstLimits {
     fn default() -> Self {
-        SstLimits { max_block_bytes: 64 << 20, max_total_bytes: 1 << 30, max_entries: 20_000_000 }
+        SstLimits { max_block_bytes: 64 << 20, max_total_bytes: 512 << 20, max_entries: 10_000_000 }
     }
 }
 
@@ -681,6 +681,50 @@ fn parse_properties(block: &[u8], at: u64) -> Result<TableProperties, SstError> 
 /// `file` is the whole file. Returns the footer, properties, all point entries (in the file's internal-key
 /// order, several versions of a user key kept) and the range tombstones. Errors carry the SST byte offset.
 pub fn read_sst(file: &[u8], limits: SstLimits) -> Result<SstTable, SstError> {
+    let mut entries: Vec<SstEntry> = Vec::new();
+    let scan = scan_sst(file, limits, |user_key, seq, kind, value| {
+        entries.push(SstEntry {
+            user_key: user_key.to_vec(),
+            seq,
+            kind,
+            value: if kind.is_deletion() { Vec::new() } else { value.to_vec() },
+        });
+        Ok(())
+    })?;
+    Ok(SstTable {
+        footer: scan.footer,
+        properties: scan.properties,
+        entries,
+        range_deletions: scan.range_deletions,
+        data_blocks: scan.data_blocks,
+    })
+}
+
+/// What [`scan_sst`] found besides the entries it handed to its visitor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SstScan {
+    /// The footer.
+    pub footer: Footer,
+    /// The properties.
+    pub properties: TableProperties,
+    /// Range deletion tombstones.
+    pub range_deletions: Vec<RangeTombstone>,
+    /// Number of data blocks read.
+    pub data_blocks: usize,
+    /// Number of point entries visited.
+    pub entries: u64,
+    /// Decompressed bytes of all blocks read.
+    pub decompressed_bytes: usize,
+}
+
+/// Walks every point entry of an SST file without copying: `visit(user_key, seq, kind, value)` is called in the
+/// file's internal-key order with slices valid for the call only. Block checksums are verified and the entry
+/// count is checked against `rocksdb.num.entries`. Errors carry the SST byte offset.
+pub fn scan_sst(
+    file: &[u8],
+    limits: SstLimits,
+    mut visit: impl FnMut(&[u8], u64, ValueType, &[u8]) -> Result<(), SstError>,
+) -> Result<SstScan, SstError> {
     let footer = read_footer(file)?;
     let mut r = Reader { file, footer: footer.clone(), limits, total_out: 0 };
     let meta = r.block(footer.metaindex, (file.len() - FOOTER_LEN) as u64, "metaindex")?;
@@ -734,10 +778,9 @@ pub fn read_sst(file: &[u8], limits: SstLimits) -> Result<SstTable, SstError> {
             data_handles.extend(index_handles(&b, p.offset, delta, have_first_key)?);
         }
     }
-    let mut entries: Vec<SstEntry> = Vec::new();
+    let mut n_entries: usize = 0;
     for h in &data_handles {
         let b = r.block(*h, index_handle.offset, "data")?;
-        let mut n_entries = entries.len();
         for_each_entry(&b, h.offset, "data", |k, v| {
             let (user_key, trailer) = match k.len().checked_sub(8) {
                 Some(ul) => (&k[..ul], fixed64(k, ul).unwrap_or(0)),
@@ -765,13 +808,7 @@ pub fn read_sst(file: &[u8], limits: SstLimits) -> Result<SstTable, SstError> {
             if n_entries > limits.max_entries {
                 return err(h.offset, format!("more than {} entries", limits.max_entries));
             }
-            entries.push(SstEntry {
-                user_key: user_key.to_vec(),
-                seq,
-                kind,
-                value: if kind.is_deletion() { Vec::new() } else { v.to_vec() },
-            });
-            Ok(())
+            visit(user_key, seq, kind, v)
         })?;
     }
     let mut range_deletions = Vec::new();
@@ -787,7 +824,24 @@ pub fn read_sst(file: &[u8], limits: SstLimits) -> Result<SstTable, SstError> {
             Ok(())
         })?;
     }
-    Ok(SstTable { footer, properties, entries, range_deletions, data_blocks: data_handles.len() })
+    // `rocksdb.num.entries` counts point entries and, depending on the RocksDB version, range tombstones.
+    if let Some(n) = properties.num_entries {
+        let points = n_entries as u64;
+        if n != points && n != points + range_deletions.len() as u64 {
+            return err(
+                footer.metaindex.offset,
+                format!("the data blocks hold {n_entries} entries but the table properties say {n}"),
+            );
+        }
+    }
+    Ok(SstScan {
+        footer,
+        properties,
+        range_deletions,
+        data_blocks: data_handles.len(),
+        entries: n_entries as u64,
+        decompressed_bytes: r.total_out,
+    })
 }
 
 #[cfg(test)]

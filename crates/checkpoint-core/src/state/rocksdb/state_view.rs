@@ -54,6 +54,17 @@ fn store_index(store: &str) -> usize {
     }
 }
 
+/// True when another partition of the same operator and store holds RocksDB files: an empty or missing
+/// partition folder of a RocksDB operator is then read (and fails) the way Spark's RocksDB provider does.
+pub(crate) fn sibling_is_rocksdb(a: &dyn Archive, store_dir: &str) -> bool {
+    let Some((root, op, part, store)) = locate(store_dir) else { return false };
+    let Ok(op_id) = op.parse::<i64>() else { return false };
+    crate::state::list_partitions(a, &root, op_id).into_iter().filter(|p| *p as usize != part).any(|p| {
+        crate::state::detect_provider(a, &crate::state::store_dir(&root, op_id, p, &store))
+            == crate::state::Provider::RocksDb
+    })
+}
+
 /// Checkpoint format v2: the unique id that `commits/<version - 1>` (`stateUniqueIds`) records for the store in
 /// `store_dir` (`<root>/state/<op>/<part>[/<store>]`). `None` when the commit or the id is absent.
 pub fn unique_id_from_commit(a: &mut dyn Archive, store_dir: &str, version: i64) -> Option<String> {
@@ -66,6 +77,99 @@ pub fn unique_id_from_commit(a: &mut dyn Archive, store_dir: &str, version: i64)
     let ids = json.get("stateUniqueIds")?.get(&op)?.get(part)?.as_array()?;
     let idx = if ids.len() == 1 { 0 } else { store_index(&store) };
     ids.get(idx)?.as_str().map(str::to_string)
+}
+
+/// Checks every RocksDB store of the checkpoint at `root` the way a restart loads it: version = last committed
+/// batch + 1 (or `version` when given), unique ids from the commit log, Spark 4.3 auto snapshot repair as asked.
+/// Returns one entry per store folder (`state/<op>/<part>[/<store>]`) that holds RocksDB files or whose sibling
+/// partitions do: [`super::verify_version`]'s summary or the first failure (file + offset + Spark error class).
+pub fn verify_rocksdb_stores(
+    a: &mut dyn Archive,
+    root: &str,
+    version: Option<i64>,
+    auto_snapshot_repair: bool,
+) -> Vec<(String, Result<super::VerifySummary, RocksDbError>)> {
+    let Some(version) = version.or_else(|| crate::state::last_committed_batch(a, root).map(|b| b + 1)) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for op in crate::state::list_operators(a, root) {
+        let parts = expected_partitions(a, root, op);
+        // Store names: "default" plus sub-folders of partition folders that hold state files (joins).
+        let mut stores: Vec<String> = vec!["default".to_string()];
+        for &p in &parts {
+            let pdir = crate::state::store_dir(root, op, p, "default");
+            for (name, is_file) in crate::state::children(a, &pdir) {
+                if !is_file && name != "SSTs" && name != "logs" && !name.starts_with('_') && !stores.contains(&name) {
+                    stores.push(name);
+                }
+            }
+        }
+        for store in &stores {
+            for &p in &parts {
+                let dir = crate::state::store_dir(root, op, p, store);
+                let provider = crate::state::detect_provider(a, &dir);
+                let is_rocks = provider == crate::state::Provider::RocksDb
+                    || (provider == crate::state::Provider::Unknown && sibling_is_rocksdb(a, &dir));
+                if !is_rocks {
+                    continue;
+                }
+                let unique_id = unique_id_from_commit(a, &dir, version);
+                let opts = LoadOptions { unique_id, limits: None, auto_snapshot_repair };
+                out.push((dir.clone(), super::verify_version(a, &dir, version, &opts)));
+            }
+        }
+    }
+    out
+}
+
+/// The partitions a restart loads for operator `op`: `0..numPartitions` from the operator metadata (v2 latest,
+/// else v1), else `spark.sql.shuffle.partitions` of the latest offset log entry, united with the folders on disk
+/// (a deleted partition folder is still loaded, and fails, on restart).
+fn expected_partitions(a: &mut dyn Archive, root: &str, op: i64) -> Vec<u32> {
+    let mut parts = crate::state::list_partitions(a, root, op);
+    let second_line_json = |a: &mut dyn Archive, path: &str| -> Option<serde_json::Value> {
+        let raw = a.read(path, 16 << 20).ok()?;
+        let text = String::from_utf8(raw).ok()?;
+        serde_json::from_str(text.lines().nth(1)?).ok()
+    };
+    let latest_in = |a: &dyn Archive, dir: &str| -> Option<String> {
+        a.entries()
+            .iter()
+            .filter_map(|e| {
+                let name = e.path.strip_prefix(&format!("{dir}/"))?;
+                name.parse::<i64>().ok().map(|b| (b, e.path.clone()))
+            })
+            .max_by_key(|(b, _)| *b)
+            .map(|(_, p)| p)
+    };
+    let meta_dir = crate::state::join(root, &format!("state/{op}/_metadata"));
+    let mut n: Option<u64> = None;
+    let v2 = latest_in(a, &format!("{meta_dir}/v2"));
+    for path in v2.into_iter().chain(std::iter::once(format!("{meta_dir}/metadata"))) {
+        if n.is_some() {
+            break;
+        }
+        if let Some(j) = second_line_json(a, &path) {
+            n = j["stateStoreInfo"].as_array().and_then(|s| s.iter().filter_map(|i| i["numPartitions"].as_u64()).max());
+        }
+    }
+    if n.is_none() {
+        if let Some(path) = latest_in(a, &crate::state::join(root, "offsets")) {
+            if let Some(j) = second_line_json(a, &path) {
+                n = j["conf"]["spark.sql.shuffle.partitions"].as_str().and_then(|v| v.parse().ok());
+            }
+        }
+    }
+    if let Some(n) = n.filter(|n| *n <= 100_000) {
+        for p in 0..n as u32 {
+            if !parts.contains(&p) {
+                parts.push(p);
+            }
+        }
+        parts.sort_unstable();
+    }
+    parts
 }
 
 fn load(a: &mut dyn Archive, store_dir: &str, version: i64, limits: &StateLimits) -> Result<RocksStore, StateError> {

@@ -464,3 +464,138 @@ fn cutting_any_store_file_is_an_error_naming_it() {
     }
     assert!(cuts > 100, "{cuts}");
 }
+
+/// A deleted partition folder of a RocksDB operator fails like Spark's RocksDB provider, naming the first
+/// changelog Spark looks for (not the HDFS provider's delta error).
+#[test]
+fn deleted_rocksdb_partition_reads_like_spark() {
+    let mut n = 0;
+    for name in rocksdb_fixtures().into_iter().filter(|n| n.contains("missing-state-partition")) {
+        n += 1;
+        let rec = crate::testutil::fixture_record(&name);
+        let msg = rec["restart_outcome"]["message_head"].as_str().unwrap_or("");
+        let mut a = open_fixture(&name);
+        let batch = last_commit(&a).unwrap();
+        let e = crate::state::load_raw_store(&mut a, "state/0/1", batch + 1, &Default::default()).unwrap_err();
+        assert_eq!(e.error_class.as_deref(), rec["restart_outcome"]["error_class"].as_str(), "{name}: {e}");
+        assert!(msg.contains(&e.path), "{name}: Spark says {msg:?}, we name {}", e.path);
+    }
+    assert!(n >= 1, "no RocksDB fixture with a deleted partition");
+}
+
+/// The per-store check h1's findings use: healthy RocksDB fixtures verify clean; where Spark failed to load state on
+/// restart with a CANNOT_LOAD_STATE_STORE error, some store fails with that class (4.x) and names a file.
+#[test]
+fn verify_rocksdb_stores_matches_spark_outcomes() {
+    let mut healthy = 0;
+    let mut broken = 0;
+    for name in rocksdb_fixtures() {
+        let rec = crate::testutil::fixture_record(&name);
+        let mut a = open_fixture(&name);
+        // Auto snapshot repair: on by default from Spark 4.3, unless the restart turned it off.
+        let repair = rec["spark_version"].as_str().is_some_and(|v| v.starts_with("4.3"))
+            && rec["query"]["confs"]["spark.sql.streaming.stateStore.autoSnapshotRepair.enabled"].as_str()
+                != Some("false");
+        let res = state_view::verify_rocksdb_stores(&mut a, "", None, repair);
+        let failures: Vec<&RocksDbError> = res.iter().filter_map(|(_, r)| r.as_ref().err()).collect();
+        if !name.starts_with("broken-") {
+            assert!(!res.is_empty(), "{name}: no RocksDB store found");
+            assert!(failures.is_empty(), "{name}: {:?}", failures);
+            healthy += 1;
+            continue;
+        }
+        let outcome = &rec["restart_outcome"];
+        if let Some(class) = outcome["error_class"].as_str().filter(|c| c.starts_with("CANNOT_LOAD_STATE_STORE")) {
+            assert!(!failures.is_empty(), "{name}: Spark failed with {class}, we found nothing");
+            assert!(failures.iter().all(|e| e.path.starts_with("state/")), "{name}");
+            if class != "CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"
+                && class != "CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT"
+            {
+                assert!(failures.iter().any(|e| e.error_class == Some(class)), "{name}: {class} vs {failures:?}");
+            }
+            broken += 1;
+        } else if outcome["ok"].as_bool() == Some(true) && rec["mutation"]["file"].is_string() {
+            // Spark recovered (4.3 auto repair): so do we, noting the skipped snapshot.
+            assert!(failures.is_empty(), "{name}: {failures:?}");
+            assert!(res.iter().any(|(_, r)| r.as_ref().is_ok_and(|s| !s.skipped_snapshots.is_empty())), "{name}");
+            broken += 1;
+        }
+    }
+    assert!(healthy >= 8 && broken >= 5, "healthy {healthy}, broken {broken}");
+}
+
+/// Flipping any byte of a real `<v>.zip` gives its content unchanged or an error, never a panic; the same for a
+/// real changelog (decompressed and framed) and MANIFEST.
+#[test]
+fn flipping_any_byte_of_zip_changelog_and_manifest_never_panics() {
+    let mut a = open_fixture("ss-4.3.0-agg-rocksdb-changelog");
+    let path_of = |a: &crate::archive::ZipInput<std::fs::File>, suffix: &str| {
+        a.entries().iter().find(|e| e.path.starts_with("state/0/0/") && e.path.ends_with(suffix)).unwrap().path.clone()
+    };
+    let zp = path_of(&a, ".zip");
+    let zip_bytes = a.read(&zp, 1 << 20).unwrap();
+    let good = zip_meta::read_version_zip(&zip_bytes, Default::default()).unwrap();
+    for i in 0..zip_bytes.len() {
+        let mut b = zip_bytes.clone();
+        b[i] ^= 0x5a;
+        if let Ok(z) = zip_meta::read_version_zip(&b, Default::default()) {
+            // A flip in zip headers/padding that the reader tolerates must not change what it reports.
+            assert_eq!(z.metadata, good.metadata, "flip at {i}");
+        }
+    }
+    let manifest_name = good.current.clone().unwrap();
+    let mut zr = zip::ZipArchive::new(std::io::Cursor::new(zip_bytes.as_slice())).unwrap();
+    let manifest = zip_meta::read_entry(&mut zr, &manifest_name, 1 << 20).unwrap();
+    for i in 0..manifest.len() {
+        let mut b = manifest.clone();
+        b[i] ^= 0x5a;
+        let _ = manifest::parse_manifest(&b);
+    }
+    let cp = path_of(&a, ".changelog");
+    let raw = a.read(&cp, 1 << 20).unwrap();
+    let data = crate::codec::decompress(&raw, 1 << 24).unwrap();
+    for i in 0..data.len() {
+        let mut b = data.clone();
+        b[i] ^= 0x5a;
+        let _ = changelog::parse_changelog(&b, 1000);
+    }
+}
+
+/// A transformWithState store rebuilt from a v2 changelog alone (no snapshot at or below the version) still
+/// knows its column families (from the store's other snapshot) and its rows read like the snapshot's.
+#[test]
+fn tws_store_from_changelog_only_keeps_column_families() {
+    let mut a = open_fixture("ss-4.3.0-tws-pandas");
+    let batch = last_commit(&a).unwrap();
+    let dir = "state/0/1";
+    let full = load_store(&mut a, dir, batch + 1, &LoadOptions::default()).unwrap();
+    assert!(full.uses_column_families());
+    // A v2 changelog (typed records, as transformWithState stores write) with every pair as a put.
+    let mut cl = (2u16).to_be_bytes().to_vec();
+    cl.extend_from_slice(b"v2");
+    for (k, v) in &full.entries {
+        cl.push(0x01);
+        cl.extend((k.len() as i32).to_be_bytes());
+        cl.extend(k);
+        cl.extend((v.len() as i32).to_be_bytes());
+        cl.extend(v);
+    }
+    cl.push(0x00);
+    let framed = crate::codec::write::lz4_block_stream(&cl, 32 * 1024);
+    // Keep the store's files but drop every snapshot at or below version 1, then add 1.changelog.
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    let paths: Vec<String> = a.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
+    for p in paths {
+        if p == format!("{dir}/1.zip") {
+            continue;
+        }
+        let b = a.read(&p, 1 << 24).unwrap();
+        files.push((p, b));
+    }
+    files.push((format!("{dir}/1.changelog"), framed));
+    let mut m = MemArchive::new("t", files, Default::default()).unwrap();
+    let s = load_store(&mut m, dir, 1, &LoadOptions::default()).unwrap();
+    assert!(s.plan.snapshot.is_none() && s.plan.changelogs.len() == 1);
+    assert_eq!(s.entries, full.entries);
+    assert_eq!(s.column_families, full.column_families);
+}
