@@ -39,8 +39,8 @@ def set_csp(doc: str, csp: str) -> str:
 # 1. Hosted build: hash inline scripts into script-src.
 inline_scripts = re.findall(r"<script(?![^>]*\bsrc=)(?![^>]*application/json)[^>]*>(.*?)</script>", html, re.S)
 hosted_csp = CSP_RE.search(html).group(2)
-if inline_scripts:
-    hashes = " ".join(sha256_b64(s) for s in inline_scripts)
+if inline_scripts and any(sha256_b64(x) not in hosted_csp for x in inline_scripts):
+    hashes = " ".join(h for h in (sha256_b64(s) for s in inline_scripts) if h not in hosted_csp)
     hosted_csp = re.sub(r"script-src ([^;]*)", lambda m: "script-src " + m.group(1) + " " + hashes, hosted_csp, count=1)
     html = set_csp(html, hosted_csp)
     html_path.write_text(html, encoding="utf-8")
@@ -66,14 +66,32 @@ def js_string(s: str) -> str:
     return json.dumps(s).replace("</", "<\\/").replace("<!--", "<\\!--")
 
 
+# The page's wasm (Trunk's main app): its ES-module glue inlined, initialised from base64 bytes instead of a fetch,
+# then exposed like Trunk's bootstrap does (window.wasmBindings + the TrunkApplicationStarted event).
+app_glue_path = next(dist.glob("app-*.js"))
+app_glue = app_glue_path.read_text(encoding="utf-8")
+app_wasm = next(p for p in dist.glob("app-*_bg.wasm")).read_bytes()
+exports = re.findall(r"^export function (\w+)", app_glue, re.M)
+if not exports or "__wbg_init as default" not in app_glue:
+    sys.exit(f"error: unexpected wasm-bindgen glue in {app_glue_path.name}")
+glue_script = (
+    app_glue
+    + "\nconst __tc_wasm = await __wbg_init({ module_or_path: Uint8Array.from(atob("
+    + json.dumps(base64.b64encode(app_wasm).decode())
+    + "), (c) => c.charCodeAt(0)) });\n"
+    + "window.wasmBindings = { " + ", ".join(exports) + " };\n"
+    + "dispatchEvent(new CustomEvent('TrunkApplicationStarted', { detail: { wasm: __tc_wasm } }));\n"
+)
+
 boot = (
     "window.TC_WORKER_URL = URL.createObjectURL(new Blob(["
     + js_string(worker_src)
     + "], { type: 'text/javascript' }));\n"
 )
 page_script = boot + app_js
-if "</script" in page_script.lower():
-    sys.exit("error: app.js contains '</script', cannot inline it")
+for name, text in (("app.js", page_script), (app_glue_path.name, glue_script)):
+    if "</script" in text.lower():
+        sys.exit(f"error: {name} contains '</script', cannot inline it")
 
 samples_index = json.loads((web / "samples" / "index.json").read_text(encoding="utf-8"))
 samples = []
@@ -91,12 +109,13 @@ single = re.sub(r"<link[^>]*rel=\"(?:modulepreload|preload)\"[^>]*>", "", single
 single = re.sub(r"<script(?![^>]*\bsrc=)(?![^>]*application/json)[^>]*>.*?</script>", "", single, flags=re.S)
 tail = (
     '<script type="application/json" id="tc-samples">' + samples_json + "</script>\n"
+    + '<script type="module">' + glue_script + "</script>\n"
     + '<script type="module">' + page_script + "</script>\n</body>"
 )
 single = single.replace("</body>", tail, 1)
 single_csp = (
     "default-src 'none'; "
-    f"script-src 'wasm-unsafe-eval' {sha256_b64(page_script)}; "
+    f"script-src 'wasm-unsafe-eval' {sha256_b64(glue_script)} {sha256_b64(page_script)}; "
     f"style-src {sha256_b64(css)}; "
     "img-src data:; worker-src blob:; connect-src 'none'; base-uri 'none'; form-action 'none'"
 )
@@ -105,6 +124,6 @@ out = dist / "checkpoint-inspector.html"
 out.write_text(single, encoding="utf-8")
 
 # 3. Sizes.
-gz = len(gzip.compress(wasm, 9))
-print(f"worker_bg.wasm: {len(wasm):,} bytes ({gz:,} gzip -9)")
+for label, data in (("worker_bg.wasm (diagnosis, in the Web Worker)", wasm), ("app_bg.wasm (page: report rendering)", app_wasm)):
+    print(f"{label}: {len(data):,} bytes ({len(gzip.compress(data, 9)):,} gzip -9)")
 print(f"checkpoint-inspector.html (single file): {out.stat().st_size:,} bytes")

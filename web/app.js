@@ -40,11 +40,12 @@ function svg(tag, attrs, ...children) {
 // State
 const state = {
   worker: null,
+  workerReady: false,
   ready: false,
   nextId: 1,
   pending: new Map(), // id -> {resolve, reject, onProgress}
   input: null, // {name} of what the worker holds
-  last: null, // {report, markdown, summary, entries, entriesTotal, ms, bytesRead}
+  last: null, // {report, reportJson, entries, entriesTotal, ms, bytesRead, reads}
   entrySizes: new Map(),
   runs: 0,
 };
@@ -74,6 +75,7 @@ function startWorker() {
     }
     // Start a fresh worker so the page stays usable.
     state.ready = false;
+    state.workerReady = false;
     state.worker = null;
     document.body.dataset.status = 'loading';
     setTimeout(startWorker, 50);
@@ -83,10 +85,9 @@ function startWorker() {
 function onWorkerMessage(m) {
   if (!m || typeof m !== 'object') return;
   if (m.type === 'ready') {
-    state.ready = true;
-    document.body.dataset.status = 'ready';
+    state.workerReady = true;
     $('#version-note').textContent = `checkpoint-inspector ${m.version}`;
-    if (!state.last) setStatus('Ready. Drop a checkpoint zip or folder, pick a file, or try a sample.');
+    checkReady();
     return;
   }
   const p = state.pending.get(m.id);
@@ -99,6 +100,15 @@ function onWorkerMessage(m) {
   if (m.type === 'error') p.reject({ kind: m.kind, message: m.message });
   else p.resolve(m);
 }
+
+/** The page is ready once both wasm modules run: the worker's (diagnosis) and the page's (rendering). */
+function checkReady() {
+  if (!state.workerReady || !window.wasmBindings) return;
+  state.ready = true;
+  document.body.dataset.status = 'ready';
+  if (!state.last && !state.input) setStatus('Ready. Drop a checkpoint zip or folder, pick a file, or try a sample.');
+}
+addEventListener('TrunkApplicationStarted', checkReady);
 
 function request(msg, onProgress) {
   return new Promise((resolve, reject) => {
@@ -130,7 +140,7 @@ function initSparkVersions() {
   const wanted = (params.get('spark-version') || '').trim();
   const versions = [...SPARK_VERSIONS];
   if (/^\d+\.\d+(\.\d+)?$/.test(wanted) && !versions.includes(wanted)) versions.push(wanted);
-  sel.append(el('option', { value: '' }, 'Auto (newest consistent with the checkpoint)'));
+  sel.append(el('option', { value: '' }, 'Auto (newest consistent)'));
   for (const v of versions.reverse()) sel.append(el('option', { value: v }, `Spark ${v}`));
   if (versions.includes(wanted)) sel.value = wanted;
 }
@@ -203,7 +213,7 @@ async function run(msg, label) {
     const m = await request(msg, progressUpdate);
     const report = JSON.parse(m.report);
     state.last = {
-      report, markdown: m.markdown, summary: m.summary, entries: m.entries || [],
+      report, reportJson: m.report, entries: m.entries || [],
       entriesTotal: m.entries_total || 0, ms: m.ms, bytesRead: m.bytes_read, reads: m.reads,
     };
     state.entrySizes = new Map(state.last.entries.map(([p, s]) => [p, s]));
@@ -211,7 +221,7 @@ async function run(msg, label) {
     state.runs += 1;
     results.dataset.runCount = String(state.runs);
     results.dataset.run = 'done';
-    const read = m.bytes_read !== undefined ? `, read ${fmtBytes(m.bytes_read)} of ${fmtBytes(report.input.bytes)}` : '';
+    const read = m.bytes_read !== undefined ? ` (${m.reads} slice reads of the ${fmtBytes(report.input.bytes)} file)` : '';
     setStatus(`Diagnosed ${report.input.name} in ${Math.round(m.ms)} ms${read}.`);
   } catch (e) {
     const kind = e.kind || 'internal';
@@ -503,10 +513,11 @@ function renderCheckpoint(c, report) {
       : el('p', { class: 'muted' }, 'No findings.'));
   const needs = c.needs && c.needs.length ? el('div', { class: 'panel' }, el('h3', {}, 'To sharpen the diagnosis'), el('ul', {}, c.needs.map((n) => el('li', {}, n)))) : null;
 
-  const side = el('div', {},
-    el('div', { class: 'panel plot' }, el('h3', {}, 'Batch timeline'), renderTimeline(c)),
-    renderSources(c), renderConfs(c), renderOperators(c));
-  sec.append(head, verdict, facts, el('div', { class: 'grid2' }, el('div', {}, fpanel, needs), side));
+  sec.append(head, verdict, facts, fpanel, needs || '',
+    el('div', { class: 'grid2' },
+      el('div', { class: 'panel plot' }, el('h3', {}, 'Batch timeline'), renderTimeline(c)),
+      el('div', {}, renderSources(c), renderOperators(c))),
+    renderConfs(c));
   if (c.dstream) sec.append(renderDstream(c.dstream));
   return sec;
 }
@@ -543,38 +554,41 @@ function renderTimeline(c) {
   const lo = batches[0].batch_id;
   const hi = batches[batches.length - 1].batch_id;
   const span = Math.max(1, hi - lo + 1);
-  const W = 640; const padL = 62; const padR = 12;
+  const W = 640; const padL = 96; const padR = 12;
   const plotW = W - padL - padR;
   const cw = plotW / span;
-  const times = batches.flatMap((b) => [b.timestamp_ms, b.watermark_ms]).filter((t) => t !== null && t !== undefined && t > 0);
-  const hasTimes = times.length > 0;
-  const chartH = hasTimes ? 120 : 0;
-  const top = 10; const laneH = 18; const laneGap = 6;
-  const lanesY = top + chartH + (hasTimes ? 16 : 0);
+  // Two small line charts, each on its own time axis: batch timestamps (processing time) and the watermark
+  // (event time) usually lie far apart, so one shared axis would flatten both.
+  const seriesDefs = [['timestamp_ms', 'batch timestamp', 'line-ts', 'dot-ts'], ['watermark_ms', 'watermark', 'line-wm', 'dot-wm']]
+    .filter(([key]) => batches.some((b) => b[key] !== null && b[key] !== undefined && b[key] > 0));
+  const hasTimes = seriesDefs.length > 0;
+  const subH = 46; const subGap = 24; const top = 16; const laneH = 18; const laneGap = 6;
+  const lanesY = top + seriesDefs.length * (subH + subGap);
   const H = lanesY + 2 * laneH + laneGap + 28;
   const x = (id) => padL + (id - lo) * cw;
   const g = svg('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': `Batch timeline for batches ${lo} to ${hi}` });
   g.append(svg('title', {}, `Batches ${lo}..${hi}: offsets and commits per batch id${hasTimes ? ', batch timestamps and watermark' : ''}`));
   const lastCommitted = c.last_committed_batch_id;
-  if (hasTimes) {
-    const tmin = Math.min(...times); const tmax = Math.max(...times);
+  seriesDefs.forEach(([key, label, lineCls, dotCls], k) => {
+    const y0 = top + k * (subH + subGap);
+    const pts0 = batches.filter((b) => b[key] !== null && b[key] !== undefined && b[key] > 0);
+    const vals = pts0.map((b) => b[key]);
+    const tmin = Math.min(...vals); const tmax = Math.max(...vals);
     const tspan = Math.max(1, tmax - tmin);
-    const y = (t) => top + chartH - ((t - tmin) / tspan) * chartH;
-    for (const t of [tmin, tmax]) {
-      g.append(svg('line', { class: 'grid', x1: padL, x2: W - padR, y1: y(t), y2: y(t) }));
-      g.append(svg('text', { class: 'axis', x: padL - 4, y: y(t) + 4, 'text-anchor': 'end' }, new Date(t).toISOString().slice(11, 19)));
+    const y = (t) => y0 + subH - ((t - tmin) / tspan) * subH;
+    const fmtAxis = (t) => (tspan < 86400000 ? new Date(t).toISOString().slice(11, 19) : new Date(t).toISOString().slice(0, 16).replace('T', ' '));
+    g.append(svg('line', { class: 'grid', x1: padL, x2: W - padR, y1: y0 + subH, y2: y0 + subH }));
+    g.append(svg('line', { class: 'grid', x1: padL, x2: W - padR, y1: y0, y2: y0 }));
+    g.append(svg('text', { class: 'axis', x: padL - 4, y: y0 + 4, 'text-anchor': 'end' }, fmtAxis(tmax)));
+    if (tmax !== tmin) g.append(svg('text', { class: 'axis', x: padL - 4, y: y0 + subH + 3, 'text-anchor': 'end' }, fmtAxis(tmin)));
+    g.append(svg('text', { class: 'label', x: W - padR, y: y0 - 4, 'text-anchor': 'end' }, label));
+    const pts = pts0.map((b) => [x(b.batch_id) + cw / 2, tmax === tmin ? y0 + subH / 2 : y(b[key]), b]);
+    if (pts.length > 1) g.append(svg('polyline', { class: lineCls, points: pts.map(([px, py]) => `${px.toFixed(1)},${py.toFixed(1)}`).join(' ') }));
+    for (const [px, py, b] of pts) {
+      g.append(svg('circle', { class: dotCls, cx: px.toFixed(1), cy: py.toFixed(1), r: Math.min(3, Math.max(1.5, cw / 3)) },
+        svg('title', {}, `batch ${b.batch_id} ${label} ${fmtTime(b[key])}`)));
     }
-    const series = (key, cls, dot) => {
-      const pts = batches.filter((b) => b[key] !== null && b[key] !== undefined && b[key] > 0).map((b) => [x(b.batch_id) + cw / 2, y(b[key]), b]);
-      if (pts.length > 1) g.append(svg('polyline', { class: cls, points: pts.map(([px, py]) => `${px.toFixed(1)},${py.toFixed(1)}`).join(' ') }));
-      for (const [px, py, b] of pts) {
-        g.append(svg('circle', { class: dot, cx: px.toFixed(1), cy: py.toFixed(1), r: Math.min(3, Math.max(1.5, cw / 3)) },
-          svg('title', {}, `batch ${b.batch_id} ${key === 'timestamp_ms' ? 'timestamp' : 'watermark'} ${fmtTime(b[key])}`)));
-      }
-    };
-    series('timestamp_ms', 'line-ts', 'dot-ts');
-    series('watermark_ms', 'line-wm', 'dot-wm');
-  }
+  });
   const lanes = [['offsets', 'has_offsets', lanesY], ['commits', 'committed', lanesY + laneH + laneGap]];
   for (const [label, , ly] of lanes) g.append(svg('text', { class: 'label', x: padL - 6, y: ly + laneH / 2 + 4, 'text-anchor': 'end' }, label));
   for (let id = lo; id <= hi; id++) {
@@ -720,8 +734,14 @@ function download(name, type, text) {
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
+function markdown() {
+  return state.last ? window.wasmBindings.reportMarkdown(state.last.reportJson) : null;
+}
+function summary() {
+  return state.last ? window.wasmBindings.reportSummary(state.last.reportJson) : null;
+}
 function exportMarkdown() {
-  if (state.last) download(`${baseName()}-inspection.md`, 'text/markdown', state.last.markdown);
+  if (state.last) download(`${baseName()}-inspection.md`, 'text/markdown', markdown());
 }
 function exportJson() {
   if (state.last) download(`${baseName()}-inspection.json`, 'application/json', `${JSON.stringify(state.last.report, null, 2)}\n`);
@@ -730,12 +750,12 @@ async function copySummary() {
   if (!state.last) return;
   const note = $('#copy-note');
   try {
-    await navigator.clipboard.writeText(state.last.summary);
+    await navigator.clipboard.writeText(summary());
     note.textContent = 'Summary copied.';
   } catch (_) {
     // Clipboard permission denied (or file://): fall back to a selection the user can copy.
     const ta = el('textarea', { rows: 4, 'aria-label': 'Summary' });
-    ta.value = state.last.summary;
+    ta.value = summary();
     note.replaceChildren('Copy this: ', ta);
     ta.select();
   }
@@ -745,11 +765,12 @@ async function copySummary() {
 // Test/scripting hook (read-only): the last report shown.
 window.checkpointInspector = {
   get report() { return state.last ? state.last.report : null; },
-  get markdown() { return state.last ? state.last.markdown : null; },
-  get summary() { return state.last ? state.last.summary : null; },
+  get markdown() { return markdown(); },
+  get summary() { return summary(); },
 };
 
 initSparkVersions();
 initInputs();
 initSamples();
 startWorker();
+checkReady();

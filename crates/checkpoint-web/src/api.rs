@@ -3,6 +3,8 @@
 //! Errors are thrown as JS `Error`s whose `message` is the clear sentence and whose `kind` property is the
 //! [`InputError`] kind (`not-a-zip`, `empty`, `over-limit`, `bad-option`, ...).
 
+#![cfg_attr(not(all(feature = "api-diagnose", feature = "api-render")), allow(dead_code, unused_imports))]
+
 use crate::{diagnose_zip_bytes, limits, render, InputError, Options};
 use checkpoint_core::{MemArchive, Report};
 use js_sys::{Array, Reflect, Uint8Array};
@@ -31,6 +33,7 @@ fn parse_report(json: &str) -> Result<Report, JsValue> {
 
 /// Diagnoses zip bytes; returns the report as JSON text (the CLI's `diagnose --json` shape).
 /// `options`: `{spark_version?, error_text?, now_ms?, session_conf?}` or `undefined`.
+#[cfg(feature = "api-diagnose")]
 #[wasm_bindgen(js_name = diagnoseZip)]
 pub fn diagnose_zip(bytes: &[u8], name: &str, options: JsValue) -> Result<String, JsValue> {
     let opts = options_from(options)?;
@@ -39,6 +42,7 @@ pub fn diagnose_zip(bytes: &[u8], name: &str, options: JsValue) -> Result<String
 }
 
 /// Diagnoses a folder given as `[[path, Uint8Array], ...]` (paths relative to the folder); returns report JSON.
+#[cfg(feature = "api-diagnose")]
 #[wasm_bindgen(js_name = diagnoseFiles)]
 pub fn diagnose_files(name: &str, files: Array, options: JsValue) -> Result<String, JsValue> {
     let opts = options_from(options)?;
@@ -62,24 +66,28 @@ pub fn diagnose_files(name: &str, files: Array, options: JsValue) -> Result<Stri
 }
 
 /// Reads one entry of zip bytes (at most `max_bytes`), e.g. to show a small file.
+#[cfg(feature = "api-diagnose")]
 #[wasm_bindgen(js_name = readZipEntry)]
 pub fn read_zip_entry(bytes: &[u8], name: &str, path: &str, max_bytes: f64) -> Result<Vec<u8>, JsValue> {
     crate::read_zip_entry(bytes, name, path, max_bytes.max(0.0) as u64).map_err(throw)
 }
 
 /// Renders report JSON as Markdown (for a ticket).
+#[cfg(feature = "api-render")]
 #[wasm_bindgen(js_name = reportMarkdown)]
 pub fn report_markdown(report_json: &str) -> Result<String, JsValue> {
     Ok(render::markdown(&parse_report(report_json)?))
 }
 
 /// Renders report JSON as a short plain-text summary (for the clipboard).
+#[cfg(feature = "api-render")]
 #[wasm_bindgen(js_name = reportSummary)]
 pub fn report_summary(report_json: &str) -> Result<String, JsValue> {
     Ok(render::summary(&parse_report(report_json)?))
 }
 
 /// The inspector's version.
+#[cfg(feature = "api-render")]
 #[wasm_bindgen(js_name = inspectorVersion)]
 pub fn inspector_version() -> String {
     checkpoint_core::report::INSPECTOR_VERSION.to_string()

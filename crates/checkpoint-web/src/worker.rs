@@ -13,12 +13,12 @@
 //! |---|---|
 //! | `ready` | `version` (inspector version) — sent once the wasm is running |
 //! | `progress` | `id`, `done`, `total` (files read / files listed), `path` (the file being read) |
-//! | `report` | `id`, `report` (JSON text of the contract's `Report`), `markdown`, `summary`, `entries` (`[[path, size]]`, at most [`crate::MAX_LISTED_ENTRIES`]), `entries_total`, `ms`, `bytes_read`, `reads` |
+//! | `report` | `id`, `report` (JSON text of the contract's `Report`), `entries` (`[[path, size]]`, at most [`crate::MAX_LISTED_ENTRIES`]), `entries_total`, `ms`, `bytes_read`, `reads` |
 //! | `entry` | `id`, `path`, `size`, `bytes` (`Uint8Array`) |
 //! | `error` | `id`, `kind` (see [`crate::InputError`]), `message` |
 
 use crate::blob::{BlobReader, FilesArchive, ReadStats, BLOB_BUFFER_BYTES};
-use crate::{diagnose_archive, limits, render, InputError, Options, MAX_LISTED_ENTRIES, MAX_SHOWN_ENTRY_BYTES};
+use crate::{diagnose_archive, limits, InputError, Options, MAX_LISTED_ENTRIES, MAX_SHOWN_ENTRY_BYTES};
 use checkpoint_core::{Archive, ArchiveError, Entry, ZipInput};
 use js_sys::{Array, Object, Reflect, Uint8Array};
 use std::cell::RefCell;
@@ -143,8 +143,6 @@ fn run_diagnosis(id: &JsValue, input: &Input, options: &Options) -> Result<(), I
     let json = serde_json::to_string(&report).map_err(|e| InputError::new("io", e.to_string()))?;
     let o = msg("report", id);
     set(&o, "report", json);
-    set(&o, "markdown", render::markdown(&report));
-    set(&o, "summary", render::summary(&report));
     let list = Array::new();
     for e in archive.entries().iter().filter(|e| !e.is_dir).take(MAX_LISTED_ENTRIES) {
         let row = Array::new();
