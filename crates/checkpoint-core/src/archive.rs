@@ -253,10 +253,11 @@ impl<R: Read + Seek> Archive for ZipInput<R> {
             });
         }
         let declared = entry.size;
-        let f = self
-            .zip
-            .by_index(self.index[pos])
-            .map_err(|e| ArchiveError::Corrupt { path: path.to_string(), offset: 0, reason: e.to_string() })?;
+        let f = self.zip.by_index(self.index[pos]).map_err(|e| ArchiveError::Corrupt {
+            path: path.to_string(),
+            offset: 0,
+            reason: e.to_string(),
+        })?;
         // Never trust the declared size for the allocation beyond the cap: read at most cap + 1 bytes.
         let mut out = Vec::with_capacity(declared.min(cap) as usize);
         let mut limited = f.take(cap + 1);

@@ -6,14 +6,34 @@
 //! ```text
 //! bytes ─► archive ─► layout ─► format readers ─► model ─► checks ─► report ─► front ends
 //! ```
+//!
+//! Entry point: [`diagnose`]`(archive: &mut dyn Archive, ctx: &Context) -> Report`.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod archive;
+pub mod checks;
+pub mod checksum;
+pub mod codec;
 pub mod context;
+pub mod diagnose;
+pub mod hadoop;
+pub mod layout;
+pub mod log;
+pub mod model;
+pub mod predict;
+pub mod reader;
 pub mod report;
+pub mod source;
+pub mod state;
+pub mod state_files;
+pub mod state_integrity;
+
+#[cfg(test)]
+pub(crate) mod testutil;
 
 pub use archive::{Archive, ArchiveError, Entry, Limits, MemArchive, ZipInput};
 pub use context::{Context, SparkVersion};
+pub use diagnose::diagnose;
 pub use report::Report;

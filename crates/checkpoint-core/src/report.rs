@@ -173,6 +173,23 @@ pub struct Finding {
     /// True when the user's pasted error text is explained by this finding.
     #[serde(default)]
     pub explains_error_text: bool,
+    /// When this finding makes the restart fail: where in Spark's restart sequence, with which error class
+    /// and exception (the restart prediction takes the earliest one). `None` = the restart goes on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_failure: Option<RestartFailure>,
+}
+
+/// How a finding makes the restart fail, for the restart prediction.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RestartFailure {
+    /// Position in Spark's restart sequence (lower fails first): 10 metadata, 20-30 offset/commit logs,
+    /// 35 sources, 50 log writes of the next batch, 55 state directory, 60 state store configuration,
+    /// 70 state loading, 80 commit write.
+    pub stage: u32,
+    /// The specific error class Spark prints (not `STREAM_FAILED`), when it prints one.
+    pub error_class: Option<String>,
+    /// The Java exception class (outermost below `StreamingQueryException`).
+    pub exception: String,
 }
 
 /// What a restart will do.
@@ -243,6 +260,52 @@ pub struct ForcedConf {
     pub session: Option<String>,
     /// Why it matters, in plain words.
     pub note: String,
+}
+
+impl Finding {
+    /// A finding with a code, severity and title; the other fields empty.
+    pub fn new(code: &str, severity: Severity, title: impl Into<String>) -> Self {
+        Finding {
+            code: code.to_string(),
+            severity,
+            title: title.into(),
+            error_classes: Vec::new(),
+            evidence: Vec::new(),
+            why: String::new(),
+            fix: Vec::new(),
+            explains_error_text: false,
+            restart_failure: None,
+        }
+    }
+    /// Adds a piece of evidence.
+    pub fn evidence(mut self, path: impl Into<String>, detail: impl Into<String>, offset: Option<u64>) -> Self {
+        self.evidence.push(Evidence { path: path.into(), detail: detail.into(), offset });
+        self
+    }
+    /// Sets the error classes.
+    pub fn classes<S: AsRef<str>>(mut self, classes: &[S]) -> Self {
+        self.error_classes = classes.iter().map(|c| c.as_ref().to_string()).collect();
+        self
+    }
+    /// Sets why.
+    pub fn why(mut self, why: impl Into<String>) -> Self {
+        self.why = why.into();
+        self
+    }
+    /// Sets the fix steps (safest first).
+    pub fn fix<S: AsRef<str>>(mut self, steps: &[S]) -> Self {
+        self.fix = steps.iter().map(|c| c.as_ref().to_string()).collect();
+        self
+    }
+    /// Marks the finding as failing the restart.
+    pub fn fails(mut self, stage: u32, error_class: Option<&str>, exception: &str) -> Self {
+        self.restart_failure = Some(RestartFailure {
+            stage,
+            error_class: error_class.map(str::to_string),
+            exception: exception.to_string(),
+        });
+        self
+    }
 }
 
 impl Report {

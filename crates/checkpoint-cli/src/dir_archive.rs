@@ -1,0 +1,115 @@
+//! A directory on disk seen through the core's [`Archive`] trait (native only: the core does no I/O).
+//! Walks the tree once (no symlinks followed), applies the same limits as a zip (entry count, depth,
+//! per-file and total bytes), and reads files only when asked.
+
+use checkpoint_core::archive::normalize_path;
+use checkpoint_core::{Archive, ArchiveError, Entry, Limits};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// A directory as an archive.
+pub struct DirArchive {
+    root: PathBuf,
+    entries: Vec<Entry>,
+    name: String,
+    bytes: u64,
+    limits: Limits,
+    total_read: u64,
+}
+
+impl DirArchive {
+    /// Lists `root` recursively.
+    pub fn open(root: &Path, limits: Limits) -> Result<Self, ArchiveError> {
+        let mut entries = Vec::new();
+        let mut bytes = 0u64;
+        let mut stack = vec![(root.to_path_buf(), 0usize)];
+        while let Some((dir, depth)) = stack.pop() {
+            let rd =
+                std::fs::read_dir(&dir).map_err(|e| ArchiveError::Io { reason: format!("{}: {e}", dir.display()) })?;
+            for item in rd {
+                let item = item.map_err(|e| ArchiveError::Io { reason: e.to_string() })?;
+                let ft = item.file_type().map_err(|e| ArchiveError::Io { reason: e.to_string() })?;
+                if ft.is_symlink() {
+                    continue;
+                }
+                let p = item.path();
+                let rel = p.strip_prefix(root).map_err(|e| ArchiveError::Io { reason: e.to_string() })?;
+                let rel = rel.to_string_lossy().replace('\\', "/");
+                let path = normalize_path(&rel, limits.max_depth)?;
+                if ft.is_dir() {
+                    entries.push(Entry { path, size: 0, compressed_size: 0, is_dir: true });
+                    stack.push((p, depth + 1));
+                } else if ft.is_file() {
+                    let size = item.metadata().map(|m| m.len()).unwrap_or(0);
+                    bytes = bytes.saturating_add(size);
+                    entries.push(Entry { path, size, compressed_size: size, is_dir: false });
+                }
+                if entries.len() > limits.max_entries {
+                    return Err(ArchiveError::OverLimit {
+                        what: "number of entries".into(),
+                        path: None,
+                        value: entries.len() as u64,
+                        limit: limits.max_entries as u64,
+                    });
+                }
+            }
+        }
+        entries.sort_by(|a, b| a.path.cmp(&b.path));
+        let name =
+            root.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| root.display().to_string());
+        Ok(DirArchive { root: root.to_path_buf(), entries, name, bytes, limits, total_read: 0 })
+    }
+}
+
+impl Archive for DirArchive {
+    fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ArchiveError> {
+        let e = self
+            .entries
+            .iter()
+            .find(|e| e.path == path && !e.is_dir)
+            .ok_or_else(|| ArchiveError::NotFound { path: path.to_string() })?;
+        let cap = max_bytes.min(self.limits.max_entry_bytes);
+        if e.size > cap {
+            return Err(ArchiveError::OverLimit {
+                what: "entry size".into(),
+                path: Some(path.into()),
+                value: e.size,
+                limit: cap,
+            });
+        }
+        if self.total_read.saturating_add(e.size) > self.limits.max_total_bytes {
+            return Err(ArchiveError::OverLimit {
+                what: "total bytes read".into(),
+                path: Some(path.into()),
+                value: self.total_read.saturating_add(e.size),
+                limit: self.limits.max_total_bytes,
+            });
+        }
+        let f = std::fs::File::open(self.root.join(path))
+            .map_err(|e| ArchiveError::Io { reason: format!("{path}: {e}") })?;
+        let mut out = Vec::new();
+        f.take(cap + 1).read_to_end(&mut out).map_err(|e| ArchiveError::Io { reason: format!("{path}: {e}") })?;
+        if out.len() as u64 > cap {
+            return Err(ArchiveError::OverLimit {
+                what: "file size".into(),
+                path: Some(path.into()),
+                value: out.len() as u64,
+                limit: cap,
+            });
+        }
+        self.total_read += out.len() as u64;
+        Ok(out)
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn input_bytes(&self) -> u64 {
+        self.bytes
+    }
+}

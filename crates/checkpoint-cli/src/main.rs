@@ -1,0 +1,204 @@
+//! `checkpoint-inspector`: diagnose a zipped (or unpacked) Spark streaming checkpoint.
+//! The command line of `../shared/reference/REPORT-CONTRACT.md`; all logic lives in `checkpoint-core`.
+
+mod dir_archive;
+mod render;
+
+use checkpoint_core::{diagnose, Archive, Context, Limits, SparkVersion, ZipInput};
+use clap::{Parser, Subcommand};
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "checkpoint-inspector",
+    version,
+    about = "Reads a Spark streaming checkpoint and explains whether and why a restart fails"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Diagnose a checkpoint (.zip or directory): facts, findings and the restart prediction.
+    Diagnose(DiagnoseArgs),
+    // The `state` subcommand (state_cmd.rs) is added by the state reader work.
+}
+
+#[derive(clap::Args)]
+struct DiagnoseArgs {
+    /// The checkpoint: a .zip file or a directory.
+    path: PathBuf,
+    /// Print the report as JSON (the machine-readable contract).
+    #[arg(long)]
+    json: bool,
+    /// Spark version the restart will use (X.Y.Z); default: the newest consistent with the checkpoint.
+    #[arg(long = "spark-version", value_parser = parse_version)]
+    spark_version: Option<SparkVersion>,
+    /// "Now", as RFC 3339 (2026-11-30T00:00:00Z) or epoch milliseconds; default: the system clock.
+    #[arg(long, value_parser = parse_now)]
+    now: Option<i64>,
+    /// A file holding the error text Spark printed.
+    #[arg(long = "error-text")]
+    error_text: Option<PathBuf>,
+    /// A session conf of the restarted query, `key=value` (repeatable).
+    #[arg(long = "conf", value_parser = parse_conf)]
+    conf: Vec<(String, String)>,
+    /// The Delta source table's `_delta_log` (zip or directory).
+    #[arg(long = "delta-log")]
+    delta_log: Option<PathBuf>,
+    /// Kafka earliest offsets `{"topic":{"0":123}}`, inline JSON or a file.
+    #[arg(long = "kafka-earliest")]
+    kafka_earliest: Option<String>,
+}
+
+fn parse_version(s: &str) -> Result<SparkVersion, String> {
+    s.parse()
+}
+
+fn parse_conf(s: &str) -> Result<(String, String), String> {
+    let (k, v) = s.split_once('=').ok_or_else(|| format!("expected key=value, got {s:?}"))?;
+    Ok((k.trim().to_string(), v.trim().to_string()))
+}
+
+/// Days since 1970-01-01 of a civil date (proleptic Gregorian).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146097 + doe - 719468
+}
+
+fn parse_now(s: &str) -> Result<i64, String> {
+    let s = s.trim();
+    if let Ok(ms) = s.parse::<i64>() {
+        return Ok(ms);
+    }
+    let err = || format!("not RFC 3339 or epoch ms: {s:?}");
+    let b = s.as_bytes();
+    if b.len() < 20
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || !(b[10] == b'T' || b[10] == b't' || b[10] == b' ')
+        || b[13] != b':'
+        || b[16] != b':'
+    {
+        return Err(err());
+    }
+    let num = |r: std::ops::Range<usize>| s.get(r).and_then(|x| x.parse::<i64>().ok()).ok_or_else(err);
+    let (y, mo, d, h, mi, se) = (num(0..4)?, num(5..7)?, num(8..10)?, num(11..13)?, num(14..16)?, num(17..19)?);
+    let mut i = 19;
+    let mut ms = 0i64;
+    if b.get(i) == Some(&b'.') {
+        let start = i + 1;
+        i = start;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        let frac = &s[start..i];
+        let f3: String = frac.chars().chain("000".chars()).take(3).collect();
+        ms = f3.parse().map_err(|_| err())?;
+    }
+    let offset_min = match &s[i..] {
+        "Z" | "z" => 0,
+        tz if tz.len() == 6 && (tz.starts_with('+') || tz.starts_with('-')) => {
+            let h: i64 = tz[1..3].parse().map_err(|_| err())?;
+            let m: i64 = tz[4..6].parse().map_err(|_| err())?;
+            let sign = if tz.starts_with('-') { -1 } else { 1 };
+            sign * (h * 60 + m)
+        }
+        _ => return Err(err()),
+    };
+    let days = days_from_civil(y, mo, d);
+    Ok(((days * 86400 + h * 3600 + mi * 60 + se - offset_min * 60) * 1000) + ms)
+}
+
+fn read_text_file(p: &Path, cap: u64) -> Result<String, String> {
+    let f = std::fs::File::open(p).map_err(|e| format!("{}: {e}", p.display()))?;
+    let mut buf = Vec::new();
+    f.take(cap).read_to_end(&mut buf).map_err(|e| format!("{}: {e}", p.display()))?;
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+fn open_input(path: &Path) -> Result<Box<dyn Archive>, String> {
+    let limits = Limits::default();
+    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if meta.is_dir() {
+        let a = dir_archive::DirArchive::open(path, limits).map_err(|e| format!("{}: {e}", path.display()))?;
+        return Ok(Box::new(a));
+    }
+    let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    let z = ZipInput::open(std::io::BufReader::new(f), meta.len(), &name, limits)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(Box::new(z))
+}
+
+fn run_diagnose(a: DiagnoseArgs) -> Result<ExitCode, String> {
+    let mut ctx = Context { spark_version: a.spark_version, ..Default::default() };
+    ctx.now_ms = a.now.or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).ok().map(|d| d.as_millis() as i64)
+    });
+    if let Some(p) = &a.error_text {
+        ctx.error_text = Some(read_text_file(p, 1024 * 1024)?);
+    }
+    for (k, v) in a.conf {
+        ctx.session_conf.insert(k, v);
+    }
+    if let Some(k) = &a.kafka_earliest {
+        let text = if Path::new(k).is_file() { read_text_file(Path::new(k), 16 * 1024 * 1024)? } else { k.clone() };
+        let v: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| format!("--kafka-earliest: not JSON: {e}"))?;
+        ctx.kafka_earliest = Some(v);
+    }
+    if let Some(p) = &a.delta_log {
+        if !p.exists() {
+            return Err(format!("--delta-log: {}: no such file or directory", p.display()));
+        }
+    }
+    let mut archive = open_input(&a.path)?;
+    let report = diagnose(archive.as_mut(), &ctx);
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if a.json {
+        let s = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+        let _ = writeln!(out, "{s}");
+    } else {
+        let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        let _ = out.write_all(render::human(&report, colour).as_bytes());
+    }
+    Ok(if report.has_errors() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Diagnose(a) => match run_diagnose(a) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("checkpoint-inspector: {e}");
+                ExitCode::from(2)
+            }
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_now() {
+        assert_eq!(parse_now("0"), Ok(0));
+        assert_eq!(parse_now("1970-01-01T00:00:00Z"), Ok(0));
+        assert_eq!(parse_now("2026-11-30T00:00:00Z"), Ok(1795996800000));
+        assert_eq!(parse_now("2026-11-30T01:00:00.5+01:00"), Ok(1795996800500));
+        assert!(parse_now("yesterday").is_err());
+    }
+}

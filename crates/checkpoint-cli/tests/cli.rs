@@ -1,0 +1,137 @@
+//! CLI integration: exit codes and messages of `checkpoint-inspector diagnose` on hostile and real input.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_checkpoint-inspector"))
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ci-{}-{}", std::process::id(), name));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures")).join(name)
+}
+
+#[test]
+fn zip_bomb_exits_2_fast() {
+    let dir = tmp("bomb");
+    let p = dir.join("bomb.zip");
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated).large_file(true);
+    w.start_file("offsets/0", opts).unwrap();
+    let chunk = vec![0u8; 1 << 20];
+    for _ in 0..200 {
+        w.write_all(&chunk).unwrap();
+    }
+    let bytes = w.finish().unwrap().into_inner();
+    std::fs::write(&p, &bytes).unwrap();
+    let t = Instant::now();
+    let out = bin().args(["diagnose", p.to_str().unwrap(), "--json"]).output().unwrap();
+    let took = t.elapsed();
+    assert_eq!(out.status.code(), Some(2), "{:?}", out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(err.contains("zip bomb") || err.contains("ratio"), "{err}");
+    assert!(out.stdout.is_empty());
+    assert!(took < Duration::from_millis(900), "took {took:?}");
+}
+
+#[test]
+fn non_zip_and_empty_exit_2() {
+    let dir = tmp("nonzip");
+    let p = dir.join("notes.zip");
+    std::fs::write(&p, b"this is not a zip file at all").unwrap();
+    let t = Instant::now();
+    let out = bin().args(["diagnose", p.to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("not a zip"), "{err}");
+    assert!(t.elapsed() < Duration::from_millis(900));
+    let e = dir.join("empty.zip");
+    std::fs::write(&e, b"").unwrap();
+    let out = bin().args(["diagnose", e.to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("empty"));
+    let out = bin().args(["diagnose", dir.join("missing.zip").to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn exit_1_on_error_finding_and_0_when_healthy() {
+    let out = bin()
+        .args([
+            "diagnose",
+            fixture("broken-ss-4.3.0-missing-delta-join.zip").to_str().unwrap(),
+            "--json",
+            "--spark-version",
+            "4.3.0",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cp = &v["checkpoints"][0];
+    assert_eq!(cp["restart"]["outcome"], "fails");
+    assert_eq!(cp["restart"]["error_class"], "CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS");
+    assert!(cp["findings"].as_array().unwrap().iter().any(|f| f["severity"] == "error"
+        && f["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["path"] == "state/0/1/left-keyWithIndexToValue/6.delta")));
+    let out = bin().args(["diagnose", fixture("ss-4.3.0-agg-hdfs.zip").to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("WILL RESTART"), "{text}");
+    assert!(!text.contains('\u{1b}'), "no colour when not a terminal");
+}
+
+#[test]
+fn directory_input_and_context_options() {
+    // Unpack a fixture into a directory and diagnose that, with every context option.
+    let dir = tmp("dir");
+    let f = std::fs::File::open(fixture("broken-ss-4.3.0-missing-metadata.zip")).unwrap();
+    let mut z = zip::ZipArchive::new(f).unwrap();
+    z.extract(dir.join("chk")).unwrap();
+    let err = dir.join("err.txt");
+    std::fs::write(&err, "org.apache.spark.SparkRuntimeException: [STREAMING_CHECKPOINT_MISSING_METADATA_FILE] Checkpoint location is in an inconsistent state").unwrap();
+    let out = bin()
+        .args([
+            "diagnose",
+            dir.join("chk").to_str().unwrap(),
+            "--json",
+            "--spark-version",
+            "4.3.0",
+            "--now",
+            "2026-11-30T00:00:00Z",
+            "--error-text",
+            err.to_str().unwrap(),
+            "--conf",
+            "spark.sql.shuffle.partitions=5",
+            "--kafka-earliest",
+            "{\"t\":{\"0\":1}}",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cp = &v["checkpoints"][0];
+    assert_eq!(cp["restart"]["error_class"], "STREAMING_CHECKPOINT_MISSING_METADATA_FILE");
+    assert_eq!(cp["findings"][0]["explains_error_text"], true);
+    assert!(cp["forced_conf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["key"] == "spark.sql.shuffle.partitions" && f["session"] == "5"));
+    let out = bin().args(["diagnose", "x.zip", "--spark-version", "banana"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

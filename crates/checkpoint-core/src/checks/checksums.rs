@@ -1,0 +1,65 @@
+//! Checksum mismatches of the files that were read, outside `state/` (state files are judged by the state
+//! checks, which know whether Spark verifies them): Hadoop `.crc` sidecars (FORMATS.md §18) and Spark 4.1+
+//! checksum files (§15). Spark does not verify the Hadoop sidecar when it reads the offset log (observed
+//! with 3.5.9 and 4.3.0), so these are warnings: the file was changed after Spark wrote it.
+
+use super::spark;
+use crate::model::Checkpoint;
+use crate::report::{Finding, Severity};
+use crate::Context;
+
+/// Reports sidecar mismatches and hand-edited offset metadata keys.
+pub fn check_checksums(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
+    let v = spark(ctx);
+    let mut out = Vec::new();
+    for c in &cp.hadoop_crcs {
+        if c.main.starts_with("state/") {
+            continue;
+        }
+        if let Some(Err(e)) = &c.verified {
+            let offset = match e {
+                crate::hadoop::CrcError::Mismatch { offset, .. } => Some(*offset),
+                _ => None,
+            };
+            out.push(
+                Finding::new("hadoop-crc-mismatch", Severity::Warning, format!("{} does not match its Hadoop checksum {}", c.main, c.path))
+                    .evidence(&c.main, format!("{e}"), offset)
+                    .evidence(&c.path, "Hadoop .crc sidecar (CRC32 per 512-byte chunk)", None)
+                    .why(format!(
+                        "The file was changed after Spark wrote it (edited by hand, truncated or damaged in a copy). Spark {v} does not verify the sidecar when it reads checkpoint logs, so it will use the changed content as is; Hadoop tools that do verify fail with ChecksumException."
+                    ))
+                    .fix(&[
+                        super::BACKUP.to_string(),
+                        format!("Compare {} with a backup; if the change was intended, delete the stale {} so the two agree.", c.main, c.path),
+                    ]),
+            );
+        }
+    }
+    for c in &cp.spark_checksums {
+        if c.main.starts_with("state/") {
+            continue;
+        }
+        if let Some(Err(e)) = &c.verified {
+            out.push(
+                Finding::new("spark-checksum-mismatch", Severity::Warning, format!("{} does not match its Spark checksum file {}", c.main, c.path))
+                    .classes(&["CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED"])
+                    .evidence(&c.main, e.clone(), None)
+                    .why("Spark 4.1+ writes a CRC32C checksum file next to checkpoint files it writes through its checksum file manager and fails with CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED when it reads a file that no longer matches.")
+                    .fix(&[super::BACKUP.to_string(), format!("Restore {} from a backup.", c.main)]),
+            );
+        }
+    }
+    if let Some((id, o)) = cp.latest_readable_offsets() {
+        if let Some(m) = &o.metadata {
+            if !m.unknown_keys.is_empty() {
+                out.push(
+                    Finding::new("offsets-unknown-keys", Severity::Warning, format!("offsets/{id} has metadata keys Spark does not know: {}", m.unknown_keys.join(", ")))
+                        .evidence(format!("offsets/{id}"), format!("unknown keys {:?}; batchWatermarkMs = {}", m.unknown_keys, m.batch_watermark_ms.map(|x| x.to_string()).unwrap_or_else(|| "absent (Spark uses 0)".into())), None)
+                        .why("Spark ignores keys it does not know in OffsetSeqMetadata; a misspelled batchWatermarkMs or batchTimestampMs silently becomes 0, which changes watermark-based results (late data, state eviction) of the replayed batch.")
+                        .fix(&[super::BACKUP, "Fix the key spelling (e.g. batchWatermarkMs) if the file was edited by hand."]),
+                );
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,421 @@
+//! Offset, commit, file-source and operator-metadata log files: malformed, truncated, empty, written by a
+//! newer Spark (FORMATS.md §2, §3, §5, §6); gaps and mismatches between the offset and commit logs.
+
+use super::{effective_conf, legacy, spark, BACKUP};
+use crate::log::{max_supported, LogError, LogKind};
+use crate::model::Checkpoint;
+use crate::report::{CheckpointKind, Finding, Severity};
+use crate::Context;
+
+/// How Spark reports a damaged log file: (error class, exception).
+fn spark_error(e: &LogError, ctx: &Context) -> (Option<&'static str>, &'static str) {
+    let class = match e {
+        LogError::MalformedVersion { .. } if !legacy(ctx) => Some("MALFORMED_LOG_FILE"),
+        _ => None,
+    };
+    (class, e.spark_exception())
+}
+
+fn describe(e: &LogError) -> String {
+    match e {
+        LogError::Empty => "the file is empty (0 bytes): Spark reports \"Incomplete log file\"".into(),
+        other => other.to_string(),
+    }
+}
+
+struct VersionIssue {
+    class: Option<&'static str>,
+    message: String,
+}
+
+/// A version that the assumed Spark cannot read (UnsupportedLogVersion), with Spark's class and words.
+fn version_issue(kind: LogKind, found: u32, cp: &Checkpoint, ctx: &Context) -> Option<VersionIssue> {
+    let v = spark(ctx);
+    if kind == LogKind::Commits && v.at_least(4, 0) {
+        // The commit log accepts exactly the configured state checkpoint format version. It is not
+        // recorded in the offset log; without the user's session conf we assume it matches the files.
+        let configured: u32 = effective_conf(cp, ctx)
+            .get("spark.sql.streaming.stateStore.checkpointFormatVersion")
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(found);
+        if found != configured {
+            return Some(VersionIssue {
+                class: Some("INVALID_LOG_VERSION.EXACT_MATCH_VERSION"),
+                message: format!(
+                    "UnsupportedLogVersion. The only supported log version is v{configured}, but encountered v{found} \
+                     (the commit log version is the state checkpoint format version; the restarted session uses \
+                     spark.sql.streaming.stateStore.checkpointFormatVersion={configured})"
+                ),
+            });
+        }
+        return None;
+    }
+    let max = max_supported(kind, v);
+    if found > max {
+        return Some(VersionIssue {
+            class: if legacy(ctx) { None } else { Some("INVALID_LOG_VERSION.MAX_SUPPORTED_VERSION") },
+            message: format!(
+                "UnsupportedLogVersion: maximum supported log version is v{max}, but encountered v{found}. The log \
+                 file was produced by a newer version of Spark and cannot be read by this version"
+            ),
+        });
+    }
+    None
+}
+
+/// Damaged or too-new log files. The latest offsets file, the one before it and the latest commit file are
+/// read at restart (a problem there fails it); older ones are reported as warnings.
+pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
+    if cp.kind.0 != CheckpointKind::StructuredStreaming {
+        return vec![];
+    }
+    let v = spark(ctx);
+    let mut out = Vec::new();
+    let last = cp.last_batch_id();
+    let last_commit = cp.last_committed_batch_id();
+    let read_stage = |kind: LogKind, id: i64| -> Option<u32> {
+        match kind {
+            LogKind::Offsets if Some(id) == last => Some(20),
+            LogKind::Offsets if last.is_some_and(|l| l != 0 && id == l - 1) => Some(25),
+            LogKind::Commits if Some(id) == last_commit => Some(30),
+            _ => None,
+        }
+    };
+    let mut handle = |kind: LogKind,
+                      dir: &str,
+                      id: i64,
+                      path: &str,
+                      size: u64,
+                      err: Option<&LogError>,
+                      version: Option<u32>| {
+        let stage = read_stage(kind, id);
+        if let Some(e) = err {
+            let (class, exc) = spark_error(e, ctx);
+            let code = match e {
+                LogError::Empty => "log-file-empty",
+                LogError::MalformedVersion { .. } => "log-version-malformed",
+                LogError::BadJson { eof: true, .. } | LogError::MissingLine { .. } => "log-file-truncated",
+                _ => "log-file-malformed",
+            };
+            let mut f = Finding::new(
+                code,
+                if stage.is_some() { Severity::Error } else { Severity::Warning },
+                format!("{path} cannot be read: {}", describe(e)),
+            )
+            .evidence(path, format!("{size} bytes; {}", describe(e)), Some(e.offset()))
+            .why(if stage.is_some() {
+                format!(
+                    "On restart Spark reads the latest {dir} file{} and fails when it does not parse (\"Failed to read log file {path}\" for version-line and incomplete-file errors; JSON errors surface as the parser's exception).",
+                    if kind == LogKind::Offsets { " and the one before it" } else { "" }
+                )
+            } else {
+                format!("A restart does not read this {dir} file, but anything that does (the state data source, a later range read) fails on it.")
+            });
+            if let Some(c) = class {
+                f = f.classes(&[c]);
+            }
+            let fixes: Vec<String> = if kind == LogKind::Offsets
+                && Some(id) == last
+                && last_commit.is_some_and(|c| c < id)
+            {
+                vec![
+                    BACKUP.to_string(),
+                    format!("Batch {id} was planned but never committed: delete {path} (and its .crc sidecar `{dir}/.{id}.crc` if present); Spark then re-plans batch {id} from the committed offsets of batch {}.", id - 1),
+                    super::new_checkpoint_step(cp),
+                ]
+            } else {
+                vec![
+                    BACKUP.to_string(),
+                    format!("Restore {path} from a backup or another copy of the checkpoint."),
+                    format!("If batch {id} is the latest and not committed, deleting {path} (and `{dir}/.{id}.crc`) makes Spark re-plan it; do not delete a committed batch's offsets."),
+                    super::new_checkpoint_step(cp),
+                ]
+            };
+            f = f.fix(&fixes);
+            if let Some(s) = stage {
+                f = f.fails(s, class, exc);
+            }
+            out.push(f);
+        } else if let Some(found) = version {
+            if let Some(issue) = version_issue(kind, found, cp, ctx) {
+                let mut f = Finding::new(
+                    "log-version-unsupported",
+                    if stage.is_some() { Severity::Error } else { Severity::Warning },
+                    format!("{path} has log version v{found}, which Spark {v} cannot read"),
+                )
+                .evidence(path, format!("first line \"v{found}\"; {}", issue.message), Some(0))
+                .classes(&issue.class.map(|c| vec![c]).unwrap_or_default())
+                .why(format!(
+                    "Spark validates the version line of every log file it reads (MetadataVersionUtil): {}.",
+                    issue.message
+                ))
+                .fix(&[
+                    format!("Restart with the Spark version (or newer) that wrote this checkpoint; a v{found} {dir} file is written by a newer Spark or by a different state checkpoint format."),
+                    if kind == LogKind::Commits && found == 2 {
+                        "A v2 commit log means spark.sql.streaming.stateStore.checkpointFormatVersion=2 (RocksDB checkpoint format v2): restart with Spark 4.0+ and that conf set.".to_string()
+                    } else {
+                        "Do not edit the version line by hand: the content after it is in the newer format.".to_string()
+                    },
+                    super::new_checkpoint_step(cp),
+                ]);
+                if let Some(s) = stage {
+                    f = f.fails(s, issue.class, "java.lang.IllegalStateException");
+                }
+                out.push(f);
+            }
+        }
+    };
+    for (id, f) in &cp.offsets {
+        handle(
+            LogKind::Offsets,
+            "offsets",
+            *id,
+            &f.file.path,
+            f.file.size,
+            f.file.content.as_ref().err(),
+            f.file.content.as_ref().ok().map(|o| o.version),
+        );
+    }
+    for (id, f) in &cp.commits {
+        handle(
+            LogKind::Commits,
+            "commits",
+            *id,
+            &f.file.path,
+            f.file.size,
+            f.file.content.as_ref().err(),
+            f.file.content.as_ref().ok().map(|o| o.version),
+        );
+    }
+    // File source logs: Spark reads the newest compaction and the batches after it when the source starts.
+    for (n, log) in &cp.source_logs {
+        let latest = log.listed.keys().next_back().copied().unwrap_or(0);
+        let (compact, range) = crate::log::file_log::files_needed(latest, log.compact_interval);
+        for (id, f) in &log.read {
+            let needed = Some(*id) == compact || range.contains(id);
+            let err = f.file.content.as_ref().err();
+            let ver = f.file.content.as_ref().ok().map(|b| b.version);
+            if let Some(e) = err {
+                let mut fd = Finding::new(
+                    if matches!(e, LogError::Empty) { "log-file-empty" } else { "log-file-malformed" },
+                    if needed { Severity::Error } else { Severity::Warning },
+                    format!("{} (file source log of source {n}) cannot be read: {}", f.file.path, describe(e)),
+                )
+                .evidence(&f.file.path, format!("{} bytes; {}", f.file.size, describe(e)), Some(e.offset()))
+                .why("The file source rebuilds its list of seen files from sources/<n>/ (the newest .compact file and the batches after it) when the query starts.")
+                .fix(&[BACKUP.to_string(), format!("Restore {} from a backup.", f.file.path), super::new_checkpoint_step(cp)]);
+                if needed {
+                    let (class, exc) = spark_error(e, ctx);
+                    if let Some(c) = class {
+                        fd = fd.classes(&[c]);
+                    }
+                    fd = fd.fails(36, class, exc);
+                }
+                out.push(fd);
+            } else if let Some(found) = ver {
+                if let Some(issue) = version_issue(LogKind::FileSource, found, cp, ctx) {
+                    let mut fd = Finding::new(
+                        "log-version-unsupported",
+                        Severity::Error,
+                        format!("{} has log version v{found}", f.file.path),
+                    )
+                    .evidence(&f.file.path, issue.message.clone(), Some(0))
+                    .classes(&issue.class.map(|c| vec![c]).unwrap_or_default())
+                    .why(issue.message.clone())
+                    .fix(&["Restart with the Spark version that wrote the checkpoint.".to_string()]);
+                    if needed {
+                        fd = fd.fails(36, issue.class, "java.lang.IllegalStateException");
+                    }
+                    out.push(fd);
+                }
+            }
+        }
+    }
+    for log in &cp.sink_logs {
+        for f in log.read.values() {
+            if let Err(e) = &f.file.content {
+                out.push(
+                    Finding::new("sink-log-unreadable", Severity::Warning, format!("{} (file sink log) cannot be read: {}", f.file.path, describe(e)))
+                        .evidence(&f.file.path, describe(e), Some(e.offset()))
+                        .why("The file sink's _spark_metadata log lists the files of each batch; readers of the output (and the sink on restart) read it.")
+                        .fix(&[BACKUP.to_string(), format!("Restore {} from a backup.", f.file.path)]),
+                );
+            }
+        }
+    }
+    for (op, m) in &cp.operator_metadata {
+        if let Err(e) = &m.content {
+            out.push(
+                Finding::new("operator-metadata-unreadable", Severity::Warning, format!("Operator metadata of operator {op} cannot be read"))
+                    .evidence(&m.path, describe(e), Some(e.offset()))
+                    .why("Spark 4.0+ reads operator metadata to compare the restarted plan with the recorded operators and for the state data sources.")
+                    .fix(&[BACKUP.to_string(), format!("Restore {} from a backup.", m.path)]),
+            );
+        }
+    }
+    out
+}
+
+/// Gaps and mismatches between the offset and commit logs, and the replay of an uncommitted batch.
+pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
+    let _ = ctx;
+    if cp.kind.0 != CheckpointKind::StructuredStreaming {
+        return vec![];
+    }
+    let mut out = Vec::new();
+    // Offsets that do not parse as JSON and source counts that change between batches.
+    let last_id = cp.last_batch_id();
+    let mut prev: Option<(i64, usize)> = None;
+    for (id, f) in &cp.offsets {
+        let Ok(o) = &f.file.content else { continue };
+        let read_at_restart = Some(*id) == last_id || last_id.is_some_and(|l| *id == l - 1);
+        for (i, s) in o.offsets.iter().enumerate() {
+            if s.raw.is_some() && s.json.is_none() {
+                let mut fd = Finding::new(
+                    "source-offset-unparsable",
+                    if read_at_restart { Severity::Error } else { Severity::Warning },
+                    format!("Offset of source {i} in {} is not valid JSON", f.file.path),
+                )
+                .evidence(&f.file.path, format!("line {}: {:?}", i + 3, s.raw.clone().unwrap_or_default().chars().take(80).collect::<String>()), Some(s.offset))
+                .why("Each source re-reads its offset JSON from the offsets file on restart; a cut or edited line makes the source fail to deserialize it.")
+                .fix(&[BACKUP.to_string(), format!("Restore {} from a backup; if batch {id} is the latest and uncommitted, delete it (and its .crc) so Spark re-plans it.", f.file.path)]);
+                if read_at_restart {
+                    fd = fd.fails(36, None, "com.fasterxml.jackson.core.JsonParseException");
+                }
+                out.push(fd);
+            }
+        }
+        if let Some((pid, pn)) = prev {
+            if pn != o.offsets.len() {
+                let mut fd = Finding::new(
+                    "source-count-differs",
+                    if Some(*id) == last_id { Severity::Error } else { Severity::Warning },
+                    format!("offsets/{id} lists {} source(s) but offsets/{pid} lists {pn}", o.offsets.len()),
+                )
+                .evidence(&f.file.path, format!("{} offset line(s)", o.offsets.len()), None)
+                .evidence(format!("offsets/{pid}"), format!("{pn} offset line(s)"), None)
+                .why("The number of sources of a query is fixed; Spark asserts that the latest offsets file has one line per source of the restarted query (\"There are [N] sources in the checkpoint offsets and now there are [M] sources\"). A changed count means a cut file or a changed query.")
+                .fix(&[BACKUP.to_string(), format!("Restore {} from a backup.", f.file.path)]);
+                if Some(*id) == last_id {
+                    fd = fd.fails(35, None, "java.lang.AssertionError");
+                }
+                out.push(fd);
+            }
+        }
+        prev = Some((*id, o.offsets.len()));
+    }
+    let (Some(first), Some(last)) = (cp.offsets.keys().next().copied(), cp.last_batch_id()) else {
+        for (id, c) in &cp.commits {
+            out.push(
+                Finding::new("commit-without-offsets", Severity::Warning, format!("Commit for batch {id} but no offsets file at all"))
+                    .evidence(&c.file.path, "commits/ has files but offsets/ is empty", None)
+                    .why("Without offsets Spark starts the query from the beginning (as a new query) although commits say batches ran.")
+                    .fix(&[BACKUP, "Restore offsets/ from a backup, or start over with a new checkpoint."]),
+            );
+            break;
+        }
+        return out;
+    };
+    let missing: Vec<i64> = (first..=last).filter(|i| !cp.offsets.contains_key(i)).collect();
+    if !missing.is_empty() {
+        let before_latest = last != 0 && missing.contains(&(last - 1));
+        let mut f = Finding::new(
+            "offsets-gap",
+            if before_latest { Severity::Error } else { Severity::Warning },
+            if before_latest {
+                format!("offsets/{} is missing: a restart needs the batch before the latest ({last})", last - 1)
+            } else {
+                format!("Gap in the offset log: {} batch file(s) missing between {first} and {last}", missing.len())
+            },
+        );
+        let shown: Vec<String> = missing.iter().take(20).map(|m| m.to_string()).collect();
+        f = f.evidence(
+            format!("offsets/{last}"),
+            format!(
+                "latest offsets file; missing ids: {}{}",
+                shown.join(", "),
+                if missing.len() > 20 { ", ..." } else { "" }
+            ),
+            None,
+        );
+        for m in missing.iter().take(5) {
+            f = f.evidence(format!("offsets/{m}"), "absent", None);
+        }
+        if before_latest {
+            let committed = cp.last_committed_batch_id();
+            f = f
+                .why(format!(
+                    "On restart Spark reads the latest offsets file ({last}) and the one before it ({}) to know where batch {last} starts; without it Spark throws IllegalStateException(\"batch {} doesn't exist\").",
+                    last - 1,
+                    last - 1
+                ))
+                .fix(&[
+                    BACKUP.to_string(),
+                    format!("Restore offsets/{} from a backup if you have one.", last - 1),
+                    if committed.is_some_and(|c| c < last) {
+                        format!("Batch {last} is not committed (last commit: {}): delete offsets/{last} (and offsets/.{last}.crc) so the latest batch becomes {}, which can restart; Spark re-plans the rest.", committed.map(|c| c.to_string()).unwrap_or_default(), last - 2)
+                    } else {
+                        format!("Delete offsets/{last} (and offsets/.{last}.crc) only if you accept re-running batch {last}; its commit then no longer matches.")
+                    },
+                    super::new_checkpoint_step(cp),
+                ])
+                .fails(25, None, "java.lang.IllegalStateException");
+        } else {
+            f = f
+                .why("A restart only reads the latest two offsets files, so older gaps do not stop it; they show files were deleted by hand or by a broken copy.")
+                .fix(&[BACKUP, "No action needed for the restart; restore the files if other tools (state data source) need those batches."]);
+        }
+        out.push(f);
+    }
+    if let (Some(cf), Some(cl)) = (cp.commits.keys().next().copied(), cp.last_committed_batch_id()) {
+        let cmissing: Vec<i64> = (cf..=cl).filter(|i| !cp.commits.contains_key(i)).collect();
+        if !cmissing.is_empty() {
+            out.push(
+                Finding::new(
+                    "commits-gap",
+                    Severity::Warning,
+                    format!("Gap in the commit log: {} file(s) missing between {cf} and {cl}", cmissing.len()),
+                )
+                .evidence(format!("commits/{}", cmissing[0]), "absent", None)
+                .why("A restart only reads the latest commit; gaps show files were deleted or a copy is incomplete.")
+                .fix(&[BACKUP, "Restore the missing commit files from the source copy."]),
+            );
+        }
+        let orphan: Vec<i64> =
+            cp.commits.keys().filter(|c| !cp.offsets.contains_key(c) && **c >= first).copied().collect();
+        let ahead: Vec<i64> = cp.commits.keys().filter(|c| **c > last).copied().collect();
+        if !ahead.is_empty() {
+            out.push(
+                Finding::new("commit-ahead-of-offsets", Severity::Warning, format!("commits/{} exists but the offset log ends at {last}", ahead[ahead.len() - 1]))
+                    .evidence(format!("commits/{}", ahead[0]), format!("committed batch beyond the latest offsets file {last}"), None)
+                    .why("Commits can only follow planned batches; offsets files were deleted by hand. Spark re-runs batch {last} and its commit may clash.")
+                    .fix(&[BACKUP, "Restore the deleted offsets files, or delete the commit files above the latest offsets file."]),
+            );
+        } else if !orphan.is_empty() {
+            out.push(
+                Finding::new("commit-without-offsets", Severity::Warning, format!("commits/{} has no offsets file", orphan[0]))
+                    .evidence(format!("commits/{}", orphan[0]), "no matching offsets file", None)
+                    .why("Every committed batch was planned first; a commit without its offsets file means offsets were deleted.")
+                    .fix(&[BACKUP, "Restore the offsets files from a backup."]),
+            );
+        }
+    }
+    let lc = cp.last_committed_batch_id();
+    if lc.is_none_or(|c| c < last) {
+        let path = format!("offsets/{last}");
+        let mut f = Finding::new(
+            "last-batch-uncommitted",
+            Severity::Info,
+            format!("Batch {last} was planned but not committed: a restart runs it again"),
+        )
+        .evidence(&path, format!("offsets/{last} present, commits/{last} absent (last commit: {})", lc.map(|c| c.to_string()).unwrap_or_else(|| "none".into())), None)
+        .why("The query stopped after planning the batch and before committing it. On restart Spark re-runs exactly that batch with the recorded offsets (normal after a crash or a stop during a batch); sinks that are not idempotent may see its output twice.")
+        .fix(&["Nothing to do: the restart replays the batch."]);
+        if lc.is_some_and(|c| c < last - 1) {
+            f.severity = Severity::Warning;
+            f.title = format!("The commit log trails the offset log by {} batches", last - lc.unwrap_or(0));
+        }
+        out.push(f);
+    }
+    out
+}

@@ -1,0 +1,180 @@
+//! Evidence of two writers on one checkpoint (FORMATS.md §2, §16.1): leftover temp files of atomic
+//! writes, temp copies that disagree with the renamed file, `batchTimestampMs` going backwards, and
+//! orphan Hadoop `.crc` sidecars that make Spark's next rename fail with a misleading "concurrently using"
+//! error.
+
+use super::BACKUP;
+use crate::model::Checkpoint;
+use crate::reader::restart_batch;
+use crate::report::{CheckpointKind, Finding, Severity};
+use crate::Context;
+
+/// Temp files and timestamps.
+pub fn check_writers(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
+    let _ = ctx;
+    if cp.kind.0 != CheckpointKind::StructuredStreaming {
+        return vec![];
+    }
+    let mut out = Vec::new();
+    let last = cp.last_batch_id();
+    let last_commit = cp.last_committed_batch_id();
+    for t in &cp.temp_files {
+        let final_path = if t.dir.is_empty() { t.target.clone() } else { format!("{}/{}", t.dir, t.target) };
+        let final_exists = cp.has_file(&final_path);
+        // Compare with the renamed file when both parse.
+        let mut differs: Option<String> = None;
+        if let (Some(Ok(tmp)), Some(b)) = (&t.offsets, t.target_batch) {
+            if let Some(Ok(fin)) = cp.offsets.get(&b).map(|f| &f.file.content) {
+                let ts_t = tmp.metadata.as_ref().and_then(|m| m.batch_timestamp_ms);
+                let ts_f = fin.metadata.as_ref().and_then(|m| m.batch_timestamp_ms);
+                let offs_t: Vec<_> = tmp.offsets.iter().map(|o| o.raw.clone()).collect();
+                let offs_f: Vec<_> = fin.offsets.iter().map(|o| o.raw.clone()).collect();
+                if ts_t != ts_f || offs_t != offs_f {
+                    differs = Some(format!(
+                        "this copy of batch {b}: batchTimestampMs {}, offsets [{}]; the renamed {final_path}: batchTimestampMs {}, offsets [{}]",
+                        ts_t.map(|x| x.to_string()).unwrap_or("-".into()),
+                        offs_t.iter().map(|o| o.clone().unwrap_or("-".into())).collect::<Vec<_>>().join(", "),
+                        ts_f.map(|x| x.to_string()).unwrap_or("-".into()),
+                        offs_f.iter().map(|o| o.clone().unwrap_or("-".into())).collect::<Vec<_>>().join(", "),
+                    ));
+                }
+            }
+        }
+        if let (Some(Ok(tmp)), Some(b)) = (&t.file_log, t.target_batch) {
+            let n = t.dir.strip_prefix("sources/").and_then(|n| n.parse::<u32>().ok());
+            let fin = n
+                .and_then(|n| cp.source_logs.get(&n))
+                .or_else(|| cp.sink_logs.iter().find(|l| l.dir == t.dir))
+                .and_then(|l| l.read.get(&b))
+                .and_then(|f| f.file.content.as_ref().ok());
+            if let Some(fin) = fin {
+                let a: Vec<&str> = tmp.entries.iter().map(|e| e.path.as_str()).collect();
+                let c: Vec<&str> = fin.entries.iter().map(|e| e.path.as_str()).collect();
+                if a != c {
+                    let extra: Vec<&str> = a.iter().filter(|p| !c.contains(p)).copied().collect();
+                    differs = Some(format!(
+                        "this copy of batch {b} lists {} file(s), the renamed {final_path} lists {}; not in the committed list: {}",
+                        a.len(),
+                        c.len(),
+                        if extra.is_empty() { "-".to_string() } else { extra.join(", ") }
+                    ));
+                }
+            }
+        }
+        let committed = t.target_batch.is_some_and(|b| last_commit.is_some_and(|c| b <= c));
+        let f = if let Some(d) = differs {
+            Finding::new(
+                "concurrent-writer-temp-file",
+                Severity::Warning,
+                format!("A second, different copy of {final_path} was left by another writer"),
+            )
+            .evidence(&t.path, d, None)
+            .evidence(&final_path, if committed { "the renamed file (batch committed)" } else { "the renamed file" }, None)
+            .why("Spark writes log files atomically (temp file, then rename). A temp file with different content for an existing batch means two runs planned the same batch at the same time; the one whose rename won is the checkpoint's truth and the other run's plan was discarded (its extra input was not part of that batch).")
+            .fix(&[
+                "Make sure only one query runs on this checkpoint (stop duplicate jobs, check schedulers and retries).".to_string(),
+                format!("Delete the leftover {} after a backup; it is never read.", t.path),
+                "Check the sink for output of the losing run if it wrote any.".to_string(),
+            ])
+        } else {
+            Finding::new(
+                "leftover-temp-file",
+                Severity::Warning,
+                format!("Leftover temp file {} of an interrupted write", t.path),
+            )
+            .evidence(&t.path, format!("{} bytes; meant to become {final_path}{}", t.size, if final_exists { " (which exists)" } else { " (which does not exist)" }), None)
+            .why("Spark writes checkpoint files atomically through a temp file `.<name>.<uuid>.tmp` and a rename. A leftover temp file means a writer died mid-write or two writers raced. Spark ignores these files (they are not batch files), so the restart is not affected.")
+            .fix(&[
+                "Check that no other query or job uses this checkpoint.".to_string(),
+                format!("Delete {} (after a backup); it is never read.", t.path),
+            ])
+        };
+        out.push(f);
+    }
+    // batchTimestampMs going backwards.
+    let mut prev: Option<(i64, i64)> = None;
+    for (id, f) in &cp.offsets {
+        let Some(ts) =
+            f.file.content.as_ref().ok().and_then(|o| o.metadata.as_ref()).and_then(|m| m.batch_timestamp_ms)
+        else {
+            continue;
+        };
+        if let Some((pid, pts)) = prev {
+            if ts < pts && ts != 0 {
+                out.push(
+                    Finding::new("batch-timestamp-backwards", Severity::Warning, format!("batchTimestampMs goes backwards from batch {pid} to batch {id}"))
+                        .evidence(format!("offsets/{pid}"), format!("batchTimestampMs {pts}"), None)
+                        .evidence(format!("offsets/{id}"), format!("batchTimestampMs {ts} ({} ms earlier)", pts - ts), None)
+                        .why("Each batch records the processing time it was planned at. A later batch planned at an earlier time means another writer (a second process or a restored copy) wrote these offsets, or the driver clock jumped back.")
+                        .fix(&["Make sure only one query runs on this checkpoint; compare with your job scheduler's history."]),
+                );
+            }
+        }
+        prev = Some((*id, ts));
+    }
+    let _ = last;
+    out
+}
+
+/// Orphan Hadoop `.crc` sidecars in the logs Spark writes next, and other orphans.
+pub fn check_orphan_crc(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
+    let _ = ctx;
+    let mut out = Vec::new();
+    let next = restart_batch(cp);
+    let replay = cp.last_batch_id().is_some_and(|l| cp.last_committed_batch_id().is_none_or(|c| c < l));
+    for c in cp.hadoop_crcs.iter().filter(|c| !c.main_exists) {
+        let dir = c.main.rfind('/').map(|i| &c.main[..i]).unwrap_or("");
+        let name = c.main.rsplit('/').next().unwrap_or("");
+        let is_log =
+            dir == "offsets" || dir == "commits" || (dir.starts_with("sources/") && dir[8..].parse::<u32>().is_ok());
+        let batch = crate::log::parse_batch_file_name(name, dir.starts_with("sources/")).map(|b| b.0);
+        if is_log && cp.kind.0 == CheckpointKind::StructuredStreaming {
+            if let (Some(b), Some(n)) = (batch, next) {
+                // Which log files the first restarted batch writes: offsets and the file source log (new
+                // batch only), then the commit.
+                let written_first = if dir == "commits" { b == n } else { b == n && !replay };
+                let later = b >= n;
+                if later {
+                    let mut f = Finding::new(
+                        "orphan-hadoop-crc",
+                        if written_first { Severity::Error } else { Severity::Warning },
+                        format!("Orphan checksum file {} blocks Spark from writing {}", c.path, c.main),
+                    )
+                    .classes(&["_LEGACY_ERROR_TEMP_2207", "CONCURRENT_STREAM_LOG_UPDATE"])
+                    .evidence(&c.path, format!("sidecar of {} which does not exist", c.main), None)
+                    .why(format!(
+                        "Hadoop's local file system keeps a `.<name>.crc` next to every file and renames it with the file. When Spark writes {} (temp file + rename without overwrite), the rename fails because `{}` already exists, and Spark reports it as \"Multiple streaming queries are concurrently using {dir}\" (SparkConcurrentModificationException, FileAlreadyExistsException) although no other query runs.",
+                        c.main, c.path
+                    ))
+                    .fix(&[BACKUP.to_string(), format!("Delete the orphan {} (its main file is gone, so it protects nothing).", c.path)]);
+                    if written_first {
+                        f = f.fails(50, None, "org.apache.spark.SparkConcurrentModificationException");
+                    }
+                    out.push(f);
+                    continue;
+                }
+            }
+        }
+        out.push(
+            Finding::new("orphan-hadoop-crc", Severity::Info, format!("Checksum sidecar {} has no main file", c.path))
+                .evidence(&c.path, format!("{} is absent", c.main), None)
+                .why("The file it protected was deleted without its Hadoop .crc sidecar (a manual delete or a partial copy).")
+                .fix(&[format!("Delete {} after checking why {} is gone.", c.path, c.main)]),
+        );
+    }
+    let orphans: Vec<_> = cp.spark_checksums.iter().filter(|c| !c.main_exists).collect();
+    if !orphans.is_empty() {
+        let mut f = Finding::new(
+            "orphan-spark-checksum",
+            Severity::Info,
+            format!("{} Spark checksum file(s) without their main file", orphans.len()),
+        )
+        .why("Spark 4.1+ writes `<name>.crc` next to checkpoint files; when a file is deleted (by maintenance or by hand) its checksum file can remain. Harmless by itself; it shows which files existed.")
+        .fix(&["No action needed for the restart."]);
+        for o in orphans.iter().take(10) {
+            f = f.evidence(&o.path, format!("{} is absent", o.main), None);
+        }
+        out.push(f);
+    }
+    out
+}

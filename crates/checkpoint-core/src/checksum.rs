@@ -1,0 +1,83 @@
+//! Spark 4.1+ checkpoint file checksums (FORMATS.md §15): `<name>.crc` (no leading dot) holding JSON
+//! `{"algorithm":"CRC32C","value":<signed int>,"mainFileSize":<bytes>,...}` for the whole main file as
+//! stored. Mirrors `ChecksumCheckpointFileManager`; a mismatch is Spark's
+//! `CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED`.
+
+use crc::{Crc, CRC_32_ISCSI};
+
+const CRC32C: Crc<u32> = Crc::<u32>::new(&CRC_32_ISCSI);
+
+/// A parsed Spark checksum file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SparkChecksum {
+    /// `algorithm` (`CRC32C`).
+    pub algorithm: String,
+    /// `value`: the CRC32C as a signed Java int.
+    pub value: i32,
+    /// `mainFileSize` in bytes.
+    pub main_file_size: u64,
+}
+
+/// A computed-vs-expected mismatch, in the words of Spark's error message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChecksumMismatch {
+    /// Expected (size, checksum) from the sidecar.
+    pub expected: (u64, i32),
+    /// Computed (size, checksum) from the file.
+    pub computed: (u64, i32),
+}
+
+/// Parses a checksum file; `Err` carries the byte offset and reason.
+pub fn parse(bytes: &[u8]) -> Result<SparkChecksum, (u64, String)> {
+    let v: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+        let off = bytes.split(|b| *b == b'\n').take(e.line().saturating_sub(1)).map(|l| l.len() + 1).sum::<usize>()
+            + e.column().saturating_sub(1);
+        (off as u64, e.to_string())
+    })?;
+    let algorithm = v.get("algorithm").and_then(|x| x.as_str()).unwrap_or("").to_string();
+    let value = v.get("value").and_then(|x| x.as_i64()).ok_or((0, "no numeric \"value\"".to_string()))?;
+    let size = v.get("mainFileSize").and_then(|x| x.as_u64()).ok_or((0, "no numeric \"mainFileSize\"".to_string()))?;
+    if !algorithm.eq_ignore_ascii_case("CRC32C") {
+        return Err((0, format!("unknown algorithm {algorithm:?}")));
+    }
+    Ok(SparkChecksum { algorithm, value: value as i32, main_file_size: size })
+}
+
+/// The CRC32C of `data` as Spark records it (a signed int).
+pub fn crc32c(data: &[u8]) -> i32 {
+    CRC32C.checksum(data) as i32
+}
+
+/// Verifies `data` against a checksum.
+pub fn verify(sum: &SparkChecksum, data: &[u8]) -> Result<(), ChecksumMismatch> {
+    let computed = (data.len() as u64, crc32c(data));
+    if computed == (sum.main_file_size, sum.value) {
+        Ok(())
+    } else {
+        Err(ChecksumMismatch { expected: (sum.main_file_size, sum.value), computed })
+    }
+}
+
+/// For a file name `<name>.crc` that is not a Hadoop sidecar (no leading dot), the main file's name.
+pub fn main_name(file: &str) -> Option<&str> {
+    if file.starts_with('.') {
+        return None;
+    }
+    file.strip_suffix(".crc").filter(|s| !s.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crc32c_known_value() {
+        // CRC-32C check value of "123456789".
+        assert_eq!(CRC32C.checksum(b"123456789"), 0xE306_9283);
+        let s = parse(br#"{"algorithm":"CRC32C","value":-1830994040,"mainFileSize":130,"timestampMs":1}"#).unwrap();
+        assert_eq!(s.main_file_size, 130);
+        assert!(verify(&s, &[0u8; 130]).is_err());
+        assert_eq!(main_name("12.snapshot.crc"), Some("12.snapshot"));
+        assert_eq!(main_name(".12.snapshot.crc"), None);
+    }
+}

@@ -1,0 +1,230 @@
+//! The one entry point front ends call: [`diagnose`] an archive into a [`Report`].
+
+use crate::archive::Archive;
+use crate::checks;
+use crate::layout::{find_roots, Root};
+use crate::model::Checkpoint;
+use crate::predict::predict;
+use crate::reader::{operator_provider, read_checkpoint};
+use crate::report::*;
+use crate::{Context, SparkVersion};
+use std::collections::BTreeMap;
+
+/// Diagnoses every checkpoint root in `archive` for the user's `ctx` and returns the report (the contract
+/// of `REPORT-CONTRACT.md`). Never fails: unreadable files become findings. Reads lazily: the listing, the
+/// log files, and the state files a restart would load.
+pub fn diagnose(archive: &mut dyn Archive, ctx: &Context) -> Report {
+    let roots = find_roots(archive.entries());
+    let input = InputInfo {
+        name: archive.name().to_string(),
+        bytes: archive.input_bytes(),
+        entries: archive.entries().iter().filter(|e| !e.is_dir).count() as u64,
+    };
+    let mut checkpoints = Vec::new();
+    if roots.is_empty() {
+        let root = Root { path: String::new(), kind: CheckpointKind::Unknown };
+        let cp = read_checkpoint(archive, &root, false);
+        let mut r = report_for(&cp, ctx);
+        r.findings.push(
+            Finding::new("no-checkpoint-found", Severity::Warning, "No Spark checkpoint found in the input")
+                .evidence("", format!("{} file(s) listed; none is a `metadata`, `offsets/<n>`, `commits/<n>`, `state/<op>/` or `checkpoint-<ms>` file", input.entries), None)
+                .why("A Structured Streaming checkpoint folder holds metadata, offsets/, commits/ and usually state/; a DStream checkpoint holds checkpoint-<time> files.")
+                .fix(&["Zip the checkpointLocation folder itself (or a parent of it)."]),
+        );
+        checkpoints.push(r);
+    }
+    for root in &roots {
+        let cp = read_checkpoint(archive, root, true);
+        checkpoints.push(report_for(&cp, ctx));
+    }
+    Report { inspector_version: INSPECTOR_VERSION.to_string(), input, checkpoints }
+}
+
+/// The Spark version assumed for a checkpoint: the user's, else the newest release (which reads every
+/// older checkpoint format).
+pub fn assumed_version(cp: &Checkpoint, ctx: &Context) -> SparkVersion {
+    ctx.spark_version.unwrap_or_else(|| SparkVersion::NEWEST.max(cp.min_writer_version()))
+}
+
+fn explains(f: &Finding, text: &str, cp: &Checkpoint) -> bool {
+    if f.error_classes
+        .iter()
+        .any(|c| text.contains(&format!("[{c}]")) || (c.contains('.') && text.contains(c.as_str())))
+    {
+        return true;
+    }
+    let root = if cp.root.is_empty() { String::new() } else { format!("{}/", cp.root) };
+    if f.evidence.iter().any(|e| {
+        !e.path.is_empty()
+            && e.path.contains('/')
+            && (text.contains(&format!("/{}", e.path)) || text.contains(&format!("{root}{}", e.path)))
+    }) {
+        return true;
+    }
+    if let Some(r) = &f.restart_failure {
+        let generic = [
+            "org.apache.spark.SparkException",
+            "java.lang.IllegalStateException",
+            "org.apache.spark.SparkRuntimeException",
+            "java.io.IOException",
+        ];
+        if !generic.contains(&r.exception.as_str()) && text.contains(&r.exception) {
+            return true;
+        }
+    }
+    // Damaged state files explain decompression / zip / checksum failures that name no path.
+    let damage_words =
+        ["Stream is corrupted", "LZ4Exception", "ZipException", "ChecksumException", "invalid entry CRC"];
+    if (f.code == "state-file-corrupt" || f.code == "state-file-crc-mismatch-unchecked")
+        && damage_words.iter().any(|w| text.contains(w))
+    {
+        return true;
+    }
+    false
+}
+
+fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport {
+    let mut ctx = ctx_in.clone();
+    ctx.spark_version = Some(assumed_version(cp, ctx_in));
+    let mut findings = checks::run_all(cp, &ctx);
+    if let Some(text) = ctx.error_text.as_deref() {
+        for f in &mut findings {
+            f.explains_error_text = f.explains_error_text || explains(f, text, cp);
+        }
+        // A failure the text explains is what happened; findings that predicted a different failure stay.
+    }
+    findings.sort_by_key(|f| {
+        (!f.explains_error_text, f.severity, f.restart_failure.as_ref().map(|r| r.stage).unwrap_or(u32::MAX))
+    });
+    let restart = predict(cp, &ctx, &findings);
+    let conf = cp.recorded_conf();
+    let batches = batches(cp);
+    let sources = cp
+        .latest_readable_offsets()
+        .map(|(_, o)| {
+            o.offsets
+                .iter()
+                .enumerate()
+                .map(|(i, s)| SourceInfo {
+                    index: i,
+                    kind: s.kind.as_str().to_string(),
+                    latest_offset: match (&s.json, &s.raw) {
+                        (Some(j), _) => Some(j.clone()),
+                        (None, Some(r)) => Some(serde_json::Value::String(r.clone())),
+                        _ => None,
+                    },
+                    name: s.name.clone(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let operators = cp
+        .state
+        .operators
+        .values()
+        .map(|o| {
+            let meta = cp.operator_metadata.get(&o.operator_id).and_then(|m| m.content.as_ref().ok());
+            let mut stores: Vec<String> = o.partitions.values().flat_map(|p| p.stores.keys().cloned()).collect();
+            if let Some(m) = meta {
+                stores.extend(m.stores.iter().map(|s| s.store_name.clone()));
+            }
+            stores.sort();
+            stores.dedup();
+            if stores.is_empty() {
+                stores.push("default".into());
+            }
+            let latest = o.partitions.values().flat_map(|p| p.stores.values()).filter_map(|s| s.latest_version()).max();
+            OperatorInfo {
+                operator_id: o.operator_id,
+                name: meta.and_then(|m| m.operator_name.clone()),
+                store_names: stores,
+                partitions: o.partitions.len() as u64,
+                provider: operator_provider(cp, o.operator_id),
+                latest_version: latest,
+            }
+        })
+        .collect();
+    CheckpointReport {
+        root: cp.root.clone(),
+        kind: cp.kind.0,
+        query_id: cp.metadata.as_ref().and_then(|m| m.content.as_ref().ok()).map(|m| m.id.clone()),
+        batches,
+        last_batch_id: cp.last_batch_id(),
+        last_committed_batch_id: cp.last_committed_batch_id(),
+        conf: conf.clone(),
+        sources,
+        operators,
+        findings,
+        restart,
+        dstream: if cp.kind.0 == CheckpointKind::Dstream {
+            Some(DstreamInfo {
+                checkpoint_times_ms: cp.dstream_times_ms.clone(),
+                classes: vec![],
+                allowed_classes_setting: String::new(),
+            })
+        } else {
+            None
+        },
+        forced_conf: forced_conf(&conf, &ctx.session_conf),
+        needs: vec![],
+    }
+}
+
+fn batches(cp: &Checkpoint) -> Vec<BatchInfo> {
+    let mut ids: Vec<i64> = cp.offsets.keys().chain(cp.commits.keys()).copied().collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.into_iter()
+        .map(|id| {
+            let md = cp.offsets.get(&id).and_then(|f| f.file.content.as_ref().ok()).and_then(|o| o.metadata.as_ref());
+            BatchInfo {
+                batch_id: id,
+                has_offsets: cp.offsets.contains_key(&id),
+                committed: cp.commits.contains_key(&id),
+                timestamp_ms: md.and_then(|m| m.batch_timestamp_ms),
+                watermark_ms: md.map(|m| m.batch_watermark_ms.unwrap_or(0)),
+                next_watermark_ms: cp
+                    .commits
+                    .get(&id)
+                    .and_then(|c| c.file.content.as_ref().ok())
+                    .map(|c| c.next_batch_watermark_ms),
+            }
+        })
+        .collect()
+}
+
+/// The recorded confs Spark forces over the session on restart, with notes for the ones that matter.
+pub fn forced_conf(recorded: &BTreeMap<String, String>, session: &BTreeMap<String, String>) -> Vec<ForcedConf> {
+    recorded
+        .iter()
+        .map(|(k, v)| {
+            let note = match k.as_str() {
+                "spark.sql.shuffle.partitions" => {
+                    "Number of state partitions; fixed for the life of a stateful checkpoint."
+                }
+                "spark.sql.streaming.stateStore.providerClass" => {
+                    "State store provider (HDFS or RocksDB); the checkpoint's files are in its format."
+                }
+                "spark.sql.streaming.stateStore.compression.codec" => "Codec of the state files.",
+                "spark.sql.streaming.stateStore.rocksdb.formatVersion" => "RocksDB format version of the state.",
+                "spark.sql.streaming.aggregation.stateFormatVersion" => "Row layout of aggregation state.",
+                "spark.sql.streaming.join.stateFormatVersion" => "Row layout of stream-stream join state.",
+                "spark.sql.streaming.flatMapGroupsWithState.stateFormatVersion" => {
+                    "Row layout of (flat)MapGroupsWithState state."
+                }
+                "spark.sql.streaming.multipleWatermarkPolicy" => "How several watermarks combine (min/max).",
+                "spark.sql.streaming.stateStore.encodingFormat" => "Encoding of state rows (unsaferow/avro).",
+                "spark.sql.streaming.statefulOperator.useStrictDistribution" => {
+                    "Partitioning rule of stateful operators."
+                }
+                _ => "Recorded in the offset log; the restarted query uses this value.",
+            };
+            ForcedConf {
+                key: k.clone(),
+                recorded: v.clone(),
+                session: session.get(k).filter(|s| *s != v).cloned(),
+                note: note.to_string(),
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,249 @@
+//! `Checkpoint`: everything read from one checkpoint root, typed, each fact with the file it came from
+//! (paths relative to the checkpoint root) and every problem met while reading (path, byte offset, reason).
+//! Built by [`crate::reader::read_checkpoint`]; consumed by the checks.
+
+use crate::hadoop::CrcError;
+use crate::log::commits::CommitMetadata;
+use crate::log::file_log::FileLogBatch;
+use crate::log::metadata::StreamMetadata;
+use crate::log::offsets::OffsetSeq;
+use crate::log::operator_metadata::OperatorMetadata;
+use crate::log::LogError;
+use crate::report::CheckpointKind;
+use crate::state_files::{FileRef, StateTree};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A problem met while reading: which file, where in it, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// Path relative to the checkpoint root.
+    pub path: String,
+    /// Byte offset inside the file, when known.
+    pub offset: Option<u64>,
+    /// Why, in plain words.
+    pub reason: String,
+}
+
+/// A file that was read and parsed (or failed to parse).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadFile<T> {
+    /// Path relative to the checkpoint root.
+    pub path: String,
+    /// Size in bytes as listed.
+    pub size: u64,
+    /// The parsed content or why it could not be parsed.
+    pub content: Result<T, LogError>,
+}
+
+/// One batch file of a metadata log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogFile<T> {
+    /// The batch id (file name).
+    pub batch_id: i64,
+    /// True for a `<id>.compact` file.
+    pub compact: bool,
+    /// The file and its parsed content.
+    pub file: ReadFile<T>,
+}
+
+/// A compactible file log (`sources/<n>/` or a sink's `_spark_metadata/`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileLog {
+    /// The log directory relative to the root.
+    pub dir: String,
+    /// Every batch file listed: batch id → (path, size, compact).
+    pub listed: BTreeMap<i64, (String, u64, bool)>,
+    /// The compaction interval inferred from the `.compact` files on disk (default 10).
+    pub compact_interval: i64,
+    /// The batch files that were read (the latest ones and those named by temp files).
+    pub read: BTreeMap<i64, LogFile<FileLogBatch>>,
+}
+
+/// A leftover `.<name>.<uuid>.tmp` file of an interrupted or concurrent atomic write.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TempFile {
+    /// Path relative to the root.
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// The directory it is in.
+    pub dir: String,
+    /// The final file name it was meant to become (`12` for `.12.<uuid>.tmp`).
+    pub target: String,
+    /// The batch id of the target, when the target is a batch file.
+    pub target_batch: Option<i64>,
+    /// For temp files in `offsets/`: the parsed content.
+    pub offsets: Option<Result<OffsetSeq, LogError>>,
+    /// For temp files in `sources/<n>/` or `_spark_metadata/`: the parsed content.
+    pub file_log: Option<Result<FileLogBatch, LogError>>,
+}
+
+/// A Hadoop `.<name>.crc` sidecar and, when the main file was read, whether it matches.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CrcSidecar {
+    /// Sidecar path relative to the root.
+    pub path: String,
+    /// The main file's path.
+    pub main: String,
+    /// True when the main file exists.
+    pub main_exists: bool,
+    /// `None` = not verified (main file not read); `Some(Ok)` = matches.
+    pub verified: Option<Result<(), CrcError>>,
+}
+
+/// A Spark 4.1+ `<name>.crc` checksum file and, when the main file was read, whether it matches.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChecksumSidecar {
+    /// Checksum file path relative to the root.
+    pub path: String,
+    /// The main file's path.
+    pub main: String,
+    /// True when the main file exists.
+    pub main_exists: bool,
+    /// `None` = not verified; `Some(Err(reason))` = mismatch or unreadable checksum file.
+    pub verified: Option<Result<(), String>>,
+}
+
+/// What a state file's bytes say about its integrity (without decoding rows).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateFileIntegrity {
+    /// Path relative to the root.
+    pub path: String,
+    /// `None` = looks intact; `Some(problem)` = cannot be read the way Spark reads it.
+    pub problem: Option<Problem>,
+    /// The Java exception Spark's reader throws on it (e.g. `java.util.zip.ZipException`).
+    pub exception: Option<String>,
+    /// For a checkpoint format v2 changelog: the lineage `(version, uniqueId)` from its header.
+    pub lineage: Option<Vec<(i64, String)>>,
+    /// The compressed payload does not decode while the framing is intact (see
+    /// [`crate::state_integrity::StreamCheck::payload_corrupt`]).
+    pub payload_corrupt: bool,
+}
+
+/// Everything read from one checkpoint root.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Checkpoint {
+    /// The root inside the archive (`""` = top).
+    pub root: String,
+    /// The kind of checkpoint.
+    pub kind: Kind,
+    /// Every file under the root (relative paths), listing only.
+    pub files: Vec<FileRef>,
+    /// Every directory under the root (relative paths, from folder entries and file parents).
+    pub dirs: BTreeSet<String>,
+    /// `metadata`, when present.
+    pub metadata: Option<ReadFile<StreamMetadata>>,
+    /// `offsets/<id>` files by batch id (all read: they are small).
+    pub offsets: BTreeMap<i64, LogFile<OffsetSeq>>,
+    /// `commits/<id>` files by batch id.
+    pub commits: BTreeMap<i64, LogFile<CommitMetadata>>,
+    /// `sources/<n>/` file source logs by source index.
+    pub source_logs: BTreeMap<u32, FileLog>,
+    /// A file sink's `_spark_metadata/` found inside this root, when any.
+    pub sink_logs: Vec<FileLog>,
+    /// The `state/` tree.
+    pub state: StateTree,
+    /// Operator metadata by operator id (v1 file, or the newest v2 file).
+    pub operator_metadata: BTreeMap<i64, ReadFile<OperatorMetadata>>,
+    /// Leftover temp files anywhere under the root.
+    pub temp_files: Vec<TempFile>,
+    /// Hadoop `.crc` sidecars.
+    pub hadoop_crcs: Vec<CrcSidecar>,
+    /// Spark 4.1+ checksum files.
+    pub spark_checksums: Vec<ChecksumSidecar>,
+    /// Integrity of the state files a restart reads.
+    pub state_integrity: Vec<StateFileIntegrity>,
+    /// DStream `checkpoint-<ms>` times (for kind dstream).
+    pub dstream_times_ms: Vec<i64>,
+    /// Problems met while reading that no typed field holds.
+    pub problems: Vec<Problem>,
+}
+
+/// Kind of a root, with a default for `Default`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Kind(pub CheckpointKind);
+
+impl Default for Kind {
+    fn default() -> Self {
+        Kind(CheckpointKind::Unknown)
+    }
+}
+
+impl Checkpoint {
+    /// Highest batch id in `offsets/`.
+    pub fn last_batch_id(&self) -> Option<i64> {
+        self.offsets.keys().next_back().copied()
+    }
+    /// Highest batch id in `commits/`.
+    pub fn last_committed_batch_id(&self) -> Option<i64> {
+        self.commits.keys().next_back().copied()
+    }
+    /// The latest offsets file that parsed, if any.
+    pub fn latest_readable_offsets(&self) -> Option<(i64, &OffsetSeq)> {
+        self.offsets.iter().rev().find_map(|(id, f)| f.file.content.as_ref().ok().map(|o| (*id, o)))
+    }
+    /// Recorded confs of the latest readable offsets file.
+    pub fn recorded_conf(&self) -> BTreeMap<String, String> {
+        self.latest_readable_offsets()
+            .and_then(|(_, o)| o.metadata.as_ref())
+            .map(|m| m.conf.clone())
+            .unwrap_or_default()
+    }
+    /// True when `path` (relative) is a file of this checkpoint.
+    pub fn has_file(&self, path: &str) -> bool {
+        self.files.iter().any(|f| f.path == path)
+    }
+    /// Size of a file, when listed.
+    pub fn file_size(&self, path: &str) -> Option<u64> {
+        self.files.iter().find(|f| f.path == path).map(|f| f.size)
+    }
+    /// The Hadoop sidecar of a file, when listed.
+    pub fn crc_of(&self, main: &str) -> Option<&CrcSidecar> {
+        self.hadoop_crcs.iter().find(|c| c.main == main)
+    }
+    /// The Spark checksum file of a file, when listed.
+    pub fn checksum_of(&self, main: &str) -> Option<&ChecksumSidecar> {
+        self.spark_checksums.iter().find(|c| c.main == main)
+    }
+    /// The lineage recorded in a changelog's header (checkpoint format v2), when it was read.
+    pub fn lineage_of(&self, path: &str) -> Option<&[(i64, String)]> {
+        self.integrity_of(path).and_then(|i| i.lineage.as_deref())
+    }
+    /// Integrity record of a state file, when it was checked.
+    pub fn integrity_of(&self, path: &str) -> Option<&StateFileIntegrity> {
+        self.state_integrity.iter().find(|c| c.path == path)
+    }
+    /// The Spark version range the files are consistent with: the lowest version that could have
+    /// written them (e.g. an offsets `v2` file needs 4.3, a commits `v2` file 4.0, operator metadata 4.0,
+    /// Spark checksum files 4.1).
+    pub fn min_writer_version(&self) -> crate::SparkVersion {
+        use crate::SparkVersion as V;
+        let mut v = V::new(2, 4, 0);
+        let mut bump = |x: V| {
+            if x > v {
+                v = x
+            }
+        };
+        for f in self.offsets.values() {
+            if let Ok(o) = &f.file.content {
+                if o.version >= 2 {
+                    bump(V::new(4, 3, 0));
+                }
+            }
+        }
+        for f in self.commits.values() {
+            if let Ok(c) = &f.file.content {
+                if c.version >= 2 || !c.state_unique_ids.is_empty() {
+                    bump(V::new(4, 0, 0));
+                }
+            }
+        }
+        if self.state.operators.values().any(|o| o.metadata_v1.is_some() || !o.metadata_v2.is_empty()) {
+            bump(V::new(4, 0, 0));
+        }
+        if !self.spark_checksums.is_empty() {
+            bump(V::new(4, 1, 0));
+        }
+        v
+    }
+}

@@ -1,0 +1,73 @@
+//! The restart prediction (resumes / replays the last batch / fails with which error class or exception)
+//! for the assumed Spark version, following the order in which Spark checks things on restart
+//! (FORMATS.md §16): the earliest failing finding wins. When the user pasted the error Spark printed and it
+//! names an error class or exception, the prediction follows what Spark really printed.
+
+use crate::checks::error_text::parse_error_text;
+use crate::model::Checkpoint;
+use crate::reader::restart_batch;
+use crate::report::{CheckpointKind, Finding, RestartOutcome, RestartPrediction};
+use crate::Context;
+
+/// Predicts the restart for one checkpoint from its findings (already matched to the error text).
+pub fn predict(cp: &Checkpoint, ctx: &Context, findings: &[Finding]) -> RestartPrediction {
+    let v = ctx.spark_version.unwrap_or(crate::SparkVersion::NEWEST);
+    let first_batch_id = restart_batch(cp);
+    let stateful = cp.state.present && !cp.state.operators.is_empty();
+    let mut p = RestartPrediction {
+        outcome: RestartOutcome::Resumes,
+        error_class: None,
+        exception: None,
+        assumed_spark_version: v.to_string(),
+        first_batch_id,
+        state_version_loaded: if stateful { first_batch_id } else { None },
+        summary: String::new(),
+    };
+    if cp.kind.0 != CheckpointKind::StructuredStreaming {
+        p.outcome = RestartOutcome::Unknown;
+        p.first_batch_id = None;
+        p.summary = "Not a Structured Streaming checkpoint; no restart prediction.".into();
+        return p;
+    }
+    let failing = findings
+        .iter()
+        .filter_map(|f| f.restart_failure.as_ref().map(|r| (f, r)))
+        .min_by_key(|(f, r)| (if f.explains_error_text { 0 } else { 1 }, r.stage));
+    let parsed = ctx.error_text.as_deref().map(parse_error_text);
+    if let Some(pe) = parsed.as_ref().filter(|pe| pe.error_class().is_some() || pe.exception().is_some()) {
+        p.outcome = RestartOutcome::Fails;
+        p.error_class = pe.error_class().map(str::to_string);
+        p.exception = pe.exception().map(str::to_string).or_else(|| failing.map(|(_, r)| r.exception.clone()));
+        let why = findings.iter().find(|f| f.explains_error_text).map(|f| f.title.clone());
+        p.summary = match why {
+            Some(t) => format!("Fails as in the pasted error: {t}."),
+            None => "Fails as in the pasted error; the files do not show the cause (see the findings).".into(),
+        };
+        return p;
+    }
+    if let Some((f, r)) = failing {
+        p.outcome = RestartOutcome::Fails;
+        p.error_class = r.error_class.clone();
+        p.exception = Some(r.exception.clone());
+        p.summary = format!("Spark {v} fails: {}.", f.title);
+        return p;
+    }
+    let replay = match (cp.last_batch_id(), cp.last_committed_batch_id()) {
+        (Some(l), Some(c)) => c < l,
+        (Some(_), None) => true,
+        _ => false,
+    };
+    if replay {
+        p.outcome = RestartOutcome::ReplaysLastBatch;
+        p.summary = format!(
+            "Spark {v} re-runs batch {} (planned, not committed) and goes on.",
+            first_batch_id.map(|b| b.to_string()).unwrap_or_default()
+        );
+    } else if cp.offsets.is_empty() && cp.commits.is_empty() {
+        p.summary = "No batch recorded yet: the query starts from the beginning.".into();
+    } else {
+        p.summary =
+            format!("Spark {v} resumes with batch {}.", first_batch_id.map(|b| b.to_string()).unwrap_or_default());
+    }
+    p
+}

@@ -1,0 +1,465 @@
+//! Unit tests of UnsafeRow decoding, schema files and operator metadata: hand-built rows with Spark's corner cases
+//! (negative decimals, nulls inside nested types, empty and non-UTF-8 strings), and every fixture's files.
+
+use super::operator_metadata::parse_operator_metadata;
+use super::schema::*;
+use super::unsafe_row::*;
+use crate::archive::Archive;
+use crate::testutil::*;
+use serde_json::{json, Value};
+
+/// What one field/element holds when building an UnsafeRow by hand (a tiny `UnsafeRowWriter`).
+#[derive(Clone)]
+enum W {
+    Null,
+    /// Inline 8-byte slot value.
+    Fixed(u64),
+    /// Variable-length payload (padded to 8 in the variable region).
+    Var(Vec<u8>),
+    /// Non-compact decimal: 16 bytes always reserved; `None` = null.
+    Dec16(Option<Vec<u8>>),
+}
+
+fn pad8(v: &mut Vec<u8>) {
+    while !v.len().is_multiple_of(8) {
+        v.push(0);
+    }
+}
+
+fn row(fields: &[W]) -> Vec<u8> {
+    let n = fields.len();
+    let w = n.div_ceil(64) * 8;
+    let mut out = vec![0u8; w + 8 * n];
+    for (i, f) in fields.iter().enumerate() {
+        let slot = w + 8 * i;
+        match f {
+            W::Null => out[(i / 64) * 8 + (i % 64) / 8] |= 1 << (i % 8),
+            W::Fixed(x) => out[slot..slot + 8].copy_from_slice(&x.to_le_bytes()),
+            W::Var(p) => {
+                let off = out.len() as u64;
+                out[slot..slot + 8].copy_from_slice(&((off << 32) | p.len() as u64).to_le_bytes());
+                out.extend_from_slice(p);
+                pad8(&mut out);
+            }
+            W::Dec16(d) => {
+                let off = out.len() as u64;
+                let len = d.as_ref().map_or(0, |b| b.len()) as u64;
+                if d.is_none() {
+                    out[(i / 64) * 8 + (i % 64) / 8] |= 1 << (i % 8);
+                }
+                out[slot..slot + 8].copy_from_slice(&((off << 32) | len).to_le_bytes());
+                let mut buf = [0u8; 16];
+                if let Some(b) = d {
+                    buf[..b.len()].copy_from_slice(b);
+                }
+                out.extend_from_slice(&buf);
+            }
+        }
+    }
+    out
+}
+
+/// An UnsafeArrayData with elements of `width` bytes (8 for variable-length elements).
+fn array(width: usize, elems: &[W]) -> Vec<u8> {
+    let n = elems.len();
+    let mut out = Vec::new();
+    out.extend_from_slice(&(n as u64).to_le_bytes());
+    let bits_at = out.len();
+    out.resize(bits_at + n.div_ceil(64) * 8, 0);
+    let elems_at = out.len();
+    out.resize(elems_at + (n * width).div_ceil(8) * 8, 0);
+    for (i, e) in elems.iter().enumerate() {
+        let at = elems_at + i * width;
+        match e {
+            W::Null => out[bits_at + i / 8] |= 1 << (i % 8),
+            W::Fixed(x) => out[at..at + width].copy_from_slice(&x.to_le_bytes()[..width]),
+            W::Var(p) => {
+                let off = out.len() as u64;
+                out[at..at + 8].copy_from_slice(&((off << 32) | p.len() as u64).to_le_bytes());
+                out.extend_from_slice(p);
+                pad8(&mut out);
+            }
+            W::Dec16(_) => unreachable!("not used in arrays"),
+        }
+    }
+    out
+}
+
+fn map(keys: Vec<u8>, values: Vec<u8>) -> Vec<u8> {
+    let mut out = (keys.len() as u64).to_le_bytes().to_vec();
+    out.extend(keys);
+    out.extend(values);
+    out
+}
+
+fn schema(fields: &[(&str, Value)]) -> StructType {
+    let f: Vec<Value> =
+        fields.iter().map(|(n, t)| json!({"name": n, "type": t, "nullable": true, "metadata": {}})).collect();
+    StructType::from_json(&json!({"type": "struct", "fields": f})).unwrap()
+}
+
+/// Two's-complement big-endian minimal bytes of an integer (Java `BigInteger.toByteArray`).
+fn be_bytes(x: i128) -> Vec<u8> {
+    let b = x.to_be_bytes();
+    let mut i = 0;
+    while i < 15 && ((b[i] == 0 && b[i + 1] & 0x80 == 0) || (b[i] == 0xFF && b[i + 1] & 0x80 != 0)) {
+        i += 1;
+    }
+    b[i..].to_vec()
+}
+
+#[test]
+fn fixed_width_types_as_spark_writes_them() {
+    let s = schema(&[
+        ("b", json!("byte")),
+        ("sh", json!("short")),
+        ("i", json!("integer")),
+        ("l", json!("long")),
+        ("f", json!("float")),
+        ("fnan", json!("float")),
+        ("d", json!("double")),
+        ("dinf", json!("double")),
+        ("t", json!("boolean")),
+        ("date", json!("date")),
+        ("predate", json!("date")),
+        ("ts", json!("timestamp")),
+        ("tsneg", json!("timestamp")),
+        ("ntz", json!("timestamp_ntz")),
+        ("dec", json!("decimal(10,2)")),
+        ("dec0", json!("decimal(18,0)")),
+    ]);
+    let r = row(&[
+        W::Fixed((-3i8) as u8 as u64),
+        W::Fixed((-300i16) as u16 as u64),
+        W::Fixed((-70000i32) as u32 as u64),
+        W::Fixed(i64::MIN as u64),
+        W::Fixed(0.1f32.to_bits() as u64),
+        W::Fixed(f32::NAN.to_bits() as u64),
+        W::Fixed((-0.25f64).to_bits()),
+        W::Fixed(f64::NEG_INFINITY.to_bits()),
+        W::Fixed(1),
+        W::Fixed(19723),
+        W::Fixed((-719_163i32) as u32 as u64), // 0001-01-01 is day -719162: the day before is in year 0
+        W::Fixed(1_704_067_240_123_456),
+        W::Fixed((-1i64) as u64),
+        W::Fixed(1_704_067_240_000_000),
+        W::Fixed((-150i64) as u64),
+        W::Fixed((-999_999_999_999_999_999i64) as u64),
+    ]);
+    let v = decode_row(&r, &s).unwrap();
+    assert_eq!(
+        v,
+        json!({"b": -3, "sh": -300, "i": -70000, "l": i64::MIN, "f": 0.1, "fnan": "NaN", "d": -0.25,
+               "dinf": "-Infinity", "t": true, "date": "2024-01-01", "predate": "0000-12-31",
+               "ts": "2024-01-01T00:00:40.123Z", "tsneg": "1969-12-31T23:59:59.999Z",
+               "ntz": "2024-01-01T00:00:40.000", "dec": -1.5, "dec0": -999_999_999_999_999_999i64})
+    );
+}
+
+#[test]
+fn non_compact_decimals_negative_and_null() {
+    let s = schema(&[("a", json!("decimal(20,2)")), ("b", json!("decimal(38,0)")), ("c", json!("decimal(38,10)"))]);
+    let r = row(&[W::Dec16(Some(be_bytes(-150))), W::Dec16(Some(be_bytes(-5))), W::Dec16(None)]);
+    assert_eq!(decode_row(&r, &s).unwrap(), json!({"a": -1.5, "b": -5}));
+    // §20.1: 0x0096 = 150 → 1.50 with scale 2.
+    let r = row(&[W::Dec16(Some(vec![0x00, 0x96])), W::Dec16(Some(be_bytes(i128::from(i64::MAX) + 1))), W::Null]);
+    assert_eq!(decode_row(&r, &s).unwrap(), json!({"a": 1.5, "b": 9.223_372_036_854_776e18}));
+    assert_eq!(decimal_string(-12_345, 2), "-123.45");
+    assert_eq!(decimal_string(5, 3), "0.005");
+    assert_eq!(decimal_string(-(10i128.pow(37)), 0), format!("-1{}", "0".repeat(37)));
+    let big = -(10i128.pow(37)) - 1;
+    assert_eq!(be_bytes(big).len(), 16);
+    let r = row(&[W::Null, W::Dec16(Some(be_bytes(big))), W::Null]);
+    assert_eq!(decode_row(&r, &s).unwrap()["b"].as_f64().unwrap(), -1e37);
+    // 17 bytes cannot be a decimal(38).
+    let mut bad = row(&[W::Null, W::Dec16(Some(be_bytes(1))), W::Null]);
+    bad[16..24].copy_from_slice(&((40u64 << 32) | 17).to_le_bytes());
+    assert!(decode_row(&bad, &s).is_err());
+}
+
+#[test]
+fn strings_binary_empty_and_invalid_utf8() {
+    let s =
+        schema(&[("e", json!("string")), ("bad", json!("string")), ("bin", json!("binary")), ("u", json!("string"))]);
+    let r = row(&[
+        W::Var(vec![]),
+        W::Var(vec![b'a', 0xFF, b'b', 0xE2, 0x82]),
+        W::Var(vec![0, 1, 2, 255]),
+        W::Var("grüße ✓".as_bytes().to_vec()),
+    ]);
+    // Java's new String(bytes, UTF_8) puts one U+FFFD per malformed sequence, as from_utf8_lossy does.
+    assert_eq!(
+        decode_row(&r, &s).unwrap(),
+        json!({"e": "", "bad": "a\u{FFFD}b\u{FFFD}", "bin": "AAEC/w==", "u": "grüße ✓"})
+    );
+    assert_eq!(base64(b""), "");
+    assert_eq!(base64(b"f"), "Zg==");
+    assert_eq!(base64(b"fo"), "Zm8=");
+    assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+}
+
+#[test]
+fn nested_structs_arrays_maps_with_nulls() {
+    let inner = json!({"type": "struct", "fields": [
+        {"name": "x", "type": "integer", "nullable": true, "metadata": {}},
+        {"name": "y", "type": "string", "nullable": true, "metadata": {}}]});
+    let s = schema(&[
+        ("st", inner.clone()),
+        ("arr", json!({"type": "array", "elementType": "integer", "containsNull": true})),
+        ("sarr", json!({"type": "array", "elementType": "string", "containsNull": true})),
+        ("m", json!({"type": "map", "keyType": "string", "valueType": "long", "valueContainsNull": true})),
+        ("gone", json!("string")),
+        ("bools", json!({"type": "array", "elementType": "boolean", "containsNull": false})),
+        ("structs", json!({"type": "array", "elementType": inner, "containsNull": true})),
+        ("empty", json!({"type": "array", "elementType": "long", "containsNull": true})),
+    ]);
+    let st = row(&[W::Null, W::Var(b"in".to_vec())]);
+    let arr = array(4, &[W::Fixed(7), W::Null, W::Fixed((-1i32) as u32 as u64)]);
+    let sarr = array(8, &[W::Var(b"a".to_vec()), W::Null, W::Var(vec![])]);
+    let m = map(array(8, &[W::Var(b"k1".to_vec()), W::Var(b"k2".to_vec())]), array(8, &[W::Fixed(5), W::Null]));
+    let bools = array(1, &[W::Fixed(1), W::Fixed(0)]);
+    let structs = array(8, &[W::Var(row(&[W::Fixed(3), W::Null])), W::Null]);
+    let r = row(&[
+        W::Var(st),
+        W::Var(arr),
+        W::Var(sarr),
+        W::Var(m),
+        W::Null,
+        W::Var(bools),
+        W::Var(structs),
+        W::Var(array(8, &[])),
+    ]);
+    let v = decode_row(&r, &s).unwrap();
+    assert_eq!(
+        v,
+        json!({"st": {"y": "in"}, "arr": [7, null, -1], "sarr": ["a", null, ""], "m": {"k1": 5, "k2": null},
+               "bools": [true, false], "structs": [{"x": 3}, null], "empty": []})
+    );
+    // Every truncation of the row is an error, never a panic.
+    for cut in 0..r.len() {
+        assert!(decode_row(&r[..cut], &s).is_err(), "cut {cut}");
+    }
+    // Every flipped byte gives a value or an error, never a panic.
+    for i in 0..r.len() {
+        for bit in [0x01u8, 0x10, 0x80] {
+            let mut b = r.clone();
+            b[i] ^= bit;
+            let _ = decode_row(&b, &s);
+        }
+    }
+}
+
+#[test]
+fn bad_offsets_and_sizes_are_errors_with_offsets() {
+    let s = schema(&[("k", json!("integer")), ("v", json!("string"))]);
+    let mut r = row(&[W::Fixed(1), W::Var(b"hello".to_vec())]);
+    r[16..24].copy_from_slice(&((24u64 << 32) | 1000).to_le_bytes());
+    let e = decode_row(&r, &s).unwrap_err();
+    assert_eq!(e.offset, 16);
+    assert!(e.message.contains("outside"), "{e}");
+    let e = decode_row(&r[..20], &s).unwrap_err();
+    assert_eq!(e.offset, 0);
+    // An array claiming 2^40 elements.
+    let s2 = schema(&[("a", json!({"type": "array", "elementType": "long", "containsNull": true}))]);
+    let mut arr = array(8, &[W::Fixed(1)]);
+    arr[0..8].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    let e = decode_row(&row(&[W::Var(arr)]), &s2).unwrap_err();
+    assert_eq!(e.offset, 16);
+    assert!(e.message.contains("claims"), "{e}");
+}
+
+#[test]
+fn intervals_as_spark_prints_them() {
+    let s = schema(&[
+        ("ci", json!("interval")),
+        ("zero", json!("interval")),
+        ("ym", json!("interval year to month")),
+        ("m", json!("interval month")),
+        ("y", json!("interval year")),
+        ("dt", json!("interval day to second")),
+        ("hm", json!("interval hour to minute")),
+        ("sec", json!("interval second")),
+    ]);
+    let mut ci = Vec::new();
+    ci.extend_from_slice(&14i32.to_le_bytes());
+    ci.extend_from_slice(&3i32.to_le_bytes());
+    ci.extend_from_slice(&3_723_000_001i64.to_le_bytes());
+    let r = row(&[
+        W::Var(ci),
+        W::Var(vec![0; 16]),
+        W::Fixed((-14i32) as u32 as u64),
+        W::Fixed(14),
+        W::Fixed(25),
+        W::Fixed(93_784_000_005),
+        W::Fixed((-(3_600_000_000i64 * 26 + 60_000_000 * 5)) as u64),
+        W::Fixed(4_500_000),
+    ]);
+    assert_eq!(
+        decode_row(&r, &s).unwrap(),
+        json!({"ci": "1 years 2 months 3 days 1 hours 2 minutes 3.000001 seconds", "zero": "0 seconds",
+               "ym": "INTERVAL '-1-2' YEAR TO MONTH", "m": "INTERVAL '14' MONTH", "y": "INTERVAL '2' YEAR",
+               "dt": "INTERVAL '1 02:03:04.000005' DAY TO SECOND", "hm": "INTERVAL '-26:05' HOUR TO MINUTE",
+               "sec": "INTERVAL '04.5' SECOND"})
+    );
+    assert_eq!(calendar_interval_string(0, -1, -1_500_000), "-1 days -1.5 seconds");
+}
+
+#[test]
+fn worked_example_20_1() {
+    // FORMATS.md §20.1, decompressed 1.delta of groupBy(k).agg(count, max(v), sum(decimal(10,2))).
+    let key_schema = StructType::from_json_str(
+        r#"{"type":"struct","fields":[{"name":"k","type":"integer","nullable":true,"metadata":{}}]}"#,
+    )
+    .unwrap();
+    let value_schema = schema(&[
+        ("count", json!("long")),
+        ("max", json!("string")),
+        ("sum", json!("decimal(20,2)")),
+        ("isEmpty", json!("boolean")),
+    ]);
+    let key = row(&[W::Fixed(2)]);
+    assert_eq!(key.len(), 16);
+    let value = row(&[W::Fixed(1), W::Var(b"val1-2".to_vec()), W::Dec16(Some(vec![0x00, 0x96])), W::Fixed(0)]);
+    assert_eq!(value.len(), 64);
+    assert_eq!(&value[16..24], &[6, 0, 0, 0, 0x28, 0, 0, 0]);
+    assert_eq!(decode_row(&key, &key_schema).unwrap(), json!({"k": 2}));
+    assert_eq!(
+        decode_row(&value, &value_schema).unwrap(),
+        json!({"count": 1, "max": "val1-2", "sum": 1.5, "isEmpty": false})
+    );
+}
+
+#[test]
+fn type_names_parse() {
+    let cases = [
+        ("integer", DataType::Integer),
+        ("void", DataType::Null),
+        ("decimal(38,18)", DataType::Decimal { precision: 38, scale: 18 }),
+        ("decimal", DataType::Decimal { precision: 10, scale: 0 }),
+        ("string collate UTF8_LCASE", DataType::String),
+        ("varchar(10)", DataType::String),
+        ("interval day to second", DataType::DayTimeInterval { start: 0, end: 3 }),
+        ("interval minute", DataType::DayTimeInterval { start: 2, end: 2 }),
+        ("interval year to month", DataType::YearMonthInterval { start: 0, end: 1 }),
+        ("timestamp_ntz", DataType::TimestampNtz),
+    ];
+    for (name, want) in cases {
+        assert_eq!(DataType::from_json(&json!(name)).unwrap(), want, "{name}");
+    }
+    for bad in ["decimal(40,2)", "decimal(5,6)", "interval second to day", "nope"] {
+        assert!(DataType::from_json(&json!(bad)).is_err(), "{bad}");
+    }
+    let s = StructType::from_json_str(
+        r#"{"type":"struct","fields":[{"name":"u","type":{"type":"udt","class":"x","sqlType":"long"},"nullable":true,"metadata":{}}]}"#,
+    )
+    .unwrap();
+    assert_eq!(s.fields[0].data_type, DataType::Long);
+    assert_eq!(s.simple_string(), "struct<u:bigint>");
+}
+
+fn utf(s: &str) -> Vec<u8> {
+    let mut v = (s.len() as u16).to_be_bytes().to_vec();
+    v.extend_from_slice(s.as_bytes());
+    v
+}
+
+#[test]
+fn schema_file_v1_v2_and_modified_utf8() {
+    let k = r#"{"type":"struct","fields":[{"name":"k","type":"integer","nullable":true,"metadata":{}}]}"#;
+    let v = r#"{"type":"struct","fields":[{"name":"v","type":"string","nullable":true,"metadata":{}}]}"#;
+    let mut f1 = utf("v1");
+    f1.extend(utf(k));
+    f1.extend(utf(v));
+    let p = parse_schema_file(&f1).unwrap();
+    assert_eq!((p.version, p.key.fields[0].name.as_str(), p.value_json.as_str()), (1, "k", v));
+    // v2 with the key JSON split over two chunks.
+    let mut f2 = utf("v2");
+    f2.extend(2i32.to_be_bytes());
+    f2.extend(utf(&k[..10]));
+    f2.extend(utf(&k[10..]));
+    f2.extend(1i32.to_be_bytes());
+    f2.extend(utf(v));
+    let p = parse_schema_file(&f2).unwrap();
+    assert_eq!((p.version, p.key_json.as_str()), (2, k));
+    for cut in 0..f2.len() {
+        assert!(parse_schema_file(&f2[..cut]).is_err(), "cut {cut}");
+    }
+    let mut huge = utf("v2");
+    huge.extend(i32::MAX.to_be_bytes());
+    let e = parse_schema_file(&huge).unwrap_err();
+    assert_eq!(e.offset, 4);
+    // Modified UTF-8: NUL as C0 80, U+1F600 as a surrogate pair of 3-byte sequences.
+    assert_eq!(decode_modified_utf8(&[b'a', 0xC0, 0x80, b'b']).unwrap(), "a\0b");
+    assert_eq!(decode_modified_utf8(&[0xED, 0xA0, 0xBD, 0xED, 0xB8, 0x80]).unwrap(), "\u{1F600}");
+    assert_eq!(decode_modified_utf8(&[b'a', 0xFF]), Err(1));
+}
+
+/// Every schema file, v3 schema file and operator metadata file in the fixtures parses.
+#[test]
+fn every_fixture_schema_and_metadata_file_parses() {
+    let (mut v2, mut v3, mut meta) = (0, 0, 0);
+    for name in fixture_names() {
+        let mut a = open_fixture(&name);
+        let paths: Vec<String> = a.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
+        for p in paths {
+            let file = p.rsplit('/').next().unwrap_or("");
+            if file.starts_with('.') || file.ends_with(".crc") {
+                continue;
+            }
+            if p.ends_with("/_metadata/schema") {
+                let f = parse_schema_file(&a.read(&p, 1 << 20).unwrap()).unwrap_or_else(|e| panic!("{name}/{p}: {e}"));
+                assert!(!f.key.fields.is_empty(), "{name}/{p}");
+                v2 += 1;
+            } else if p.contains("/_stateSchema/") {
+                let cfs =
+                    parse_schema_v3_file(&a.read(&p, 1 << 20).unwrap()).unwrap_or_else(|e| panic!("{name}/{p}: {e}"));
+                assert!(!cfs.is_empty(), "{name}/{p}");
+                assert!(cfs.iter().all(|c| c.key_state_encoder_spec["keyStateEncoderType"].is_string()), "{name}/{p}");
+                v3 += 1;
+            } else if p.ends_with("/_metadata/metadata") || p.contains("/_metadata/v2/") {
+                let m = parse_operator_metadata(&a.read(&p, 1 << 20).unwrap())
+                    .unwrap_or_else(|e| panic!("{name}/{p}: {e}"));
+                assert!(!m.stores.is_empty(), "{name}/{p}");
+                assert!(m.stores.iter().all(|s| s.num_partitions > 0), "{name}/{p}");
+                if m.version == 2 {
+                    assert!(m.operator_properties_json.is_some(), "{name}/{p}");
+                    assert!(m.stores.iter().all(|s| !s.state_schema_file_paths.is_empty()), "{name}/{p}");
+                }
+                meta += 1;
+            }
+        }
+    }
+    assert!(v2 > 50 && v3 >= 2 && meta > 20, "schema {v2}, v3 {v3}, metadata {meta}");
+}
+
+#[test]
+fn v3_schema_file_of_transform_with_state() {
+    let mut a = open_fixture("ss-4.3.0-tws-pandas");
+    let p = a
+        .entries()
+        .iter()
+        .find(|e| e.path.contains("/_stateSchema/") && !e.path.rsplit('/').next().unwrap_or(".").starts_with('.'))
+        .map(|e| e.path.clone())
+        .unwrap();
+    let bytes = a.read(&p, 1 << 20).unwrap();
+    let cfs = parse_schema_v3_file(&bytes).unwrap();
+    // The state variable named in the operator properties is a column family with a key and a value schema.
+    let meta_path = a.entries().iter().find(|e| e.path.ends_with("_metadata/v2/0")).map(|e| e.path.clone()).unwrap();
+    let m = parse_operator_metadata(&a.read(&meta_path, 1 << 20).unwrap()).unwrap();
+    let props: Value = serde_json::from_str(m.operator_properties_json.as_deref().unwrap()).unwrap();
+    let var = props["stateVariables"][0]["stateName"].as_str().unwrap();
+    let cf = cfs.iter().find(|c| c.column_family == var).unwrap();
+    assert!(!cf.key.fields.is_empty() && !cf.value.fields.is_empty());
+    assert_eq!(cf.user_key_encoder_schema, None);
+    for cut in 0..bytes.len() {
+        assert!(parse_schema_v3_file(&bytes[..cut]).is_err(), "cut {cut}");
+    }
+}
+
+#[test]
+fn operator_metadata_errors() {
+    assert!(parse_operator_metadata(b"").is_err());
+    assert!(parse_operator_metadata(b"v9\n{}").is_err());
+    let e = parse_operator_metadata(b"v1\n{\"operatorInfo\":").unwrap_err();
+    assert_eq!(e.offset, 3);
+}

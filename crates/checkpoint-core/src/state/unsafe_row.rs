@@ -1,0 +1,502 @@
+//! Spark's `UnsafeRow` binary layout (FORMATS.md §9) decoded into the JSON Spark's `Dataset.toJSON` writes
+//! (`JacksonGenerator`, sql/catalyst/src/main/scala/org/apache/spark/sql/catalyst/json/JacksonGenerator.scala).
+//!
+//! Layout (sql/catalyst/src/main/java/org/apache/spark/sql/catalyst/expressions/UnsafeRow.java, UnsafeArrayData,
+//! UnsafeMapData): a null bitset of `((n + 63) / 64) * 8` bytes, one 8-byte little-endian slot per field, then a
+//! variable-length region; variable-length values store `(offset << 32) | size` in their slot, offsets relative to
+//! the row start.
+//!
+//! JSON as Spark writes it (`spark.sql.jsonGenerator.ignoreNullFields` = true): null struct fields are left out,
+//! null array elements and map values are `null`; timestamps `yyyy-MM-dd'T'HH:mm:ss.SSSXXX` in UTC
+//! (`2024-01-01T00:00:40.000Z`), timestamp_ntz `yyyy-MM-dd'T'HH:mm:ss.SSS`, dates `yyyy-MM-dd`, decimals as
+//! numbers, binary as base64, strings that are not valid UTF-8 with U+FFFD for each bad sequence (Java's
+//! `new String(bytes, UTF_8)`), NaN/±Infinity as the strings `"NaN"`, `"Infinity"`, `"-Infinity"`, intervals as
+//! Spark's strings (`CalendarInterval.toString`, ANSI `INTERVAL '…' DAY TO SECOND`).
+//!
+//! Every offset and size is bounds-checked; errors carry the byte offset in the outermost row.
+
+use super::schema::{DataType, StructType};
+use serde_json::{Map, Number, Value};
+use std::fmt;
+
+/// A row that does not match its schema: where (offset from the start of the outermost row) and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowError {
+    /// Byte offset from the start of the row bytes given to [`decode_row`].
+    pub offset: u64,
+    /// What is wrong, naming the field path.
+    pub message: String,
+}
+
+impl fmt::Display for RowError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "row byte {}: {}", self.offset, self.message)
+    }
+}
+
+impl std::error::Error for RowError {}
+
+const MAX_NESTING: usize = 64;
+
+/// Decodes one UnsafeRow into the JSON object Spark's `toJSON` writes for it.
+///
+/// Errors: a row shorter than its fixed part, an offset/size pointing outside the row, an impossible array
+/// length, nesting deeper than 64 levels.
+pub fn decode_row(bytes: &[u8], schema: &StructType) -> Result<Value, RowError> {
+    let r = Slice { b: bytes, base: 0 };
+    struct_value(r, schema, 0, "")
+}
+
+/// A window into the outermost row: `b` are the bytes of the current nested value, `base` its offset.
+#[derive(Clone, Copy)]
+struct Slice<'a> {
+    b: &'a [u8],
+    base: usize,
+}
+
+impl<'a> Slice<'a> {
+    fn err(&self, at: usize, msg: impl Into<String>) -> RowError {
+        RowError { offset: (self.base + at) as u64, message: msg.into() }
+    }
+    fn bytes(&self, at: usize, n: usize, what: &str) -> Result<&'a [u8], RowError> {
+        self.b.get(at..at.saturating_add(n)).ok_or_else(|| {
+            self.err(at, format!("{what}: {n} bytes at {at} run past the end of a {}-byte value", self.b.len()))
+        })
+    }
+    fn u64(&self, at: usize, what: &str) -> Result<u64, RowError> {
+        let s = self.bytes(at, 8, what)?;
+        let mut w = [0u8; 8];
+        w.copy_from_slice(s);
+        Ok(u64::from_le_bytes(w))
+    }
+    fn sub(&self, at: usize, n: usize, what: &str) -> Result<Slice<'a>, RowError> {
+        Ok(Slice { b: self.bytes(at, n, what)?, base: self.base + at })
+    }
+    /// Reads an `offsetAndSize` slot and returns the value's bytes.
+    fn var(&self, slot_at: usize, what: &str) -> Result<Slice<'a>, RowError> {
+        let v = self.u64(slot_at, what)?;
+        let (off, size) = ((v >> 32) as usize, (v & 0xFFFF_FFFF) as usize);
+        if off.checked_add(size).is_none_or(|end| end > self.b.len()) {
+            return Err(self.err(
+                slot_at,
+                format!("{what}: offset {off} + size {size} points outside the {}-byte value", self.b.len()),
+            ));
+        }
+        self.sub(off, size, what)
+    }
+    fn is_null(&self, bitset_at: usize, i: usize) -> Result<bool, RowError> {
+        let word = self.u64(bitset_at + (i / 64) * 8, "null bitset")?;
+        Ok(word & (1u64 << (i % 64)) != 0)
+    }
+}
+
+fn bitset_bytes(n: usize) -> usize {
+    n.div_ceil(64) * 8
+}
+
+fn path(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() {
+        name.to_string()
+    } else {
+        format!("{prefix}.{name}")
+    }
+}
+
+fn struct_value(r: Slice<'_>, schema: &StructType, depth: usize, prefix: &str) -> Result<Value, RowError> {
+    if depth > MAX_NESTING {
+        return Err(r.err(0, "values nested more than 64 levels deep"));
+    }
+    let n = schema.fields.len();
+    let w = bitset_bytes(n);
+    let fixed = w + n * 8;
+    if r.b.len() < fixed {
+        return Err(r.err(
+            0,
+            format!(
+                "{}row of {} bytes is shorter than its fixed part ({fixed} bytes for {n} fields)",
+                if prefix.is_empty() { String::new() } else { format!("{prefix}: ") },
+                r.b.len()
+            ),
+        ));
+    }
+    let mut obj = Map::new();
+    for (i, f) in schema.fields.iter().enumerate() {
+        if r.is_null(0, i)? || f.data_type == DataType::Null {
+            continue; // toJSON leaves null fields out
+        }
+        let p = path(prefix, &f.name);
+        let v = slot_value(r, w + i * 8, &f.data_type, depth, &p)?;
+        obj.insert(f.name.clone(), v);
+    }
+    Ok(Value::Object(obj))
+}
+
+/// Value stored in an 8-byte row slot at `at` (fixed-size inline, variable-size via offsetAndSize).
+fn slot_value(r: Slice<'_>, at: usize, t: &DataType, depth: usize, p: &str) -> Result<Value, RowError> {
+    let raw = r.u64(at, p)?;
+    fixed_or_var(r, at, raw, 8, t, depth, p)
+}
+
+/// Decodes a value whose fixed bits are `raw` (already read with the element width); for variable-length types
+/// `raw` is the offsetAndSize relative to `r`.
+fn fixed_or_var(
+    r: Slice<'_>,
+    at: usize,
+    raw: u64,
+    _width: usize,
+    t: &DataType,
+    depth: usize,
+    p: &str,
+) -> Result<Value, RowError> {
+    Ok(match t {
+        DataType::Null => Value::Null,
+        DataType::Boolean => Value::Bool(raw as u8 != 0),
+        DataType::Byte => Value::from(raw as u8 as i8),
+        DataType::Short => Value::from(raw as u16 as i16),
+        DataType::Integer => Value::from(raw as u32 as i32),
+        DataType::Long => Value::from(raw as i64),
+        DataType::Float => float_value(f32::from_bits(raw as u32)),
+        DataType::Double => double_value(f64::from_bits(raw)),
+        DataType::Date => Value::String(format_date(i64::from(raw as u32 as i32))),
+        DataType::Timestamp => Value::String(format_timestamp(raw as i64, true)),
+        DataType::TimestampNtz => Value::String(format_timestamp(raw as i64, false)),
+        DataType::YearMonthInterval { start, end } => {
+            Value::String(year_month_interval_string(raw as u32 as i32, *start, *end))
+        }
+        DataType::DayTimeInterval { start, end } => Value::String(day_time_interval_string(raw as i64, *start, *end)),
+        DataType::Decimal { precision, scale } if *precision <= 18 => decimal_value(i128::from(raw as i64), *scale),
+        _ => {
+            let (off, size) = ((raw >> 32) as usize, (raw & 0xFFFF_FFFF) as usize);
+            if off.checked_add(size).is_none_or(|end| end > r.b.len()) {
+                return Err(
+                    r.err(at, format!("{p}: offset {off} + size {size} points outside the {}-byte value", r.b.len()))
+                );
+            }
+            let v = r.sub(off, size, p)?;
+            var_value(v, t, depth, p)?
+        }
+    })
+}
+
+fn var_value(v: Slice<'_>, t: &DataType, depth: usize, p: &str) -> Result<Value, RowError> {
+    Ok(match t {
+        DataType::String => Value::String(String::from_utf8_lossy(v.b).into_owned()),
+        DataType::Binary => Value::String(base64(v.b)),
+        DataType::Decimal { scale, .. } => {
+            if v.b.is_empty() || v.b.len() > 16 {
+                return Err(v.err(0, format!("{p}: decimal of {} bytes (1..=16 expected)", v.b.len())));
+            }
+            let mut x: i128 = if v.b[0] & 0x80 != 0 { -1 } else { 0 };
+            for &byte in v.b {
+                x = (x << 8) | i128::from(byte);
+            }
+            decimal_value(x, *scale)
+        }
+        DataType::CalendarInterval => {
+            let b = v.bytes(0, 16, p)?;
+            let months = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            let days = i32::from_le_bytes([b[4], b[5], b[6], b[7]]);
+            let mut m = [0u8; 8];
+            m.copy_from_slice(&b[8..16]);
+            Value::String(calendar_interval_string(months, days, i64::from_le_bytes(m)))
+        }
+        DataType::Struct(s) => struct_value(v, s, depth + 1, p)?,
+        DataType::Array { element, .. } => array_values(v, element, depth + 1, p)?.into(),
+        DataType::Map { key, value, .. } => {
+            let ks = v.u64(0, p)? as i64;
+            if ks < 0 || ks as usize > v.b.len() - 8 {
+                return Err(v.err(0, format!("{p}: map key array size {ks} does not fit the {}-byte map", v.b.len())));
+            }
+            let ks = ks as usize;
+            let keys = array_values(v.sub(8, ks, p)?, key, depth + 1, p)?;
+            let vals = array_values(v.sub(8 + ks, v.b.len() - 8 - ks, p)?, value, depth + 1, p)?;
+            if keys.len() != vals.len() {
+                return Err(v.err(0, format!("{p}: map with {} keys but {} values", keys.len(), vals.len())));
+            }
+            let mut obj = Map::new();
+            for (k, val) in keys.into_iter().zip(vals) {
+                let name = match k {
+                    Value::String(s) => s,
+                    other => other.to_string(),
+                };
+                obj.insert(name, val);
+            }
+            Value::Object(obj)
+        }
+        DataType::Variant => {
+            // Spark writes a variant as its JSON rendering; we show its two binaries (value, metadata).
+            let value = v.var(0, p)?;
+            let metadata = v.var(8, p)?;
+            serde_json::json!({"value": base64(value.b), "metadata": base64(metadata.b)})
+        }
+        other => return Err(v.err(0, format!("{p}: type {} is not variable-length", other.simple_string()))),
+    })
+}
+
+/// Element width inside an UnsafeArrayData (`UnsafeArrayData.calculateSizeOfUnderlyingByteArray` / the writer's
+/// element size): 1 for boolean/byte, 2 short, 4 int/float/date/year-month interval, 8 for everything else.
+fn element_width(t: &DataType) -> usize {
+    match t {
+        DataType::Boolean | DataType::Byte => 1,
+        DataType::Short => 2,
+        DataType::Integer | DataType::Float | DataType::Date | DataType::YearMonthInterval { .. } => 4,
+        _ => 8,
+    }
+}
+
+fn array_values(a: Slice<'_>, t: &DataType, depth: usize, p: &str) -> Result<Vec<Value>, RowError> {
+    if depth > MAX_NESTING {
+        return Err(a.err(0, "values nested more than 64 levels deep"));
+    }
+    let n = a.u64(0, p)? as i64;
+    let width = element_width(t);
+    // Every element needs at least `width` bytes plus a null bit: bound n by the array's size before anything else.
+    if n < 0 || n as u64 > (a.b.len() as u64) / (width as u64).max(1) {
+        return Err(a.err(0, format!("{p}: array claims {n} elements in {} bytes", a.b.len())));
+    }
+    let n = n as usize;
+    let header = 8 + bitset_bytes(n);
+    let elems = header;
+    if header + n * width > a.b.len() {
+        return Err(
+            a.err(0, format!("{p}: array of {n} elements needs {} bytes, has {}", header + n * width, a.b.len()))
+        );
+    }
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        if a.is_null(8, i)? {
+            out.push(Value::Null);
+            continue;
+        }
+        let at = elems + i * width;
+        let s = a.bytes(at, width, p)?;
+        let mut w = [0u8; 8];
+        w[..width].copy_from_slice(s);
+        let raw = u64::from_le_bytes(w);
+        let ep = format!("{p}[{i}]");
+        out.push(fixed_or_var(a, at, raw, width, t, depth, &ep)?);
+    }
+    Ok(out)
+}
+
+fn float_value(x: f32) -> Value {
+    if x.is_nan() {
+        Value::String("NaN".into())
+    } else if x.is_infinite() {
+        Value::String(if x > 0.0 { "Infinity" } else { "-Infinity" }.into())
+    } else {
+        // Through the shortest decimal form, so 0.1f stays 0.1 (as Java's Float.toString prints it).
+        let d: f64 = format!("{x}").parse().unwrap_or(f64::from(x));
+        Number::from_f64(d).map(Value::Number).unwrap_or(Value::Null)
+    }
+}
+
+fn double_value(x: f64) -> Value {
+    if x.is_nan() {
+        Value::String("NaN".into())
+    } else if x.is_infinite() {
+        Value::String(if x > 0.0 { "Infinity" } else { "-Infinity" }.into())
+    } else {
+        Number::from_f64(x).map(Value::Number).unwrap_or(Value::Null)
+    }
+}
+
+/// Plain decimal text of `unscaled × 10^-scale` (Java `BigDecimal.toPlainString`).
+pub fn decimal_string(unscaled: i128, scale: u8) -> String {
+    let neg = unscaled < 0;
+    let digits = unscaled.unsigned_abs().to_string();
+    let s = scale as usize;
+    let body = if s == 0 {
+        digits
+    } else if digits.len() > s {
+        format!("{}.{}", &digits[..digits.len() - s], &digits[digits.len() - s..])
+    } else {
+        format!("0.{}{}", "0".repeat(s - digits.len()), digits)
+    };
+    if neg {
+        format!("-{body}")
+    } else {
+        body
+    }
+}
+
+/// A decimal as a JSON number: exact for integers that fit 64 bits, otherwise the nearest double (serde_json
+/// has no arbitrary-precision numbers here).
+fn decimal_value(unscaled: i128, scale: u8) -> Value {
+    if scale == 0 {
+        if let Ok(i) = i64::try_from(unscaled) {
+            return Value::from(i);
+        }
+    }
+    let s = decimal_string(unscaled, scale);
+    s.parse::<f64>().ok().and_then(Number::from_f64).map(Value::Number).unwrap_or(Value::String(s))
+}
+
+/// Civil date (proleptic Gregorian) of a day count since 1970-01-01.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// Year as Java's `uuuu` pattern prints it: 4 digits, a sign beyond.
+fn format_year(y: i64) -> String {
+    if y > 9999 {
+        format!("+{y}")
+    } else if y < 0 {
+        format!("-{:04}", -y)
+    } else {
+        format!("{y:04}")
+    }
+}
+
+/// `yyyy-MM-dd` of a Spark `date` (days since the epoch).
+pub fn format_date(days: i64) -> String {
+    let (y, m, d) = civil_from_days(days);
+    format!("{}-{m:02}-{d:02}", format_year(y))
+}
+
+/// A Spark timestamp (microseconds since the epoch) as toJSON writes it: `yyyy-MM-dd'T'HH:mm:ss.SSS` plus `Z`
+/// when `utc` (timestamp, rendered in UTC), nothing for timestamp_ntz. Sub-millisecond digits are dropped.
+pub fn format_timestamp(micros: i64, utc: bool) -> String {
+    let millis = micros.div_euclid(1000);
+    let secs = millis.div_euclid(1000);
+    let ms = millis.rem_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let sod = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}{}",
+        format_year(y),
+        sod / 3600,
+        (sod / 60) % 60,
+        sod % 60,
+        if utc { "Z" } else { "" }
+    )
+}
+
+/// Seconds with up to 6 decimals, trailing zeros stripped (`BigDecimal.valueOf(micros, 6).stripTrailingZeros
+/// .toPlainString`).
+fn plain_seconds(micros: i128) -> String {
+    let s = decimal_string(micros, 6);
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// Spark's `CalendarInterval.toString` (e.g. `1 years 2 months 3 days 4 hours 5.000006 seconds`).
+pub fn calendar_interval_string(months: i32, days: i32, micros: i64) -> String {
+    if months == 0 && days == 0 && micros == 0 {
+        return "0 seconds".into();
+    }
+    let mut parts: Vec<String> = Vec::new();
+    let mut unit = |v: i64, u: &str| {
+        if v != 0 {
+            parts.push(format!("{v} {u}"));
+        }
+    };
+    if months != 0 {
+        unit(i64::from(months / 12), "years");
+        unit(i64::from(months % 12), "months");
+    }
+    unit(i64::from(days), "days");
+    let mut secs_part = None;
+    if micros != 0 {
+        let mut rest = i128::from(micros);
+        unit((rest / 3_600_000_000) as i64, "hours");
+        rest %= 3_600_000_000;
+        unit((rest / 60_000_000) as i64, "minutes");
+        rest %= 60_000_000;
+        if rest != 0 {
+            secs_part = Some(format!("{} seconds", plain_seconds(rest)));
+        }
+    }
+    parts.extend(secs_part);
+    parts.join(" ")
+}
+
+/// ANSI year-month interval string (`IntervalUtils.toYearMonthIntervalString`, ANSI style).
+pub fn year_month_interval_string(months: i32, start: u8, end: u8) -> String {
+    let abs = i64::from(months).abs();
+    let sign = if months < 0 { "-" } else { "" };
+    let year = format!("{sign}{}", abs / 12);
+    if start == end {
+        if start == 0 {
+            format!("INTERVAL '{year}' YEAR")
+        } else {
+            format!("INTERVAL '{months}' MONTH")
+        }
+    } else {
+        format!("INTERVAL '{year}-{}' YEAR TO MONTH", abs % 12)
+    }
+}
+
+/// ANSI day-time interval string (`IntervalUtils.toDayTimeIntervalString`, ANSI style), e.g.
+/// `INTERVAL '1 02:03:04.000005' DAY TO SECOND`.
+pub fn day_time_interval_string(micros: i64, start: u8, end: u8) -> String {
+    const NAMES: [&str; 4] = ["DAY", "HOUR", "MINUTE", "SECOND"];
+    let (start, end) = (start.min(3), end.min(3));
+    let from = NAMES[start as usize];
+    let to = NAMES[end as usize];
+    let postfix = if start == end { format!("' {from}") } else { format!("' {from} TO {to}") };
+    let sign = if micros < 0 { "-" } else { "" };
+    let mut rest = i128::from(micros).abs();
+    let (day, hour, minute, second) = (86_400_000_000i128, 3_600_000_000i128, 60_000_000i128, 1_000_000i128);
+    let secs = |rest: i128| {
+        let lead = if rest < 10 * second { "0" } else { "" };
+        format!("{lead}{}", plain_seconds(rest))
+    };
+    let mut s = String::from(sign);
+    match start {
+        0 => {
+            s.push_str(&(rest / day).to_string());
+            rest %= day;
+        }
+        1 => {
+            s.push_str(&format!("{:02}", rest / hour));
+            rest %= hour;
+        }
+        2 => {
+            s.push_str(&format!("{:02}", rest / minute));
+            rest %= minute;
+        }
+        _ => s.push_str(&secs(rest)),
+    }
+    if start < 1 && 1 <= end {
+        s.push_str(&format!(" {:02}", rest / hour));
+        rest %= hour;
+    }
+    if start < 2 && 2 <= end {
+        s.push_str(&format!(":{:02}", rest / minute));
+        rest %= minute;
+    }
+    if start < 3 && 3 <= end {
+        s.push(':');
+        s.push_str(&secs(rest));
+    }
+    format!("INTERVAL '{s}{postfix}")
+}
+
+/// Standard base64 with padding (Jackson's `writeBinary`, `Base64Variants.MIME_NO_LINEFEEDS`).
+pub fn base64(b: &[u8]) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(b.len().div_ceil(3) * 4);
+    for c in b.chunks(3) {
+        let n =
+            (u32::from(c[0]) << 16) | (u32::from(*c.get(1).unwrap_or(&0)) << 8) | u32::from(*c.get(2).unwrap_or(&0));
+        out.push(T[(n >> 18) as usize & 63] as char);
+        out.push(T[(n >> 12) as usize & 63] as char);
+        out.push(if c.len() > 1 { T[(n >> 6) as usize & 63] as char } else { '=' });
+        out.push(if c.len() > 2 { T[n as usize & 63] as char } else { '=' });
+    }
+    out
+}

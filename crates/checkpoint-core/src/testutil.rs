@@ -1,0 +1,52 @@
+//! Test helpers: the shared fixtures folder and opening its zips through the core's own [`ZipInput`].
+
+use crate::archive::{Archive, Limits, ZipInput};
+use std::path::PathBuf;
+
+/// `/work/shared/fixtures` as seen from the crate (`../../../shared/fixtures`).
+pub fn fixtures_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures"))
+}
+
+/// Every fixture name (`<name>.zip` without the extension), sorted.
+pub fn fixture_names() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(fixtures_dir())
+        .expect("fixtures folder")
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| n.ends_with(".zip") && !n.ends_with(".sink-output.zip"))
+        .map(|n| n.trim_end_matches(".zip").to_string())
+        .collect();
+    v.sort();
+    assert!(v.len() > 10, "fixtures folder looks empty");
+    v
+}
+
+/// Opens `<name>.zip` with default limits.
+pub fn open_fixture(name: &str) -> ZipInput<std::fs::File> {
+    let path = fixtures_dir().join(format!("{name}.zip"));
+    let f = std::fs::File::open(&path).expect("open fixture zip");
+    let len = f.metadata().expect("metadata").len();
+    ZipInput::open(f, len, name, Limits::default()).expect("fixture zip opens")
+}
+
+/// The fixture's `<name>.json` record.
+pub fn fixture_record(name: &str) -> serde_json::Value {
+    let p = fixtures_dir().join(format!("{name}.json"));
+    serde_json::from_slice(&std::fs::read(p).expect("fixture json")).expect("fixture json parses")
+}
+
+/// Paths of all state record files (`.delta`, `.snapshot`, `.changelog`) of an archive.
+pub fn state_record_files(a: &dyn Archive) -> Vec<String> {
+    a.entries()
+        .iter()
+        .filter(|e| !e.is_dir)
+        .map(|e| e.path.clone())
+        .filter(|p| {
+            let file = p.rsplit('/').next().unwrap_or("");
+            !file.starts_with('.')
+                && (p.starts_with("state/") || p.contains("/state/"))
+                && (file.ends_with(".delta") || file.ends_with(".snapshot") || file.ends_with(".changelog"))
+        })
+        .collect()
+}
