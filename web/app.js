@@ -21,7 +21,7 @@ function el(tag, attrs, ...children) {
     else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
     else e.setAttribute(k, v === true ? '' : String(v));
   }
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c === undefined || c === null || c === false) continue;
     e.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
@@ -32,7 +32,7 @@ const SVG_NS = 'http://www.w3.org/2000/svg';
 function svg(tag, attrs, ...children) {
   const e = document.createElementNS(SVG_NS, tag);
   for (const [k, v] of Object.entries(attrs || {})) if (v !== undefined && v !== null) e.setAttribute(k, String(v));
-  for (const c of children.flat()) if (c !== undefined && c !== null) e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  for (const c of children.flat(Infinity)) if (c !== undefined && c !== null) e.append(c instanceof Node ? c : document.createTextNode(String(c)));
   return e;
 }
 
@@ -97,6 +97,7 @@ function onWorkerMessage(m) {
     return;
   }
   state.pending.delete(m.id);
+  $('#results').dataset.pending = String(state.pending.size);
   if (m.type === 'error') p.reject({ kind: m.kind, message: m.message });
   else p.resolve(m);
 }
@@ -118,6 +119,7 @@ function request(msg, onProgress) {
     }
     const id = state.nextId++;
     state.pending.set(id, { resolve, reject, onProgress });
+    $('#results').dataset.pending = String(state.pending.size);
     state.worker.postMessage({ ...msg, id });
   });
 }

@@ -103,7 +103,12 @@ async function runCount(page) {
 
 /** Waits until the page finished one more diagnosis than `before`. */
 async function waitRun(page, before) {
-  await page.waitForFunction((n) => Number(document.querySelector('#results').dataset.runCount || 0) > n, before, { timeout: 30000 });
+  // Settled: at least one more run finished and no request is still in flight (runs can overlap, e.g. a version
+  // change while a drop is being diagnosed; the last one wins).
+  await page.waitForFunction((n) => {
+    const r = document.querySelector('#results');
+    return Number(r.dataset.runCount || 0) > n && (r.dataset.pending || '0') === '0' && r.dataset.run !== 'busy';
+  }, before, { timeout: 30000 });
 }
 
 /** Drops files onto the page like a user does (a DataTransfer with File objects, on the page body). */
@@ -222,7 +227,9 @@ describe('hosted build (dist/ served from a sub-path)', () => {
       assert.match(page.url(), new RegExp(`spark-version=${v}`), 'the link carries the setting');
       if (v === '3.5.9') await shot(page, '02-version-3.5.9');
     }
+    const n = await runCount(page);
     await page.selectOption('#spark-version', '');
+    await waitRun(page, n);
   });
 
   test('pasting the error text brings the findings that explain it to the top', async () => {
