@@ -632,7 +632,7 @@ function renderTimeline(c) {
   if (missing.length) notes.push(`Gap: no files for batch${missing.length > 1 ? 'es' : ''} ${missing.slice(0, 20).join(', ')}${missing.length > 20 ? '…' : ''}.`);
   const lastTs = [...batches].reverse().find((b) => b.timestamp_ms)?.timestamp_ms;
   if (lastTs) notes.push(`Last batch timestamp ${fmtTime(lastTs)} (${fmtAge(lastTs)}).`);
-  return el('div', {}, g, legend, notes.length ? el('p', { class: 'muted', 'data-testid': 'timeline-notes' }, notes.join(' ')) : null);
+  return el('div', {}, el('div', { class: 'plot-scroll' }, g), legend, notes.length ? el('p', { class: 'muted', 'data-testid': 'timeline-notes' }, notes.join(' ')) : null);
 }
 
 function table(headers, rows, rowAttrs) {
@@ -737,10 +737,10 @@ function download(name, type, text) {
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 function markdown() {
-  return state.last ? window.wasmBindings.reportMarkdown(state.last.reportJson) : null;
+  return state.last ? window.wasmBindings.renderMarkdown(state.last.reportJson) : null;
 }
 function summary() {
-  return state.last ? window.wasmBindings.reportSummary(state.last.reportJson) : null;
+  return state.last ? window.wasmBindings.renderSummary(state.last.reportJson) : null;
 }
 function exportMarkdown() {
   if (state.last) download(`${baseName()}-inspection.md`, 'text/markdown', markdown());

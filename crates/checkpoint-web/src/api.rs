@@ -50,13 +50,19 @@ pub fn diagnose_files(name: &str, files: Array, options: JsValue) -> Result<Stri
     let lim = limits();
     let mut total: u64 = 0;
     for item in files.iter() {
-        let pair: Array = item.dyn_into().map_err(|_| throw(InputError::new("io", "each file must be [path, bytes]")))?;
+        let pair: Array =
+            item.dyn_into().map_err(|_| throw(InputError::new("io", "each file must be [path, bytes]")))?;
         let path = pair.get(0).as_string().ok_or_else(|| throw(InputError::new("io", "file path must be a string")))?;
-        let bytes: Uint8Array =
-            pair.get(1).dyn_into().map_err(|_| throw(InputError::new("io", format!("{path}: bytes must be a Uint8Array"))))?;
+        let bytes: Uint8Array = pair
+            .get(1)
+            .dyn_into()
+            .map_err(|_| throw(InputError::new("io", format!("{path}: bytes must be a Uint8Array"))))?;
         total = total.saturating_add(bytes.length() as u64);
         if total > lim.max_total_bytes {
-            return Err(throw(InputError::new("over-limit", format!("the folder is over {} bytes", lim.max_total_bytes))));
+            return Err(throw(InputError::new(
+                "over-limit",
+                format!("the folder is over {} bytes", lim.max_total_bytes),
+            )));
         }
         list.push((path, bytes.to_vec()));
     }

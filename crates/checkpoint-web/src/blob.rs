@@ -158,7 +158,12 @@ impl Archive for FilesArchive {
         let size = self.entries[i].size;
         let cap = max_bytes.min(self.limits.max_entry_bytes);
         if size > cap {
-            return Err(ArchiveError::OverLimit { what: "file size".into(), path: Some(path.into()), value: size, limit: cap });
+            return Err(ArchiveError::OverLimit {
+                what: "file size".into(),
+                path: Some(path.into()),
+                value: size,
+                limit: cap,
+            });
         }
         if self.total_read.saturating_add(size) > self.limits.max_total_bytes {
             return Err(ArchiveError::OverLimit {

@@ -84,12 +84,7 @@ pub fn markdown(report: &Report) -> String {
 fn checkpoint_markdown(s: &mut String, c: &CheckpointReport) {
     let kind = serde_json::to_value(c.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
     let _ = writeln!(s, "\n## Checkpoint `{}` ({kind})", root_label(c));
-    let _ = writeln!(
-        s,
-        "\n**Verdict on Spark {}: {}.**",
-        c.restart.assumed_spark_version,
-        verdict(c)
-    );
+    let _ = writeln!(s, "\n**Verdict on Spark {}: {}.**", c.restart.assumed_spark_version, verdict(c));
     if let Some(ex) = &c.restart.exception {
         let _ = writeln!(s, "Exception: `{ex}`.");
     }
@@ -215,7 +210,8 @@ pub fn summary(report: &Report) -> String {
     for c in &report.checkpoints {
         let errors = c.findings.iter().filter(|f| f.severity == Severity::Error).count();
         let warnings = c.findings.iter().filter(|f| f.severity == Severity::Warning).count();
-        let where_ = if c.root.is_empty() { report.input.name.clone() } else { format!("{}:{}", report.input.name, c.root) };
+        let where_ =
+            if c.root.is_empty() { report.input.name.clone() } else { format!("{}:{}", report.input.name, c.root) };
         let _ = writeln!(
             s,
             "{where_}: on Spark {} the query {} ({errors} error(s), {warnings} warning(s)).",
@@ -232,9 +228,7 @@ pub fn summary(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use checkpoint_core::report::{
-        BatchInfo, CheckpointKind, Evidence, ForcedConf, InputInfo, RestartPrediction,
-    };
+    use checkpoint_core::report::{BatchInfo, CheckpointKind, Evidence, ForcedConf, InputInfo, RestartPrediction};
 
     fn sample() -> Report {
         let finding = |code: &str, sev: Severity, explains: bool| Finding {
@@ -246,6 +240,7 @@ mod tests {
             why: "because".into(),
             fix: vec!["first".into(), "second".into()],
             explains_error_text: explains,
+            restart_failure: None,
         };
         Report {
             inspector_version: "0.1.0".into(),

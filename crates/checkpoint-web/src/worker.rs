@@ -189,7 +189,8 @@ fn folder_files(data: &JsValue) -> Result<Vec<(String, File)>, InputError> {
     let mut out = Vec::with_capacity(arr.length() as usize);
     for item in arr.iter() {
         let path = get_string(&item, "path").ok_or_else(|| InputError::new("io", "folder file without a path"))?;
-        let file: File = get(&item, "file").dyn_into().map_err(|_| InputError::new("io", format!("{path}: not a File")))?;
+        let file: File =
+            get(&item, "file").dyn_into().map_err(|_| InputError::new("io", format!("{path}: not a File")))?;
         out.push((path, file));
     }
     Ok(out)
@@ -221,8 +222,7 @@ fn handle(data: JsValue) {
         })(),
         "read-entry" => (|| {
             let path = get_string(&data, "path").ok_or_else(|| InputError::new("io", "read-entry without a path"))?;
-            let input =
-                INPUT.with(|i| i.borrow().clone()).ok_or_else(|| InputError::new("io", "no input is open"))?;
+            let input = INPUT.with(|i| i.borrow().clone()).ok_or_else(|| InputError::new("io", "no input is open"))?;
             read_entry(&id, &input, &path)
         })(),
         other => Err(InputError::new("io", format!("unknown request {other:?}"))),
