@@ -1,0 +1,142 @@
+//! `checkpoint-web`: the browser front end of the Spark checkpoint inspector, as a thin layer over
+//! `checkpoint-core`.
+//!
+//! * [`diagnose_archive`] / [`diagnose_zip_bytes`]: run the core's diagnosis on an archive with the options the
+//!   page collects ([`Options`]: Spark version, pasted error text, "now").
+//! * [`render`]: the report as Markdown (for a ticket) and as a short plain-text summary (for the clipboard).
+//! * [`blob`]: `Read + Seek` over a browser `Blob` (a dropped `File`) using `Blob.slice` + `FileReaderSync`, so a
+//!   multi-gigabyte zip is read lazily inside a Web Worker; and a lazy [`checkpoint_core::Archive`] over the files
+//!   of a dropped folder.
+//! * [`worker`]: the Web Worker's message loop (see `web/app.js` for the other side of the protocol).
+//! * [`api`]: plain `#[wasm_bindgen]` functions over bytes, for tests and scripting.
+//!
+//! Nothing here does network I/O; the page's CSP forbids it anyway.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod api;
+pub mod blob;
+pub mod render;
+pub mod worker;
+
+use checkpoint_core::{Archive, ArchiveError, Context, Limits, Report, SparkVersion, ZipInput};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Cursor;
+
+/// What the page passes along with an input. Every field is optional (JSON: `{"spark_version":"4.1.4",
+/// "error_text":"...","now_ms":1732950000000,"session_conf":{"k":"v"}}`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default)]
+pub struct Options {
+    /// The Spark version the restart will use (`X.Y` or `X.Y.Z`); `None` or `""` = the core's default.
+    pub spark_version: Option<String>,
+    /// The error text the user pasted; `None` or blank = none.
+    pub error_text: Option<String>,
+    /// "Now" in milliseconds since the epoch (the page passes `Date.now()`).
+    pub now_ms: Option<f64>,
+    /// Session confs the restarted query sets (`--conf k=v`).
+    pub session_conf: BTreeMap<String, String>,
+}
+
+impl Options {
+    /// Turns the options into the core's [`Context`].
+    ///
+    /// Errors: an [`InputError`] of kind `bad-option` for an unparsable Spark version or a non-finite `now_ms`.
+    pub fn to_context(&self) -> Result<Context, InputError> {
+        let spark_version = match self.spark_version.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(s) => Some(s.parse::<SparkVersion>().map_err(|e| InputError::new("bad-option", e))?),
+        };
+        let now_ms = match self.now_ms {
+            None => None,
+            Some(v) if v.is_finite() && v.abs() < 9.0e15 => Some(v as i64),
+            Some(v) => return Err(InputError::new("bad-option", format!("now_ms is not a time: {v}"))),
+        };
+        let error_text = self.error_text.as_ref().filter(|t| !t.trim().is_empty()).cloned();
+        Ok(Context { spark_version, now_ms, error_text, session_conf: self.session_conf.clone(), kafka_earliest: None })
+    }
+}
+
+/// Why an input could not be diagnosed at all (the page shows `message`; `kind` selects the wording and styling).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InputError {
+    /// `not-a-zip` | `empty` | `over-limit` | `bad-path` | `not-found` | `corrupt` | `io` | `bad-option`.
+    pub kind: String,
+    /// One clear sentence for people.
+    pub message: String,
+}
+
+impl InputError {
+    /// Builds an error of a kind.
+    pub fn new(kind: &str, message: impl Into<String>) -> Self {
+        InputError { kind: kind.to_string(), message: message.into() }
+    }
+
+    /// Maps an archive error to the page's kinds, naming the input.
+    pub fn from_archive(name: &str, e: &ArchiveError) -> Self {
+        let kind = match e {
+            ArchiveError::NotAZip { .. } => "not-a-zip",
+            ArchiveError::Empty => "empty",
+            ArchiveError::OverLimit { .. } => "over-limit",
+            ArchiveError::BadPath { .. } => "bad-path",
+            ArchiveError::NotFound { .. } => "not-found",
+            ArchiveError::Corrupt { .. } => "corrupt",
+            ArchiveError::Io { .. } => "io",
+        };
+        let message = match e {
+            ArchiveError::NotAZip { .. } => {
+                format!("{name} is not a zip archive ({e}). Zip the checkpoint folder, or drop the folder itself.")
+            }
+            ArchiveError::Empty => format!("{name} is empty (0 bytes)."),
+            _ => format!("{name}: {e}"),
+        };
+        InputError { kind: kind.to_string(), message }
+    }
+}
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.kind, self.message)
+    }
+}
+
+impl std::error::Error for InputError {}
+
+/// The limits the page applies to an input (the core's defaults).
+pub fn limits() -> Limits {
+    Limits::default()
+}
+
+/// Runs the core's diagnosis on any archive with the page's options.
+///
+/// Errors: `bad-option` when the options do not parse (the archive itself was already opened by the caller).
+pub fn diagnose_archive(archive: &mut dyn Archive, options: &Options) -> Result<Report, InputError> {
+    let ctx = options.to_context()?;
+    Ok(checkpoint_core::diagnose(archive, &ctx))
+}
+
+/// Opens zip bytes held in memory and diagnoses them.
+///
+/// Errors: `empty`, `not-a-zip`, `over-limit`, `bad-path` (from [`ZipInput::open`]), `bad-option`.
+pub fn diagnose_zip_bytes(bytes: &[u8], name: &str, options: &Options) -> Result<Report, InputError> {
+    let mut zip = ZipInput::open(Cursor::new(bytes), bytes.len() as u64, name, limits())
+        .map_err(|e| InputError::from_archive(name, &e))?;
+    diagnose_archive(&mut zip, options)
+}
+
+/// Reads one entry of zip bytes held in memory, at most `max_bytes` (for "show this file").
+///
+/// Errors: as [`diagnose_zip_bytes`] for the archive, `not-found` / `over-limit` / `corrupt` for the entry.
+pub fn read_zip_entry(bytes: &[u8], name: &str, path: &str, max_bytes: u64) -> Result<Vec<u8>, InputError> {
+    let mut zip = ZipInput::open(Cursor::new(bytes), bytes.len() as u64, name, limits())
+        .map_err(|e| InputError::from_archive(name, &e))?;
+    zip.read(path, max_bytes).map_err(|e| InputError::from_archive(name, &e))
+}
+
+/// Largest file the page shows on click, in bytes.
+pub const MAX_SHOWN_ENTRY_BYTES: u64 = 256 * 1024;
+
+/// Most entries listed back to the page (the listing of a huge archive is cut there and says so).
+pub const MAX_LISTED_ENTRIES: usize = 20_000;

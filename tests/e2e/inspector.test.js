@@ -1,0 +1,480 @@
+// End-to-end tests of the browser inspector in real headless Chromium (playwright-core driving /usr/bin/chromium),
+// run with `node --test` (scripts/test.sh builds dist/ and the CLI first).
+//
+// The golden answer for every page result is the CLI's JSON for the same zip (`checkpoint-inspector diagnose <zip>
+// --json`): the page and the CLI render the same core, so verdict and finding codes must be equal.
+// Screenshots of each state go to test-output/ (gitignored) for a person to look at.
+
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '../..');
+const dist = path.join(repo, 'dist');
+const fixturesDir = path.resolve(repo, '../shared/fixtures');
+const cli = process.env.CHECKPOINT_CLI || path.join(repo, 'target/release/checkpoint-inspector');
+const out = path.join(repo, 'test-output');
+const SUB_PATH = '/some/sub/path/'; // dist must work from any sub-path (relative URLs)
+
+fs.mkdirSync(path.join(out, 'fixtures'), { recursive: true });
+
+const zips = fs.readdirSync(fixturesDir).filter((f) => f.endsWith('.zip')).sort();
+
+/** The CLI's report for a zip (exit 0 or 1; 2 = unreadable input, reported as {unreadable: stderr}). */
+function cliReport(zipPath, extra = []) {
+  const r = spawnSync(cli, ['diagnose', zipPath, '--json', ...extra], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  if (r.status === 2) return { unreadable: r.stderr.trim() };
+  assert.ok(r.status === 0 || r.status === 1, `CLI exit ${r.status} for ${zipPath}: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+/** What the CLI report says the page must show, per checkpoint. */
+function expected(report) {
+  return report.checkpoints.map((c) => ({
+    outcome: c.restart.outcome,
+    errorClass: c.restart.error_class || '',
+    codes: c.findings.map((f) => f.code).sort(),
+  }));
+}
+
+/** What the page shows, per checkpoint section. */
+async function shown(page) {
+  return page.$$eval('section.checkpoint', (secs) => secs.map((s) => {
+    const v = s.querySelector('[data-testid=verdict]');
+    return {
+      outcome: v.dataset.outcome,
+      errorClass: v.dataset.errorClass,
+      codes: [...s.querySelectorAll('[data-finding-code]')].map((f) => f.dataset.findingCode).sort(),
+    };
+  }));
+}
+
+// A minimal static server for dist/ under a sub-path (python's http.server is what scripts/serve.sh uses).
+const MIME = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.wasm': 'application/wasm',
+  '.css': 'text/css', '.svg': 'image/svg+xml', '.json': 'application/json', '.zip': 'application/zip' };
+function serve() {
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://x');
+    if (!url.pathname.startsWith(SUB_PATH)) { res.writeHead(404).end(); return; }
+    let rel = decodeURIComponent(url.pathname.slice(SUB_PATH.length)) || 'index.html';
+    const file = path.resolve(dist, rel);
+    if (!file.startsWith(dist + path.sep) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
+      res.writeHead(404).end(); return;
+    }
+    res.writeHead(200, { 'content-type': MIME[path.extname(file)] || 'application/octet-stream' });
+    fs.createReadStream(file).pipe(res);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+let browser; let server; let origin; let base;
+const requests = []; // every request any page or worker made: {url, phase}
+let phase = 'load';
+
+async function newPage(opts = {}) {
+  const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 800 }, ...opts });
+  context.on('request', (r) => requests.push({ url: r.url(), phase }));
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.errors = errors;
+  return page;
+}
+
+async function open(page, url) {
+  phase = 'load';
+  await page.goto(url);
+  await page.waitForSelector('body[data-status=ready]', { timeout: 30000 });
+  await page.waitForFunction(() => document.querySelector('#sample-select').options.length > 1, null, { timeout: 10000 });
+  phase = 'after-load';
+}
+
+async function runCount(page) {
+  return Number(await page.$eval('#results', (e) => e.dataset.runCount || '0'));
+}
+
+/** Waits until the page finished one more diagnosis than `before`. */
+async function waitRun(page, before) {
+  // Settled: at least one more run finished and no request is still in flight (runs can overlap, e.g. a version
+  // change while a drop is being diagnosed; the last one wins).
+  await page.waitForFunction((n) => {
+    const r = document.querySelector('#results');
+    return Number(r.dataset.runCount || 0) > n && (r.dataset.pending || '0') === '0' && r.dataset.run !== 'busy';
+  }, before, { timeout: 30000 });
+}
+
+/** Drops files onto the page like a user does (a DataTransfer with File objects, on the page body). */
+async function dropFile(page, name, bytes) {
+  const n = await runCount(page);
+  const dt = await page.evaluateHandle(([b64, fname]) => {
+    const b = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const d = new DataTransfer();
+    d.items.add(new File([b], fname, { type: 'application/zip' }));
+    return d;
+  }, [Buffer.from(bytes).toString('base64'), name]);
+  for (const t of ['dragenter', 'dragover', 'drop']) await page.dispatchEvent('main', t, { dataTransfer: dt });
+  await waitRun(page, n);
+}
+
+async function shot(page, name, fullPage = true) {
+  await page.screenshot({ path: path.join(out, `${name}.png`), fullPage });
+}
+
+/** A zip with one deflated entry of zeros: ratio far over the inspector's limit (a zip bomb). */
+function bombZip() {
+  const name = Buffer.from('bomb.bin');
+  const raw = Buffer.alloc(8 << 20);
+  const comp = zlib.deflateRawSync(raw, { level: 9 });
+  const crc = zlib.crc32(raw); // the limit check happens on the central directory, before any CRC check
+  const local = Buffer.alloc(30); local.writeUInt32LE(0x04034b50, 0); local.writeUInt16LE(20, 4); local.writeUInt16LE(8, 8);
+  local.writeUInt32LE(crc >>> 0, 14); local.writeUInt32LE(comp.length, 18); local.writeUInt32LE(raw.length, 22); local.writeUInt16LE(name.length, 26);
+  const central = Buffer.alloc(46); central.writeUInt32LE(0x02014b50, 0); central.writeUInt16LE(20, 4); central.writeUInt16LE(20, 6);
+  central.writeUInt16LE(8, 10); central.writeUInt32LE(crc >>> 0, 16); central.writeUInt32LE(comp.length, 20); central.writeUInt32LE(raw.length, 24);
+  central.writeUInt16LE(name.length, 28);
+  const cdOffset = 30 + name.length + comp.length;
+  const eocd = Buffer.alloc(22); eocd.writeUInt32LE(0x06054b50, 0); eocd.writeUInt16LE(1, 8); eocd.writeUInt16LE(1, 10);
+  eocd.writeUInt32LE(46 + name.length, 12); eocd.writeUInt32LE(cdOffset, 16);
+  return Buffer.concat([local, name, comp, central, name, eocd]);
+}
+
+function offOrigin(list) {
+  return list.filter((r) => !(r.url.startsWith(origin + '/') || r.url.startsWith('blob:') || r.url.startsWith('data:')));
+}
+
+before(async () => {
+  assert.ok(fs.existsSync(path.join(dist, 'index.html')), 'dist/ is built (scripts/build-web.sh)');
+  assert.ok(fs.existsSync(cli), `the CLI is built: ${cli}`);
+  server = await serve();
+  origin = `http://127.0.0.1:${server.address().port}`;
+  base = `${origin}${SUB_PATH}`;
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium', headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-default-apps'],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+describe('hosted build (dist/ served from a sub-path)', () => {
+  let page;
+  before(async () => {
+    page = await newPage();
+    await open(page, base);
+  });
+
+  test('loads with the wasm worker, the CSP and the privacy note', async () => {
+    assert.equal(await page.$eval('body', (b) => b.dataset.status), 'ready');
+    const first = await page.$eval('input', (i) => i.type === 'file' && i.id);
+    assert.equal(first, 'file-input', 'the first input of the page is the checkpoint picker');
+    const csp = await page.$eval('meta[http-equiv=Content-Security-Policy]', (m) => m.content);
+    assert.match(csp, /connect-src 'self'/);
+    assert.match(csp, /default-src 'none'/);
+    assert.match(await page.textContent('#privacy'), /Nothing is uploaded/);
+    const loadReqs = requests.filter((r) => r.phase === 'load').map((r) => r.url);
+    assert.ok(loadReqs.some((u) => u.endsWith('worker_bg.wasm')), `the worker fetched its wasm: ${loadReqs.join(' ')}`);
+    assert.deepEqual(offOrigin(requests), [], 'no request leaves the page origin');
+    await shot(page, '01-ready');
+  });
+
+  for (const zip of zips) {
+    test(`drop ${zip}: verdict and findings equal the CLI's`, async () => {
+      const bytes = fs.readFileSync(path.join(fixturesDir, zip));
+      const want = cliReport(path.join(fixturesDir, zip));
+      await dropFile(page, zip, bytes);
+      if (want.unreadable) {
+        assert.equal(await page.$eval('#results', (e) => e.dataset.run), 'error');
+        assert.ok(await page.isVisible('#message'));
+        return;
+      }
+      assert.equal(await page.$eval('#results', (e) => e.dataset.run), 'done', await page.textContent('#message'));
+      const got = await shown(page);
+      assert.deepEqual(got, expected(want), `${zip}: page vs CLI`);
+      if (want.checkpoints.length === 0) {
+        assert.equal(await page.$eval('[data-testid=verdict]', (v) => v.dataset.outcome), 'unknown');
+      }
+      // Findings are shown most severe first (those explaining a pasted error would come before).
+      const rank = { error: 0, warning: 1, info: 2 };
+      const perCheckpoint = await page.$$eval('section.checkpoint', (secs) => secs.map((s) => [...s.querySelectorAll('[data-severity]')].map((f) => f.dataset.severity)));
+      for (const list of perCheckpoint) {
+        for (let i = 1; i < list.length; i++) assert.ok(rank[list[i - 1]] <= rank[list[i]], `${zip}: findings sorted by severity: ${list}`);
+      }
+      await page.screenshot({ path: path.join(out, 'fixtures', `${zip.replace(/\.zip$/, '')}.png`) });
+    });
+  }
+
+  test('changing the Spark version re-diagnoses for that version', async () => {
+    const zip = 'broken-ss-4.3.0-agg-rocksdb-ckptv2-restarted-on-3.5.9.zip';
+    await dropFile(page, zip, fs.readFileSync(path.join(fixturesDir, zip)));
+    for (const v of ['3.5.9', '4.3.0']) {
+      const n = await runCount(page);
+      await page.selectOption('#spark-version', v);
+      await waitRun(page, n);
+      const want = cliReport(path.join(fixturesDir, zip), ['--spark-version', v]);
+      assert.deepEqual(await shown(page), expected(want), `on Spark ${v}`);
+      assert.match(await page.textContent('[data-testid=verdict]'), new RegExp(`Spark ${v.replace(/\./g, '\\.')}`));
+      assert.match(page.url(), new RegExp(`spark-version=${v}`), 'the link carries the setting');
+      if (v === '3.5.9') await shot(page, '02-version-3.5.9');
+    }
+    const n = await runCount(page);
+    await page.selectOption('#spark-version', '');
+    await waitRun(page, n);
+  });
+
+  test('pasting the error text brings the findings that explain it to the top', async () => {
+    const name = 'broken-ss-4.1.4-missing-delta';
+    const zip = path.join(fixturesDir, `${name}.zip`);
+    const record = JSON.parse(fs.readFileSync(path.join(fixturesDir, `${name}.json`), 'utf8'));
+    const errorText = record.restart_outcome.message_head;
+    await dropFile(page, `${name}.zip`, fs.readFileSync(zip));
+    const n = await runCount(page);
+    await page.fill('#error-text', errorText);
+    await waitRun(page, n);
+    const tmp = path.join(os.tmpdir(), `err-${process.pid}.txt`);
+    fs.writeFileSync(tmp, errorText);
+    const want = cliReport(zip, ['--error-text', tmp]);
+    const explaining = want.checkpoints[0].findings.filter((f) => f.explains_error_text).map((f) => f.code);
+    assert.ok(explaining.length > 0, 'the CLI says some finding explains the pasted error');
+    const codes = await page.$$eval('[data-finding-code]', (fs) => fs.map((f) => [f.dataset.findingCode, f.dataset.explains === 'true']));
+    const top = codes.slice(0, explaining.length);
+    assert.deepEqual(top.map(([c]) => c).sort(), [...explaining].sort(), 'explaining findings first');
+    assert.ok(top.every(([, e]) => e), 'and marked');
+    await shot(page, '03-error-pasted');
+    const n2 = await runCount(page);
+    await page.fill('#error-text', '');
+    await waitRun(page, n2);
+  });
+
+  test('a finding expands from the keyboard to its evidence, why and fix; a small file opens on click', async () => {
+    const name = 'broken-ss-4.1.4-missing-delta.zip';
+    await dropFile(page, name, fs.readFileSync(path.join(fixturesDir, name)));
+    const summaries = await page.$$('details.finding > summary');
+    assert.ok(summaries.length > 0);
+    const last = summaries[summaries.length - 1];
+    const wasOpen = await last.evaluate((s) => s.parentElement.open);
+    await last.focus();
+    await page.keyboard.press('Enter');
+    assert.equal(await last.evaluate((s) => s.parentElement.open), !wasOpen, 'Enter toggles a finding');
+    const body = await page.textContent('details.finding[open] .body');
+    assert.match(body, /Fix, safest first|Evidence|Why/);
+    // Raw file view: the files panel lists every entry; open `metadata`.
+    await page.click('details.files > summary');
+    const n = await page.$$eval('details.files button.linkish', (b) => b.length);
+    assert.ok(n > 0);
+    await page.click('details.files button.linkish >> text=/^metadata$/');
+    await page.waitForFunction(() => document.querySelector('#file-dialog-body').textContent.length > 0);
+    const text = await page.textContent('#file-dialog-body');
+    const record = JSON.parse(fs.readFileSync(path.join(fixturesDir, name.replace('.zip', '.json')), 'utf8'));
+    assert.ok(text.includes(record.facts.metadata.id), `metadata shows the query id: ${text}`);
+    await shot(page, '04-file-view', false);
+    await page.click('#file-dialog-close');
+  });
+
+  test('export Markdown and JSON, copy the summary', async () => {
+    const name = 'broken-ss-4.3.0-missing-last-commit.zip';
+    const want = cliReport(path.join(fixturesDir, name));
+    await dropFile(page, name, fs.readFileSync(path.join(fixturesDir, name)));
+    const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#export-md')]);
+    assert.equal(dl.suggestedFilename(), 'broken-ss-4.3.0-missing-last-commit-inspection.md');
+    const md = fs.readFileSync(await dl.path(), 'utf8');
+    fs.writeFileSync(path.join(out, 'export.md'), md);
+    assert.ok(md.startsWith(`# Spark checkpoint inspection: ${name}`));
+    assert.match(md, /\*\*Verdict on Spark \d+\.\d+\.\d+: will /);
+    for (const f of want.checkpoints[0].findings) assert.ok(md.includes(`(\`${f.code}\`)`), `Markdown has ${f.code}`);
+    const [dj] = await Promise.all([page.waitForEvent('download'), page.click('#export-json')]);
+    const json = JSON.parse(fs.readFileSync(await dj.path(), 'utf8'));
+    assert.deepEqual(expected(json), expected(want), 'exported JSON has the CLI verdict and findings');
+    assert.deepEqual(json.checkpoints[0].batches, want.checkpoints[0].batches);
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+    await page.click('#copy-summary');
+    await page.waitForFunction(() => document.querySelector('#copy-note').textContent.length > 0);
+    const clip = await page.evaluate(() => navigator.clipboard.readText());
+    assert.ok(clip.startsWith(`${name}: on Spark `), clip);
+  });
+
+  test('a timeline shows the uncommitted tail', async () => {
+    const name = 'broken-ss-4.3.0-missing-last-commit.zip';
+    await dropFile(page, name, fs.readFileSync(path.join(fixturesDir, name)));
+    const notes = await page.textContent('[data-testid=timeline-notes]');
+    const record = JSON.parse(fs.readFileSync(path.join(fixturesDir, name.replace('.zip', '.json')), 'utf8'));
+    const last = record.facts.last_offset_batch;
+    assert.match(notes, new RegExp(`Uncommitted tail: batch ${last}\\b`));
+    assert.equal(await page.$$eval('.plot rect.cell-tail', (r) => r.length), 1);
+    await shot(page, '05-uncommitted-tail');
+  });
+
+  test('a sample loads from the menu', async () => {
+    const n = await runCount(page);
+    const samples = await page.$$eval('#sample-select option', (o) => o.map((x) => x.value).filter(Boolean));
+    assert.ok(samples.length >= 4, `samples: ${samples}`);
+    const sample = samples.find((s) => s.startsWith('broken')) || samples[0];
+    phase = 'sample';
+    await page.selectOption('#sample-select', sample);
+    await waitRun(page, n);
+    const want = cliReport(path.join(repo, 'web/samples', sample));
+    assert.deepEqual(await shown(page), expected(want));
+    const sampleReqs = requests.filter((r) => r.phase === 'sample');
+    assert.ok(sampleReqs.every((r) => r.url === `${base}web/samples/${sample}`), `only the sample file: ${JSON.stringify(sampleReqs)}`);
+    phase = 'after-load';
+    await shot(page, '06-sample');
+  });
+
+  test('clear messages for a file that is not a zip, is empty, or is over a limit', async () => {
+    for (const [name, bytes, kind, re] of [
+      ['notes.txt', Buffer.from('hello, this is not a zip'), 'not-a-zip', /notes\.txt is not a zip archive/],
+      ['empty.zip', Buffer.alloc(0), 'empty', /empty\.zip is empty/],
+      ['bomb.zip', bombZip(), 'over-limit', /over the limit|limit/],
+    ]) {
+      await dropFile(page, name, bytes);
+      assert.equal(await page.$eval('#results', (e) => e.dataset.run), 'error', name);
+      assert.equal(await page.$eval('#message', (e) => e.dataset.errorKind), kind, name);
+      assert.match(await page.textContent('#message'), re);
+      assert.equal(await page.$$eval('[data-testid=verdict]', (v) => v.length), 0);
+      await shot(page, `07-error-${kind}`, false);
+    }
+  });
+
+  test('no request left the origin, and none at all after load (except a chosen sample)', async () => {
+    assert.deepEqual(offOrigin(requests), []);
+    const after = requests.filter((r) => r.phase === 'after-load' && !r.url.startsWith('blob:') && !r.url.startsWith('data:'));
+    assert.deepEqual(after, [], 'dropping and diagnosing makes no network request');
+    assert.deepEqual(page.errors, [], 'no uncaught page errors');
+  });
+});
+
+describe('folders', () => {
+  let page; let dir;
+  const name = 'broken-ss-4.1.4-missing-delta';
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chk-'));
+    const target = path.join(dir, 'my-checkpoint');
+    const r = spawnSync('python3', ['-c', 'import sys,zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])',
+      path.join(fixturesDir, `${name}.zip`), target]);
+    assert.equal(r.status, 0, String(r.stderr));
+    page = await newPage();
+    await open(page, base);
+  });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  test('drop a folder (File System entries API): same diagnosis as its zip', async () => {
+    const files = [];
+    const walk = (d, rel) => {
+      for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+        const p = path.join(d, e.name); const r = rel ? `${rel}/${e.name}` : e.name;
+        if (e.isDirectory()) walk(p, r); else files.push([r, fs.readFileSync(p).toString('base64')]);
+      }
+    };
+    walk(path.join(dir, 'my-checkpoint'), '');
+    const n = await runCount(page);
+    // Chromium cannot synthesise a directory drag, so the drop carries a FileSystemDirectoryEntry-shaped tree of real
+    // File objects; the page walks it with createReader/readEntries/file exactly as it walks a real dropped folder.
+    await page.evaluate(([list]) => {
+      const mkDir = (nm) => ({ isDirectory: true, isFile: false, name: nm, children: new Map() });
+      const root = mkDir('my-checkpoint');
+      for (const [rel, b64] of list) {
+        const parts = rel.split('/'); let d = root;
+        for (const p of parts.slice(0, -1)) { if (!d.children.has(p)) d.children.set(p, mkDir(p)); d = d.children.get(p); }
+        const file = new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], parts.at(-1));
+        d.children.set(parts.at(-1), { isDirectory: false, isFile: true, name: parts.at(-1), file: (ok) => ok(file) });
+      }
+      const wire = (d) => {
+        if (!d.isDirectory) return d;
+        const kids = [...d.children.values()].map(wire);
+        d.createReader = () => { let done = false; return { readEntries: (ok) => { const r = done ? [] : kids; done = true; setTimeout(() => ok(r)); } }; };
+        return d;
+      };
+      wire(root);
+      const ev = new Event('drop', { bubbles: true, cancelable: true });
+      Object.defineProperty(ev, 'dataTransfer', { value: { items: [{ kind: 'file', webkitGetAsEntry: () => root }], files: [] } });
+      document.querySelector('main').dispatchEvent(ev);
+    }, [files]);
+    await waitRun(page, n);
+    const want = cliReport(path.join(fixturesDir, `${name}.zip`));
+    assert.deepEqual(await shown(page), expected(want));
+    assert.match(await page.textContent('#status-text'), /my-checkpoint/);
+    await shot(page, '08-folder-drop');
+  });
+
+  test('pick a folder (<input webkitdirectory>): same diagnosis as its zip', async () => {
+    const n = await runCount(page);
+    await page.setInputFiles('#folder-input', path.join(dir, 'my-checkpoint'));
+    await waitRun(page, n);
+    const want = cliReport(path.join(fixturesDir, `${name}.zip`));
+    assert.deepEqual(await shown(page), expected(want));
+  });
+
+  test('pick a zip with the first file input', async () => {
+    const n = await runCount(page);
+    const zip = path.join(fixturesDir, 'ss-4.3.0-join.zip');
+    await page.setInputFiles('input[type=file] >> nth=0', zip);
+    await waitRun(page, n);
+    assert.deepEqual(await shown(page), expected(cliReport(zip)));
+  });
+});
+
+describe('settings in the link, narrow and dark', () => {
+  test('?spark-version=4.1.4 preselects the version', async () => {
+    const page = await newPage();
+    await open(page, `${base}?spark-version=4.1.4`);
+    assert.equal(await page.$eval('#spark-version', (s) => s.value), '4.1.4');
+    const zip = 'broken-ss-4.3.0-agg-hdfs-restarted-on-3.5.9.zip';
+    await dropFile(page, zip, fs.readFileSync(path.join(fixturesDir, zip)));
+    const want = cliReport(path.join(fixturesDir, zip), ['--spark-version', '4.1.4']);
+    assert.deepEqual(await shown(page), expected(want));
+    assert.match(await page.textContent('[data-testid=verdict]'), /Spark 4\.1\.4/);
+  });
+
+  test('readable on a narrow window and in dark mode', async () => {
+    for (const [label, opts] of [['narrow', { viewport: { width: 390, height: 844 } }], ['dark', { colorScheme: 'dark' }]]) {
+      const page = await newPage(opts);
+      await open(page, base);
+      const zip = 'broken-ss-4.1.4-missing-delta.zip';
+      await dropFile(page, zip, fs.readFileSync(path.join(fixturesDir, zip)));
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(overflow <= 1, `${label}: no horizontal page scroll (${overflow}px)`);
+      await shot(page, `09-${label}`);
+      if (label === 'dark') {
+        const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+        assert.equal(bg, 'rgb(13, 17, 23)', 'dark background from prefers-color-scheme');
+      }
+    }
+  });
+});
+
+describe('single self-contained file, opened from file://', () => {
+  test('diagnoses a dropped fixture and a sample with no network at all', async () => {
+    const file = path.join(dist, 'checkpoint-inspector.html');
+    assert.ok(fs.existsSync(file), 'dist/checkpoint-inspector.html is built');
+    const page = await newPage();
+    const mine = [];
+    page.context().on('request', (r) => mine.push(r.url()));
+    await page.goto(pathToFileURL(file).href);
+    await page.waitForSelector('body[data-status=ready]', { timeout: 30000 });
+    const csp = await page.$eval('meta[http-equiv=Content-Security-Policy]', (m) => m.content);
+    assert.match(csp, /connect-src 'none'/);
+    for (const zip of ['broken-ss-4.3.0-missing-metadata.zip', 'ss-4.1.4-agg-rocksdb-ckptv2.zip']) {
+      await dropFile(page, zip, fs.readFileSync(path.join(fixturesDir, zip)));
+      assert.deepEqual(await shown(page), expected(cliReport(path.join(fixturesDir, zip))), zip);
+    }
+    await shot(page, '10-single-file');
+    const n = await runCount(page);
+    const sample = await page.$$eval('#sample-select option', (o) => o.map((x) => x.value).filter(Boolean)[0]);
+    await page.selectOption('#sample-select', sample);
+    await waitRun(page, n);
+    assert.deepEqual(await shown(page), expected(cliReport(path.join(repo, 'web/samples', sample))));
+    const network = mine.filter((u) => !u.startsWith('file:') && !u.startsWith('blob:') && !u.startsWith('data:'));
+    assert.deepEqual(network, [], 'the single file makes no network request');
+    assert.deepEqual(page.errors, []);
+  });
+});

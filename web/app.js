@@ -1,0 +1,778 @@
+// Spark checkpoint inspector: the page. Plain DOM, no framework, no build step.
+// The diagnosis runs in a Web Worker (wasm, crates/checkpoint-web/src/worker.rs); this file sends it the dropped
+// File (never its bytes: the worker reads slices lazily) and renders the Report it posts back.
+// Nothing here talks to the network except to fetch the page's own samples (hosted build only).
+
+const SPARK_VERSIONS = ['3.3.4', '3.4.4', '3.5.0', '3.5.9', '4.0.0', '4.0.5', '4.1.0', '4.1.4', '4.2.0', '4.3.0'];
+const SEVERITY_RANK = { error: 0, warning: 1, info: 2 };
+const MAX_FOLDER_FILES = 200000;
+const MAX_PLOT_BATCHES = 300;
+
+const $ = (sel) => document.querySelector(sel);
+
+/** Creates an element: el('div', {class: 'x', dataset: {a: 1}}, child, 'text', ...). */
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') e.className = v;
+    else if (k === 'dataset') Object.assign(e.dataset, v);
+    else if (k === 'text') e.textContent = v;
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat(Infinity)) {
+    if (c === undefined || c === null || c === false) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+function svg(tag, attrs, ...children) {
+  const e = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) if (v !== undefined && v !== null) e.setAttribute(k, String(v));
+  for (const c of children.flat(Infinity)) if (c !== undefined && c !== null) e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return e;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// State
+const state = {
+  worker: null,
+  workerReady: false,
+  ready: false,
+  nextId: 1,
+  pending: new Map(), // id -> {resolve, reject, onProgress}
+  input: null, // {name} of what the worker holds
+  last: null, // {report, reportJson, entries, entriesTotal, ms, bytesRead, reads}
+  entrySizes: new Map(),
+  runs: 0,
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// Worker
+function startWorker() {
+  const url = window.TC_WORKER_URL || './worker_loader.js';
+  let w;
+  try {
+    w = new Worker(url);
+  } catch (e) {
+    showMessage(`The inspector could not start its worker: ${e.message}`);
+    setStatus('Failed to start.');
+    return;
+  }
+  state.worker = w;
+  w.onmessage = (ev) => onWorkerMessage(ev.data);
+  w.onerror = (ev) => {
+    ev.preventDefault?.();
+    const msg = ev.message || 'the worker stopped';
+    for (const [, p] of state.pending) p.reject({ kind: 'internal', message: `Internal error in the inspector: ${msg}` });
+    state.pending.clear();
+    if (!state.ready) {
+      showMessage(`The inspector could not load its WebAssembly module: ${msg}`);
+      setStatus('Failed to load.');
+    }
+    // Start a fresh worker so the page stays usable.
+    state.ready = false;
+    state.workerReady = false;
+    state.worker = null;
+    document.body.dataset.status = 'loading';
+    setTimeout(startWorker, 50);
+  };
+}
+
+function onWorkerMessage(m) {
+  if (!m || typeof m !== 'object') return;
+  if (m.type === 'ready') {
+    state.workerReady = true;
+    $('#version-note').textContent = `checkpoint-inspector ${m.version}`;
+    checkReady();
+    return;
+  }
+  const p = state.pending.get(m.id);
+  if (!p) return;
+  if (m.type === 'progress') {
+    p.onProgress?.(m);
+    return;
+  }
+  state.pending.delete(m.id);
+  $('#results').dataset.pending = String(state.pending.size);
+  if (m.type === 'error') p.reject({ kind: m.kind, message: m.message });
+  else p.resolve(m);
+}
+
+/** The page is ready once both wasm modules run: the worker's (diagnosis) and the page's (rendering). */
+function checkReady() {
+  if (!state.workerReady || !window.wasmBindings) return;
+  state.ready = true;
+  document.body.dataset.status = 'ready';
+  if (!state.last && !state.input) setStatus('Ready. Drop a checkpoint zip or folder, pick a file, or try a sample.');
+}
+addEventListener('TrunkApplicationStarted', checkReady);
+
+function request(msg, onProgress) {
+  return new Promise((resolve, reject) => {
+    if (!state.worker) {
+      reject({ kind: 'internal', message: 'The inspector is not loaded yet.' });
+      return;
+    }
+    const id = state.nextId++;
+    state.pending.set(id, { resolve, reject, onProgress });
+    $('#results').dataset.pending = String(state.pending.size);
+    state.worker.postMessage({ ...msg, id });
+  });
+}
+
+async function whenReady() {
+  while (!state.ready) await new Promise((r) => setTimeout(r, 30));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Options and URL settings (links carry settings, never data)
+function options() {
+  const v = $('#spark-version').value;
+  const t = $('#error-text').value;
+  return { spark_version: v || null, error_text: t.trim() ? t : null, now_ms: Date.now() };
+}
+
+function initSparkVersions() {
+  const sel = $('#spark-version');
+  const params = new URLSearchParams(location.search);
+  const wanted = (params.get('spark-version') || '').trim();
+  const versions = [...SPARK_VERSIONS];
+  if (/^\d+\.\d+(\.\d+)?$/.test(wanted) && !versions.includes(wanted)) versions.push(wanted);
+  sel.append(el('option', { value: '' }, 'Auto (newest consistent)'));
+  for (const v of versions.reverse()) sel.append(el('option', { value: v }, `Spark ${v}`));
+  if (versions.includes(wanted)) sel.value = wanted;
+}
+
+function rememberSettings() {
+  try {
+    const url = new URL(location.href);
+    const v = $('#spark-version').value;
+    if (v) url.searchParams.set('spark-version', v);
+    else url.searchParams.delete('spark-version');
+    history.replaceState(null, '', url.toString());
+  } catch (_) {
+    // file:// pages may refuse replaceState; the setting still applies.
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Status, progress, messages
+function setStatus(text) {
+  $('#status-text').textContent = text;
+}
+function showMessage(text, kind = 'error') {
+  const m = $('#message');
+  m.textContent = text;
+  m.dataset.kind = kind;
+  m.hidden = false;
+}
+function clearMessage() {
+  $('#message').hidden = true;
+  $('#message').textContent = '';
+}
+let progressTimer = null;
+function progressStart(label) {
+  const bar = $('#progress');
+  bar.removeAttribute('value');
+  clearTimeout(progressTimer);
+  // Only show the bar for anything that takes longer than a moment.
+  progressTimer = setTimeout(() => { bar.hidden = false; }, 150);
+  setStatus(label);
+}
+function progressUpdate(m) {
+  const bar = $('#progress');
+  if (m.total > 0) {
+    bar.max = m.total;
+    bar.value = Math.min(m.done, m.total);
+  }
+  setStatus(`Reading ${m.path} (${m.done} file${m.done === 1 ? '' : 's'} read of ${m.total} listed)…`);
+}
+function progressEnd() {
+  clearTimeout(progressTimer);
+  $('#progress').hidden = true;
+}
+
+const ERROR_HELP = {
+  'not-a-zip': 'This file is not a zip archive. Zip the checkpoint folder (e.g. `zip -r chk.zip <checkpointLocation>`), or drop the folder itself.',
+  empty: 'The input is empty: there is nothing to inspect.',
+  'over-limit': 'The input is over one of the inspector\'s safety limits, so it was not read further.',
+  'bad-path': 'The zip contains an unsafe entry path; it was not read.',
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// Running a diagnosis
+async function run(msg, label) {
+  await whenReady();
+  clearMessage();
+  const results = $('#results');
+  results.dataset.run = 'busy';
+  progressStart(label);
+  try {
+    const m = await request(msg, progressUpdate);
+    const report = JSON.parse(m.report);
+    state.last = {
+      report, reportJson: m.report, entries: m.entries || [],
+      entriesTotal: m.entries_total || 0, ms: m.ms, bytesRead: m.bytes_read, reads: m.reads,
+    };
+    state.entrySizes = new Map(state.last.entries.map(([p, s]) => [p, s]));
+    render();
+    state.runs += 1;
+    results.dataset.runCount = String(state.runs);
+    results.dataset.run = 'done';
+    const read = m.bytes_read !== undefined ? ` (${m.reads} slice reads of the ${fmtBytes(report.input.bytes)} file)` : '';
+    setStatus(`Diagnosed ${report.input.name} in ${Math.round(m.ms)} ms${read}.`);
+  } catch (e) {
+    const kind = e.kind || 'internal';
+    state.last = null;
+    $('#results').replaceChildren();
+    const help = ERROR_HELP[kind] ? ` ${ERROR_HELP[kind]}` : '';
+    showMessage(`${e.message || e}${help}`);
+    const box = $('#message');
+    box.dataset.errorKind = kind;
+    state.runs += 1;
+    results.dataset.runCount = String(state.runs);
+    results.dataset.run = 'error';
+    setStatus('Could not diagnose this input.');
+  } finally {
+    progressEnd();
+  }
+}
+
+function openFile(file) {
+  state.input = { name: file.name };
+  $('#intro').hidden = true;
+  return run({ type: 'open-file', file, name: file.name, options: options() }, `Opening ${file.name}…`);
+}
+
+function openFolder(name, files) {
+  state.input = { name };
+  $('#intro').hidden = true;
+  if (files.length === 0) {
+    showMessage(`The folder ${name} is empty: there is nothing to inspect.`);
+    $('#results').dataset.run = 'error';
+    return Promise.resolve();
+  }
+  return run({ type: 'open-folder', name, files, options: options() }, `Opening folder ${name} (${files.length} files)…`);
+}
+
+function rediagnose() {
+  if (!state.input) return Promise.resolve();
+  return run({ type: 'rediagnose', options: options() }, `Diagnosing ${state.input.name} again…`);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Input: file picker, folder picker, drag and drop (zip or folder via the File System entries API), samples
+function filesFromFolderInput(fileList) {
+  const arr = [...fileList];
+  if (arr.length === 0) return null;
+  const first = arr[0].webkitRelativePath || arr[0].name;
+  const top = first.split('/')[0];
+  const files = arr.slice(0, MAX_FOLDER_FILES + 1).map((f) => {
+    const rel = f.webkitRelativePath || f.name;
+    return { path: rel.startsWith(top + '/') ? rel.slice(top.length + 1) : rel, file: f };
+  });
+  return { name: top, files };
+}
+
+function readAllEntries(dirEntry) {
+  // readEntries returns batches; call until empty.
+  const reader = dirEntry.createReader();
+  return new Promise((resolve, reject) => {
+    const out = [];
+    const next = () => reader.readEntries((batch) => {
+      if (batch.length === 0) resolve(out);
+      else { out.push(...batch); next(); }
+    }, reject);
+    next();
+  });
+}
+
+function entryFile(fileEntry) {
+  return new Promise((resolve, reject) => fileEntry.file(resolve, reject));
+}
+
+/** Walks a dropped directory (File System entries API), bounded by MAX_FOLDER_FILES. Paths are relative to it. */
+async function walkDirectory(dirEntry) {
+  const files = [];
+  const stack = [[dirEntry, '']];
+  while (stack.length) {
+    const [dir, prefix] = stack.pop();
+    for (const entry of await readAllEntries(dir)) {
+      const path = prefix ? `${prefix}/${entry.name}` : entry.name;
+      if (entry.isDirectory) stack.push([entry, path]);
+      else if (entry.isFile) {
+        files.push({ path, file: await entryFile(entry) });
+        if (files.length > MAX_FOLDER_FILES) {
+          throw { kind: 'over-limit', message: `The folder ${dirEntry.name} has more than ${MAX_FOLDER_FILES} files, over the inspector's limit.` };
+        }
+      }
+    }
+  }
+  return files;
+}
+
+async function onDrop(ev) {
+  ev.preventDefault();
+  hideDropzone();
+  const dt = ev.dataTransfer;
+  if (!dt) return;
+  const items = [...(dt.items || [])].filter((i) => i.kind === 'file');
+  const entries = items.map((i) => (i.webkitGetAsEntry ? i.webkitGetAsEntry() : null)).filter(Boolean);
+  const dir = entries.find((e) => e.isDirectory);
+  if (dir) {
+    try {
+      setStatus(`Listing folder ${dir.name}…`);
+      const files = await walkDirectory(dir);
+      await openFolder(dir.name, files);
+    } catch (e) {
+      showMessage(e.message || `Could not read the folder ${dir.name}.`);
+    }
+    return;
+  }
+  const files = [...(dt.files || [])];
+  if (files.length === 0) return;
+  const zip = files.find((f) => /\.zip$/i.test(f.name)) || files[0];
+  await openFile(zip);
+}
+
+let dragDepth = 0;
+function hideDropzone() {
+  dragDepth = 0;
+  $('#dropzone').hidden = true;
+}
+
+function initInputs() {
+  $('#file-input').addEventListener('change', (ev) => {
+    const f = ev.target.files && ev.target.files[0];
+    if (f) openFile(f);
+  });
+  $('#folder-input').addEventListener('change', (ev) => {
+    const got = filesFromFolderInput(ev.target.files || []);
+    if (got) {
+      if (got.files.length > MAX_FOLDER_FILES) {
+        showMessage(`The folder ${got.name} has more than ${MAX_FOLDER_FILES} files, over the inspector's limit.`);
+        return;
+      }
+      openFolder(got.name, got.files);
+    }
+  });
+  window.addEventListener('dragenter', (ev) => {
+    if (![...(ev.dataTransfer?.types || [])].includes('Files')) return;
+    ev.preventDefault();
+    dragDepth += 1;
+    $('#dropzone').hidden = false;
+  });
+  window.addEventListener('dragover', (ev) => { ev.preventDefault(); if (ev.dataTransfer) ev.dataTransfer.dropEffect = 'copy'; });
+  window.addEventListener('dragleave', () => { dragDepth -= 1; if (dragDepth <= 0) hideDropzone(); });
+  window.addEventListener('drop', onDrop);
+  $('#spark-version').addEventListener('change', () => { rememberSettings(); rediagnose(); });
+  let t = null;
+  $('#error-text').addEventListener('input', () => {
+    clearTimeout(t);
+    t = setTimeout(rediagnose, 400);
+  });
+  $('#file-dialog-close').addEventListener('click', () => $('#file-dialog').close());
+}
+
+async function initSamples() {
+  const sel = $('#sample-select');
+  let list = [];
+  const embedded = document.getElementById('tc-samples');
+  if (embedded) {
+    try { list = JSON.parse(embedded.textContent).samples; } catch (_) { list = []; }
+  } else {
+    try {
+      const r = await fetch('web/samples/index.json');
+      if (r.ok) list = (await r.json()).samples;
+    } catch (_) { list = []; }
+  }
+  for (const s of list) sel.append(el('option', { value: s.file, dataset: { b64: s.base64 || '' } }, s.label));
+  sel.addEventListener('change', async () => {
+    const s = list.find((x) => x.file === sel.value);
+    if (!s) return;
+    let blob;
+    if (s.base64) {
+      blob = new Blob([Uint8Array.from(atob(s.base64), (c) => c.charCodeAt(0))], { type: 'application/zip' });
+    } else {
+      const r = await fetch(`web/samples/${s.file}`);
+      blob = await r.blob();
+    }
+    await openFile(new File([blob], s.file, { type: 'application/zip' }));
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Rendering
+function fmtBytes(n) {
+  if (n === undefined || n === null) return '—';
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  if (n < 1024 ** 3) return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+  return `${(n / 1024 ** 3).toFixed(2)} GiB`;
+}
+function fmtTime(ms) {
+  if (ms === null || ms === undefined) return '—';
+  if (ms === 0) return '0';
+  const d = new Date(ms);
+  return Number.isNaN(d.getTime()) ? String(ms) : d.toISOString().replace('T', ' ').replace('.000Z', 'Z');
+}
+function fmtAge(ms) {
+  if (ms === null || ms === undefined) return '';
+  const s = Math.round((Date.now() - ms) / 1000);
+  if (s < 0) return 'in the future';
+  if (s < 120) return `${s} s ago`;
+  if (s < 7200) return `${Math.round(s / 60)} min ago`;
+  if (s < 172800) return `${Math.round(s / 3600)} h ago`;
+  return `${Math.round(s / 86400)} days ago`;
+}
+
+function verdictText(c) {
+  const r = c.restart;
+  switch (r.outcome) {
+    case 'resumes': return r.first_batch_id !== undefined && r.first_batch_id !== null ? `Will resume with batch ${r.first_batch_id}` : 'Will resume';
+    case 'replays_last_batch': {
+      const b = r.first_batch_id ?? c.last_batch_id;
+      return b !== null && b !== undefined ? `Will replay batch ${b}` : 'Will replay the last batch';
+    }
+    case 'fails': return `Will fail with ${r.error_class || r.exception || 'an error'}`;
+    default: return 'Outcome unknown';
+  }
+}
+const VERDICT_ICON = { resumes: '✓', replays_last_batch: '↻', fails: '✕', unknown: '?' };
+
+function sortedFindings(c) {
+  return c.findings
+    .map((f, i) => ({ f, i }))
+    .sort((a, b) => (Number(b.f.explains_error_text) - Number(a.f.explains_error_text))
+      || (SEVERITY_RANK[a.f.severity] - SEVERITY_RANK[b.f.severity]) || (a.i - b.i))
+    .map((x) => x.f);
+}
+
+function archivePath(root, path) {
+  return root ? `${root}/${path}` : path;
+}
+
+/** A file path: a button that shows the file when it is in the input and small enough, else plain code. */
+function pathLink(root, path) {
+  const full = archivePath(root, path);
+  const size = state.entrySizes.get(full);
+  if (size !== undefined && size <= 256 * 1024) {
+    return el('button', { type: 'button', class: 'linkish', title: `Show ${full} (${fmtBytes(size)})`, onclick: () => showEntry(full) }, path);
+  }
+  return el('code', {}, path);
+}
+
+function render() {
+  const { report } = state.last;
+  const root = $('#results');
+  const parts = [];
+  parts.push(el('div', { class: 'toolbar' },
+    el('button', { type: 'button', class: 'primary', id: 'export-md', onclick: exportMarkdown }, 'Export Markdown'),
+    el('button', { type: 'button', id: 'export-json', onclick: exportJson }, 'Export JSON'),
+    el('button', { type: 'button', id: 'copy-summary', onclick: copySummary }, 'Copy summary'),
+    el('span', { class: 'muted', id: 'copy-note', role: 'status' }),
+  ));
+  if (report.checkpoints.length === 0) {
+    parts.push(el('div', { class: 'verdict', 'data-testid': 'verdict', dataset: { outcome: 'unknown', errorClass: '' } },
+      el('div', { class: 'icon', 'aria-hidden': 'true' }, '?'),
+      el('div', { class: 'headline' }, 'No Spark checkpoint found'),
+      el('div', { class: 'detail' }, `${report.input.name} holds ${report.input.entries} entries, none of which looks like a checkpoint (metadata, offsets/, commits/, state/).`)));
+  }
+  for (const c of report.checkpoints) parts.push(renderCheckpoint(c, report));
+  parts.push(renderFiles());
+  root.replaceChildren(...parts);
+}
+
+function renderCheckpoint(c, report) {
+  const r = c.restart;
+  const sec = el('section', { class: 'checkpoint', dataset: { root: c.root } });
+  const head = el('div', { class: 'checkpoint-head' },
+    el('h2', {}, c.root ? `Checkpoint ${c.root}` : `Checkpoint ${report.input.name}`),
+    el('span', { class: 'muted' }, `${c.kind.replace('_', ' ')} · ${fmtBytes(report.input.bytes)} · ${report.input.entries} entries`));
+  const verdict = el('div', {
+    class: 'verdict', 'data-testid': 'verdict', role: 'status',
+    dataset: { outcome: r.outcome, errorClass: r.error_class || '' },
+  },
+  el('div', { class: 'icon', 'aria-hidden': 'true' }, VERDICT_ICON[r.outcome] || '?'),
+  el('div', { class: 'headline' }, verdictText(c)),
+  el('div', { class: 'detail' }, `Assuming a restart on Spark ${r.assumed_spark_version} (change it above).`,
+    r.exception ? ` Exception: ${r.exception}.` : ''),
+  r.summary ? el('div', { class: 'detail' }, r.summary) : null);
+  const facts = el('ul', { class: 'facts' },
+    el('li', {}, 'Query id ', el('b', {}, c.query_id || '—')),
+    el('li', {}, 'Last planned batch ', el('b', {}, c.last_batch_id ?? '—')),
+    el('li', {}, 'Last committed batch ', el('b', {}, c.last_committed_batch_id ?? '—')),
+    r.state_version_loaded !== undefined && r.state_version_loaded !== null ? el('li', {}, 'State version loaded ', el('b', {}, r.state_version_loaded)) : null,
+    el('li', {}, 'Findings ', el('b', {}, c.findings.length)));
+
+  const findings = sortedFindings(c);
+  const fpanel = el('div', { class: 'panel' }, el('h3', {}, `Findings (${findings.length})`),
+    findings.length ? el('div', { class: 'findings' }, findings.map((f, i) => renderFinding(f, c, i === 0 && f.severity !== 'info')))
+      : el('p', { class: 'muted' }, 'No findings.'));
+  const needs = c.needs && c.needs.length ? el('div', { class: 'panel' }, el('h3', {}, 'To sharpen the diagnosis'), el('ul', {}, c.needs.map((n) => el('li', {}, n)))) : null;
+
+  sec.append(head, verdict, facts, fpanel, needs || '',
+    el('div', { class: 'grid2' },
+      el('div', { class: 'panel plot' }, el('h3', {}, 'Batch timeline'), renderTimeline(c)),
+      el('div', {}, renderSources(c), renderOperators(c))),
+    renderConfs(c));
+  if (c.dstream) sec.append(renderDstream(c.dstream));
+  return sec;
+}
+
+function renderFinding(f, c, open) {
+  const d = el('details', { class: 'finding', dataset: { findingCode: f.code, severity: f.severity } });
+  if (open) d.open = true;
+  if (f.explains_error_text) d.dataset.explains = 'true';
+  d.append(el('summary', {},
+    el('span', { class: `badge ${f.severity}` }, f.severity),
+    f.explains_error_text ? el('span', { class: 'badge explains' }, 'explains your error') : null,
+    el('span', { class: 'title' }, f.title),
+    el('span', { class: 'code mono' }, f.code)));
+  const body = el('div', { class: 'body' });
+  if (f.error_classes && f.error_classes.length) {
+    body.append(el('h4', {}, 'Spark error classes'), el('div', {}, f.error_classes.map((e, i) => [i ? ', ' : '', el('code', {}, e)])));
+  }
+  if (f.evidence && f.evidence.length) {
+    body.append(el('h4', {}, 'Evidence'), el('ul', {}, f.evidence.map((e) => el('li', {},
+      pathLink(c.root, e.path), e.offset !== undefined && e.offset !== null ? ` (byte ${e.offset})` : '', ': ', e.detail))));
+  }
+  if (f.why) body.append(el('h4', {}, 'Why'), el('p', {}, f.why));
+  if (f.fix && f.fix.length) body.append(el('h4', {}, 'Fix, safest first'), el('ol', {}, f.fix.map((s) => el('li', {}, s))));
+  d.append(body);
+  return d;
+}
+
+/** The batch timeline: offsets vs commits per batch id, batch timestamps and watermark; gaps and the tail marked. */
+function renderTimeline(c) {
+  const all = c.batches || [];
+  if (all.length === 0) return el('p', { class: 'muted' }, 'No batches in offsets/ or commits/.');
+  const batches = all.slice(-MAX_PLOT_BATCHES);
+  const byId = new Map(batches.map((b) => [b.batch_id, b]));
+  const lo = batches[0].batch_id;
+  const hi = batches[batches.length - 1].batch_id;
+  const span = Math.max(1, hi - lo + 1);
+  const W = 640; const padL = 96; const padR = 12;
+  const plotW = W - padL - padR;
+  const cw = plotW / span;
+  // Two small line charts, each on its own time axis: batch timestamps (processing time) and the watermark
+  // (event time) usually lie far apart, so one shared axis would flatten both.
+  const seriesDefs = [['timestamp_ms', 'batch timestamp', 'line-ts', 'dot-ts'], ['watermark_ms', 'watermark', 'line-wm', 'dot-wm']]
+    .filter(([key]) => batches.some((b) => b[key] !== null && b[key] !== undefined && b[key] > 0));
+  const hasTimes = seriesDefs.length > 0;
+  const subH = 46; const subGap = 24; const top = 16; const laneH = 18; const laneGap = 6;
+  const lanesY = top + seriesDefs.length * (subH + subGap);
+  const H = lanesY + 2 * laneH + laneGap + 28;
+  const x = (id) => padL + (id - lo) * cw;
+  const g = svg('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': `Batch timeline for batches ${lo} to ${hi}` });
+  g.append(svg('title', {}, `Batches ${lo}..${hi}: offsets and commits per batch id${hasTimes ? ', batch timestamps and watermark' : ''}`));
+  const lastCommitted = c.last_committed_batch_id;
+  seriesDefs.forEach(([key, label, lineCls, dotCls], k) => {
+    const y0 = top + k * (subH + subGap);
+    const pts0 = batches.filter((b) => b[key] !== null && b[key] !== undefined && b[key] > 0);
+    const vals = pts0.map((b) => b[key]);
+    const tmin = Math.min(...vals); const tmax = Math.max(...vals);
+    const tspan = Math.max(1, tmax - tmin);
+    const y = (t) => y0 + subH - ((t - tmin) / tspan) * subH;
+    const fmtAxis = (t) => (tspan < 86400000 ? new Date(t).toISOString().slice(11, 19) : new Date(t).toISOString().slice(0, 16).replace('T', ' '));
+    g.append(svg('line', { class: 'grid', x1: padL, x2: W - padR, y1: y0 + subH, y2: y0 + subH }));
+    g.append(svg('line', { class: 'grid', x1: padL, x2: W - padR, y1: y0, y2: y0 }));
+    g.append(svg('text', { class: 'axis', x: padL - 4, y: y0 + 4, 'text-anchor': 'end' }, fmtAxis(tmax)));
+    if (tmax !== tmin) g.append(svg('text', { class: 'axis', x: padL - 4, y: y0 + subH + 3, 'text-anchor': 'end' }, fmtAxis(tmin)));
+    g.append(svg('text', { class: 'label', x: W - padR, y: y0 - 4, 'text-anchor': 'end' }, label));
+    const pts = pts0.map((b) => [x(b.batch_id) + cw / 2, tmax === tmin ? y0 + subH / 2 : y(b[key]), b]);
+    if (pts.length > 1) g.append(svg('polyline', { class: lineCls, points: pts.map(([px, py]) => `${px.toFixed(1)},${py.toFixed(1)}`).join(' ') }));
+    for (const [px, py, b] of pts) {
+      g.append(svg('circle', { class: dotCls, cx: px.toFixed(1), cy: py.toFixed(1), r: Math.min(3, Math.max(1.5, cw / 3)) },
+        svg('title', {}, `batch ${b.batch_id} ${label} ${fmtTime(b[key])}`)));
+    }
+  });
+  const lanes = [['offsets', 'has_offsets', lanesY], ['commits', 'committed', lanesY + laneH + laneGap]];
+  for (const [label, , ly] of lanes) g.append(svg('text', { class: 'label', x: padL - 6, y: ly + laneH / 2 + 4, 'text-anchor': 'end' }, label));
+  for (let id = lo; id <= hi; id++) {
+    const b = byId.get(id);
+    const bx = x(id) + Math.min(1, cw * 0.1);
+    const bw = Math.max(1, cw - Math.min(2, cw * 0.2));
+    if (!b) {
+      g.append(svg('rect', { class: 'gap', x: x(id), y: lanesY, width: cw, height: 2 * laneH + laneGap }, svg('title', {}, `batch ${id}: neither offsets nor commits (gap)`)));
+      continue;
+    }
+    for (const [label, key, ly] of lanes) {
+      const present = b[key];
+      const isTail = label === 'offsets' && present && !b.committed && (lastCommitted === null || lastCommitted === undefined || id > lastCommitted);
+      const cls = !present ? 'cell-missing' : isTail ? 'cell-tail' : `cell-${label}`;
+      const tip = `batch ${id}: ${label}/${id} ${present ? 'present' : 'absent'}${isTail ? ' (planned, not committed)' : ''}` +
+        (label === 'offsets' && b.timestamp_ms ? `, timestamp ${fmtTime(b.timestamp_ms)}` : '') +
+        (label === 'offsets' && b.watermark_ms ? `, watermark ${fmtTime(b.watermark_ms)}` : '');
+      g.append(svg('rect', { class: cls, x: bx.toFixed(2), y: ly, width: bw.toFixed(2), height: laneH, rx: Math.min(3, bw / 3) }, svg('title', {}, tip)));
+    }
+  }
+  const tickEvery = Math.max(1, Math.ceil(span / 10));
+  for (let id = lo; id <= hi; id += tickEvery) {
+    g.append(svg('text', { class: 'axis', x: (x(id) + cw / 2).toFixed(1), y: H - 8, 'text-anchor': 'middle' }, id));
+  }
+  if ((hi - lo) % tickEvery !== 0) g.append(svg('text', { class: 'axis', x: (x(hi) + cw / 2).toFixed(1), y: H - 8, 'text-anchor': 'middle' }, hi));
+  const missing = [];
+  for (let id = lo; id <= hi; id++) if (!byId.has(id)) missing.push(id);
+  const tail = batches.filter((b) => b.has_offsets && !b.committed && (lastCommitted === null || lastCommitted === undefined || b.batch_id > lastCommitted)).map((b) => b.batch_id);
+  const legend = el('div', { class: 'legend' },
+    el('span', {}, el('span', { class: 'sw offsets' }), 'offsets written'),
+    el('span', {}, el('span', { class: 'sw commits' }), 'committed'),
+    el('span', {}, el('span', { class: 'sw tail' }), 'planned, not committed'),
+    el('span', {}, el('span', { class: 'sw missing' }), 'missing'),
+    hasTimes ? el('span', {}, el('span', { class: 'sw ts' }), 'batch timestamp') : null,
+    hasTimes ? el('span', {}, el('span', { class: 'sw wm' }), 'watermark') : null);
+  const notes = [];
+  if (all.length > batches.length) notes.push(`Showing the last ${batches.length} of ${all.length} batches.`);
+  if (tail.length) notes.push(`Uncommitted tail: batch${tail.length > 1 ? 'es' : ''} ${tail.join(', ')}.`);
+  if (missing.length) notes.push(`Gap: no files for batch${missing.length > 1 ? 'es' : ''} ${missing.slice(0, 20).join(', ')}${missing.length > 20 ? '…' : ''}.`);
+  const lastTs = [...batches].reverse().find((b) => b.timestamp_ms)?.timestamp_ms;
+  if (lastTs) notes.push(`Last batch timestamp ${fmtTime(lastTs)} (${fmtAge(lastTs)}).`);
+  return el('div', {}, el('div', { class: 'plot-scroll' }, g), legend, notes.length ? el('p', { class: 'muted', 'data-testid': 'timeline-notes' }, notes.join(' ')) : null);
+}
+
+function table(headers, rows, rowAttrs) {
+  return el('div', { class: 'table-wrap' }, el('table', {},
+    el('thead', {}, el('tr', {}, headers.map((h) => el('th', { class: h.num ? 'num' : null, scope: 'col' }, h.label || h)))),
+    el('tbody', {}, rows.map((cells, i) => el('tr', rowAttrs ? rowAttrs(i) : {}, cells.map((cell, j) => el('td', { class: headers[j].num ? 'num' : null }, cell)))))));
+}
+
+function renderSources(c) {
+  if (!c.sources || c.sources.length === 0) return el('div', { class: 'panel' }, el('h3', {}, 'Sources'), el('p', { class: 'muted' }, 'No source offsets recorded.'));
+  return el('div', { class: 'panel' }, el('h3', {}, 'Sources (latest offsets)'),
+    table([{ label: '#', num: true }, 'kind', 'latest offset'],
+      c.sources.map((s) => [String(s.index), s.name ? `${s.kind} (${s.name})` : s.kind,
+        el('code', {}, s.latest_offset === null || s.latest_offset === undefined ? '—' : JSON.stringify(s.latest_offset))])));
+}
+
+function renderConfs(c) {
+  const keys = Object.keys(c.conf || {});
+  if (keys.length === 0) return el('div', { class: 'panel' }, el('h3', {}, 'Recorded confs'), el('p', { class: 'muted' }, 'No confs recorded in the latest offsets file.'));
+  const forced = new Map((c.forced_conf || []).map((f) => [f.key, f]));
+  const rows = keys.map((k) => {
+    const f = forced.get(k);
+    return [el('code', {}, k), el('code', {}, c.conf[k]),
+      f ? el('span', {}, el('strong', {}, 'forced'), f.session !== undefined && f.session !== null ? ` (session sets ${f.session})` : '', f.note ? ` — ${f.note}` : '') : ''];
+  });
+  return el('div', { class: 'panel' }, el('h3', {}, `Recorded confs (${keys.length}; ${forced.size} forced on restart)`),
+    table(['conf', 'recorded value', 'on restart'], rows, (i) => (forced.has(keys[i]) ? { class: 'forced', dataset: { forced: 'true' } } : {})));
+}
+
+function renderOperators(c) {
+  if (!c.operators || c.operators.length === 0) return el('div', { class: 'panel' }, el('h3', {}, 'Stateful operators'), el('p', { class: 'muted' }, 'No state/ directory: the query is stateless (or its state is missing).'));
+  const partitionsExpected = Number((c.conf || {})['spark.sql.shuffle.partitions']);
+  const rows = c.operators.map((o) => {
+    const short = Number.isFinite(partitionsExpected) && partitionsExpected > 0 && o.partitions < partitionsExpected;
+    return [String(o.operator_id), o.name || '—', o.store_names.join(', '),
+      short ? el('span', { class: 'missing', title: `spark.sql.shuffle.partitions is ${partitionsExpected}` }, `${o.partitions} of ${partitionsExpected} (missing)`) : String(o.partitions),
+      o.provider, o.latest_version ?? '—'];
+  });
+  return el('div', { class: 'panel' }, el('h3', {}, 'Stateful operators × partitions × versions'),
+    table([{ label: 'op', num: true }, 'name', 'stores', { label: 'partitions', num: true }, 'provider', { label: 'latest version', num: true }], rows));
+}
+
+function renderDstream(d) {
+  return el('div', { class: 'panel' }, el('h3', {}, 'DStream checkpoint'),
+    el('p', {}, `Checkpoint times: ${d.checkpoint_times_ms.map(fmtTime).join(', ') || '—'}`),
+    table(['class', 'serialVersionUID'], d.classes.map((k) => [el('code', {}, k.name), el('code', {}, k.serial_version_uid)])),
+    d.allowed_classes_setting ? el('p', {}, 'Allow-list setting: ', el('code', {}, d.allowed_classes_setting)) : null);
+}
+
+function renderFiles() {
+  const { entries, entriesTotal } = state.last;
+  const d = el('details', { class: 'panel files' }, el('summary', {}, `Files in the input (${entriesTotal})`));
+  const shown = entries.slice(0, 5000);
+  d.append(el('div', { class: 'files-list' }, table(['path', { label: 'size', num: true }],
+    shown.map(([p, s]) => [s <= 256 * 1024 ? el('button', { type: 'button', class: 'linkish', onclick: () => showEntry(p) }, p) : el('code', { title: 'too large to show' }, p), fmtBytes(s)]))));
+  if (entriesTotal > shown.length) d.append(el('p', { class: 'muted' }, `Listing the first ${shown.length} of ${entriesTotal} files.`));
+  return d;
+}
+
+function hexdump(bytes) {
+  const lines = [];
+  for (let i = 0; i < Math.min(bytes.length, 4096); i += 16) {
+    const row = bytes.subarray(i, i + 16);
+    const hex = [...row].map((b) => b.toString(16).padStart(2, '0')).join(' ');
+    const asc = [...row].map((b) => (b >= 32 && b < 127 ? String.fromCharCode(b) : '.')).join('');
+    lines.push(`${i.toString(16).padStart(8, '0')}  ${hex.padEnd(47)}  ${asc}`);
+  }
+  if (bytes.length > 4096) lines.push(`… ${bytes.length - 4096} more bytes`);
+  return lines.join('\n');
+}
+
+async function showEntry(path) {
+  const dlg = $('#file-dialog');
+  $('#file-dialog-title').textContent = path;
+  $('#file-dialog-meta').textContent = 'Reading…';
+  $('#file-dialog-body').textContent = '';
+  if (!dlg.open) dlg.showModal();
+  try {
+    const m = await request({ type: 'read-entry', path });
+    const bytes = m.bytes;
+    let text = null;
+    try { text = new TextDecoder('utf-8', { fatal: true }).decode(bytes); } catch (_) { text = null; }
+    const binary = text === null || /[\u0000-\u0008\u000e-\u001f]/.test(text);
+    $('#file-dialog-meta').textContent = `${fmtBytes(m.size)}${binary ? ', binary (hex dump)' : ', text'}`;
+    $('#file-dialog-body').textContent = binary ? hexdump(bytes) : text;
+  } catch (e) {
+    $('#file-dialog-meta').textContent = e.message || String(e);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Export
+function baseName() {
+  return (state.last?.report.input.name || 'checkpoint').replace(/\.zip$/i, '');
+}
+function download(name, type, text) {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = el('a', { href: url, download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+function markdown() {
+  return state.last ? window.wasmBindings.renderMarkdown(state.last.reportJson) : null;
+}
+function summary() {
+  return state.last ? window.wasmBindings.renderSummary(state.last.reportJson) : null;
+}
+function exportMarkdown() {
+  if (state.last) download(`${baseName()}-inspection.md`, 'text/markdown', markdown());
+}
+function exportJson() {
+  if (state.last) download(`${baseName()}-inspection.json`, 'application/json', `${JSON.stringify(state.last.report, null, 2)}\n`);
+}
+async function copySummary() {
+  if (!state.last) return;
+  const note = $('#copy-note');
+  try {
+    await navigator.clipboard.writeText(summary());
+    note.textContent = 'Summary copied.';
+  } catch (_) {
+    // Clipboard permission denied (or file://): fall back to a selection the user can copy.
+    const ta = el('textarea', { rows: 4, 'aria-label': 'Summary' });
+    ta.value = summary();
+    note.replaceChildren('Copy this: ', ta);
+    ta.select();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Test/scripting hook (read-only): the last report shown.
+window.checkpointInspector = {
+  get report() { return state.last ? state.last.report : null; },
+  get markdown() { return markdown(); },
+  get summary() { return summary(); },
+};
+
+initSparkVersions();
+initInputs();
+initSamples();
+startWorker();
+checkReady();
