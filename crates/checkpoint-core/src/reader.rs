@@ -162,7 +162,7 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
         let name = name_of(&t.path);
         let dir = dir_of(&t.path).to_string();
         // `.<final>.<uuid>.tmp`
-        let inner = &name[1..name.len() - 4];
+        let inner = name.get(1..name.len().saturating_sub(4)).unwrap_or("");
         let target = match inner.rfind('.') {
             Some(i) if i > 0 => inner[..i].to_string(),
             _ => inner.to_string(),
@@ -241,7 +241,11 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
         } else {
             let latest = listed.keys().next_back().copied().unwrap_or(0);
             let (c, range) = log::file_log::files_needed(latest, interval);
-            let mut w: BTreeSet<i64> = range.filter(|i| listed.contains_key(i)).take(1000).collect();
+            let mut w: BTreeSet<i64> = if range.start() <= range.end() {
+                listed.range(range).map(|(i, _)| *i).take(1000).collect()
+            } else {
+                BTreeSet::new()
+            };
             w.extend(c);
             w.extend(listed.keys().rev().take(2).copied());
             w
