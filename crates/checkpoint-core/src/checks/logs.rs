@@ -232,6 +232,14 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         }
     }
     out.extend(check_sink_logs(cp));
+    for p in &cp.problems {
+        out.push(
+            Finding::new("unexpected-log-file", Severity::Info, format!("{} is not a log batch file", p.path))
+                .evidence(&p.path, &p.reason, p.offset)
+                .why("Only files named by a batch id are batch files; Spark ignores anything else in the log directories, so a renamed or copied-in file here is not read.")
+                .fix(&["Remove the file if it was left by a manual repair, or rename it to the batch id it was meant to be."]),
+        );
+    }
     for (op, m) in &cp.operator_metadata {
         if let Err(e) = &m.content {
             out.push(
