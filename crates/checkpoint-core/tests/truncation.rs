@@ -75,9 +75,9 @@ fn flipped_bytes_in_logs_are_named() {
         if !is_log(path) {
             continue;
         }
-        for at in 0..bytes.len() {
+        for (at, b) in bytes.iter().enumerate() {
             let mut fs = files.clone();
-            fs[i].1[at] = if bytes[at] == b'x' { b'y' } else { b'x' };
+            fs[i].1[at] = if *b == b'x' { b'y' } else { b'x' };
             let mut a = MemArchive::new(fixture, fs, Limits::default()).unwrap();
             let r = diagnose(&mut a, &Context::default());
             serde_json::to_string(&r).unwrap();
