@@ -257,6 +257,21 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
 fn check_sink_logs(cp: &Checkpoint) -> Vec<Finding> {
     let mut out = Vec::new();
     for log in &cp.sink_logs {
+        let Some((&latest, (path, _, _))) = log.listed.iter().next_back() else { continue };
+        let files = log.read.get(&latest).and_then(|f| f.file.content.as_ref().ok()).map(|b| b.entries.len());
+        out.push(
+            Finding::new("file-sink-log", Severity::Info, format!("File sink log {} (batches up to {latest})", log.dir))
+                .evidence(path, format!(
+                    "{} batch file(s) listed, compaction interval {}{}",
+                    log.listed.len(),
+                    log.compact_interval,
+                    files.map(|n| format!("; the latest lists {n} file(s)")).unwrap_or_default()
+                ), None)
+                .why("A file sink records the files of every batch in <output>/_spark_metadata; readers of the output use it to see only committed files, and the sink skips batches it already wrote.")
+                .fix(&["Keep _spark_metadata with the output; deleting it makes readers see uncommitted or duplicate files."]),
+        );
+    }
+    for log in &cp.sink_logs {
         for f in log.read.values() {
             if let Err(e) = &f.file.content {
                 out.push(
