@@ -814,6 +814,8 @@ async function copySummary() {
 // Test/scripting hook (read-only): the last report shown.
 window.checkpointInspector = {
   get report() { return state.last ? state.last.report : null; },
+  /** What the worker read from the dropped file for the last diagnosis: {bytes, reads, ms}. */
+  get reading() { return state.last ? { bytes: state.last.bytesRead, reads: state.last.reads, ms: state.last.ms } : null; },
   get markdown() { return markdown(); },
   get summary() { return summary(); },
 };
