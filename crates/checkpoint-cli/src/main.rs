@@ -3,6 +3,7 @@
 
 mod dir_archive;
 mod render;
+mod state_cmd;
 
 use checkpoint_core::{diagnose, Archive, Context, Limits, SparkVersion, ZipInput};
 use clap::{Parser, Subcommand};
@@ -25,7 +26,8 @@ struct Cli {
 enum Command {
     /// Diagnose a checkpoint (.zip or directory): facts, findings and the restart prediction.
     Diagnose(DiagnoseArgs),
-    // The `state` subcommand (state_cmd.rs) is added by the state reader work.
+    /// Print state rows as Spark's `statestore` source does (one JSON object per line), or `--metadata`.
+    State(state_cmd::StateArgs),
 }
 
 #[derive(clap::Args)]
@@ -181,6 +183,13 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Diagnose(a) => match run_diagnose(a) {
             Ok(c) => c,
+            Err(e) => {
+                eprintln!("checkpoint-inspector: {e}");
+                ExitCode::from(2)
+            }
+        },
+        Command::State(a) => match open_input(&a.path) {
+            Ok(mut archive) => state_cmd::run(&a, archive.as_mut()),
             Err(e) => {
                 eprintln!("checkpoint-inspector: {e}");
                 ExitCode::from(2)

@@ -56,19 +56,47 @@ pub struct Entry {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ArchiveError {
     /// The input is not a zip at all (no end of central directory), or its directory is damaged.
-    NotAZip { reason: String },
+    NotAZip {
+        /// The zip reader's reason.
+        reason: String,
+    },
     /// The input has no bytes.
     Empty,
     /// A limit of [`Limits`] was exceeded; `what` names it, `path` the entry when it is about one.
-    OverLimit { what: String, path: Option<String>, value: u64, limit: u64 },
+    OverLimit {
+        /// Which limit (e.g. "compression ratio (possible zip bomb)").
+        what: String,
+        /// The entry concerned, when the limit is about one entry.
+        path: Option<String>,
+        /// The value found.
+        value: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// An entry path that tries to leave the archive (`..`, absolute) or is not valid UTF-8.
-    BadPath { path: String },
+    BadPath {
+        /// The entry name as stored.
+        path: String,
+    },
     /// The entry is not in the archive.
-    NotFound { path: String },
+    NotFound {
+        /// The path asked for.
+        path: String,
+    },
     /// The entry could not be inflated; `offset` is the byte offset inside the inflated stream where it failed.
-    Corrupt { path: String, offset: u64, reason: String },
+    Corrupt {
+        /// The entry.
+        path: String,
+        /// Byte offset inside the inflated stream.
+        offset: u64,
+        /// The inflater's reason.
+        reason: String,
+    },
     /// The underlying reader failed.
-    Io { reason: String },
+    Io {
+        /// The reader's reason.
+        reason: String,
+    },
 }
 
 impl fmt::Display for ArchiveError {
@@ -141,6 +169,8 @@ pub fn normalize_path(raw: &str, max_depth: usize) -> Result<String, ArchiveErro
 pub struct ZipInput<R: Read + Seek> {
     zip: zip::ZipArchive<R>,
     entries: Vec<Entry>,
+    /// Position in `entries` of each file entry, by path.
+    by_path: std::collections::HashMap<String, usize>,
     /// Index into the zip's central directory for each entry of `entries`.
     index: Vec<usize>,
     name: String,
@@ -193,7 +223,11 @@ impl<R: Read + Seek> ZipInput<R> {
         // The declared total is informative only: a diagnosis reads a small part of it; the running total
         // of what is actually inflated is enforced in `read`.
         let _ = declared_total;
-        Ok(ZipInput { zip, entries, index, name: name.to_string(), bytes, limits, total_read: 0 })
+        let mut by_path = std::collections::HashMap::with_capacity(entries.len());
+        for (i, e) in entries.iter().enumerate().filter(|(_, e)| !e.is_dir) {
+            by_path.entry(e.path.clone()).or_insert(i);
+        }
+        Ok(ZipInput { zip, entries, by_path, index, name: name.to_string(), bytes, limits, total_read: 0 })
     }
 
     /// Bytes inflated so far by [`Archive::read`].
@@ -229,11 +263,7 @@ impl<R: Read + Seek> Archive for ZipInput<R> {
     }
 
     fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ArchiveError> {
-        let pos = self
-            .entries
-            .iter()
-            .position(|e| e.path == path && !e.is_dir)
-            .ok_or_else(|| ArchiveError::NotFound { path: path.to_string() })?;
+        let pos = *self.by_path.get(path).ok_or_else(|| ArchiveError::NotFound { path: path.to_string() })?;
         let entry = &self.entries[pos];
         let cap = max_bytes.min(self.limits.max_entry_bytes);
         if entry.size > cap {
@@ -301,6 +331,7 @@ impl<R: Read + Seek> Archive for ZipInput<R> {
 #[derive(Debug, Clone, Default)]
 pub struct MemArchive {
     entries: Vec<Entry>,
+    by_path: std::collections::HashMap<String, usize>,
     data: Vec<Vec<u8>>,
     name: String,
 }
@@ -323,7 +354,11 @@ impl MemArchive {
             entries.push(Entry { path, size: bytes.len() as u64, compressed_size: bytes.len() as u64, is_dir: false });
             data.push(bytes);
         }
-        Ok(MemArchive { entries, data, name: name.to_string() })
+        let mut by_path = std::collections::HashMap::with_capacity(entries.len());
+        for (i, e) in entries.iter().enumerate() {
+            by_path.entry(e.path.clone()).or_insert(i);
+        }
+        Ok(MemArchive { entries, by_path, data, name: name.to_string() })
     }
 }
 
@@ -332,11 +367,7 @@ impl Archive for MemArchive {
         &self.entries
     }
     fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ArchiveError> {
-        let i = self
-            .entries
-            .iter()
-            .position(|e| e.path == path)
-            .ok_or_else(|| ArchiveError::NotFound { path: path.to_string() })?;
+        let i = *self.by_path.get(path).ok_or_else(|| ArchiveError::NotFound { path: path.to_string() })?;
         if self.entries[i].size > max_bytes {
             return Err(ArchiveError::OverLimit {
                 what: "entry size".into(),

@@ -83,6 +83,59 @@ fn explains(f: &Finding, text: &str, cp: &Checkpoint) -> bool {
     false
 }
 
+/// Short meanings of error classes the pasted text may name that no check ties to a file (from Spark's
+/// error-conditions and FORMATS.md §16).
+fn class_meaning(c: &str) -> Option<&'static str> {
+    Some(match c {
+        "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE" | "STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE" => {
+            "the restarted query's state schema differs from the schema stored in the checkpoint (an aggregation, key or state type was changed)"
+        }
+        "STREAMING_STATEFUL_OPERATOR_NOT_MATCH_IN_STATE_METADATA" => {
+            "the stateful operators of the restarted plan differ from those recorded in state/<op>/_metadata"
+        }
+        "STATE_STORE_INVALID_CONFIG_AFTER_RESTART" | "STATE_STORE_INVALID_PROVIDER" => {
+            "a state store setting (provider, encoding) was changed between runs"
+        }
+        "CONCURRENT_QUERY" => "another run of the same query (same id) is active",
+        "STREAM_FAILED" => "the query stopped with an exception (the cause follows in the text)",
+        _ if c.starts_with("CANNOT_LOAD_STATE_STORE") => "a state store partition could not be loaded",
+        _ if c.starts_with("DELTA_") || c.starts_with("DIFFERENT_DELTA_TABLE") => "the Delta Lake source refused to continue",
+        _ => return None,
+    })
+}
+
+/// A finding for a pasted error that no check explains: what Spark said, and that the files do not show why.
+fn unexplained_error(cp: &Checkpoint, text: &str) -> Option<Finding> {
+    let p = crate::checks::error_text::parse_error_text(text);
+    let class = p.error_class().map(str::to_string);
+    let exc = p.exception().map(str::to_string);
+    if class.is_none() && exc.is_none() {
+        return None;
+    }
+    let what = class.clone().or(exc.clone()).unwrap_or_default();
+    let meaning = class.as_deref().and_then(class_meaning);
+    let mut f = Finding::new(
+        "error-not-explained-by-files",
+        Severity::Error,
+        format!("Spark reported {what}; the checkpoint files do not show the cause"),
+    )
+    .why(format!(
+        "{}Nothing in the files this tool reads (logs, state layout, checksums, state file integrity) explains it, so the cause is most likely a change of the query or its environment (schema, operators, sources, confs, library versions).",
+        meaning.map(|m| format!("{what}: {m}. ")).unwrap_or_default()
+    ))
+    .fix(&[
+        "Compare the restarted query with the one that wrote the checkpoint (operators, sources, schema, confs).".to_string(),
+        crate::checks::new_checkpoint_step(cp),
+    ]);
+    if let Some(c) = &class {
+        f = f.classes(&[c.as_str()]);
+    }
+    if let Some(id) = cp.last_batch_id() {
+        f = f.evidence(format!("offsets/{id}"), "the latest planned batch", None);
+    }
+    Some(f)
+}
+
 fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport {
     let mut ctx = ctx_in.clone();
     ctx.spark_version = Some(assumed_version(cp, ctx_in));
@@ -92,6 +145,11 @@ fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport {
             f.explains_error_text = f.explains_error_text || explains(f, text, cp);
         }
         // A failure the text explains is what happened; findings that predicted a different failure stay.
+        if !findings.iter().any(|f| f.explains_error_text) {
+            if let Some(f) = unexplained_error(cp, text) {
+                findings.push(f);
+            }
+        }
     }
     findings.sort_by_key(|f| {
         (!f.explains_error_text, f.severity, f.restart_failure.as_ref().map(|r| r.stage).unwrap_or(u32::MAX))

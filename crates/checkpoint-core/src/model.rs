@@ -118,6 +118,8 @@ pub struct StateFileIntegrity {
     /// The compressed payload does not decode while the framing is intact (see
     /// [`crate::state_integrity::StreamCheck::payload_corrupt`]).
     pub payload_corrupt: bool,
+    /// The specific 4.x error class for this damage, when there is one.
+    pub error_class: Option<String>,
 }
 
 /// Everything read from one checkpoint root.
@@ -139,20 +141,28 @@ pub struct Checkpoint {
     pub commits: BTreeMap<i64, LogFile<CommitMetadata>>,
     /// `sources/<n>/` file source logs by source index.
     pub source_logs: BTreeMap<u32, FileLog>,
+    /// `sources/<n>/` directories of sources that are not file sources (Kafka initial offsets, ...):
+    /// listed, not parsed here.
+    pub other_source_dirs: BTreeMap<u32, Vec<FileRef>>,
     /// A file sink's `_spark_metadata/` found inside this root, when any.
     pub sink_logs: Vec<FileLog>,
     /// The `state/` tree.
     pub state: StateTree,
     /// Operator metadata by operator id (v1 file, or the newest v2 file).
     pub operator_metadata: BTreeMap<i64, ReadFile<OperatorMetadata>>,
+    /// State schema files (v1/v2, `state/<op>/0/[<store>/]_metadata/schema`) by path: the stored key and
+    /// value schemas as Spark's `simpleString`, or why the file cannot be read.
+    pub state_schemas: BTreeMap<String, Result<(String, String), Problem>>,
     /// Leftover temp files anywhere under the root.
     pub temp_files: Vec<TempFile>,
-    /// Hadoop `.crc` sidecars.
-    pub hadoop_crcs: Vec<CrcSidecar>,
+    /// Size of every file under the root, by relative path (an index of `files`).
+    pub file_sizes: BTreeMap<String, u64>,
+    /// Hadoop `.crc` sidecars, by the main file's path.
+    pub hadoop_crcs: BTreeMap<String, CrcSidecar>,
     /// Spark 4.1+ checksum files.
-    pub spark_checksums: Vec<ChecksumSidecar>,
+    pub spark_checksums: BTreeMap<String, ChecksumSidecar>,
     /// Integrity of the state files a restart reads.
-    pub state_integrity: Vec<StateFileIntegrity>,
+    pub state_integrity: BTreeMap<String, StateFileIntegrity>,
     /// DStream `checkpoint-<ms>` times (for kind dstream).
     pub dstream_times_ms: Vec<i64>,
     /// Problems met while reading that no typed field holds.
@@ -191,19 +201,19 @@ impl Checkpoint {
     }
     /// True when `path` (relative) is a file of this checkpoint.
     pub fn has_file(&self, path: &str) -> bool {
-        self.files.iter().any(|f| f.path == path)
+        self.file_sizes.contains_key(path)
     }
     /// Size of a file, when listed.
     pub fn file_size(&self, path: &str) -> Option<u64> {
-        self.files.iter().find(|f| f.path == path).map(|f| f.size)
+        self.file_sizes.get(path).copied()
     }
     /// The Hadoop sidecar of a file, when listed.
     pub fn crc_of(&self, main: &str) -> Option<&CrcSidecar> {
-        self.hadoop_crcs.iter().find(|c| c.main == main)
+        self.hadoop_crcs.get(main)
     }
     /// The Spark checksum file of a file, when listed.
     pub fn checksum_of(&self, main: &str) -> Option<&ChecksumSidecar> {
-        self.spark_checksums.iter().find(|c| c.main == main)
+        self.spark_checksums.get(main)
     }
     /// The lineage recorded in a changelog's header (checkpoint format v2), when it was read.
     pub fn lineage_of(&self, path: &str) -> Option<&[(i64, String)]> {
@@ -211,7 +221,7 @@ impl Checkpoint {
     }
     /// Integrity record of a state file, when it was checked.
     pub fn integrity_of(&self, path: &str) -> Option<&StateFileIntegrity> {
-        self.state_integrity.iter().find(|c| c.path == path)
+        self.state_integrity.get(path)
     }
     /// The Spark version range the files are consistent with: the lowest version that could have
     /// written them (e.g. an offsets `v2` file needs 4.3, a commits `v2` file 4.0, operator metadata 4.0,

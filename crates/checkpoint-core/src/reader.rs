@@ -77,7 +77,9 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
         }
         listing.push((rel.to_string(), e.size, e.is_dir));
     }
-    let mut cp = Checkpoint { root: root.path.clone(), kind: Kind(root.kind), files, dirs, ..Default::default() };
+    let file_sizes = files.iter().map(|f: &FileRef| (f.path.clone(), f.size)).collect();
+    let mut cp =
+        Checkpoint { root: root.path.clone(), kind: Kind(root.kind), files, dirs, file_sizes, ..Default::default() };
     let mut cx = Ctx { archive, prefix };
     let file_set: BTreeSet<String> = cp.files.iter().map(|f| f.path.clone()).collect();
 
@@ -88,11 +90,12 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
         if let Some(main) = crate::hadoop::main_name(name) {
             let main = join(dir, main);
             let main_exists = file_set.contains(&main);
-            cp.hadoop_crcs.push(CrcSidecar { path: f.path.clone(), main, main_exists, verified: None });
+            cp.hadoop_crcs.insert(main.clone(), CrcSidecar { path: f.path.clone(), main, main_exists, verified: None });
         } else if let Some(main) = crate::checksum::main_name(name) {
             let main = join(dir, main);
             let main_exists = file_set.contains(&main);
-            cp.spark_checksums.push(ChecksumSidecar { path: f.path.clone(), main, main_exists, verified: None });
+            cp.spark_checksums
+                .insert(main.clone(), ChecksumSidecar { path: f.path.clone(), main, main_exists, verified: None });
         }
     }
 
@@ -201,8 +204,32 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
             log_dirs.insert(d.to_string());
         }
     }
+    // Which sources are file sources: from the latest readable offsets; without one, by sniffing the
+    // newest file of the directory (file source entries carry a "path").
+    let source_kinds: BTreeMap<u32, crate::source::SourceKind> = cp
+        .latest_readable_offsets()
+        .map(|(_, o)| o.offsets.iter().enumerate().map(|(i, s)| (i as u32, s.kind)).collect())
+        .unwrap_or_default();
     for d in log_dirs {
         let listed_v = batch_files(&cp, &d, true);
+        if let Some(n) = d.strip_prefix("sources/").and_then(|n| n.parse::<u32>().ok()) {
+            use crate::source::SourceKind as K;
+            let is_file_source = match source_kinds.get(&n) {
+                Some(K::File) => true,
+                Some(K::None) | None => match listed_v.last() {
+                    Some((_, _, p, _)) => {
+                        cx.read(p, MAX_LOG_BYTES).map(|b| b.windows(7).any(|w| w == b"\"path\"")).unwrap_or(true)
+                    }
+                    None => false,
+                },
+                Some(_) => false,
+            };
+            if !is_file_source {
+                // Kafka's initial offsets (`sources/<n>/0`) and other sources' own metadata: listed only.
+                cp.other_source_dirs.insert(n, cp.files.iter().filter(|f| dir_of(&f.path) == d).cloned().collect());
+                continue;
+            }
+        }
         let compact_ids: Vec<i64> = listed_v.iter().filter(|x| x.1).map(|x| x.0).collect();
         let interval = log::file_log::infer_compact_interval(&compact_ids, 10);
         let listed: BTreeMap<i64, (String, u64, bool)> =
@@ -265,6 +292,23 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
         cp.operator_metadata.insert(op, ReadFile { path: f.path, size: f.size, content });
     }
 
+    // Schema files of partition 0 (small; needed to explain schema errors).
+    let schema_files: Vec<FileRef> = cp
+        .state
+        .operators
+        .values()
+        .filter_map(|o| o.partitions.get(&0))
+        .flat_map(|p| p.stores.values().filter_map(|s| s.schema.clone()))
+        .collect();
+    for f in schema_files {
+        let parsed = match cx.read(&f.path, MAX_SIDECAR_BYTES) {
+            Ok(b) => crate::state::schema::parse_schema_file(&b)
+                .map(|s| (s.key.simple_string(), s.value.simple_string()))
+                .map_err(|e| Problem { path: f.path.clone(), offset: Some(e.offset), reason: e.to_string() }),
+            Err(e) => Err(Problem { path: f.path.clone(), offset: None, reason: e.to_string() }),
+        };
+        cp.state_schemas.insert(f.path.clone(), parsed);
+    }
     if verify_state {
         read_state_chains(&mut cp, &mut cx);
     }
@@ -273,16 +317,16 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
 
 /// Verifies the Hadoop and Spark sidecars of a file whose bytes were read.
 fn verify_sidecars(cp: &mut Checkpoint, cx: &mut Ctx<'_>, main: &str, bytes: &[u8]) {
-    if let Some(i) = cp.hadoop_crcs.iter().position(|c| c.main == main) {
-        let side = cp.hadoop_crcs[i].path.clone();
+    if let Some(side) = cp.hadoop_crcs.get(main).map(|c| c.path.clone()) {
         let r = match cx.read(&side, MAX_SIDECAR_BYTES) {
             Ok(s) => crate::hadoop::parse(&s).and_then(|c| crate::hadoop::verify(&c, bytes)),
             Err(e) => Err(crate::hadoop::CrcError::Malformed { offset: 0, reason: e.to_string() }),
         };
-        cp.hadoop_crcs[i].verified = Some(r);
+        if let Some(c) = cp.hadoop_crcs.get_mut(main) {
+            c.verified = Some(r);
+        }
     }
-    if let Some(i) = cp.spark_checksums.iter().position(|c| c.main == main) {
-        let side = cp.spark_checksums[i].path.clone();
+    if let Some(side) = cp.spark_checksums.get(main).map(|c| c.path.clone()) {
         let r = match cx.read(&side, MAX_SIDECAR_BYTES) {
             Ok(s) => match crate::checksum::parse(&s) {
                 Ok(sum) => crate::checksum::verify(&sum, bytes).map_err(|m| {
@@ -295,7 +339,9 @@ fn verify_sidecars(cp: &mut Checkpoint, cx: &mut Ctx<'_>, main: &str, bytes: &[u
             },
             Err(e) => Err(e.to_string()),
         };
-        cp.spark_checksums[i].verified = Some(r);
+        if let Some(c) = cp.spark_checksums.get_mut(main) {
+            c.verified = Some(r);
+        }
     }
 }
 
@@ -430,21 +476,25 @@ fn check_state_file(
     let bytes = match cx.read(path, MAX_STATE_FILE_BYTES) {
         Ok(b) => b,
         Err(e) => {
-            cp.state_integrity.push(StateFileIntegrity {
-                path: path.to_string(),
-                problem: Some(Problem { path: path.to_string(), offset: None, reason: e.to_string() }),
-                exception: Some("java.io.IOException".into()),
-                lineage: None,
-                payload_corrupt: false,
-            });
+            cp.state_integrity.insert(
+                path.to_string(),
+                StateFileIntegrity {
+                    path: path.to_string(),
+                    problem: Some(Problem { path: path.to_string(), offset: None, reason: e.to_string() }),
+                    exception: Some("java.io.IOException".into()),
+                    lineage: None,
+                    payload_corrupt: false,
+                    error_class: None,
+                },
+            );
             return;
         }
     };
     verify_sidecars(cp, cx, path, &bytes);
-    let (problem, exception, lineage, payload_corrupt) = match kind {
+    let (problem, exception, lineage, payload_corrupt, error_class) = match kind {
         state_files::ChainFileKind::Zip => {
             let (p, e) = crate::state_integrity::check_rocksdb_zip(path, &bytes, store);
-            (p, e, None, false)
+            (p, e, None, false, None)
         }
         k => {
             let c = crate::state_integrity::check_stream_file(
@@ -453,14 +503,11 @@ fn check_state_file(
                 k == state_files::ChainFileKind::Snapshot,
                 k == state_files::ChainFileKind::Changelog,
             );
-            (c.problem, c.exception, c.lineage, c.payload_corrupt)
+            (c.problem, c.exception, c.lineage, c.payload_corrupt, c.error_class.map(str::to_string))
         }
     };
-    cp.state_integrity.push(StateFileIntegrity {
-        path: path.to_string(),
-        problem,
-        exception,
-        lineage,
-        payload_corrupt,
-    });
+    cp.state_integrity.insert(
+        path.to_string(),
+        StateFileIntegrity { path: path.to_string(), problem, exception, lineage, payload_corrupt, error_class },
+    );
 }

@@ -58,11 +58,10 @@ pub fn classify_offset(raw: Option<&str>, json: Option<&serde_json::Value>) -> S
                 || (has("sourceVersion") && (has("lastBackfillStartTimeMs") || has("lastBackfillFinishTimeMs")))
             {
                 SourceKind::AutoLoader
-            } else if has("offset") && has("timestamp") && o.len() == 2 {
-                SourceKind::Rate
-            } else if !o.is_empty()
-                && o.values()
-                    .all(|p| p.as_object().is_some_and(|m| m.contains_key("value") && m.contains_key("runTimeMs")))
+            } else if (has("offset") && has("timestamp") && o.len() == 2)
+                || (!o.is_empty()
+                    && o.values()
+                        .all(|p| p.as_object().is_some_and(|m| m.contains_key("value") && m.contains_key("runTimeMs"))))
             {
                 SourceKind::Rate
             } else if !o.is_empty()

@@ -106,6 +106,9 @@ pub struct StreamCheck {
     /// match offset, say): Spark 3.x's lz4-java fast decompressor did not reliably notice this
     /// (fixture broken-ss-3.5.9-corrupt-state-file loaded silently).
     pub payload_corrupt: bool,
+    /// The 4.x error class Spark raises for this damage, when it is a specific one (record sizes:
+    /// `CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_KEY_SIZE` and friends); `None` = generic.
+    pub error_class: Option<&'static str>,
 }
 
 /// Checks a compressed state stream file: the codec framing (block checksums, end marker) via
@@ -119,6 +122,7 @@ pub fn check_stream_file(path: &str, bytes: &[u8], snapshot: bool, changelog: bo
             exception: Some("java.io.EOFException".into()),
             lineage: None,
             payload_corrupt: false,
+            error_class: None,
         };
     }
     let data = match crate::codec::decompress(bytes, MAX_STREAM_OUT) {
@@ -138,6 +142,7 @@ pub fn check_stream_file(path: &str, bytes: &[u8], snapshot: bool, changelog: bo
                 exception: Some(exc.into()),
                 lineage: None,
                 payload_corrupt: e.kind == K::Corrupt,
+                error_class: None,
             };
         }
     };
@@ -167,10 +172,17 @@ pub fn check_stream_file(path: &str, bytes: &[u8], snapshot: bool, changelog: bo
                 offset: Some(e.offset),
                 reason: format!("record stream damaged at decompressed byte {}: {}", e.offset, e.reason),
             });
+            use crate::state::hdfs::RecordErrorKind as R;
             out.exception = Some(match e.kind {
-                crate::state::hdfs::RecordErrorKind::Truncated => "java.io.EOFException".into(),
+                R::Truncated => "java.io.EOFException".into(),
                 _ => "java.io.IOException".into(),
             });
+            out.error_class = match (e.kind, snapshot) {
+                (R::BadKeySize(_), false) => Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_KEY_SIZE"),
+                (R::BadKeySize(_), true) => Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_SNAPSHOT_FILE_KEY_SIZE"),
+                (R::BadValueSize(_), true) => Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_SNAPSHOT_FILE_VALUE_SIZE"),
+                _ => None,
+            };
         }
     }
     out

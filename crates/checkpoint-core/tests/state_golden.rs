@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Flip to true once the RocksDB provider (helper h3) is merged: then RocksDB fixtures must pass too.
-const ROCKSDB_SUPPORTED: bool = false;
+const ROCKSDB_SUPPORTED: bool = true;
 
 fn fixtures() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures"))

@@ -12,7 +12,7 @@ use crate::Context;
 pub fn check_checksums(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let v = spark(ctx);
     let mut out = Vec::new();
-    for c in &cp.hadoop_crcs {
+    for c in cp.hadoop_crcs.values() {
         if c.main.starts_with("state/") {
             continue;
         }
@@ -35,7 +35,7 @@ pub fn check_checksums(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             );
         }
     }
-    for c in &cp.spark_checksums {
+    for c in cp.spark_checksums.values() {
         if c.main.starts_with("state/") {
             continue;
         }

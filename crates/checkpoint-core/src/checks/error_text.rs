@@ -200,7 +200,7 @@ pub fn check_error_text(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         for t in cp.temp_files.iter().take(5) {
             f = f.evidence(&t.path, "leftover temp file of a concurrent or interrupted write", None);
         }
-        let orphan = cp.hadoop_crcs.iter().find(|c| {
+        let orphan = cp.hadoop_crcs.values().find(|c| {
             !c.main_exists
                 && (c.main.starts_with("offsets/") || c.main.starts_with("commits/") || c.main.starts_with("sources/"))
         });
@@ -256,6 +256,39 @@ pub fn check_error_text(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                     .fails(55, parsed.error_class(), parsed.exception().unwrap_or("org.apache.spark.SparkException")),
             );
         }
+    }
+    // State schema changed.
+    let schema_classes = ["STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE", "STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE"];
+    let schema_class = parsed.error_classes.iter().find(|c| schema_classes.contains(&c.as_str())).cloned();
+    if schema_class.is_some()
+        || text.contains("StateSchemaNotCompatible")
+        || text.contains("schema doesn't match to the schema for existing state")
+    {
+        let mut f = Finding::new(
+            "state-schema-changed",
+            Severity::Error,
+            "The restarted query's state schema does not match the schema stored in the checkpoint",
+        )
+        .classes(&schema_class.as_deref().map(|c| vec![c]).unwrap_or_else(|| schema_classes.to_vec()));
+        for (path, s) in &cp.state_schemas {
+            match s {
+                Ok((k, v)) => f = f.evidence(path, format!("stored key schema {k}; stored value schema {v}"), None),
+                Err(p) => f = f.evidence(path, format!("schema file unreadable: {}", p.reason), p.offset),
+            }
+        }
+        if cp.state_schemas.is_empty() {
+            f = f.evidence("state", "no readable schema file (Spark 3.5+ writes state/<op>/0/_metadata/schema)", None);
+        }
+        f = f
+            .why("Spark checks the key and value schema of every stateful operator against the schema file written by the first run. Changing an aggregation (adding/removing/retyping a column), the grouping keys, or the state type of (flat)MapGroupsWithState changes the state rows, and the old rows cannot be read with the new schema.")
+            .fix(&[
+                "Revert the query change so the state schema is the stored one, then restart.".to_string(),
+                "If the change is needed: run the new query on a NEW checkpoint location (state starts empty) and let it catch up.".to_string(),
+                "Only if you are sure the layout is binary compatible: spark.sql.streaming.stateStore.stateSchemaCheck=false skips the check (results may be wrong).".to_string(),
+                super::new_checkpoint_step(cp),
+            ])
+            .fails(40, parsed.error_class(), parsed.exception().unwrap_or("org.apache.spark.sql.execution.streaming.state.StateSchemaNotCompatible"));
+        out.push(f);
     }
     let _ = BACKUP;
     // These findings exist because of the pasted text: they explain it by construction.

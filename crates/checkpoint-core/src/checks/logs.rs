@@ -37,7 +37,7 @@ fn version_issue(kind: LogKind, found: u32, cp: &Checkpoint, ctx: &Context) -> O
         let configured: u32 = effective_conf(cp, ctx)
             .get("spark.sql.streaming.stateStore.checkpointFormatVersion")
             .and_then(|s| s.trim().parse().ok())
-            .unwrap_or(found);
+            .unwrap_or(if found <= 2 { found } else { 1 });
         if found != configured {
             return Some(VersionIssue {
                 class: Some("INVALID_LOG_VERSION.EXACT_MATCH_VERSION"),
@@ -67,7 +67,7 @@ fn version_issue(kind: LogKind, found: u32, cp: &Checkpoint, ctx: &Context) -> O
 /// read at restart (a problem there fails it); older ones are reported as warnings.
 pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     if cp.kind.0 != CheckpointKind::StructuredStreaming {
-        return vec![];
+        return check_sink_logs(cp);
     }
     let v = spark(ctx);
     let mut out = Vec::new();
@@ -231,6 +231,23 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             }
         }
     }
+    out.extend(check_sink_logs(cp));
+    for (op, m) in &cp.operator_metadata {
+        if let Err(e) = &m.content {
+            out.push(
+                Finding::new("operator-metadata-unreadable", Severity::Warning, format!("Operator metadata of operator {op} cannot be read"))
+                    .evidence(&m.path, describe(e), Some(e.offset()))
+                    .why("Spark 4.0+ reads operator metadata to compare the restarted plan with the recorded operators and for the state data sources.")
+                    .fix(&[BACKUP.to_string(), format!("Restore {} from a backup.", m.path)]),
+            );
+        }
+    }
+    out
+}
+
+/// File sink logs (`_spark_metadata/`) found in the input: unreadable or too-new batch files.
+fn check_sink_logs(cp: &Checkpoint) -> Vec<Finding> {
+    let mut out = Vec::new();
     for log in &cp.sink_logs {
         for f in log.read.values() {
             if let Err(e) = &f.file.content {
@@ -241,16 +258,6 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                         .fix(&[BACKUP.to_string(), format!("Restore {} from a backup.", f.file.path)]),
                 );
             }
-        }
-    }
-    for (op, m) in &cp.operator_metadata {
-        if let Err(e) = &m.content {
-            out.push(
-                Finding::new("operator-metadata-unreadable", Severity::Warning, format!("Operator metadata of operator {op} cannot be read"))
-                    .evidence(&m.path, describe(e), Some(e.offset()))
-                    .why("Spark 4.0+ reads operator metadata to compare the restarted plan with the recorded operators and for the state data sources.")
-                    .fix(&[BACKUP.to_string(), format!("Restore {} from a backup.", m.path)]),
-            );
         }
     }
     out
@@ -305,14 +312,13 @@ pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         prev = Some((*id, o.offsets.len()));
     }
     let (Some(first), Some(last)) = (cp.offsets.keys().next().copied(), cp.last_batch_id()) else {
-        for (id, c) in &cp.commits {
+        if let Some((id, c)) = cp.commits.iter().next() {
             out.push(
                 Finding::new("commit-without-offsets", Severity::Warning, format!("Commit for batch {id} but no offsets file at all"))
                     .evidence(&c.file.path, "commits/ has files but offsets/ is empty", None)
                     .why("Without offsets Spark starts the query from the beginning (as a new query) although commits say batches ran.")
                     .fix(&[BACKUP, "Restore offsets/ from a backup, or start over with a new checkpoint."]),
             );
-            break;
         }
         return out;
     };

@@ -40,9 +40,11 @@ pub fn check_layout(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             let missing: Vec<u32> = (0..n).filter(|p| !have.contains(p)).collect();
             let extra: Vec<u32> = have.iter().filter(|p| **p >= n).copied().collect();
             if !missing.is_empty() {
+                // Fatal only when the restart loads a version > 0 (a batch was committed).
+                let loads = restart_batch(cp).is_some_and(|v| v > 0);
                 let mut f = Finding::new(
                     "state-partition-missing",
-                    Severity::Error,
+                    if loads { Severity::Error } else { Severity::Info },
                     format!("Operator {op} has no state directory for partition(s) {}", missing.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")),
                 )
                 .evidence(format!("state/{op}/{}", missing[0]), format!("absent; {} of {n} partition directories present (spark.sql.shuffle.partitions = {n} recorded)", have.len()), None)
@@ -80,9 +82,9 @@ pub fn check_layout(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         for id in 0..*max {
             if !cp.state.operators.contains_key(&id) {
                 out.push(
-                    Finding::new("state-operator-missing", Severity::Error, format!("State directory of operator {id} is missing (operators up to {max} exist)"))
+                    Finding::new("state-operator-missing", Severity::Warning, format!("State directory of operator {id} is missing (operators up to {max} exist)"))
                         .evidence(format!("state/{id}"), format!("absent; state/{max} exists"), None)
-                        .why("Stateful operators are numbered 0, 1, 2, ... in plan order; a hole means a whole operator's state was deleted or not copied. Spark fails loading its first partition.")
+                        .why("Stateful operators are numbered 0, 1, 2, ... in plan order and each keeps state/<id>/; a hole usually means a whole operator's state was deleted or not copied (Spark then fails loading its first partition), unless that operator never wrote state.")
                         .fix(&[BACKUP.to_string(), format!("Restore state/{id} from the original checkpoint."), super::new_checkpoint_step(cp)]),
                 );
             }
@@ -350,7 +352,22 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                         None
                     };
                 let kind = if step.kind == ChainFileKind::Zip { "zip-corrupt" } else { "stream-corrupt" };
-                let (class, exc) = load_error(kind, v, ckpt_v2);
+                let (mut class, exc) = load_error(kind, v, ckpt_v2);
+                // A specific record-size error class (4.x) when the record stream itself is damaged and
+                // no checksum check failed first.
+                if v.at_least(4, 0) && !d.checksum_failed {
+                    if let Some(c) = cp.integrity_of(&d.path).and_then(|i| i.error_class.as_deref()) {
+                        class = Some(match c {
+                            "CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_KEY_SIZE" => {
+                                "CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_KEY_SIZE"
+                            }
+                            "CANNOT_LOAD_STATE_STORE.CANNOT_READ_SNAPSHOT_FILE_KEY_SIZE" => {
+                                "CANNOT_LOAD_STATE_STORE.CANNOT_READ_SNAPSHOT_FILE_KEY_SIZE"
+                            }
+                            _ => "CANNOT_LOAD_STATE_STORE.CANNOT_READ_SNAPSHOT_FILE_VALUE_SIZE",
+                        });
+                    }
+                }
                 let mut classes: Vec<&str> = vec!["CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"];
                 if d.checksum_failed {
                     classes.push("CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED");

@@ -121,18 +121,31 @@ pub fn check_orphan_crc(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let _ = ctx;
     let mut out = Vec::new();
     let next = restart_batch(cp);
-    let replay = cp.last_batch_id().is_some_and(|l| cp.last_committed_batch_id().is_none_or(|c| c < l));
-    for c in cp.hadoop_crcs.iter().filter(|c| !c.main_exists) {
+    for c in cp.hadoop_crcs.values().filter(|c| !c.main_exists) {
         let dir = c.main.rfind('/').map(|i| &c.main[..i]).unwrap_or("");
         let name = c.main.rsplit('/').next().unwrap_or("");
-        let is_log =
-            dir == "offsets" || dir == "commits" || (dir.starts_with("sources/") && dir[8..].parse::<u32>().is_ok());
-        let batch = crate::log::parse_batch_file_name(name, dir.starts_with("sources/")).map(|b| b.0);
+        let source_log = dir.starts_with("sources/") && dir[8..].parse::<u32>().is_ok();
+        let is_log = dir == "offsets" || dir == "commits" || source_log;
+        let batch = crate::log::parse_batch_file_name(name, source_log).map(|b| b.0);
         if is_log && cp.kind.0 == CheckpointKind::StructuredStreaming {
-            if let (Some(b), Some(n)) = (batch, next) {
-                // Which log files the first restarted batch writes: offsets and the file source log (new
-                // batch only), then the commit.
-                let written_first = if dir == "commits" { b == n } else { b == n && !replay };
+            // The id Spark writes next in this log: offsets after the latest planned batch; the commit of the
+            // batch the restart runs; a file source log after its own latest entry (its ids are the source's
+            // log offsets, not batch ids).
+            let next_id = match dir {
+                "offsets" => Some(cp.last_batch_id().map(|l| l + 1).unwrap_or(0)),
+                "commits" => next,
+                _ => {
+                    let n = dir[8..].parse::<u32>().ok();
+                    Some(
+                        n.and_then(|n| cp.source_logs.get(&n))
+                            .and_then(|l| l.listed.keys().next_back())
+                            .map(|l| l + 1)
+                            .unwrap_or(0),
+                    )
+                }
+            };
+            if let (Some(b), Some(n)) = (batch, next_id) {
+                let written_first = b == n;
                 let later = b >= n;
                 if later {
                     let mut f = Finding::new(
@@ -162,7 +175,7 @@ pub fn check_orphan_crc(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 .fix(&[format!("Delete {} after checking why {} is gone.", c.path, c.main)]),
         );
     }
-    let orphans: Vec<_> = cp.spark_checksums.iter().filter(|c| !c.main_exists).collect();
+    let orphans: Vec<_> = cp.spark_checksums.values().filter(|c| !c.main_exists).collect();
     if !orphans.is_empty() {
         let mut f = Finding::new(
             "orphan-spark-checksum",

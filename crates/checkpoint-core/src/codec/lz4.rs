@@ -32,7 +32,7 @@ pub(crate) fn checksum(data: &[u8]) -> u32 {
 pub(crate) fn decompress(input: &[u8], max_out: usize) -> Result<Decompressed, CodecError> {
     let c = Codec::Lz4Block;
     let err = |at: usize, kind, msg: String| Err(CodecError::new(c, at, kind, msg));
-    let mut out: Vec<u8> = Vec::new();
+    let mut out: Vec<u8> = Vec::with_capacity(declared_output(input).min(max_out));
     let mut pos = 0usize;
     let mut blocks = 0u64;
     // true right after an end-of-stream block (or at the start of an empty input).
@@ -142,4 +142,23 @@ pub(crate) fn decompress(input: &[u8], max_out: usize) -> Result<Decompressed, C
         pos = payload_at + clen;
     }
     Ok(Decompressed { codec: c, data: out, blocks, complete: at_stream_end })
+}
+
+/// Sum of the decompressed lengths the block headers declare (walking headers only, stopping at the first one that
+/// does not look right), so that the output is allocated once; the real checks happen while decoding.
+fn declared_output(input: &[u8]) -> usize {
+    let mut pos = 0usize;
+    let mut total = 0usize;
+    while let Some(h) = input.get(pos..pos + HEADER_LEN) {
+        if &h[..8] != LZ4_MAGIC {
+            break;
+        }
+        let (clen, olen) = (le_i32(h, 9), le_i32(h, 13));
+        if clen < 0 || olen < 0 {
+            break;
+        }
+        total = total.saturating_add(olen as usize);
+        pos = pos.saturating_add(HEADER_LEN + clen as usize);
+    }
+    total
 }

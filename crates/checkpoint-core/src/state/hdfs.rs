@@ -162,7 +162,7 @@ pub fn scan_records(decompressed: &[u8]) -> Result<RecordStats, RecordError> {
 use super::{children, RawStore, StateError, StateLimits};
 use crate::archive::Archive;
 use crate::codec::{self, CodecErrorKind};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Why one `.delta`/`.snapshot` file does not decode: in the framing (offset in the file) or in the record
 /// stream (offset in the decompressed bytes).
@@ -312,7 +312,7 @@ pub fn load_store(
         let path = format!("{store_dir}/{s}.snapshot");
         read_record_file(a, &path, RecordFileKind::Snapshot, limits, |k, v| {
             if let Some(v) = v {
-                map.insert(k.to_vec(), v.to_vec());
+                map.insert(k.to_vec(), unwrap_value(k, v).to_vec());
             }
         })?;
     }
@@ -328,14 +328,110 @@ pub fn load_store(
         }
         read_record_file(a, &path, RecordFileKind::Delta, limits, |k, v| match v {
             Some(v) => {
-                map.insert(k.to_vec(), v.to_vec());
+                map.insert(k.to_vec(), unwrap_value(k, v).to_vec());
             }
             None => {
-                map.remove(k);
+                map.remove(unwrap_removed_key(k));
             }
         })?;
     }
     // Deterministic order: by key bytes.
     let sorted: BTreeMap<Vec<u8>, Vec<u8>> = map.into_iter().collect();
     Ok(RawStore { pairs: sorted.into_iter().collect(), key_prefix_len: 0, value_prefix_len: 0 })
+}
+
+/// What loading one version of one store needs and what is wrong with it (every problem, not just the first).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainCheck {
+    /// The store folder.
+    pub store_dir: String,
+    /// The version checked.
+    pub version: i64,
+    /// The snapshot the load starts from, if any.
+    pub snapshot: Option<i64>,
+    /// The deltas replayed after it, in order.
+    pub deltas: Vec<i64>,
+    /// Missing deltas and files that do not decode, each naming the file (and offset when known) with Spark's
+    /// error class.
+    pub problems: Vec<StateError>,
+    /// Rows of the store at `version` when the chain is sound (puts minus removals), else `None`.
+    pub rows: Option<u64>,
+}
+
+/// Checks the chain Spark reads to load `version` of an HDFS store (newest snapshot ≤ version, then the deltas):
+/// every delta present, every file decoding (framing, checksums, record stream). Unlike [`load_store`] it goes
+/// on after a problem so that a report can list them all.
+pub fn check_chain(a: &mut dyn Archive, store_dir: &str, version: i64, limits: &StateLimits) -> ChainCheck {
+    let files = list_store_files(a, store_dir);
+    let (snapshot, deltas) = load_plan(&files, version.max(0));
+    let mut problems = Vec::new();
+    let mut keys: Option<HashSet<Vec<u8>>> = Some(HashSet::new());
+    let mut plan: Vec<(String, RecordFileKind)> = Vec::new();
+    if let Some(s) = snapshot {
+        plan.push((format!("{store_dir}/{s}.snapshot"), RecordFileKind::Snapshot));
+    }
+    for &d in &deltas {
+        plan.push((format!("{store_dir}/{d}.delta"), RecordFileKind::Delta));
+    }
+    for (path, kind) in plan {
+        if kind == RecordFileKind::Delta && !a.entries().iter().any(|e| e.path == path) {
+            let v = path.rsplit('/').next().unwrap_or("").trim_end_matches(".delta").to_string();
+            problems.push(
+                StateError::new(
+                    &path,
+                    format!("delta file of version {v} does not exist; it is needed to rebuild version {version}"),
+                )
+                .class("CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS"),
+            );
+            keys = None;
+            continue;
+        }
+        let res = read_record_file(a, &path, kind, limits, |k, v| {
+            if let Some(set) = keys.as_mut() {
+                if v.is_some() {
+                    set.insert(k.to_vec());
+                } else {
+                    set.remove(k);
+                }
+            }
+        });
+        if let Err(e) = res {
+            problems.push(e);
+            keys = None;
+        }
+    }
+    ChainCheck {
+        store_dir: store_dir.to_string(),
+        version,
+        snapshot,
+        deltas,
+        problems,
+        rows: keys.map(|k| k.len() as u64),
+    }
+}
+
+/// The UnsafeRow of a stored value. UnsafeRows are a multiple of 8 bytes long; a value 4 bytes longer is either
+/// written with Spark 4.3's row checksums (`KeyValueChecksumEncoder.encodeSingleValueRowWithChecksum`: CRC32C of
+/// key and row as a little-endian int, then the row) or, when that checksum does not match, a row from Spark < 2.3
+/// with 4 stray bytes appended, which Spark reads floored to a multiple of 8 (`HDFSBackedStateStoreProvider`).
+pub fn unwrap_value<'a>(key: &[u8], value: &'a [u8]) -> &'a [u8] {
+    if value.len() % 8 != 4 {
+        return value;
+    }
+    let stored = u32::from_le_bytes([value[0], value[1], value[2], value[3]]);
+    if super::rocksdb::encoding::crc32c(&[key, &value[4..]]) == stored {
+        &value[4..]
+    } else {
+        &value[..value.len() - 4]
+    }
+}
+
+/// The UnsafeRow of a removed key: with row checksums (4.3) Spark writes a removal's key as checksum + key
+/// (`encodeKeyRowWithChecksum`), recognisable by its length (4 more than a multiple of 8).
+pub fn unwrap_removed_key(key: &[u8]) -> &[u8] {
+    if key.len() % 8 == 4 {
+        &key[4..]
+    } else {
+        key
+    }
 }

@@ -12,6 +12,7 @@
 
 pub mod hdfs;
 pub mod operator_metadata;
+pub mod rocksdb;
 pub mod schema;
 pub mod unsafe_row;
 
@@ -109,6 +110,10 @@ pub struct StateMetadataRow {
     pub num_cols_prefix_key: i64,
     /// The state store provider found on disk.
     pub provider: Provider,
+    /// True when `operator_name` was not read from operator metadata but inferred from the stores (checkpoints
+    /// written before Spark 4.0 have no metadata): join store names → `symmetricHashJoin`, a value row of one
+    /// `void` field → `dedupe`.
+    pub operator_name_inferred: bool,
 }
 
 impl StateMetadataRow {
@@ -259,6 +264,43 @@ pub(crate) fn children(a: &dyn Archive, dir: &str) -> BTreeMap<String, bool> {
     out
 }
 
+/// Store names of an operator as found on disk: `default` when partition folders hold state files directly, plus
+/// every sub-folder of a partition other than `_metadata` and `SSTs` (join stores, named stores).
+pub fn store_names(a: &dyn Archive, root: &str, operator_id: i64) -> Vec<String> {
+    let mut stores = BTreeSet::new();
+    for p in list_partitions(a, root, operator_id) {
+        for (name, is_file) in children(a, &store_dir(root, operator_id, p, "default")) {
+            if is_file {
+                if !name.starts_with('.') {
+                    stores.insert("default".to_string());
+                }
+            } else if name != "_metadata" && name != "SSTs" {
+                stores.insert(name);
+            }
+        }
+    }
+    stores.into_iter().collect()
+}
+
+/// Checkpoint roots of an archive that hold state: every folder `R` with `R/state/<op>/<partition or _metadata>/…`
+/// ("" = the archive top), shortest first.
+pub fn find_state_roots(a: &dyn Archive) -> Vec<String> {
+    let mut roots = BTreeSet::new();
+    for e in a.entries() {
+        let segs: Vec<&str> = e.path.split('/').collect();
+        for i in 0..segs.len().saturating_sub(2) {
+            let numeric = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit());
+            if segs[i] == "state" && numeric(segs[i + 1]) && (numeric(segs[i + 2]) || segs[i + 2] == "_metadata") {
+                roots.insert(segs[..i].join("/"));
+                break;
+            }
+        }
+    }
+    let mut v: Vec<String> = roots.into_iter().collect();
+    v.sort_by_key(|r| (r.matches('/').count() + usize::from(!r.is_empty()), r.clone()));
+    v
+}
+
 /// Batch ids present in `<root>/commits/` (files whose whole name is an integer), ascending.
 pub fn committed_batches(a: &dyn Archive, root: &str) -> Vec<i64> {
     let mut v: Vec<i64> = children(a, &join(root, "commits"))
@@ -335,6 +377,9 @@ pub fn load_raw_store(
     match detect_provider(a, store_dir) {
         Provider::Hdfs => hdfs::load_store(a, store_dir, version, limits),
         Provider::RocksDb => load_rocksdb_store(a, store_dir, version, limits),
+        Provider::Unknown if version > 0 && rocksdb::state_view::sibling_is_rocksdb(a, store_dir) => {
+            load_rocksdb_store(a, store_dir, version, limits)
+        }
         Provider::Unknown => {
             if version == 0 {
                 Ok(RawStore::default())
@@ -349,15 +394,14 @@ pub fn load_raw_store(
     }
 }
 
-/// RocksDB stores are read by `state::rocksdb` (helper h3); until that module is merged they are reported as
-/// not readable here.
+/// RocksDB stores are read by [`rocksdb`]: key and value UnsafeRows with the RocksDB prefixes removed.
 fn load_rocksdb_store(
-    _a: &mut dyn Archive,
+    a: &mut dyn Archive,
     store_dir: &str,
-    _version: i64,
-    _limits: &StateLimits,
+    version: i64,
+    limits: &StateLimits,
 ) -> Result<RawStore, StateError> {
-    Err(StateError::new(store_dir, "reading RocksDB state stores is not supported by this build"))
+    rocksdb::state_view::load_for_state(a, store_dir, version, limits)
 }
 
 /// The key and value schemas of a store: the schema file v1/v2 under partition 0
@@ -369,6 +413,13 @@ pub fn store_schemas(
     store_name: &str,
 ) -> Result<(StructType, StructType), StateError> {
     let path = format!("{}/_metadata/schema", store_dir(root, operator_id, 0, store_name));
+    let known = store_names(a, root, operator_id);
+    if !known.is_empty() && !known.iter().any(|k| k == store_name) {
+        return Err(StateError::new(
+            join(root, &format!("state/{operator_id}")),
+            format!("operator {operator_id} has no state store named {store_name:?}; its stores: {}", known.join(", ")),
+        ));
+    }
     let bytes = a.read(&path, 16 << 20).map_err(|e| {
         StateError::new(&path, format!("cannot read the state schema file: {e}"))
             .class("STDS_FAILED_TO_READ_STATE_SCHEMA")
@@ -377,6 +428,28 @@ pub fn store_schemas(
         StateError::new(&path, e.message.clone()).at(e.offset).class("STDS_FAILED_TO_READ_STATE_SCHEMA")
     })?;
     Ok((f.key, f.value))
+}
+
+/// Number of partitions the operator metadata records for an operator (largest over its stores), 0 when there is
+/// no readable metadata.
+pub fn expected_partitions(a: &mut dyn Archive, root: &str, operator_id: i64) -> i64 {
+    let meta_dir = join(root, &format!("state/{operator_id}/_metadata"));
+    let latest_v2 = children(a, &format!("{meta_dir}/v2"))
+        .into_iter()
+        .filter(|(n, f)| *f && !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
+        .filter_map(|(n, _)| n.parse::<i64>().ok())
+        .max();
+    let path = match latest_v2 {
+        Some(b) => format!("{meta_dir}/v2/{b}"),
+        None => format!("{meta_dir}/metadata"),
+    };
+    if !a.entries().iter().any(|e| e.path == path) {
+        return 0;
+    }
+    a.read(&path, 16 << 20)
+        .ok()
+        .and_then(|b| operator_metadata::parse_operator_metadata(&b).ok())
+        .map_or(0, |m| m.stores.iter().map(|s| s.num_partitions).max().unwrap_or(0))
 }
 
 /// The last committed batch (highest id in `commits/`), as Spark's reader defaults `batchId` to.
@@ -435,6 +508,26 @@ pub fn read_state_with_limits(
         return Err(StateError::new(&op_dir, "no state partition folders for this operator")
             .class("STDS_NO_PARTITION_DISCOVERED_IN_STATE_STORE"));
     }
+    // Spark's stores are partitions 0..numPartitions-1; a missing folder cannot be rebuilt (Spark then fails to
+    // load version `version` of that partition, from its first delta on).
+    let expected = expected_partitions(a, root, q.operator_id).max(parts.last().map_or(0, |m| i64::from(*m) + 1));
+    let missing: Vec<i64> = (0..expected).filter(|p| !parts.iter().any(|x| i64::from(*x) == *p)).collect();
+    let wanted_missing: Vec<i64> = match q.partition {
+        Some(p) => missing.iter().copied().filter(|m| *m == i64::from(p)).collect(),
+        None => missing,
+    };
+    if let Some(m) = wanted_missing.first() {
+        if version > 0 {
+            return Err(StateError::new(
+                format!("{op_dir}/{m}"),
+                format!(
+                    "state folder of partition {m} is missing ({} partitions expected); version {version} cannot be rebuilt",
+                    expected
+                ),
+            )
+            .class("CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS"));
+        }
+    }
     if let Some(p) = q.partition {
         if !parts.contains(&p) {
             return Err(StateError::new(format!("{op_dir}/{p}"), format!("partition {p} has no state folder"))
@@ -453,7 +546,8 @@ pub fn read_state_with_limits(
                 "stateVarName applies to transformWithState operators, whose state is in RocksDB stores",
             ));
         }
-        return Err(StateError::new(dir, "reading transformWithState state variables is not supported by this build"));
+        let var = q.state_var.as_deref().unwrap_or_default();
+        return rocksdb::state_view::read_state_var(a, root, q.operator_id, &q.store_name, var, batch, &parts, limits);
     }
     let (ks, vs) = store_schemas(a, root, q.operator_id, &q.store_name)?;
     let mut rows = Vec::new();
@@ -525,6 +619,23 @@ fn read_join_side(
     Ok(rows)
 }
 
+/// The operator's name when its stores leave no doubt (no metadata to read it from): the four stream-stream join
+/// stores, or a single store whose value row is one `void` field (deduplication's dummy value).
+fn infer_operator_name(a: &mut dyn Archive, root: &str, op: i64, stores: &[String]) -> Option<String> {
+    let join = ["left-keyToNumValues", "left-keyWithIndexToValue", "right-keyToNumValues", "right-keyWithIndexToValue"];
+    if stores.len() == 4 && join.iter().all(|j| stores.iter().any(|s| s == j)) {
+        return Some("symmetricHashJoin".into());
+    }
+    if stores.len() == 1 && stores[0] == "default" {
+        if let Ok((_, value)) = store_schemas(a, root, op, "default") {
+            if value.fields.len() == 1 && value.fields[0].data_type == DataType::Null {
+                return Some("dedupe".into());
+            }
+        }
+    }
+    None
+}
+
 /// Reads the `state-metadata` view: one row per operator and store. Operator name, store names and partition
 /// counts come from the operator metadata (v2 for the latest batch if present, else v1); when a checkpoint has
 /// none (Spark 3.5), from the folders on disk. `minBatchId`/`maxBatchId` are the first and last batches in
@@ -570,27 +681,19 @@ pub fn read_state_metadata(a: &mut dyn Archive, root: &str) -> Result<Vec<StateM
                     operator_properties: m.operator_properties_json.clone(),
                     num_cols_prefix_key: s.num_cols_prefix_key,
                     provider: provider_of(a, &s.store_name),
+                    operator_name_inferred: false,
                 });
             }
             continue;
         }
         // No metadata: stores are the folders under the partitions (or `default` when files sit directly there).
-        let mut stores = BTreeSet::new();
-        for &p in &parts {
-            for (name, is_file) in children(a, &store_dir(root, op, p, "default")) {
-                if is_file {
-                    if !name.starts_with('.') && name != "_metadata" {
-                        stores.insert("default".to_string());
-                    }
-                } else if name != "_metadata" && name != "SSTs" {
-                    stores.insert(name);
-                }
-            }
-        }
+        let stores = store_names(a, root, op);
+        let inferred = infer_operator_name(a, root, op, &stores);
         for s in stores {
             out.push(StateMetadataRow {
                 operator_id: op,
-                operator_name: None,
+                operator_name: inferred.clone(),
+                operator_name_inferred: inferred.is_some(),
                 provider: provider_of(a, &s),
                 state_store_name: s,
                 num_partitions: parts.len() as i64,

@@ -463,3 +463,518 @@ fn operator_metadata_errors() {
     let e = parse_operator_metadata(b"v1\n{\"operatorInfo\":").unwrap_err();
     assert_eq!(e.offset, 3);
 }
+
+fn mutation_paths(rec: &Value) -> Vec<String> {
+    let m = &rec["mutation"];
+    let mut v: Vec<String> = m["removed"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|p| p.as_str().map(str::to_string)).collect())
+        .unwrap_or_default();
+    v.extend(m["file"].as_str().map(str::to_string));
+    v
+}
+
+/// `state/<op>/<part>/[<store>/]<file>` → (op, part, store).
+fn store_of(path: &str) -> Option<(i64, u32, String)> {
+    let parts: Vec<&str> = path.split('/').collect();
+    match parts.as_slice() {
+        ["state", op, part, _file] => Some((op.parse().ok()?, part.parse().ok()?, "default".into())),
+        ["state", op, part, store, _file] => Some((op.parse().ok()?, part.parse().ok()?, store.to_string())),
+        _ => None,
+    }
+}
+
+/// For every fixture whose mutation deleted a delta (HDFS), reading that store at the last committed batch fails
+/// with Spark's error naming the missing delta; a flipped byte in a snapshot fails naming the snapshot and an
+/// offset at or before the flipped byte; a deleted partition folder is named.
+#[test]
+fn damaged_hdfs_fixtures_fail_with_the_file_named() {
+    use super::{read_state, StateQuery};
+    let (mut missing, mut corrupt, mut partition) = (0, 0, 0);
+    for name in fixture_names() {
+        let rec = fixture_record(&name);
+        let kind = rec["mutation"]["kind"].as_str().unwrap_or("");
+        let mut a = open_fixture(&name);
+        for path in mutation_paths(&rec) {
+            let file = path.rsplit('/').next().unwrap_or("");
+            let Some((op, part, store)) = store_of(&path) else { continue };
+            if file.starts_with('.') || !(file.ends_with(".delta") || file.ends_with(".snapshot")) {
+                continue;
+            }
+            let q =
+                StateQuery { operator_id: op, store_name: store.clone(), partition: Some(part), ..Default::default() };
+            let res = read_state(&mut a, "", &q);
+            if kind == "c" && file.ends_with(".delta") {
+                let e = res.expect_err(&format!("{name}: {path} was deleted"));
+                assert_eq!(e.path, path, "{name}");
+                assert_eq!(e.error_class.as_deref(), Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS"));
+                missing += 1;
+            } else if kind == "j" {
+                let e = res.expect_err(&format!("{name}: {path} was damaged"));
+                assert_eq!(e.path, path, "{name}");
+                assert!(e.offset.is_some(), "{name}: {e}");
+                let bytes = a.read(&path, 1 << 20).unwrap();
+                let fe = super::hdfs::verify_file(&bytes, super::hdfs::RecordFileKind::Snapshot, 1 << 24).unwrap_err();
+                assert_eq!(Some(fe.offset()), e.offset, "{name}");
+                corrupt += 1;
+            }
+        }
+        if kind == "b" && super::detect_provider(&a, "state/0/0") == super::Provider::Hdfs {
+            let e = read_state(&mut a, "", &StateQuery::default()).expect_err(&format!("{name}: partition deleted"));
+            assert!(e.path.starts_with("state/0/"), "{name}: {e}");
+            assert!(a.entries().iter().all(|x| !x.path.starts_with(&format!("{}/", e.path))), "{name}: {e}");
+            partition += 1;
+        }
+    }
+    assert!(
+        missing >= 3 && corrupt >= 3 && partition >= 2,
+        "missing {missing}, corrupt {corrupt}, partition {partition}"
+    );
+}
+
+#[test]
+fn load_plan_picks_newest_snapshot_at_or_below() {
+    use super::hdfs::{load_plan, StoreFiles};
+    let f = StoreFiles { deltas: (1..=12).collect(), snapshots: vec![3, 6, 9, 12] };
+    assert_eq!(load_plan(&f, 12), (Some(12), vec![]));
+    assert_eq!(load_plan(&f, 11), (Some(9), vec![10, 11]));
+    assert_eq!(load_plan(&f, 2), (None, vec![1, 2]));
+    assert_eq!(load_plan(&f, 0), (None, vec![]));
+}
+
+/// Reading an older batch replays fewer deltas: version 1 of every HDFS store holds exactly the puts of 1.delta.
+#[test]
+fn older_batches_rebuild_from_deltas() {
+    use super::{read_state, StateQuery};
+    let mut a = open_fixture("ss-4.3.0-agg-hdfs");
+    let q = StateQuery { batch_id: Some(0), ..Default::default() };
+    let rows = read_state(&mut a, "", &q).unwrap();
+    let mut puts = 0;
+    for p in super::list_partitions(&a, "", 0) {
+        let bytes = a.read(&format!("state/0/{p}/1.delta"), 1 << 20).unwrap();
+        puts += super::hdfs::verify_file(&bytes, super::hdfs::RecordFileKind::Delta, 1 << 24).unwrap().puts;
+    }
+    assert_eq!(rows.len() as u64, puts);
+    assert!(puts > 0);
+}
+
+/// Every snapshot Spark wrote equals the replay of deltas 1..=v without any snapshot (all healthy HDFS fixtures,
+/// every store and partition): the snapshot and delta readers agree with each other and with Spark.
+#[test]
+fn snapshots_equal_delta_replay() {
+    use super::hdfs::{list_store_files, load_store};
+    use super::StateLimits;
+    let mut checked = 0;
+    for name in fixture_names() {
+        if !fixture_record(&name)["mutation"].is_null() {
+            continue;
+        }
+        let mut a = open_fixture(&name);
+        let files: Vec<String> = a.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
+        let dirs: std::collections::BTreeSet<String> = files
+            .iter()
+            .filter(|p| p.ends_with(".snapshot") && !p.rsplit('/').next().unwrap_or(".").starts_with('.'))
+            .filter_map(|p| p.rsplit_once('/').map(|(d, _)| d.to_string()))
+            .collect();
+        for dir in dirs {
+            let sf = list_store_files(&a, &dir);
+            let deltas_only: Vec<(String, Vec<u8>)> = sf
+                .deltas
+                .iter()
+                .map(|v| {
+                    let p = format!("{dir}/{v}.delta");
+                    let b = a.read(&p, 1 << 24).unwrap();
+                    (p, b)
+                })
+                .collect();
+            let mut mem =
+                crate::archive::MemArchive::new("deltas", deltas_only, crate::archive::Limits::default()).unwrap();
+            for &v in &sf.snapshots {
+                let with_snapshot = load_store(&mut a, &dir, v, &StateLimits::default()).unwrap();
+                let replayed = load_store(&mut mem, &dir, v, &StateLimits::default()).unwrap();
+                assert_eq!(with_snapshot, replayed, "{name}: {dir} version {v}");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 50, "only {checked} snapshots compared");
+}
+
+#[test]
+fn state_roots_are_found_at_the_top_or_nested() {
+    let files = vec![
+        ("chk/state/0/0/1.delta".to_string(), vec![1]),
+        ("chk/commits/0".to_string(), vec![1]),
+        ("other/state/0/_metadata/metadata".to_string(), vec![1]),
+        ("notes/state/readme".to_string(), vec![1]),
+    ];
+    let a = crate::archive::MemArchive::new("x", files, crate::archive::Limits::default()).unwrap();
+    assert_eq!(super::find_state_roots(&a), vec!["chk".to_string(), "other".to_string()]);
+    let a = open_fixture("ss-4.3.0-agg-hdfs");
+    assert_eq!(super::find_state_roots(&a), vec![String::new()]);
+}
+
+/// The chain check lists every problem of the damaged fixtures and none of the healthy ones.
+#[test]
+fn chain_check_on_fixtures() {
+    use super::hdfs::check_chain;
+    use super::StateLimits;
+    let (mut healthy, mut damaged) = (0, 0);
+    for name in fixture_names() {
+        let rec = fixture_record(&name);
+        let mut a = open_fixture(&name);
+        let Some(batch) = super::last_committed_batch(&a, "") else { continue };
+        let damaged_files = mutation_paths(&rec);
+        for op in super::list_operators(&a, "") {
+            for p in super::list_partitions(&a, "", op) {
+                let dir = super::store_dir("", op, p, "default");
+                if super::detect_provider(&a, &dir) != super::Provider::Hdfs {
+                    continue;
+                }
+                let c = check_chain(&mut a, &dir, batch + 1, &StateLimits::default());
+                let touched = damaged_files.iter().any(|f| f.starts_with(&format!("{dir}/")));
+                if rec["mutation"].is_null() {
+                    assert!(c.problems.is_empty(), "{name}: {dir}: {:?}", c.problems);
+                    assert!(c.rows.is_some());
+                    healthy += 1;
+                } else if touched && c.problems.iter().any(|e| damaged_files.contains(&e.path)) {
+                    assert!(c.rows.is_none());
+                    damaged += 1;
+                }
+            }
+        }
+    }
+    assert!(healthy > 10 && damaged >= 4, "healthy {healthy}, damaged {damaged}");
+}
+
+#[test]
+fn structural_validation_as_spark_does() {
+    let s = schema(&[
+        ("b", json!("boolean")),
+        ("i", json!("integer")),
+        ("v", json!("string")),
+        ("d", json!("decimal(20,2)")),
+    ]);
+    let good = row(&[W::Fixed(1), W::Fixed(7), W::Var(b"abc".to_vec()), W::Dec16(None)]);
+    validate_structure(&good, &s).unwrap();
+    let mut b = good.clone();
+    b[8] = 2;
+    assert_eq!(validate_structure(&b, &s).unwrap_err().offset, 8);
+    let mut b = good.clone();
+    b[20] = 1; // upper half of the int slot
+    assert_eq!(validate_structure(&b, &s).unwrap_err().offset, 16);
+    let mut b = good.clone();
+    b[24..32].copy_from_slice(&((8u64 << 32) | 3).to_le_bytes()); // points into the fixed region
+    assert_eq!(validate_structure(&b, &s).unwrap_err().offset, 24);
+    assert!(validate_structure(&good[..good.len() - 4], &s).is_err());
+    let nulls = row(&[W::Null, W::Null, W::Null, W::Null]);
+    validate_structure(&nulls, &s).unwrap();
+    let mut b = nulls.clone();
+    b[16] = 1;
+    assert!(validate_structure(&b, &s).is_err());
+}
+
+/// Every row of every healthy HDFS fixture store passes Spark's structural validation.
+#[test]
+fn fixture_rows_pass_structural_validation() {
+    let mut rows = 0;
+    for name in fixture_names() {
+        if !fixture_record(&name)["mutation"].is_null() {
+            continue;
+        }
+        let mut a = open_fixture(&name);
+        let Some(batch) = super::last_committed_batch(&a, "") else { continue };
+        for m in super::read_state_metadata(&mut a, "").unwrap() {
+            let dir0 = super::store_dir("", m.operator_id, 0, &m.state_store_name);
+            if super::detect_provider(&a, &dir0) != super::Provider::Hdfs {
+                continue;
+            }
+            let (ks, vs) = super::store_schemas(&mut a, "", m.operator_id, &m.state_store_name).unwrap();
+            for p in super::list_partitions(&a, "", m.operator_id) {
+                let dir = super::store_dir("", m.operator_id, p, &m.state_store_name);
+                let raw = super::load_raw_store(&mut a, &dir, batch + 1, &Default::default()).unwrap();
+                for (k, v) in &raw.pairs {
+                    validate_structure(k, &ks).unwrap_or_else(|e| panic!("{name} {dir}: key {e}"));
+                    validate_structure(v, &vs).unwrap_or_else(|e| panic!("{name} {dir}: value {e}"));
+                    rows += 1;
+                }
+            }
+        }
+    }
+    assert!(rows > 50, "{rows}");
+}
+
+#[test]
+fn unknown_store_names_list_the_known_ones() {
+    use super::{read_state, store_names, StateQuery};
+    let mut a = open_fixture("ss-4.3.0-join");
+    let names = store_names(&a, "", 0);
+    assert_eq!(names.len(), 4, "{names:?}");
+    let e = read_state(&mut a, "", &StateQuery { store_name: "nope".into(), ..Default::default() }).unwrap_err();
+    assert!(e.message.contains("left-keyToNumValues"), "{e}");
+}
+
+/// The text writer gives the same JSON as the Value decoder on hand-built rows of every type and on every fixture
+/// row (decimals compared by value), and fails where it fails.
+#[test]
+fn text_writer_matches_value_decoder() {
+    fn same(bytes: &[u8], s: &StructType) {
+        let mut text = String::new();
+        match (decode_row(bytes, s), write_row_json(bytes, s, &mut text)) {
+            (Ok(v), Ok(())) => {
+                let parsed: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+                assert!(approx_eq(&parsed, &v), "{text} vs {v}");
+            }
+            (Err(_), Err(_)) => {}
+            (a, b) => panic!("decoders disagree: {a:?} vs {b:?}"),
+        }
+    }
+    let s = schema(&[
+        ("s", json!("string")),
+        ("q", json!("string")),
+        ("i", json!("integer")),
+        ("ts", json!("timestamp")),
+        ("d", json!("decimal(20,2)")),
+        ("a", json!({"type": "array", "elementType": "string", "containsNull": true})),
+        ("n", json!({"type": "array", "elementType": "integer", "containsNull": true})),
+        ("m", json!({"type": "map", "keyType": "string", "valueType": "long", "valueContainsNull": true})),
+        ("f", json!("double")),
+        ("b", json!("binary")),
+    ]);
+    let r = row(&[
+        W::Var("tab\there \"quoted\" \\ \u{1} ü".as_bytes().to_vec()),
+        W::Null,
+        W::Fixed((-5i32) as u32 as u64),
+        W::Fixed(1_704_067_240_000_000),
+        W::Dec16(Some(be_bytes(-150))),
+        W::Var(array(8, &[W::Var(b"x".to_vec()), W::Null])),
+        W::Var(array(4, &[W::Fixed(1), W::Null, W::Fixed(3)])),
+        W::Var(map(array(8, &[W::Var(b"k".to_vec())]), array(8, &[W::Null]))),
+        W::Fixed(2.5f64.to_bits()),
+        W::Var(vec![1, 2, 3]),
+    ]);
+    same(&r, &s);
+    for cut in 0..r.len() {
+        same(&r[..cut], &s);
+    }
+    for i in 0..r.len() {
+        let mut b = r.clone();
+        b[i] ^= 0x41;
+        same(&b, &s);
+    }
+    for name in ["ss-4.3.0-agg-hdfs", "ss-4.3.0-join", "ss-4.1.4-dedup", "ss-4.1.4-pandas-state"] {
+        let mut a = open_fixture(&name);
+        for m in super::read_state_metadata(&mut a, "").unwrap() {
+            let (ks, vs) = super::store_schemas(&mut a, "", m.operator_id, &m.state_store_name).unwrap();
+            let batch = super::last_committed_batch(&a, "").unwrap();
+            for p in super::list_partitions(&a, "", m.operator_id) {
+                let dir = super::store_dir("", m.operator_id, p, &m.state_store_name);
+                for (k, v) in super::load_raw_store(&mut a, &dir, batch + 1, &Default::default()).unwrap().pairs {
+                    same(&k, &ks);
+                    same(&v, &vs);
+                }
+            }
+        }
+    }
+}
+
+/// JSON equality with numbers compared by value (relative 1e-12: serde_json parses without float round-trip).
+fn approx_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap_or(f64::NAN), y.as_f64().unwrap_or(f64::NAN));
+            x == y || (x - y).abs() <= 1e-12 * x.abs().max(y.abs())
+        }
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| approx_eq(x, y)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| approx_eq(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// Spark 4.3 HDFS stores with row checksums: values carry a CRC32C prefix, removal keys too; Spark < 2.3 values
+/// carry 4 stray trailing bytes. Both unwrap to the UnsafeRow, and removals still find their key.
+#[test]
+fn row_checksums_and_legacy_trailing_bytes_unwrap() {
+    use super::hdfs::{load_store, unwrap_value};
+    use crate::codec::write::lz4_block_stream;
+    let crc = |parts: &[&[u8]]| super::rocksdb::encoding::crc32c(parts);
+    let k1 = row(&[W::Fixed(1)]);
+    let k2 = row(&[W::Fixed(2)]);
+    let v = row(&[W::Fixed(42)]);
+    let mut checked = crc(&[&k1, &v]).to_le_bytes().to_vec();
+    checked.extend_from_slice(&v);
+    assert_eq!(unwrap_value(&k1, &checked), &v[..]);
+    let mut legacy = v.clone();
+    legacy.extend_from_slice(&[9, 9, 9, 9]);
+    assert_eq!(unwrap_value(&k1, &legacy), &v[..]);
+    assert_eq!(unwrap_value(&k1, &v), &v[..]);
+    let rec = |out: &mut Vec<u8>, k: &[u8], v: Option<&[u8]>| {
+        out.extend_from_slice(&(k.len() as i32).to_be_bytes());
+        out.extend_from_slice(k);
+        match v {
+            Some(v) => {
+                out.extend_from_slice(&(v.len() as i32).to_be_bytes());
+                out.extend_from_slice(v);
+            }
+            None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+        }
+    };
+    let mut d1 = Vec::new();
+    rec(&mut d1, &k1, Some(&checked));
+    let mut c2 = crc(&[&k2, &v]).to_le_bytes().to_vec();
+    c2.extend_from_slice(&v);
+    rec(&mut d1, &k2, Some(&c2));
+    d1.extend_from_slice(&(-1i32).to_be_bytes());
+    let mut d2 = Vec::new();
+    let mut removed = crc(&[&k1]).to_le_bytes().to_vec();
+    removed.extend_from_slice(&k1);
+    rec(&mut d2, &removed, None);
+    d2.extend_from_slice(&(-1i32).to_be_bytes());
+    let files = vec![
+        ("s/1.delta".to_string(), lz4_block_stream(&d1, 32 * 1024)),
+        ("s/2.delta".to_string(), lz4_block_stream(&d2, 32 * 1024)),
+    ];
+    let mut a = crate::archive::MemArchive::new("m", files, crate::archive::Limits::default()).unwrap();
+    let store = load_store(&mut a, "s", 2, &Default::default()).unwrap();
+    assert_eq!(store.pairs, vec![(k2.clone(), v.clone())]);
+    let store = load_store(&mut a, "s", 1, &Default::default()).unwrap();
+    assert_eq!(store.pairs.len(), 2);
+}
+
+/// Map keys are named as Spark's JSON writer names them (`keyArray.get(i).toString`): timestamps and dates as
+/// their internal integers, decimals in plain notation.
+#[test]
+fn map_keys_as_spark_names_them() {
+    let s = schema(&[
+        ("ts", json!({"type": "map", "keyType": "timestamp", "valueType": "integer", "valueContainsNull": true})),
+        ("i", json!({"type": "map", "keyType": "integer", "valueType": "string", "valueContainsNull": true})),
+        ("d", json!({"type": "map", "keyType": "decimal(5,2)", "valueType": "boolean", "valueContainsNull": false})),
+    ]);
+    let r = row(&[
+        W::Var(map(array(8, &[W::Fixed(1_704_067_240_000_000)]), array(4, &[W::Fixed(1)]))),
+        W::Var(map(array(4, &[W::Fixed((-3i32) as u32 as u64)]), array(8, &[W::Var(b"x".to_vec())]))),
+        W::Var(map(array(8, &[W::Fixed((-150i64) as u64)]), array(1, &[W::Fixed(1)]))),
+    ]);
+    assert_eq!(
+        decode_row(&r, &s).unwrap(),
+        json!({"ts": {"1704067240000000": 1}, "i": {"-3": "x"}, "d": {"-1.50": true}})
+    );
+    let mut text = String::new();
+    write_row_json(&r, &s, &mut text).unwrap();
+    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), decode_row(&r, &s).unwrap());
+}
+
+/// Damage inside a well-framed delta is reported with Spark's error for it and the file named: a garbled key size
+/// (`CANNOT_READ_DELTA_FILE_KEY_SIZE`), a stream cut before its end marker, a row whose offsets leave the row.
+#[test]
+fn damage_inside_a_well_framed_delta() {
+    use super::{read_state, StateQuery};
+    use crate::codec::write::lz4_block_stream;
+    let base = open_fixture("ss-4.3.0-agg-hdfs");
+    let files: Vec<(String, Vec<u8>)> = {
+        let mut a = base;
+        let paths: Vec<String> = a.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
+        paths
+            .into_iter()
+            .map(|p| {
+                let b = a.read(&p, 1 << 24).unwrap();
+                (p, b)
+            })
+            .collect()
+    };
+    // The newest delta of partition 0 holding a put; read at its version, from deltas only (no snapshots).
+    let mut target = String::new();
+    let mut original = Vec::new();
+    for v in (1..=12).rev() {
+        let p = format!("state/0/0/{v}.delta");
+        let Some((_, b)) = files.iter().find(|(q, _)| *q == p) else { continue };
+        let d = crate::codec::decompress(b, 1 << 24).unwrap();
+        if super::hdfs::scan_records(&d).unwrap().puts > 0 {
+            target = p;
+            original = d;
+            break;
+        }
+    }
+    let version: i64 = target.trim_start_matches("state/0/0/").trim_end_matches(".delta").parse().unwrap();
+    let target = target.as_str();
+    let with = |data: Vec<u8>| {
+        let mut fs = files.clone();
+        for (p, b) in fs.iter_mut() {
+            if p == target {
+                *b = lz4_block_stream(&data, 32 * 1024);
+            }
+        }
+        fs.retain(|(p, _)| !p.ends_with(".snapshot"));
+        let mut a = crate::archive::MemArchive::new("m", fs, crate::archive::Limits::default()).unwrap();
+        read_state(&mut a, "", &StateQuery { partition: Some(0), batch_id: Some(version - 1), ..Default::default() })
+    };
+    assert!(with(original.clone()).is_ok());
+    let mut bad_size = original.clone();
+    bad_size[0..4].copy_from_slice(&(-9i32).to_be_bytes());
+    let e = with(bad_size).unwrap_err();
+    assert_eq!(
+        (e.path.as_str(), e.error_class.as_deref()),
+        (target, Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_KEY_SIZE"))
+    );
+    assert!(e.message.contains("key size cannot be -9"), "{e}");
+    let cut = original[..original.len() - 4].to_vec();
+    let e = with(cut).unwrap_err();
+    assert_eq!(e.path, target);
+    assert!(e.message.contains("before the -1 end marker"), "{e}");
+    if original.len() > 8 {
+        // The first put's key: its variable-length slots (the window struct, the string) pointed far away.
+        let mut first_put = None;
+        super::hdfs::for_each_record(&original, super::hdfs::RecordFileKind::Delta, |r| {
+            if r.value.is_some() && first_put.is_none() {
+                first_put = Some((r.offset as usize, r.key.len()));
+            }
+        })
+        .unwrap();
+        let (at, ksize) = first_put.expect("the delta holds a put");
+        let mut bad_row = original.clone();
+        for slot in (at + 4 + 8..at + 4 + ksize).step_by(8).take(2) {
+            bad_row[slot + 4..slot + 8].copy_from_slice(&0x7FFF_0000u32.to_le_bytes());
+        }
+        let e = with(bad_row).unwrap_err();
+        assert_eq!(e.error_class.as_deref(), Some("CANNOT_LOAD_STATE_STORE.KEY_ROW_FORMAT_VALIDATION_FAILURE"), "{e}");
+    }
+}
+
+#[test]
+fn timestamps_across_eras() {
+    assert_eq!(format_timestamp(0, true), "1970-01-01T00:00:00.000Z");
+    assert_eq!(format_timestamp(-1, false), "1969-12-31T23:59:59.999");
+    assert_eq!(format_timestamp(253_402_300_799_999_999, true), "9999-12-31T23:59:59.999Z");
+    assert_eq!(format_timestamp(253_402_300_800_000_000, true), "+10000-01-01T00:00:00.000Z");
+    assert_eq!(format_timestamp(-62_135_596_800_000_000, true), "0001-01-01T00:00:00.000Z");
+    assert_eq!(format_timestamp(-62_167_219_200_000_001, true), "-0001-12-31T23:59:59.999Z");
+    assert_eq!(format_date(-719_162), "0001-01-01");
+}
+
+/// Checkpoints without operator metadata (3.5) still get a state-metadata view; where the stores leave no doubt
+/// the operator name is inferred, and the rows agree with the 4.x fixture of the same query.
+#[test]
+fn state_metadata_for_checkpoints_without_operator_metadata() {
+    let mut checked = 0;
+    for name in fixture_names() {
+        if !fixture_record(&name)["mutation"].is_null() || !name.starts_with("ss-3.5") {
+            continue;
+        }
+        let mut a = open_fixture(&name);
+        let rows = super::read_state_metadata(&mut a, "").unwrap();
+        let scenario = fixture_record(&name)["scenario"].as_str().unwrap_or("").to_string();
+        for r in &rows {
+            assert!(r.num_partitions > 0 && r.max_batch_id >= r.min_batch_id, "{name}: {r:?}");
+            if let Some(n) = &r.operator_name {
+                assert!(r.operator_name_inferred);
+                let ok = (n == "symmetricHashJoin" && scenario.contains("join"))
+                    || (n == "dedupe" && scenario.contains("dropDuplicates"));
+                assert!(ok, "{name}: inferred {n} for {scenario}");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 5, "{checked}");
+}

@@ -124,8 +124,18 @@ fn struct_value(r: Slice<'_>, schema: &StructType, depth: usize, prefix: &str) -
         if r.is_null(0, i)? || f.data_type == DataType::Null {
             continue; // toJSON leaves null fields out
         }
-        let p = path(prefix, &f.name);
-        let v = slot_value(r, w + i * 8, &f.data_type, depth, &p)?;
+        // Field paths are only needed in errors and for nested values: build them only then.
+        let v = if is_fixed_length(&f.data_type) {
+            slot_value(r, w + i * 8, &f.data_type, depth, &f.name)
+        } else {
+            slot_value(r, w + i * 8, &f.data_type, depth, &path(prefix, &f.name))
+        }
+        .map_err(|mut e| {
+            if is_fixed_length(&f.data_type) && !prefix.is_empty() {
+                e.message = format!("{prefix}.{}", e.message);
+            }
+            e
+        })?;
         obj.insert(f.name.clone(), v);
     }
     Ok(Value::Object(obj))
@@ -208,18 +218,14 @@ fn var_value(v: Slice<'_>, t: &DataType, depth: usize, p: &str) -> Result<Value,
                 return Err(v.err(0, format!("{p}: map key array size {ks} does not fit the {}-byte map", v.b.len())));
             }
             let ks = ks as usize;
-            let keys = array_values(v.sub(8, ks, p)?, key, depth + 1, p)?;
+            let keys = map_keys(v.sub(8, ks, p)?, key, depth + 1, p)?;
             let vals = array_values(v.sub(8 + ks, v.b.len() - 8 - ks, p)?, value, depth + 1, p)?;
             if keys.len() != vals.len() {
                 return Err(v.err(0, format!("{p}: map with {} keys but {} values", keys.len(), vals.len())));
             }
             let mut obj = Map::new();
             for (k, val) in keys.into_iter().zip(vals) {
-                let name = match k {
-                    Value::String(s) => s,
-                    other => other.to_string(),
-                };
-                obj.insert(name, val);
+                obj.insert(k, val);
             }
             Value::Object(obj)
         }
@@ -273,8 +279,47 @@ fn array_values(a: Slice<'_>, t: &DataType, depth: usize, p: &str) -> Result<Vec
         let mut w = [0u8; 8];
         w[..width].copy_from_slice(s);
         let raw = u64::from_le_bytes(w);
-        let ep = format!("{p}[{i}]");
-        out.push(fixed_or_var(a, at, raw, width, t, depth, &ep)?);
+        let v = if is_fixed_length(t) {
+            fixed_or_var(a, at, raw, width, t, depth, p)
+        } else {
+            fixed_or_var(a, at, raw, width, t, depth, &format!("{p}[{i}]"))
+        };
+        out.push(v?);
+    }
+    Ok(out)
+}
+
+/// Map keys as Spark's JSON writer names them: `keyArray.get(i, keyType).toString`, i.e. the internal value's
+/// text: strings as they are, numbers, dates (days) and timestamps (microseconds) as integers, decimals in plain
+/// notation, booleans as `true`/`false`. Other key types (rare) are written as their JSON text.
+fn map_keys(a: Slice<'_>, t: &DataType, depth: usize, p: &str) -> Result<Vec<String>, RowError> {
+    let n = array_len(a, t, p)?;
+    let width = element_width(t);
+    let header = 8 + bitset_bytes(n);
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let at = header + i * width;
+        let s = a.bytes(at, width, p)?;
+        let mut w = [0u8; 8];
+        w[..width].copy_from_slice(s);
+        let raw = u64::from_le_bytes(w);
+        let text = match t {
+            DataType::Byte => (raw as u8 as i8).to_string(),
+            DataType::Short => (raw as u16 as i16).to_string(),
+            DataType::Integer | DataType::Date | DataType::YearMonthInterval { .. } => (raw as u32 as i32).to_string(),
+            DataType::Long | DataType::Timestamp | DataType::TimestampNtz | DataType::DayTimeInterval { .. } => {
+                (raw as i64).to_string()
+            }
+            DataType::Boolean => (raw as u8 != 0).to_string(),
+            DataType::Decimal { precision, scale } if *precision <= 18 => {
+                decimal_string(i128::from(raw as i64), *scale)
+            }
+            other => match fixed_or_var(a, at, raw, width, other, depth, p)? {
+                Value::String(s) => s,
+                v => v.to_string(),
+            },
+        };
+        out.push(text);
     }
     Ok(out)
 }
@@ -363,23 +408,48 @@ pub fn format_date(days: i64) -> String {
     format!("{}-{m:02}-{d:02}", format_year(y))
 }
 
-/// A Spark timestamp (microseconds since the epoch) as toJSON writes it: `yyyy-MM-dd'T'HH:mm:ss.SSS` plus `Z`
-/// when `utc` (timestamp, rendered in UTC), nothing for timestamp_ntz. Sub-millisecond digits are dropped.
-pub fn format_timestamp(micros: i64, utc: bool) -> String {
+fn push_2(out: &mut String, v: i64) {
+    out.push(char::from(b'0' + (v / 10 % 10) as u8));
+    out.push(char::from(b'0' + (v % 10) as u8));
+}
+
+/// [`format_timestamp`] appended to `out` without intermediate allocations.
+fn push_timestamp(micros: i64, utc: bool, out: &mut String) {
     let millis = micros.div_euclid(1000);
     let secs = millis.div_euclid(1000);
     let ms = millis.rem_euclid(1000);
-    let days = secs.div_euclid(86_400);
     let sod = secs.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}{}",
-        format_year(y),
-        sod / 3600,
-        (sod / 60) % 60,
-        sod % 60,
-        if utc { "Z" } else { "" }
-    )
+    let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
+    if (0..=9999).contains(&y) {
+        push_2(out, y / 100);
+        push_2(out, y % 100);
+    } else {
+        out.push_str(&format_year(y));
+    }
+    out.push('-');
+    push_2(out, i64::from(m));
+    out.push('-');
+    push_2(out, i64::from(d));
+    out.push('T');
+    push_2(out, sod / 3600);
+    out.push(':');
+    push_2(out, (sod / 60) % 60);
+    out.push(':');
+    push_2(out, sod % 60);
+    out.push('.');
+    out.push(char::from(b'0' + (ms / 100) as u8));
+    push_2(out, ms % 100);
+    if utc {
+        out.push('Z');
+    }
+}
+
+/// A Spark timestamp (microseconds since the epoch) as toJSON writes it: `yyyy-MM-dd'T'HH:mm:ss.SSS` plus `Z`
+/// when `utc` (timestamp, rendered in UTC), nothing for timestamp_ntz. Sub-millisecond digits are dropped.
+pub fn format_timestamp(micros: i64, utc: bool) -> String {
+    let mut s = String::with_capacity(24);
+    push_timestamp(micros, utc, &mut s);
+    s
 }
 
 /// Seconds with up to 6 decimals, trailing zeros stripped (`BigDecimal.valueOf(micros, 6).stripTrailingZeros
@@ -499,4 +569,286 @@ pub fn base64(b: &[u8]) -> String {
         out.push(if c.len() > 2 { T[n as usize & 63] as char } else { '=' });
     }
     out
+}
+
+/// Whether Spark stores a type inline in the 8-byte slot (`UnsafeRow.isFixedLength`).
+pub fn is_fixed_length(t: &DataType) -> bool {
+    match t {
+        DataType::Null
+        | DataType::Boolean
+        | DataType::Byte
+        | DataType::Short
+        | DataType::Integer
+        | DataType::Long
+        | DataType::Float
+        | DataType::Double
+        | DataType::Date
+        | DataType::Timestamp
+        | DataType::TimestampNtz
+        | DataType::YearMonthInterval { .. }
+        | DataType::DayTimeInterval { .. } => true,
+        DataType::Decimal { precision, .. } => *precision <= 18,
+        _ => false,
+    }
+}
+
+/// Checks a row's structure against a schema the way Spark 4.x validates loaded state rows
+/// (`UnsafeRowUtils.validateStructuralIntegrity`, failing with `KEY_ROW_FORMAT_VALIDATION_FAILURE` /
+/// `VALUE_ROW_FORMAT_VALIDATION_FAILURE`): size a multiple of 8 and larger than the null bitset; null slots zero
+/// (non-compact decimals excepted); booleans 0/1 and narrow integers without stray upper bits; variable-length
+/// offsets after the fixed region and inside the row. Top level only, as Spark does.
+pub fn validate_structure(bytes: &[u8], schema: &StructType) -> Result<(), RowError> {
+    let e = |offset: usize, message: String| Err(RowError { offset: offset as u64, message });
+    let n = schema.fields.len();
+    let w = bitset_bytes(n);
+    let fixed = w + 8 * n;
+    if !bytes.len().is_multiple_of(8) {
+        return e(0, format!("row size {} is not a multiple of 8", bytes.len()));
+    }
+    if n > 0 && w >= bytes.len() {
+        return e(0, format!("row of {} bytes is not longer than its {w}-byte null bitset", bytes.len()));
+    }
+    if bytes.len() < fixed {
+        return e(0, format!("row of {} bytes is shorter than its fixed part ({fixed} bytes)", bytes.len()));
+    }
+    let r = Slice { b: bytes, base: 0 };
+    let mut var_bytes = 0usize;
+    for (i, f) in schema.fields.iter().enumerate() {
+        let at = w + 8 * i;
+        let raw = r.u64(at, &f.name)?;
+        if r.is_null(0, i)? {
+            let reserved_decimal = matches!(f.data_type, DataType::Decimal { precision, .. } if precision > 18);
+            if raw != 0 && !reserved_decimal {
+                return e(at, format!("{}: null field with a non-zero slot 0x{raw:016x}", f.name));
+            }
+            continue;
+        }
+        if is_fixed_length(&f.data_type) {
+            let extra = match f.data_type {
+                DataType::Boolean => (raw > 1).then_some("boolean other than 0/1"),
+                DataType::Byte => (raw >> 8 != 0).then_some("byte with upper bits set"),
+                DataType::Short => (raw >> 16 != 0).then_some("short with upper bits set"),
+                DataType::Integer | DataType::Float | DataType::Date | DataType::YearMonthInterval { .. } => {
+                    (raw >> 32 != 0).then_some("4-byte value with upper bits set")
+                }
+                _ => None,
+            };
+            if let Some(what) = extra {
+                return e(at, format!("{}: {what} (slot 0x{raw:016x})", f.name));
+            }
+            continue;
+        }
+        let (off, size) = ((raw >> 32) as usize, (raw & 0xFFFF_FFFF) as usize);
+        if off < fixed || off.saturating_add(size) > bytes.len() {
+            return e(
+                at,
+                format!("{}: offset {off} + size {size} outside the variable region {fixed}..{}", f.name, bytes.len()),
+            );
+        }
+        var_bytes += size;
+    }
+    if fixed + var_bytes > bytes.len() {
+        return e(0, format!("variable-length fields take {var_bytes} bytes, more than the row holds"));
+    }
+    Ok(())
+}
+
+/// Writes one UnsafeRow as the JSON text Spark's `toJSON` writes (fields in schema order, null fields left out),
+/// appending to `out`. Same values as [`decode_row`], without building a [`Value`] (several times faster, for
+/// bulk output); decimals are written with all their digits. On error `out` may hold a partial row.
+pub fn write_row_json(bytes: &[u8], schema: &StructType, out: &mut String) -> Result<(), RowError> {
+    write_struct(Slice { b: bytes, base: 0 }, schema, 0, "", out)
+}
+
+fn write_json_str(s: &str, out: &mut String) {
+    out.push('"');
+    let mut start = 0;
+    for (i, c) in s.char_indices() {
+        let esc: Option<&str> = match c {
+            '"' => Some("\\\""),
+            '\\' => Some("\\\\"),
+            '\n' => Some("\\n"),
+            '\r' => Some("\\r"),
+            '\t' => Some("\\t"),
+            '\u{8}' => Some("\\b"),
+            '\u{c}' => Some("\\f"),
+            c if (c as u32) < 0x20 => None,
+            _ => continue,
+        };
+        out.push_str(&s[start..i]);
+        match esc {
+            Some(e) => out.push_str(e),
+            None => out.push_str(&format!("\\u{:04x}", c as u32)),
+        }
+        start = i + c.len_utf8();
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
+}
+
+fn write_value(v: &Value, out: &mut String) {
+    match v {
+        Value::String(s) => write_json_str(s, out),
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+fn write_struct(
+    r: Slice<'_>,
+    schema: &StructType,
+    depth: usize,
+    prefix: &str,
+    out: &mut String,
+) -> Result<(), RowError> {
+    if depth > MAX_NESTING {
+        return Err(r.err(0, "values nested more than 64 levels deep"));
+    }
+    let n = schema.fields.len();
+    let w = bitset_bytes(n);
+    if r.b.len() < w + n * 8 {
+        return Err(r.err(0, format!("{prefix}: row of {} bytes is shorter than its fixed part", r.b.len())));
+    }
+    out.push('{');
+    let mut first = true;
+    for (i, f) in schema.fields.iter().enumerate() {
+        if r.is_null(0, i)? || f.data_type == DataType::Null {
+            continue;
+        }
+        if !first {
+            out.push(',');
+        }
+        first = false;
+        write_json_str(&f.name, out);
+        out.push(':');
+        let at = w + i * 8;
+        let raw = r.u64(at, &f.name)?;
+        if is_fixed_length(&f.data_type) {
+            write_fixed(raw, &f.data_type, out);
+        } else if matches!(f.data_type, DataType::Struct(_) | DataType::Array { .. } | DataType::Map { .. }) {
+            let p = path(prefix, &f.name);
+            let v = var_slice(r, at, raw, &p)?;
+            write_var(v, &f.data_type, depth, &p, out)?;
+        } else {
+            // Leaf values: the field name is enough context (no allocation on the hot path).
+            let v = var_slice(r, at, raw, &f.name)?;
+            write_var(v, &f.data_type, depth, &f.name, out)?;
+        }
+    }
+    out.push('}');
+    Ok(())
+}
+
+fn write_fixed(raw: u64, t: &DataType, out: &mut String) {
+    use std::fmt::Write;
+    match t {
+        DataType::Byte => {
+            let _ = write!(out, "{}", raw as u8 as i8);
+        }
+        DataType::Short => {
+            let _ = write!(out, "{}", raw as u16 as i16);
+        }
+        DataType::Integer => {
+            let _ = write!(out, "{}", raw as u32 as i32);
+        }
+        DataType::Long => {
+            let _ = write!(out, "{}", raw as i64);
+        }
+        DataType::Boolean => out.push_str(if raw as u8 != 0 { "true" } else { "false" }),
+        DataType::Timestamp => {
+            out.push('"');
+            push_timestamp(raw as i64, true, out);
+            out.push('"');
+        }
+        DataType::TimestampNtz => {
+            out.push('"');
+            push_timestamp(raw as i64, false, out);
+            out.push('"');
+        }
+        DataType::Decimal { scale, .. } => out.push_str(&decimal_string(i128::from(raw as i64), *scale)),
+        other => {
+            // float, double, date, intervals: through the Value path (rarer types).
+            let v = match other {
+                DataType::Float => float_value(f32::from_bits(raw as u32)),
+                DataType::Double => double_value(f64::from_bits(raw)),
+                DataType::Date => Value::String(format_date(i64::from(raw as u32 as i32))),
+                DataType::YearMonthInterval { start, end } => {
+                    Value::String(year_month_interval_string(raw as u32 as i32, *start, *end))
+                }
+                DataType::DayTimeInterval { start, end } => {
+                    Value::String(day_time_interval_string(raw as i64, *start, *end))
+                }
+                _ => Value::Null,
+            };
+            write_value(&v, out);
+        }
+    }
+}
+
+fn var_slice<'a>(r: Slice<'a>, at: usize, raw: u64, p: &str) -> Result<Slice<'a>, RowError> {
+    let (off, size) = ((raw >> 32) as usize, (raw & 0xFFFF_FFFF) as usize);
+    if off.checked_add(size).is_none_or(|end| end > r.b.len()) {
+        return Err(r.err(at, format!("{p}: offset {off} + size {size} points outside the {}-byte value", r.b.len())));
+    }
+    r.sub(off, size, p)
+}
+
+fn write_var(v: Slice<'_>, t: &DataType, depth: usize, p: &str, out: &mut String) -> Result<(), RowError> {
+    match t {
+        DataType::String => write_json_str(&String::from_utf8_lossy(v.b), out),
+        DataType::Decimal { scale, .. } => {
+            if v.b.is_empty() || v.b.len() > 16 {
+                return Err(v.err(0, format!("{p}: decimal of {} bytes (1..=16 expected)", v.b.len())));
+            }
+            let mut x: i128 = if v.b[0] & 0x80 != 0 { -1 } else { 0 };
+            for &byte in v.b {
+                x = (x << 8) | i128::from(byte);
+            }
+            out.push_str(&decimal_string(x, *scale));
+        }
+        DataType::Struct(s) => write_struct(v, s, depth + 1, p, out)?,
+        DataType::Array { element, .. } => {
+            let n = array_len(v, element, p)?;
+            let width = element_width(element);
+            let header = 8 + bitset_bytes(n);
+            out.push('[');
+            for i in 0..n {
+                if i > 0 {
+                    out.push(',');
+                }
+                if v.is_null(8, i)? {
+                    out.push_str("null");
+                    continue;
+                }
+                let at = header + i * width;
+                let s = v.bytes(at, width, p)?;
+                let mut w = [0u8; 8];
+                w[..width].copy_from_slice(s);
+                let raw = u64::from_le_bytes(w);
+                if is_fixed_length(element) {
+                    write_fixed(raw, element, out);
+                } else {
+                    let ep = format!("{p}[{i}]");
+                    write_var(var_slice(v, at, raw, &ep)?, element, depth + 1, &ep, out)?;
+                }
+            }
+            out.push(']');
+        }
+        // Binary, intervals, maps, variants: through the Value path.
+        other => write_value(&var_value(v, other, depth, p)?, out),
+    }
+    Ok(())
+}
+
+/// Element count of an UnsafeArrayData, bounded by its size.
+fn array_len(a: Slice<'_>, t: &DataType, p: &str) -> Result<usize, RowError> {
+    let n = a.u64(0, p)? as i64;
+    let width = element_width(t);
+    if n < 0 || n as u64 > (a.b.len() as u64) / (width as u64) {
+        return Err(a.err(0, format!("{p}: array claims {n} elements in {} bytes", a.b.len())));
+    }
+    let n = n as usize;
+    if 8 + bitset_bytes(n) + n * width > a.b.len() {
+        return Err(a.err(0, format!("{p}: array of {n} elements does not fit {} bytes", a.b.len())));
+    }
+    Ok(n)
 }

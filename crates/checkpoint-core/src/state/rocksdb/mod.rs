@@ -1,0 +1,783 @@
+//! `RocksDBStateStoreProvider` (FORMATS.md §11, §12, §14): rebuilds a state store's raw key → value map at a
+//! version exactly as Spark's `RocksDB.load` does, from the files of `state/<op>/<part>/[<store>/]`.
+//!
+//! * `<v>.zip` ([`zip_meta`]) lists the SST files of version `v` under `SSTs/`; their content is read with our own
+//!   block-based table reader ([`sst`]).
+//! * With changelog checkpointing, `<v>.changelog` files ([`changelog`]) hold each version's changes: Spark takes
+//!   the newest `<s>.zip` with `s <= v` (or an empty store when there is none) and replays
+//!   `<s+1>.changelog ..= <v>.changelog`.
+//! * Checkpoint format v2 (4.0+) names files `<v>_<uniqueId>.zip/.changelog`; the commit log's `stateUniqueIds`
+//!   says which unique id version `v` has, and the v3/v4 changelog's lineage leads back to its base snapshot
+//!   (`RocksDB.loadWithCheckpointId`).
+//!
+//! Keys and values are returned exactly as RocksDB holds them: for virtual column families (transformWithState)
+//! a 2-byte little-endian column-family id, then the encoding version byte `0x00`, then the UnsafeRow; values
+//! may carry 4.3 row checksums ([`encoding`] takes them apart). [`manifest`] cross-checks RocksDB's MANIFEST with
+//! Spark's metadata; [`state_view`] plugs the provider into [`crate::state::read_state`].
+
+pub mod changelog;
+pub mod encoding;
+pub mod manifest;
+pub mod sst;
+pub mod state_view;
+pub mod zip_meta;
+
+#[cfg(test)]
+mod sst_writer_test;
+
+use crate::archive::{Archive, ArchiveError};
+use std::collections::BTreeMap;
+
+/// The delimiter of RocksDB's `StringAppendOperator`, the merge operator Spark configures.
+pub const MERGE_DELIMITER: u8 = b',';
+
+/// Bounds applied while loading one store version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadLimits {
+    /// Largest file read from the archive (zip, SST, changelog), in bytes.
+    pub max_file_bytes: u64,
+    /// Largest decompressed changelog, in bytes.
+    pub max_changelog_bytes: usize,
+    /// Largest number of changelog records per file.
+    pub max_records: usize,
+    /// Limits for each SST.
+    pub sst: sst::SstLimits,
+    /// Limits for each zip.
+    pub zip: zip_meta::ZipLimits,
+}
+
+impl Default for LoadLimits {
+    fn default() -> Self {
+        LoadLimits {
+            max_file_bytes: 256 << 20,
+            max_changelog_bytes: 512 << 20,
+            max_records: 10_000_000,
+            sst: sst::SstLimits::default(),
+            zip: zip_meta::ZipLimits::default(),
+        }
+    }
+}
+
+/// Options of [`load_store`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LoadOptions {
+    /// Checkpoint format v2: the unique id of the version to load (from `commits/<batch>`'s `stateUniqueIds`).
+    /// When `None` and the store uses unique-id file names, the only candidate for the version is taken.
+    pub unique_id: Option<String>,
+    /// Limits; `LoadLimits::default()` when built with `Default`.
+    pub limits: Option<LoadLimits>,
+    /// Spark 4.3's auto snapshot repair (`spark.sql.streaming.stateStore.autoSnapshotRepair.enabled`, on by
+    /// default in 4.3): when the chosen snapshot cannot be read, fall back to an older one (or the empty store)
+    /// and replay more changelogs. Off: the first unreadable snapshot is the error.
+    pub auto_snapshot_repair: bool,
+}
+
+/// Why a store version cannot be rebuilt: the file (path inside the archive), the byte offset when it is about
+/// bytes, and the Spark error class the same failure gives on restart when there is one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RocksDbError {
+    /// Path of the file inside the archive (for a problem inside a `<v>.zip`, `<zip path>!/<entry>`).
+    pub path: String,
+    /// Byte offset in that file (for changelogs: in the decompressed stream unless the codec failed).
+    pub offset: Option<u64>,
+    /// What is wrong.
+    pub message: String,
+    /// Spark's error class for this failure, e.g. `CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE`.
+    pub error_class: Option<&'static str>,
+}
+
+impl std::fmt::Display for RocksDbError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.path)?;
+        if let Some(o) = self.offset {
+            write!(f, " at byte {o}")?;
+        }
+        write!(f, ": {}", self.message)?;
+        if let Some(c) = self.error_class {
+            write!(f, " [{c}]")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for RocksDbError {}
+
+fn rerr(path: &str, offset: Option<u64>, message: impl Into<String>, class: Option<&'static str>) -> RocksDbError {
+    RocksDbError { path: path.to_string(), offset, message: message.into(), error_class: class }
+}
+
+/// Which files a version is rebuilt from.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LoadPlan {
+    /// The base snapshot: (version, path of its zip); `None` = start from an empty store.
+    pub snapshot: Option<(i64, String)>,
+    /// Changelogs replayed on top, in order: (version, path).
+    pub changelogs: Vec<(i64, String)>,
+}
+
+/// A rebuilt store: raw keys and values as RocksDB holds them, plus what the metadata told.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RawStore {
+    /// The version that was loaded.
+    pub version: i64,
+    /// Raw key → raw value (column-family prefix and version byte included).
+    pub entries: BTreeMap<Vec<u8>, Vec<u8>>,
+    /// Files used.
+    pub plan: LoadPlan,
+    /// The base snapshot's metadata (column family mapping, numKeys...), when a snapshot was used.
+    pub metadata: Option<zip_meta::CheckpointMetadata>,
+    /// Column family name → id when the store uses virtual column families (from the snapshot metadata).
+    pub column_families: Vec<(String, u16)>,
+    /// Snapshots that could not be read and were skipped by auto snapshot repair (empty without it).
+    pub skipped_snapshots: Vec<RocksDbError>,
+}
+
+impl RawStore {
+    /// True when keys carry the 2-byte virtual column family prefix (transformWithState stores).
+    pub fn uses_column_families(&self) -> bool {
+        !self.column_families.is_empty()
+    }
+
+    /// The column family name of an id.
+    pub fn column_family_name(&self, id: u16) -> Option<&str> {
+        self.column_families.iter().find(|(_, i)| *i == id).map(|(n, _)| n.as_str())
+    }
+}
+
+// ---------------------------------------------------------------- file naming
+
+/// A state file name in a store directory: `<v>.zip`, `<v>.changelog`, `<v>_<id>.zip`, `<v>_<id>.changelog`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateFileName {
+    /// Version.
+    pub version: i64,
+    /// Unique id (checkpoint format v2).
+    pub unique_id: Option<String>,
+    /// True for `.zip`, false for `.changelog`.
+    pub is_zip: bool,
+}
+
+/// Parses a file name of a RocksDB store directory; `None` for anything else (`.crc`, `SSTs/`, temp files).
+pub fn parse_state_file_name(name: &str) -> Option<StateFileName> {
+    let (stem, is_zip) = if let Some(s) = name.strip_suffix(".zip") {
+        (s, true)
+    } else if let Some(s) = name.strip_suffix(".changelog") {
+        (s, false)
+    } else {
+        return None;
+    };
+    let (v, id) = match stem.split_once('_') {
+        Some((v, id)) if !id.is_empty() => (v, Some(id.to_string())),
+        Some(_) => return None,
+        None => (stem, None),
+    };
+    if v.is_empty() || !v.bytes().all(|c| c.is_ascii_digit()) || v.len() > 18 {
+        return None;
+    }
+    Some(StateFileName { version: v.parse().ok()?, unique_id: id, is_zip })
+}
+
+/// Files directly in a store directory: (file name, size), plus `SSTs/`/`logs/` entries relative to it.
+/// State files (parsed name, archive path) and immutable files (path relative to the store dir, size).
+type StoreListing = (Vec<(StateFileName, String)>, Vec<(String, u64)>);
+
+fn list_store(archive: &dyn Archive, store_dir: &str) -> StoreListing {
+    let prefix = if store_dir.is_empty() { String::new() } else { format!("{}/", store_dir.trim_end_matches('/')) };
+    let mut state_files = Vec::new();
+    let mut immutable = Vec::new();
+    for e in archive.entries() {
+        if e.is_dir {
+            continue;
+        }
+        let rel = match e.path.strip_prefix(&prefix) {
+            Some(r) => r,
+            None => continue,
+        };
+        if let Some(name) = rel.strip_prefix("SSTs/").or_else(|| rel.strip_prefix("logs/")) {
+            if !name.contains('/') && !name.starts_with('.') {
+                immutable.push((rel.to_string(), e.size));
+            }
+            continue;
+        }
+        if rel.contains('/') {
+            continue;
+        }
+        if let Some(f) = parse_state_file_name(rel) {
+            state_files.push((f, e.path.clone()));
+        }
+    }
+    (state_files, immutable)
+}
+
+fn read_file(archive: &mut dyn Archive, path: &str, max: u64) -> Result<Vec<u8>, RocksDbError> {
+    archive.read(path, max).map_err(|e| match e {
+        ArchiveError::NotFound { .. } => rerr(
+            path,
+            None,
+            format!("Error reading streaming state file of {path}: it does not exist"),
+            Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE"),
+        ),
+        ArchiveError::Corrupt { offset, reason, .. } => rerr(path, Some(offset), reason, None),
+        other => rerr(path, None, other.to_string(), None),
+    })
+}
+
+// ---------------------------------------------------------------- planning
+
+/// Works out which snapshot and changelogs rebuild `version` (Spark's `RocksDB.load` / `loadWithCheckpointId`).
+///
+/// Errors: the exact zip missing without changelog checkpointing
+/// (`CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE`), a changelog missing in the replay range (same
+/// class), no base snapshot reachable through the lineage (`CANNOT_FIND_BASE_SNAPSHOT_CHECKPOINT`), an ambiguous
+/// unique id.
+pub fn plan_load(
+    archive: &mut dyn Archive,
+    store_dir: &str,
+    version: i64,
+    opts: &LoadOptions,
+) -> Result<LoadPlan, RocksDbError> {
+    plan_load_skipping(archive, store_dir, version, opts, &[])
+}
+
+/// [`plan_load`] ignoring the snapshot zips in `skip` (unreadable ones, for auto snapshot repair).
+fn plan_load_skipping(
+    archive: &mut dyn Archive,
+    store_dir: &str,
+    version: i64,
+    opts: &LoadOptions,
+    skip: &[String],
+) -> Result<LoadPlan, RocksDbError> {
+    let limits = opts.limits.unwrap_or_default();
+    let (mut files, _) = list_store(archive, store_dir);
+    files.retain(|(f, p)| !(f.is_zip && skip.contains(p)));
+    let dir = store_dir.trim_end_matches('/');
+    if version < 0 {
+        return Err(rerr(dir, None, format!("version {version} is negative"), None));
+    }
+    if version == 0 {
+        return Ok(LoadPlan::default());
+    }
+    let uses_ids = files.iter().any(|(f, _)| f.unique_id.is_some());
+    if !uses_ids {
+        let find =
+            |v: i64, zip: bool| files.iter().find(|(f, _)| f.version == v && f.is_zip == zip).map(|(_, p)| p.clone());
+        if let Some(p) = find(version, true) {
+            return Ok(LoadPlan { snapshot: Some((version, p)), changelogs: Vec::new() });
+        }
+        // Spark 4.x loads the newest snapshot <= version and replays changelogs after it whether or not
+        // changelog checkpointing is on (without it, the exact <version>.zip is that snapshot).
+        let changelog_mode = files.iter().any(|(f, _)| !f.is_zip);
+        let base = files.iter().filter(|(f, _)| f.is_zip && f.version <= version).max_by_key(|(f, _)| f.version);
+        let (snapshot, start) = match base {
+            Some((f, p)) => (Some((f.version, p.clone())), f.version),
+            None => (None, 0),
+        };
+        let mut changelogs = Vec::new();
+        for v in start + 1..=version {
+            match find(v, false) {
+                Some(p) => changelogs.push((v, p)),
+                None => {
+                    let path = format!("{dir}/{v}.changelog");
+                    return Err(rerr(
+                        &path,
+                        None,
+                        if changelog_mode {
+                            format!("Error reading streaming state file of {path} does not exist (needed to replay version {version} from snapshot {start})")
+                        } else {
+                            format!("Error reading streaming state file of {path} does not exist: version {version} has no snapshot {dir}/{version}.zip and the store has no changelog files (changelog checkpointing off)")
+                        },
+                        Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE"),
+                    ));
+                }
+            }
+        }
+        return Ok(LoadPlan { snapshot, changelogs });
+    }
+    // Checkpoint format v2.
+    let unique_id = match &opts.unique_id {
+        Some(u) => u.clone(),
+        None => {
+            let mut ids: Vec<&String> =
+                files.iter().filter(|(f, _)| f.version == version).filter_map(|(f, _)| f.unique_id.as_ref()).collect();
+            ids.sort();
+            ids.dedup();
+            match ids.as_slice() {
+                [one] => (*one).clone(),
+                [] => {
+                    return Err(rerr(
+                        dir,
+                        None,
+                        format!("no file of version {version} (`{version}_<uniqueId>.zip/.changelog`) in the store"),
+                        Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE"),
+                    ))
+                }
+                many => {
+                    return Err(rerr(
+                        dir,
+                        None,
+                        format!(
+                        "version {version} has {} candidate unique ids ({}); the commit log's stateUniqueIds decides",
+                        many.len(),
+                        many.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                    ),
+                        None,
+                    ))
+                }
+            }
+        }
+    };
+    let find_id = |v: i64, id: &str, zip: bool| {
+        files
+            .iter()
+            .find(|(f, _)| f.version == v && f.is_zip == zip && f.unique_id.as_deref() == Some(id))
+            .map(|(_, p)| p.clone())
+    };
+    if let Some(p) = find_id(version, &unique_id, true) {
+        return Ok(LoadPlan { snapshot: Some((version, p)), changelogs: Vec::new() });
+    }
+    let cl_path = match find_id(version, &unique_id, false) {
+        Some(p) => p,
+        None => {
+            let path = format!("{dir}/{version}_{unique_id}.changelog");
+            return Err(rerr(
+                &path,
+                None,
+                format!("Error reading streaming state file of {path} does not exist"),
+                Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE"),
+            ));
+        }
+    };
+    let cl = read_changelog_file(archive, &cl_path, &limits)?;
+    let mut lineage: Vec<(i64, String)> =
+        cl.lineage.iter().map(|l| (l.version, l.checkpoint_unique_id.clone())).collect();
+    lineage.push((version, unique_id.clone()));
+    lineage.sort_by_key(|(v, _)| *v);
+    let base = lineage.iter().rev().find_map(|(v, id)| find_id(*v, id, true).map(|p| (*v, p)));
+    let (snapshot, start) = match base {
+        Some((v, p)) => (Some((v, p)), v),
+        None if lineage.first().map(|(v, _)| *v) == Some(1) => (None, 0),
+        None => {
+            let items: Vec<String> = lineage.iter().map(|(v, id)| format!("{v}:{id}")).collect();
+            return Err(rerr(
+                &cl_path,
+                None,
+                format!(
+                    "Cannot find a base snapshot checkpoint in lineage [{}]; no `<v>_<uniqueId>.zip` of it exists",
+                    items.join(", ")
+                ),
+                Some("CANNOT_LOAD_STATE_STORE.CANNOT_FIND_BASE_SNAPSHOT_CHECKPOINT"),
+            ));
+        }
+    };
+    let mut changelogs = Vec::new();
+    for v in start + 1..=version {
+        let id = match lineage.iter().find(|(lv, _)| *lv == v) {
+            Some((_, id)) => id.clone(),
+            None => {
+                return Err(rerr(
+                    &cl_path,
+                    None,
+                    format!("the lineage has no entry for version {v} between snapshot {start} and {version}"),
+                    Some("CANNOT_LOAD_STATE_STORE.INVALID_CHECKPOINT_LINEAGE"),
+                ))
+            }
+        };
+        match find_id(v, &id, false) {
+            Some(p) => changelogs.push((v, p)),
+            None => {
+                let path = format!("{dir}/{v}_{id}.changelog");
+                return Err(rerr(
+                    &path,
+                    None,
+                    format!("Error reading streaming state file of {path} does not exist"),
+                    Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE"),
+                ));
+            }
+        }
+    }
+    Ok(LoadPlan { snapshot, changelogs })
+}
+
+// ---------------------------------------------------------------- reading
+
+/// Reads, decompresses (sniffing the codec) and parses one changelog file of the archive.
+pub fn read_changelog_file(
+    archive: &mut dyn Archive,
+    path: &str,
+    limits: &LoadLimits,
+) -> Result<changelog::Changelog, RocksDbError> {
+    let raw = read_file(archive, path, limits.max_file_bytes)?;
+    let data = crate::codec::decompress(&raw, limits.max_changelog_bytes).map_err(|e| {
+        rerr(path, Some(e.offset), format!("cannot decompress ({}): {}", e.codec.short_name(), e.message), None)
+    })?;
+    changelog::parse_changelog(&data, limits.max_records).map_err(|e| {
+        let class = match e.kind {
+            changelog::ChangelogErrorKind::InvalidVersion => {
+                Some("CANNOT_LOAD_STATE_STORE.INVALID_CHANGE_LOG_READER_VERSION")
+            }
+            _ => None,
+        };
+        rerr(path, Some(e.offset), format!("{} (offset in the decompressed stream)", e.message), class)
+    })
+}
+
+/// A snapshot `<v>.zip` read with its SST files.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    /// The zip content.
+    pub zip: zip_meta::VersionZip,
+    /// Raw key → value resolved from the SSTs (newest entry per key, deletions and merges applied).
+    pub entries: BTreeMap<Vec<u8>, Vec<u8>>,
+}
+
+/// Reads a `<v>.zip` of `store_dir` and every SST it lists, checking each file's presence and size.
+pub fn read_snapshot(
+    archive: &mut dyn Archive,
+    store_dir: &str,
+    zip_path: &str,
+    limits: &LoadLimits,
+) -> Result<Snapshot, RocksDbError> {
+    let raw = read_file(archive, zip_path, limits.max_file_bytes)?;
+    let zip = zip_meta::read_version_zip(&raw, limits.zip).map_err(|e| {
+        let path = match &e.entry {
+            Some(en) => format!("{zip_path}!/{en}"),
+            None => zip_path.to_string(),
+        };
+        rerr(&path, e.offset, e.message, Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT"))
+    })?;
+    let (_, listing) = list_store(archive, store_dir);
+    let dir = store_dir.trim_end_matches('/');
+    if let Some(m) = &zip.manifest {
+        let manifest_path = format!("{zip_path}!/{}", zip.current.clone().unwrap_or_default());
+        let m = m.as_ref().map_err(|e| {
+            rerr(&manifest_path, Some(e.offset), e.message.clone(), Some("CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"))
+        })?;
+        for mm in manifest::compare_with_metadata(m, &zip.metadata) {
+            match mm {
+                manifest::ManifestMismatch::NotInMetadata { number, size } => {
+                    return Err(rerr(
+                        &manifest_path,
+                        None,
+                        format!("RocksDB's manifest needs SST {number:06}.sst ({size} bytes) which Spark's metadata does not list"),
+                        Some("CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"),
+                    ))
+                }
+                manifest::ManifestMismatch::SizeDiffers { number, manifest, metadata } => {
+                    return Err(rerr(
+                        &manifest_path,
+                        None,
+                        format!("SST {number:06}.sst has {manifest} bytes in RocksDB's manifest but {metadata} in Spark's metadata"),
+                        Some("CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"),
+                    ))
+                }
+                manifest::ManifestMismatch::NotLive { .. } => {}
+            }
+        }
+    }
+    for issue in zip_meta::check_files(&zip.metadata, &listing) {
+        match issue {
+            zip_meta::FileIssue::Missing { path, expected } => {
+                let full = format!("{dir}/{path}");
+                return Err(rerr(
+                    &full,
+                    None,
+                    format!("{zip_path} lists {path} ({expected} bytes) but it does not exist"),
+                    Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE"),
+                ));
+            }
+            zip_meta::FileIssue::WrongSize { path, expected, found } => {
+                let full = format!("{dir}/{path}");
+                return Err(rerr(
+                    &full,
+                    None,
+                    format!("{zip_path} lists {path} with {expected} bytes, found {found} bytes"),
+                    Some("CANNOT_LOAD_STATE_STORE.UNEXPECTED_FILE_SIZE"),
+                ));
+            }
+            zip_meta::FileIssue::BadName { .. } => {}
+        }
+    }
+    let mut all: Vec<sst::SstEntry> = Vec::new();
+    let mut tombstones: Vec<sst::RangeTombstone> = Vec::new();
+    for f in &zip.metadata.sst_files {
+        let path = format!("{dir}/SSTs/{}", f.dfs_file_name);
+        let bytes = read_file(archive, &path, limits.max_file_bytes)?;
+        let t = sst::read_sst(&bytes, limits.sst).map_err(|e| rerr(&path, Some(e.offset), e.message, None))?;
+        if let Some(cf) = &t.properties.column_family_name {
+            if cf != "default" {
+                return Err(rerr(
+                    &path,
+                    None,
+                    format!("SST belongs to RocksDB column family {cf:?}; Spark stores use only \"default\""),
+                    None,
+                ));
+            }
+        }
+        all.extend(t.entries);
+        if all.len() > limits.sst.max_entries {
+            return Err(rerr(
+                &path,
+                None,
+                format!("the snapshot's SST files hold more than {} entries (limit)", limits.sst.max_entries),
+                None,
+            ));
+        }
+        tombstones.extend(t.range_deletions);
+    }
+    for f in &zip.metadata.log_files {
+        if f.size_bytes > 0 {
+            let path = format!("{dir}/logs/{}", f.dfs_file_name);
+            return Err(rerr(
+                &path,
+                None,
+                "the snapshot lists a non-empty RocksDB WAL file; replaying WAL files is not supported",
+                None,
+            ));
+        }
+    }
+    Ok(Snapshot { zip, entries: resolve_entries(all, &tombstones) })
+}
+
+/// Resolves internal entries of several SSTs to the visible user key → value map: per user key the entry with
+/// the highest sequence number wins; deletions (and range tombstones with a higher sequence number) hide older
+/// entries; merge operands are appended to the older value with [`MERGE_DELIMITER`] (`StringAppendOperator`).
+pub fn resolve_entries(mut all: Vec<sst::SstEntry>, tombstones: &[sst::RangeTombstone]) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    // Stable (run-adaptive) sort: each SST is already in internal-key order, so this is a merge of sorted runs.
+    all.sort_by(|a, b| a.user_key.cmp(&b.user_key).then(b.seq.cmp(&a.seq)));
+    let covered =
+        |k: &[u8], seq: u64| tombstones.iter().any(|t| t.seq > seq && t.start.as_slice() <= k && k < t.end.as_slice());
+    let mut out: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(all.len());
+    let mut i = 0;
+    while i < all.len() {
+        let mut j = i + 1;
+        while j < all.len() && all[j].user_key == all[i].user_key {
+            j += 1;
+        }
+        // all[i..j]: one user key, newest first.
+        let mut operands: Vec<usize> = Vec::new();
+        let mut base: Option<usize> = None;
+        let mut visible = true;
+        for (n, e) in all[i..j].iter().enumerate() {
+            if !tombstones.is_empty() && covered(&e.user_key, e.seq) {
+                break;
+            }
+            match e.kind {
+                sst::ValueType::Value => {
+                    base = Some(i + n);
+                    break;
+                }
+                sst::ValueType::Merge => operands.push(i + n),
+                _ => {
+                    if operands.is_empty() {
+                        visible = false;
+                    }
+                    break;
+                }
+            }
+        }
+        if visible && (base.is_some() || !operands.is_empty()) {
+            let key = std::mem::take(&mut all[i].user_key);
+            let value = if operands.is_empty() {
+                base.map(|b| std::mem::take(&mut all[b].value)).unwrap_or_default()
+            } else {
+                let mut v: Vec<u8> = base.map(|b| all[b].value.clone()).unwrap_or_default();
+                let mut first = base.is_none();
+                for &op in operands.iter().rev() {
+                    if !first {
+                        v.push(MERGE_DELIMITER);
+                    }
+                    v.extend_from_slice(&all[op].value);
+                    first = false;
+                }
+                v
+            };
+            out.push((key, value));
+        }
+        i = j;
+    }
+    // Keys are sorted and unique: the map is bulk-built.
+    out.into_iter().collect()
+}
+
+/// Applies changelog records to a store map (puts, deletes, merges with [`MERGE_DELIMITER`]).
+pub fn apply_changelog(map: &mut BTreeMap<Vec<u8>, Vec<u8>>, records: Vec<changelog::ChangeRecord>) {
+    for r in records {
+        match r {
+            changelog::ChangeRecord::Put { key, value } => {
+                map.insert(key, value);
+            }
+            changelog::ChangeRecord::Delete { key } => {
+                map.remove(&key);
+            }
+            changelog::ChangeRecord::Merge { key, value } => match map.get_mut(&key) {
+                Some(v) => {
+                    v.push(MERGE_DELIMITER);
+                    v.extend_from_slice(&value);
+                }
+                None => {
+                    map.insert(key, value);
+                }
+            },
+        }
+    }
+}
+
+/// Plans the load and reads its snapshot; with auto snapshot repair, unreadable snapshots are skipped (and
+/// returned) and the plan is redone without them.
+#[allow(clippy::type_complexity)]
+fn plan_and_read_snapshot(
+    archive: &mut dyn Archive,
+    store_dir: &str,
+    version: i64,
+    opts: &LoadOptions,
+    limits: &LoadLimits,
+) -> Result<(LoadPlan, Option<Snapshot>, Vec<RocksDbError>), RocksDbError> {
+    let mut skip: Vec<String> = Vec::new();
+    let mut skipped = Vec::new();
+    loop {
+        let plan = match plan_load_skipping(archive, store_dir, version, opts, &skip) {
+            Ok(p) => p,
+            // The repair found no usable base: report the first snapshot failure, as Spark does.
+            Err(e) => return Err(skipped.into_iter().next().unwrap_or(e)),
+        };
+        let Some((_, zip_path)) = &plan.snapshot else { return Ok((plan, None, skipped)) };
+        match read_snapshot(archive, store_dir, zip_path, limits) {
+            Ok(s) => return Ok((plan, Some(s), skipped)),
+            Err(e) if opts.auto_snapshot_repair && skip.len() < 64 => {
+                skip.push(zip_path.clone());
+                skipped.push(e);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Rebuilds the raw key → value map of the store in `store_dir` (a path inside the archive such as
+/// `state/0/1` or `state/0/1/left-keyToNumValues`) at `version` (= batch id + 1), as Spark's `RocksDB.load` does.
+///
+/// Errors name the failing file and byte offset and, where Spark fails the same way, its error class.
+pub fn load_store(
+    archive: &mut dyn Archive,
+    store_dir: &str,
+    version: i64,
+    opts: &LoadOptions,
+) -> Result<RawStore, RocksDbError> {
+    let limits = opts.limits.unwrap_or_default();
+    let (plan, snap, skipped) = plan_and_read_snapshot(archive, store_dir, version, opts, &limits)?;
+    let mut store = RawStore { version, skipped_snapshots: skipped, ..Default::default() };
+    if let Some(snap) = snap {
+        store.entries = snap.entries;
+        let meta = snap.zip.metadata;
+        store.column_families = meta
+            .column_family_mapping
+            .iter()
+            .filter_map(|(n, id)| u16::try_from(*id).ok().map(|i| (n.clone(), i)))
+            .collect();
+        store.metadata = Some(meta);
+    }
+    for (_, path) in &plan.changelogs {
+        let cl = read_changelog_file(archive, path, &limits)?;
+        apply_changelog(&mut store.entries, cl.records);
+    }
+    if store.column_families.is_empty() && !plan.changelogs.is_empty() {
+        // Rebuilt from changelogs alone: the column family ids are only recorded in zip metadata, and Spark keeps
+        // them stable across versions, so take them from the nearest other snapshot of the store.
+        store.column_families = column_families_from_other_zips(archive, store_dir, version, &limits);
+    }
+    store.plan = plan;
+    Ok(store)
+}
+
+/// The `columnFamilyMapping` of the nearest readable zip of the store (newest at or below `version`, else the
+/// oldest above it); empty when none has one.
+fn column_families_from_other_zips(
+    archive: &mut dyn Archive,
+    store_dir: &str,
+    version: i64,
+    limits: &LoadLimits,
+) -> Vec<(String, u16)> {
+    let (files, _) = list_store(archive, store_dir);
+    let mut zips: Vec<(i64, String)> =
+        files.into_iter().filter(|(f, _)| f.is_zip).map(|(f, p)| (f.version, p)).collect();
+    // Nearest first: versions <= version descending, then versions above ascending.
+    zips.sort_by_key(|(v, _)| if *v <= version { (0, version - v) } else { (1, v - version) });
+    for (_, path) in zips {
+        let Ok(raw) = archive.read(&path, limits.max_file_bytes) else { continue };
+        let Ok(z) = zip_meta::read_version_zip(&raw, limits.zip) else { continue };
+        let cfs: Vec<(String, u16)> = z
+            .metadata
+            .column_family_mapping
+            .iter()
+            .filter_map(|(n, id)| u16::try_from(*id).ok().map(|i| (n.clone(), i)))
+            .collect();
+        if !cfs.is_empty() {
+            return cfs;
+        }
+    }
+    Vec::new()
+}
+
+/// What [`verify_version`] checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifySummary {
+    /// The files used.
+    pub plan: LoadPlan,
+    /// Number of keys in the rebuilt store.
+    pub num_keys: usize,
+    /// Entries of the snapshot zip that are empty although they should not be
+    /// (`STATE_STORE_UNEXPECTED_EMPTY_FILE_IN_ROCKSDB_ZIP` in Spark 4.1+).
+    pub unexpected_empty: Vec<String>,
+    /// Unreadable snapshots skipped by auto snapshot repair (only with [`LoadOptions::auto_snapshot_repair`]).
+    pub skipped_snapshots: Vec<RocksDbError>,
+}
+
+/// Checks that a RocksDB store version is loadable: the plan's zip opens, its metadata reads, the SSTs it lists
+/// exist with the right sizes and decode (block checksums verified), the changelog chain is present and every
+/// changelog decodes. Returns the first failure with its file and offset.
+pub fn verify_version(
+    archive: &mut dyn Archive,
+    store_dir: &str,
+    version: i64,
+    opts: &LoadOptions,
+) -> Result<VerifySummary, RocksDbError> {
+    let limits = opts.limits.unwrap_or_default();
+    let (plan, snap, skipped_snapshots) = plan_and_read_snapshot(archive, store_dir, version, opts, &limits)?;
+    let mut map = BTreeMap::new();
+    let mut unexpected_empty = Vec::new();
+    if let (Some(snap), Some((_, zip_path))) = (snap, &plan.snapshot) {
+        unexpected_empty = snap.zip.unexpected_empty.iter().map(|e| format!("{zip_path}!/{e}")).collect();
+        map = snap.entries;
+    }
+    for (_, path) in &plan.changelogs {
+        let cl = read_changelog_file(archive, path, &limits)?;
+        apply_changelog(&mut map, cl.records);
+    }
+    Ok(VerifySummary { plan, num_keys: map.len(), unexpected_empty, skipped_snapshots })
+}
+
+/// SST files under `SSTs/` of a store directory that no `<v>.zip` of the directory references (orphans: normal
+/// briefly, removed by maintenance). Zips that cannot be read are skipped.
+pub fn orphan_ssts(archive: &mut dyn Archive, store_dir: &str, limits: &LoadLimits) -> Vec<String> {
+    let (files, listing) = list_store(archive, store_dir);
+    let mut referenced = std::collections::BTreeSet::new();
+    for (f, path) in &files {
+        if !f.is_zip {
+            continue;
+        }
+        if let Ok(raw) = archive.read(path, limits.max_file_bytes) {
+            if let Ok(z) = zip_meta::read_version_zip(&raw, limits.zip) {
+                for s in &z.metadata.sst_files {
+                    referenced.insert(format!("SSTs/{}", s.dfs_file_name));
+                }
+            }
+        }
+    }
+    listing
+        .into_iter()
+        .filter(|(p, _)| p.starts_with("SSTs/") && p.ends_with(".sst") && !referenced.contains(p))
+        .map(|(p, _)| format!("{}/{p}", store_dir.trim_end_matches('/')))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,878 @@
+//! A pure-Rust reader for RocksDB block-based table files (`*.sst`), the files under a RocksDB state store's
+//! `SSTs/` folder.
+//!
+//! Mirrors RocksDB's `table/format.cc` (footer, block handles, block trailer checksums, compressed block framing),
+//! `table/block_based/block.cc` (restart points, delta-encoded keys, index values) and `db/dbformat.h` (internal
+//! keys). Only what reading every key/value pair of a table needs is implemented: footer (format_version 2..=7,
+//! the legacy block-based magic is reported as unsupported), metaindex, properties, the index (binary search,
+//! hash search, two-level partitioned and with-first-key kinds, delta-encoded values), data blocks (with or
+//! without the data-block hash index) and the range-deletion block.
+//!
+//! Block checksums are verified for every checksum type RocksDB writes (crc32c masked, xxHash32, xxHash64, XXH3,
+//! with the format_version 6+ context modifier). Block compression: none, snappy, LZ4/LZ4HC and ZSTD (RocksDB's
+//! format_version >= 2 framing with a varint32 decompressed size); zlib, bzip2 and xpress are reported as
+//! unsupported.
+//!
+//! Every error carries the byte offset in the SST file where reading failed. Nothing here panics on bad input,
+//! and every allocation is bounded by the input size or [`SstLimits`].
+
+use std::fmt;
+use std::io::Read;
+
+/// `kBlockBasedTableMagicNumber` (table/block_based/block_based_table_builder.cc).
+pub const BLOCK_BASED_TABLE_MAGIC: u64 = 0x88e2_41b7_85f4_cff7;
+/// The pre-format_version-2 block-based magic (`kLegacyBlockBasedTableMagicNumber`), no longer readable.
+pub const LEGACY_BLOCK_BASED_TABLE_MAGIC: u64 = 0xdb47_7524_8b80_fb57;
+const PLAIN_TABLE_MAGIC: u64 = 0x8242_2296_63bf_9564;
+const LEGACY_PLAIN_TABLE_MAGIC: u64 = 0x4f34_18eb_7a8f_13b8;
+const CUCKOO_TABLE_MAGIC: u64 = 0x9267_89d0_c5f1_7873;
+
+/// Size of the footer for format_version >= 1: checksum type (1) + part 2 (40) + format_version (4) + magic (8).
+pub const FOOTER_LEN: usize = 53;
+/// Size of the trailer after every block: compression type (1) + checksum (4).
+pub const BLOCK_TRAILER_LEN: usize = 5;
+const EXTENDED_MAGIC: [u8; 4] = [0x3e, 0x00, 0x7a, 0x00];
+
+/// Bounds for reading one SST file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SstLimits {
+    /// Largest decompressed size of one block, in bytes.
+    pub max_block_bytes: usize,
+    /// Largest total of decompressed block bytes for the whole file, in bytes.
+    pub max_total_bytes: usize,
+    /// Largest number of key/value entries returned for the whole file.
+    pub max_entries: usize,
+}
+
+impl Default for SstLimits {
+    fn default() -> Self {
+        SstLimits { max_block_bytes: 64 << 20, max_total_bytes: 512 << 20, max_entries: 10_000_000 }
+    }
+}
+
+/// Why an SST file cannot be read; `offset` is the byte offset in the SST file (the start of the block or of
+/// the footer field that is wrong).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SstError {
+    /// Byte offset in the SST file.
+    pub offset: u64,
+    /// What is wrong, in RocksDB's terms.
+    pub message: String,
+}
+
+impl fmt::Display for SstError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "at byte {}: {}", self.offset, self.message)
+    }
+}
+
+impl std::error::Error for SstError {}
+
+fn err<T>(offset: u64, message: impl Into<String>) -> Result<T, SstError> {
+    Err(SstError { offset, message: message.into() })
+}
+
+/// The block checksum algorithm named in the footer (`ChecksumType` in include/rocksdb/table.h).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChecksumType {
+    /// `kNoChecksum` (0).
+    None,
+    /// `kCRC32c` (1), masked as LevelDB does.
+    Crc32c,
+    /// `kxxHash` (2), xxHash32 seed 0.
+    XxHash32,
+    /// `kxxHash64` (3), lower 32 bits of xxHash64 seed 0.
+    XxHash64,
+    /// `kXXH3` (4), lower 32 bits of XXH3-64 with RocksDB's last-byte modification.
+    Xxh3,
+}
+
+impl ChecksumType {
+    fn from_byte(b: u8) -> Option<Self> {
+        Some(match b {
+            0 => ChecksumType::None,
+            1 => ChecksumType::Crc32c,
+            2 => ChecksumType::XxHash32,
+            3 => ChecksumType::XxHash64,
+            4 => ChecksumType::Xxh3,
+            _ => return None,
+        })
+    }
+}
+
+/// A pointer to a block: offset and size (without the 5-byte trailer), in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BlockHandle {
+    /// Offset of the block in the file.
+    pub offset: u64,
+    /// Size of the (possibly compressed) block contents, trailer excluded.
+    pub size: u64,
+}
+
+/// The decoded footer of a block-based table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Footer {
+    /// `format_version` (2..=7 are readable).
+    pub format_version: u32,
+    /// Block checksum type.
+    pub checksum: ChecksumType,
+    /// Metaindex block.
+    pub metaindex: BlockHandle,
+    /// Index block (for format_version >= 6 found through the metaindex entry `rocksdb.index`).
+    pub index: Option<BlockHandle>,
+    /// Base context checksum (format_version >= 6), 0 otherwise.
+    pub base_context_checksum: u32,
+}
+
+/// Type of an internal-key entry (`ValueType` in db/dbformat.h).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueType {
+    /// `kTypeDeletion` (0x0).
+    Deletion,
+    /// `kTypeValue` (0x1).
+    Value,
+    /// `kTypeMerge` (0x2): a merge operand.
+    Merge,
+    /// `kTypeSingleDeletion` (0x7).
+    SingleDeletion,
+    /// `kTypeDeletionWithTimestamp` (0x14).
+    DeletionWithTimestamp,
+}
+
+impl ValueType {
+    fn from_byte(b: u8) -> Option<Self> {
+        Some(match b {
+            0x0 => ValueType::Deletion,
+            0x1 => ValueType::Value,
+            0x2 => ValueType::Merge,
+            0x7 => ValueType::SingleDeletion,
+            0x14 => ValueType::DeletionWithTimestamp,
+            _ => return None,
+        })
+    }
+
+    /// True for the deletion kinds.
+    pub fn is_deletion(self) -> bool {
+        matches!(self, ValueType::Deletion | ValueType::SingleDeletion | ValueType::DeletionWithTimestamp)
+    }
+}
+
+/// One point entry of a table: user key, sequence number, type and value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SstEntry {
+    /// The user key (internal key without its 8-byte sequence/type trailer).
+    pub user_key: Vec<u8>,
+    /// The sequence number (56 bits).
+    pub seq: u64,
+    /// Entry type.
+    pub kind: ValueType,
+    /// Value bytes (empty for deletions).
+    pub value: Vec<u8>,
+}
+
+/// A range deletion tombstone from the `rocksdb.range_del` block: deletes user keys in `[start, end)` whose
+/// sequence number is below `seq`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RangeTombstone {
+    /// First deleted user key (inclusive).
+    pub start: Vec<u8>,
+    /// End user key (exclusive).
+    pub end: Vec<u8>,
+    /// Sequence number of the tombstone.
+    pub seq: u64,
+}
+
+/// Table properties that matter for reading (from the `rocksdb.properties` meta block).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TableProperties {
+    /// `rocksdb.num.entries`.
+    pub num_entries: Option<u64>,
+    /// `rocksdb.num.data.blocks`.
+    pub num_data_blocks: Option<u64>,
+    /// `rocksdb.column.family.name`.
+    pub column_family_name: Option<String>,
+    /// `rocksdb.comparator`.
+    pub comparator: Option<String>,
+    /// `rocksdb.compression`.
+    pub compression: Option<String>,
+    /// `rocksdb.merge.operator`.
+    pub merge_operator: Option<String>,
+    /// `rocksdb.block.based.table.index.type` (0 binary search, 1 hash search, 2 two-level, 3 with first key).
+    pub index_type: u32,
+    /// `rocksdb.index.key.is.user.key`.
+    pub index_key_is_user_key: bool,
+    /// `rocksdb.index.value.is.delta.encoded`.
+    pub index_value_is_delta_encoded: bool,
+    /// `rocksdb.external.sst.file.global.seqno` when present (ingested files).
+    pub global_seqno: Option<u64>,
+}
+
+/// Everything read from one SST file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SstTable {
+    /// The footer.
+    pub footer: Footer,
+    /// The properties.
+    pub properties: TableProperties,
+    /// All point entries in file order (internal-key order).
+    pub entries: Vec<SstEntry>,
+    /// Range deletion tombstones.
+    pub range_deletions: Vec<RangeTombstone>,
+    /// Number of data blocks read.
+    pub data_blocks: usize,
+}
+
+// ---------------------------------------------------------------- primitive decoding
+
+fn fixed32(b: &[u8], at: usize) -> Option<u32> {
+    let s = b.get(at..at.checked_add(4)?)?;
+    Some(u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+}
+
+fn fixed64(b: &[u8], at: usize) -> Option<u64> {
+    let s = b.get(at..at.checked_add(8)?)?;
+    let mut a = [0u8; 8];
+    a.copy_from_slice(s);
+    Some(u64::from_le_bytes(a))
+}
+
+/// Decodes a varint of at most `max_bytes` bytes from `b[*pos..]`, advancing `pos`.
+fn varint(b: &[u8], pos: &mut usize, max_bytes: usize) -> Option<u64> {
+    let mut result: u64 = 0;
+    for i in 0..max_bytes {
+        let byte = *b.get(*pos)?;
+        *pos += 1;
+        result |= u64::from(byte & 0x7f) << (7 * i);
+        if byte & 0x80 == 0 {
+            if max_bytes == 5 && result > u64::from(u32::MAX) {
+                return None;
+            }
+            return Some(result);
+        }
+    }
+    None
+}
+
+fn varint32(b: &[u8], pos: &mut usize) -> Option<u32> {
+    varint(b, pos, 5).map(|v| v as u32)
+}
+
+fn varint64(b: &[u8], pos: &mut usize) -> Option<u64> {
+    varint(b, pos, 10)
+}
+
+fn block_handle(b: &[u8], pos: &mut usize) -> Option<BlockHandle> {
+    let offset = varint64(b, pos)?;
+    let size = varint64(b, pos)?;
+    Some(BlockHandle { offset, size })
+}
+
+// ---------------------------------------------------------------- checksums
+
+fn crc32c_masked(data: &[u8]) -> u32 {
+    const CRC32C: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISCSI);
+    let c = CRC32C.checksum(data);
+    (c.rotate_right(15)).wrapping_add(0xa282_ead8)
+}
+
+/// `ComputeBuiltinChecksum` of table/format.cc over `data` (which includes the compression-type byte).
+pub fn builtin_checksum(kind: ChecksumType, data: &[u8]) -> u32 {
+    match kind {
+        ChecksumType::None => 0,
+        ChecksumType::Crc32c => crc32c_masked(data),
+        ChecksumType::XxHash32 => xxhash_rust::xxh32::xxh32(data, 0),
+        ChecksumType::XxHash64 => xxhash_rust::xxh64::xxh64(data, 0) as u32,
+        ChecksumType::Xxh3 => match data.split_last() {
+            None => 0,
+            Some((last, rest)) => {
+                let v = xxhash_rust::xxh3::xxh3_64(rest) as u32;
+                v ^ u32::from(*last).wrapping_mul(0x6b90_83d9)
+            }
+        },
+    }
+}
+
+/// `ChecksumModifierForContext` of table/format.h: 0 when `base` is 0 (format_version < 6).
+fn context_modifier(base: u32, offset: u64) -> u32 {
+    if base == 0 {
+        return 0;
+    }
+    base ^ ((offset as u32).wrapping_add((offset >> 32) as u32))
+}
+
+// ---------------------------------------------------------------- footer
+
+/// Decodes the footer at the end of `file`.
+///
+/// Errors: too short, unknown or legacy magic, unsupported format_version or checksum type, bad extended magic
+/// or footer checksum (format_version >= 6), undecodable block handles.
+pub fn read_footer(file: &[u8]) -> Result<Footer, SstError> {
+    let len = file.len();
+    if len < FOOTER_LEN {
+        return err(0, format!("file is too short ({len} bytes) to be an sstable"));
+    }
+    let magic_at = len - 8;
+    let magic = fixed64(file, magic_at).unwrap_or(0);
+    match magic {
+        BLOCK_BASED_TABLE_MAGIC => {}
+        LEGACY_BLOCK_BASED_TABLE_MAGIC => {
+            return err(
+                magic_at as u64,
+                "unsupported legacy magic number for block-based SST format (format_version < 2)",
+            )
+        }
+        PLAIN_TABLE_MAGIC | LEGACY_PLAIN_TABLE_MAGIC => {
+            return err(magic_at as u64, "plain table SST files are not supported (not a block-based table)")
+        }
+        CUCKOO_TABLE_MAGIC => return err(magic_at as u64, "cuckoo table SST files are not supported"),
+        other => return err(magic_at as u64, format!("bad table magic number 0x{other:016x}: not an SST file")),
+    }
+    let fv_at = len - 12;
+    let format_version = fixed32(file, fv_at).unwrap_or(u32::MAX);
+    if !(2..=7).contains(&format_version) {
+        return err(fv_at as u64, format!("corrupt or unsupported format_version {format_version}"));
+    }
+    let footer_at = len - FOOTER_LEN;
+    let footer = &file[footer_at..];
+    let checksum = match ChecksumType::from_byte(footer[0]) {
+        Some(c) => c,
+        None => return err(footer_at as u64, format!("corrupt or unsupported checksum type {}", footer[0])),
+    };
+    if format_version >= 6 {
+        if footer[1..5] != EXTENDED_MAGIC {
+            return err(footer_at as u64 + 1, "bad extended magic number in footer");
+        }
+        let stored = fixed32(footer, 5).unwrap_or(0);
+        let base = fixed32(footer, 9).unwrap_or(0);
+        if context_modifier(base, 0) == 0 {
+            return err(footer_at as u64 + 9, "invalid base context checksum");
+        }
+        if checksum != ChecksumType::None {
+            let mut copy = [0u8; FOOTER_LEN];
+            copy.copy_from_slice(footer);
+            copy[5..9].fill(0);
+            let computed = builtin_checksum(checksum, &copy).wrapping_add(context_modifier(base, footer_at as u64));
+            if computed != stored {
+                return err(
+                    footer_at as u64,
+                    format!("footer checksum mismatch (stored {stored}, computed {computed})"),
+                );
+            }
+        }
+        let metaindex_size = u64::from(fixed32(footer, 13).unwrap_or(0));
+        if fixed64(footer, 33).unwrap_or(1) != 0 {
+            return err(footer_at as u64 + 33, "file uses a future feature not supported (reserved footer bytes set)");
+        }
+        let metaindex_end = (footer_at as u64).saturating_sub(BLOCK_TRAILER_LEN as u64);
+        if metaindex_size > metaindex_end {
+            return err(footer_at as u64 + 13, format!("metaindex size {metaindex_size} exceeds the file"));
+        }
+        Ok(Footer {
+            format_version,
+            checksum,
+            metaindex: BlockHandle { offset: metaindex_end - metaindex_size, size: metaindex_size },
+            index: None,
+            base_context_checksum: base,
+        })
+    } else {
+        let mut pos = 1;
+        let part2 = &footer[..41];
+        let metaindex = block_handle(part2, &mut pos);
+        let index = block_handle(part2, &mut pos);
+        match (metaindex, index) {
+            (Some(m), Some(i)) => {
+                Ok(Footer { format_version, checksum, metaindex: m, index: Some(i), base_context_checksum: 0 })
+            }
+            _ => err(footer_at as u64 + 1, "bad block handle in footer"),
+        }
+    }
+}
+
+// ---------------------------------------------------------------- blocks
+
+struct Reader<'a> {
+    file: &'a [u8],
+    footer: Footer,
+    limits: SstLimits,
+    total_out: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// Reads, verifies and decompresses the block at `h`.
+    ///
+    /// `src` is the file offset of the structure the handle was read from (footer, metaindex or index block):
+    /// a handle pointing outside the file is reported there.
+    fn block(&mut self, h: BlockHandle, src: u64, what: &str) -> Result<Vec<u8>, SstError> {
+        let start = h.offset;
+        let end = h.offset.checked_add(h.size).and_then(|e| e.checked_add(BLOCK_TRAILER_LEN as u64));
+        let data_end = (self.file.len() - FOOTER_LEN) as u64;
+        let end = match end {
+            Some(e) if e <= data_end => e,
+            _ => {
+                return err(
+                    src,
+                    format!(
+                        "{what} block handle (offset {}, size {}) points past the end of the data ({data_end} bytes before the footer)",
+                        h.offset, h.size
+                    ),
+                )
+            }
+        };
+        let (s, e) = (start as usize, end as usize);
+        let contents_len = h.size as usize;
+        let raw = &self.file[s..e];
+        let compression = raw[contents_len];
+        if self.footer.checksum != ChecksumType::None {
+            let stored = fixed32(raw, contents_len + 1).unwrap_or(0);
+            let stored = stored.wrapping_sub(context_modifier(self.footer.base_context_checksum, start));
+            let computed = builtin_checksum(self.footer.checksum, &raw[..contents_len + 1]);
+            if stored != computed {
+                return err(
+                    start,
+                    format!(
+                        "{what} block checksum mismatch: stored = {stored}, computed = {computed}, type = {:?}, size {}",
+                        self.footer.checksum, h.size
+                    ),
+                );
+            }
+        }
+        let data = &raw[..contents_len];
+        let out = self.decompress(compression, data, start, what)?;
+        self.total_out = self.total_out.saturating_add(out.len());
+        if self.total_out > self.limits.max_total_bytes {
+            return err(
+                start,
+                format!("decompressed table exceeds the limit of {} bytes", self.limits.max_total_bytes),
+            );
+        }
+        Ok(out)
+    }
+
+    fn decompress(&self, compression: u8, data: &[u8], at: u64, what: &str) -> Result<Vec<u8>, SstError> {
+        let max = self.limits.max_block_bytes;
+        match compression {
+            0 => {
+                if data.len() > max {
+                    return err(at, format!("{what} block of {} bytes exceeds the limit of {max}", data.len()));
+                }
+                Ok(data.to_vec())
+            }
+            1 => {
+                let n = snap::raw::decompress_len(data)
+                    .map_err(|e| SstError { offset: at, message: format!("{what} block: bad snappy length: {e}") })?;
+                if n > max {
+                    return err(at, format!("{what} block decompresses to {n} bytes, over the limit of {max}"));
+                }
+                snap::raw::Decoder::new()
+                    .decompress_vec(data)
+                    .map_err(|e| SstError { offset: at, message: format!("{what} block: snappy data corrupt: {e}") })
+            }
+            4 | 5 => {
+                let mut pos = 0;
+                let n = varint32(data, &mut pos).ok_or_else(|| SstError {
+                    offset: at,
+                    message: format!("{what} block: bad LZ4 uncompressed-size varint"),
+                })? as usize;
+                if n > max {
+                    return err(at, format!("{what} block decompresses to {n} bytes, over the limit of {max}"));
+                }
+                let mut out = vec![0u8; n];
+                let got = lz4_flex::block::decompress_into(&data[pos..], &mut out).map_err(|e| SstError {
+                    offset: at + pos as u64,
+                    message: format!("{what} block: LZ4 data corrupt: {e}"),
+                })?;
+                if got != n {
+                    return err(at, format!("{what} block: LZ4 produced {got} bytes, {n} expected"));
+                }
+                Ok(out)
+            }
+            7 | 0x40 => {
+                let mut pos = 0;
+                let n = varint32(data, &mut pos).ok_or_else(|| SstError {
+                    offset: at,
+                    message: format!("{what} block: bad ZSTD uncompressed-size varint"),
+                })? as usize;
+                if n > max {
+                    return err(at, format!("{what} block decompresses to {n} bytes, over the limit of {max}"));
+                }
+                let mut src = &data[pos..];
+                let mut dec = ruzstd::decoding::StreamingDecoder::new(&mut src).map_err(|e| SstError {
+                    offset: at + pos as u64,
+                    message: format!("{what} block: ZSTD frame header corrupt: {e}"),
+                })?;
+                let mut out = Vec::with_capacity(n);
+                let mut limited = (&mut dec).take(n as u64 + 1);
+                limited.read_to_end(&mut out).map_err(|e| SstError {
+                    offset: at + pos as u64,
+                    message: format!("{what} block: ZSTD data corrupt: {e}"),
+                })?;
+                if out.len() != n {
+                    return err(at, format!("{what} block: ZSTD produced {} bytes, {n} expected", out.len()));
+                }
+                Ok(out)
+            }
+            2 => err(at, format!("{what} block uses zlib compression, which this reader does not support")),
+            3 => err(at, format!("{what} block uses bzip2 compression, which this reader does not support")),
+            6 => err(at, format!("{what} block uses xpress compression, which this reader does not support")),
+            other => err(at, format!("{what} block has unknown compression type {other}")),
+        }
+    }
+}
+
+/// The entries region of a decoded block: `[0, restarts_offset)` plus its restart count.
+fn block_entries_end(block: &[u8], at: u64, what: &str) -> Result<usize, SstError> {
+    let n = block.len();
+    let packed = match n.checked_sub(4).and_then(|p| fixed32(block, p)) {
+        Some(p) => p,
+        None => return err(at, format!("{what} block is too short ({n} bytes) for its footer")),
+    };
+    if packed & (1 << 30) != 0 {
+        return err(at, format!("{what} block footer uses a reserved feature bit (0x{packed:08x})"));
+    }
+    if packed & (1 << 28) != 0 {
+        return err(at, format!("{what} block stores keys and values separately, which this reader does not support"));
+    }
+    let num_restarts = (packed & ((1 << 28) - 1)) as usize;
+    let mut end = n - 4;
+    if packed & (1 << 31) != 0 {
+        // Data block hash index: [buckets: num_buckets bytes][num_buckets: u16] before the footer.
+        let nb = match end.checked_sub(2).and_then(|p| block.get(p..p + 2)) {
+            Some(s) => u16::from_le_bytes([s[0], s[1]]) as usize,
+            None => return err(at, format!("{what} block hash index is truncated")),
+        };
+        end = match end.checked_sub(2 + nb) {
+            Some(e) => e,
+            None => return err(at, format!("{what} block hash index ({nb} buckets) exceeds the block")),
+        };
+    }
+    match num_restarts.checked_mul(4).and_then(|r| end.checked_sub(r)) {
+        Some(e) if num_restarts > 0 || n == 4 => Ok(e),
+        Some(e) => Ok(e),
+        None => err(at, format!("{what} block declares {num_restarts} restart points, more than fit in {n} bytes")),
+    }
+}
+
+/// Iterates the (key, value) entries of a block in the classic encoding
+/// `shared varint32, non_shared varint32, value_len varint32, key delta, value`.
+fn for_each_entry(
+    block: &[u8],
+    at: u64,
+    what: &str,
+    mut f: impl FnMut(&[u8], &[u8]) -> Result<(), SstError>,
+) -> Result<(), SstError> {
+    let end = block_entries_end(block, at, what)?;
+    let mut key: Vec<u8> = Vec::new();
+    let mut pos = 0;
+    while pos < end {
+        let entry_at = pos;
+        let bad =
+            |m: &str| SstError { offset: at, message: format!("{what} block: {m} at byte {entry_at} of the block") };
+        let region = &block[..end];
+        let shared = varint32(region, &mut pos).ok_or_else(|| bad("bad entry header"))? as usize;
+        let non_shared = varint32(region, &mut pos).ok_or_else(|| bad("bad entry header"))? as usize;
+        let value_len = varint32(region, &mut pos).ok_or_else(|| bad("bad entry header"))? as usize;
+        if shared > key.len() {
+            return Err(bad("entry shares more key bytes than the previous key has"));
+        }
+        let key_end =
+            pos.checked_add(non_shared).filter(|e| *e <= end).ok_or_else(|| bad("key runs past the entries"))?;
+        let val_end =
+            key_end.checked_add(value_len).filter(|e| *e <= end).ok_or_else(|| bad("value runs past the entries"))?;
+        key.truncate(shared);
+        key.extend_from_slice(&block[pos..key_end]);
+        f(&key, &block[key_end..val_end])?;
+        pos = val_end;
+    }
+    Ok(())
+}
+
+/// Decodes the block handles of an index block (classic or format_version 4 delta-encoded values).
+fn index_handles(
+    block: &[u8],
+    at: u64,
+    delta_encoded: bool,
+    have_first_key: bool,
+) -> Result<Vec<BlockHandle>, SstError> {
+    let what = "index";
+    let mut out = Vec::new();
+    if !delta_encoded {
+        for_each_entry(block, at, what, |_k, v| {
+            let mut p = 0;
+            match block_handle(v, &mut p) {
+                Some(h) => {
+                    out.push(h);
+                    Ok(())
+                }
+                None => err(at, "index block: bad block handle in index value"),
+            }
+        })?;
+        let _ = have_first_key;
+        return Ok(out);
+    }
+    let end = block_entries_end(block, at, what)?;
+    let region = &block[..end];
+    let mut key_len = 0usize;
+    let mut prev: Option<BlockHandle> = None;
+    let mut pos = 0;
+    while pos < end {
+        let entry_at = pos;
+        let bad =
+            |m: &str| SstError { offset: at, message: format!("index block: {m} at byte {entry_at} of the block") };
+        let shared = varint32(region, &mut pos).ok_or_else(|| bad("bad entry header"))? as usize;
+        let non_shared = varint32(region, &mut pos).ok_or_else(|| bad("bad entry header"))? as usize;
+        if shared > key_len {
+            return Err(bad("entry shares more key bytes than the previous key has"));
+        }
+        pos = pos.checked_add(non_shared).filter(|e| *e <= end).ok_or_else(|| bad("key runs past the entries"))?;
+        key_len = shared + non_shared;
+        let h = match (shared != 0, prev) {
+            (true, Some(p)) => {
+                let raw = varint64(region, &mut pos).ok_or_else(|| bad("bad delta-encoded index value"))?;
+                let delta = ((raw >> 1) as i64) ^ -((raw & 1) as i64);
+                let offset = p
+                    .offset
+                    .checked_add(p.size)
+                    .and_then(|o| o.checked_add(BLOCK_TRAILER_LEN as u64))
+                    .ok_or_else(|| bad("index handle overflows"))?;
+                let size =
+                    (p.size as i64).checked_add(delta).filter(|s| *s >= 0).ok_or_else(|| bad("negative block size"))?;
+                BlockHandle { offset, size: size as u64 }
+            }
+            (true, None) => return Err(bad("delta-encoded index value without a previous handle")),
+            (false, _) => block_handle(region, &mut pos).ok_or_else(|| bad("bad block handle in index value"))?,
+        };
+        if have_first_key {
+            let n = varint32(region, &mut pos).ok_or_else(|| bad("bad first key in block info"))? as usize;
+            pos = pos.checked_add(n).filter(|e| *e <= end).ok_or_else(|| bad("first key runs past the entries"))?;
+        }
+        out.push(h);
+        prev = Some(h);
+    }
+    Ok(out)
+}
+
+fn parse_properties(block: &[u8], at: u64) -> Result<TableProperties, SstError> {
+    let mut p = TableProperties::default();
+    let num = |v: &[u8]| {
+        let mut pos = 0;
+        varint64(v, &mut pos)
+    };
+    for_each_entry(block, at, "properties", |k, v| {
+        match k {
+            b"rocksdb.num.entries" => p.num_entries = num(v),
+            b"rocksdb.num.data.blocks" => p.num_data_blocks = num(v),
+            b"rocksdb.column.family.name" => p.column_family_name = Some(String::from_utf8_lossy(v).into_owned()),
+            b"rocksdb.comparator" => p.comparator = Some(String::from_utf8_lossy(v).into_owned()),
+            b"rocksdb.compression" => p.compression = Some(String::from_utf8_lossy(v).into_owned()),
+            b"rocksdb.merge.operator" => p.merge_operator = Some(String::from_utf8_lossy(v).into_owned()),
+            b"rocksdb.block.based.table.index.type" => p.index_type = fixed32(v, 0).unwrap_or(0),
+            b"rocksdb.index.key.is.user.key" => p.index_key_is_user_key = num(v).unwrap_or(0) != 0,
+            b"rocksdb.index.value.is.delta.encoded" => p.index_value_is_delta_encoded = num(v).unwrap_or(0) != 0,
+            b"rocksdb.external.sst.file.global.seqno" => p.global_seqno = fixed64(v, 0),
+            _ => {}
+        }
+        Ok(())
+    })?;
+    Ok(p)
+}
+
+/// Reads every entry of an SST file.
+///
+/// `file` is the whole file. Returns the footer, properties, all point entries (in the file's internal-key
+/// order, several versions of a user key kept) and the range tombstones. Errors carry the SST byte offset.
+pub fn read_sst(file: &[u8], limits: SstLimits) -> Result<SstTable, SstError> {
+    let mut entries: Vec<SstEntry> = Vec::new();
+    let scan = scan_sst(file, limits, |user_key, seq, kind, value| {
+        entries.push(SstEntry {
+            user_key: user_key.to_vec(),
+            seq,
+            kind,
+            value: if kind.is_deletion() { Vec::new() } else { value.to_vec() },
+        });
+        Ok(())
+    })?;
+    Ok(SstTable {
+        footer: scan.footer,
+        properties: scan.properties,
+        entries,
+        range_deletions: scan.range_deletions,
+        data_blocks: scan.data_blocks,
+    })
+}
+
+/// What [`scan_sst`] found besides the entries it handed to its visitor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SstScan {
+    /// The footer.
+    pub footer: Footer,
+    /// The properties.
+    pub properties: TableProperties,
+    /// Range deletion tombstones.
+    pub range_deletions: Vec<RangeTombstone>,
+    /// Number of data blocks read.
+    pub data_blocks: usize,
+    /// Number of point entries visited.
+    pub entries: u64,
+    /// Decompressed bytes of all blocks read.
+    pub decompressed_bytes: usize,
+}
+
+/// Walks every point entry of an SST file without copying: `visit(user_key, seq, kind, value)` is called in the
+/// file's internal-key order with slices valid for the call only. Block checksums are verified and the entry
+/// count is checked against `rocksdb.num.entries`. Errors carry the SST byte offset.
+pub fn scan_sst(
+    file: &[u8],
+    limits: SstLimits,
+    mut visit: impl FnMut(&[u8], u64, ValueType, &[u8]) -> Result<(), SstError>,
+) -> Result<SstScan, SstError> {
+    let footer = read_footer(file)?;
+    let mut r = Reader { file, footer: footer.clone(), limits, total_out: 0 };
+    let meta = r.block(footer.metaindex, (file.len() - FOOTER_LEN) as u64, "metaindex")?;
+    let mut props_handle = None;
+    let mut index_handle = footer.index;
+    let mut range_del_handle = None;
+    let mut bad_meta = None;
+    for_each_entry(&meta, footer.metaindex.offset, "metaindex", |k, v| {
+        let mut pos = 0;
+        let h = block_handle(v, &mut pos);
+        if h.is_none() {
+            bad_meta = Some(String::from_utf8_lossy(k).into_owned());
+        }
+        match k {
+            b"rocksdb.properties" | b"rocksdb.stats" => props_handle = props_handle.or(h),
+            b"rocksdb.index" => index_handle = index_handle.or(h),
+            b"rocksdb.range_del" => range_del_handle = h,
+            _ => {}
+        }
+        Ok(())
+    })?;
+    if let Some(name) = bad_meta {
+        return err(footer.metaindex.offset, format!("metaindex block: bad block handle for meta block {name:?}"));
+    }
+    let properties = match props_handle {
+        Some(h) => {
+            let b = r.block(h, footer.metaindex.offset, "properties")?;
+            parse_properties(&b, h.offset)?
+        }
+        None => TableProperties::default(),
+    };
+    if let Some(c) = &properties.comparator {
+        if c != "leveldb.BytewiseComparator" {
+            return err(0, format!("table uses comparator {c:?}; only leveldb.BytewiseComparator is supported"));
+        }
+    }
+    let index_handle = match index_handle {
+        Some(h) => h,
+        None => return err(footer.metaindex.offset, "no index block (metaindex has no rocksdb.index entry)"),
+    };
+    let index_src = if footer.index.is_some() { (file.len() - FOOTER_LEN) as u64 } else { footer.metaindex.offset };
+    let have_first_key = properties.index_type == 3;
+    let delta = properties.index_value_is_delta_encoded;
+    let top = r.block(index_handle, index_src, "index")?;
+    let mut data_handles = index_handles(&top, index_handle.offset, delta, have_first_key)?;
+    if properties.index_type == 2 {
+        // Two-level (partitioned) index: the top level points at index partitions.
+        let partitions = std::mem::take(&mut data_handles);
+        for p in partitions {
+            let b = r.block(p, index_handle.offset, "index partition")?;
+            data_handles.extend(index_handles(&b, p.offset, delta, have_first_key)?);
+        }
+    }
+    let mut n_entries: usize = 0;
+    for h in &data_handles {
+        let b = r.block(*h, index_handle.offset, "data")?;
+        for_each_entry(&b, h.offset, "data", |k, v| {
+            let (user_key, trailer) = match k.len().checked_sub(8) {
+                Some(ul) => (&k[..ul], fixed64(k, ul).unwrap_or(0)),
+                None => {
+                    return err(h.offset, format!("data block: internal key of {} bytes is shorter than 8", k.len()))
+                }
+            };
+            let seq = match properties.global_seqno {
+                Some(g) if trailer >> 8 == 0 && g != 0 => g,
+                _ => trailer >> 8,
+            };
+            let type_byte = (trailer & 0xff) as u8;
+            let kind = match ValueType::from_byte(type_byte) {
+                Some(t) => t,
+                None => {
+                    return err(
+                        h.offset,
+                        format!(
+                        "data block: entry type 0x{type_byte:02x} (blob index, wide-column or other) is not supported"
+                    ),
+                    )
+                }
+            };
+            n_entries += 1;
+            if n_entries > limits.max_entries {
+                return err(h.offset, format!("more than {} entries", limits.max_entries));
+            }
+            visit(user_key, seq, kind, v)
+        })?;
+    }
+    let mut range_deletions = Vec::new();
+    if let Some(h) = range_del_handle {
+        let b = r.block(h, footer.metaindex.offset, "range deletion")?;
+        for_each_entry(&b, h.offset, "range deletion", |k, v| {
+            let ul = match k.len().checked_sub(8) {
+                Some(ul) => ul,
+                None => return err(h.offset, "range deletion block: internal key shorter than 8 bytes"),
+            };
+            let trailer = fixed64(k, ul).unwrap_or(0);
+            range_deletions.push(RangeTombstone { start: k[..ul].to_vec(), end: v.to_vec(), seq: trailer >> 8 });
+            Ok(())
+        })?;
+    }
+    // `rocksdb.num.entries` counts point entries and, depending on the RocksDB version, range tombstones.
+    if let Some(n) = properties.num_entries {
+        let points = n_entries as u64;
+        if n != points && n != points + range_deletions.len() as u64 {
+            return err(
+                footer.metaindex.offset,
+                format!("the data blocks hold {n_entries} entries but the table properties say {n}"),
+            );
+        }
+    }
+    Ok(SstScan {
+        footer,
+        properties,
+        range_deletions,
+        data_blocks: data_handles.len(),
+        entries: n_entries as u64,
+        decompressed_bytes: r.total_out,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_and_zigzag() {
+        let b = [0xac, 0x02, 0x7f];
+        let mut p = 0;
+        assert_eq!(varint32(&b, &mut p), Some(300));
+        assert_eq!(varint32(&b, &mut p), Some(127));
+        assert_eq!(varint32(&b, &mut p), None);
+        let over = [0xff, 0xff, 0xff, 0xff, 0x7f];
+        let mut p = 0;
+        assert_eq!(varint32(&over, &mut p), None, "more than 32 bits");
+    }
+
+    #[test]
+    fn crc32c_mask_matches_leveldb() {
+        // LevelDB's crc32c test vector: crc32c of 32 zero bytes is 0x8a9136aa.
+        const CRC32C: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISCSI);
+        assert_eq!(CRC32C.checksum(&[0u8; 32]), 0x8a91_36aa);
+        // LevelDB mask: rotate right by 15, add 0xa282ead8.
+        assert_eq!(crc32c_masked(&[0u8; 32]), 0x0fd7_fffa);
+    }
+
+    #[test]
+    fn footer_rejects_garbage() {
+        assert!(read_footer(&[0u8; 10]).is_err());
+        let e = read_footer(&[0u8; 100]).unwrap_err();
+        assert_eq!(e.offset, 92);
+    }
+}

@@ -1,0 +1,426 @@
+//! Glue between the RocksDB provider and the `statestore` view of [`crate::state`]: loading a store for
+//! [`crate::state::load_raw_store`] (unique ids from the commit log, row checksums verified and stripped) and
+//! reading transformWithState state variables (virtual column families, `stateVarName`), as Spark's
+//! `StatePartitionReader` does for them.
+
+use super::encoding::{self, KeyEncoding};
+use super::{load_store, LoadLimits, LoadOptions, RawStore as RocksStore, RocksDbError};
+use crate::archive::Archive;
+use crate::state::schema::{parse_schema_v3_file, ColumnFamilySchema};
+use crate::state::{unsafe_row, RawStore, StateError, StateLimits, StateRow};
+
+impl From<RocksDbError> for StateError {
+    fn from(e: RocksDbError) -> Self {
+        StateError {
+            path: e.path,
+            offset: e.offset,
+            message: e.message,
+            error_class: e.error_class.map(str::to_string),
+        }
+    }
+}
+
+/// Where a store directory sits: (checkpoint root, operator id, partition, store name).
+fn locate(store_dir: &str) -> Option<(String, String, usize, String)> {
+    let parts: Vec<&str> = store_dir.trim_end_matches('/').split('/').collect();
+    // ... state / <op> / <part> [/ <store>]
+    for i in (0..parts.len()).rev() {
+        if parts[i] != "state" {
+            continue;
+        }
+        let op = parts.get(i + 1)?;
+        let part = parts.get(i + 2)?.parse::<usize>().ok()?;
+        let store = match parts.len() - i {
+            3 => "default".to_string(),
+            4 => parts[i + 3].to_string(),
+            _ => continue,
+        };
+        if !op.bytes().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        return Some((parts[..i].join("/"), op.to_string(), part, store));
+    }
+    None
+}
+
+/// The position of a store among an operator's stores in the commit log's `stateUniqueIds` arrays.
+fn store_index(store: &str) -> usize {
+    match store {
+        "left-keyToNumValues" => 0,
+        "left-keyWithIndexToValue" => 1,
+        "right-keyToNumValues" => 2,
+        "right-keyWithIndexToValue" => 3,
+        _ => 0,
+    }
+}
+
+/// True when another partition of the same operator and store holds RocksDB files: an empty or missing
+/// partition folder of a RocksDB operator is then read (and fails) the way Spark's RocksDB provider does.
+pub(crate) fn sibling_is_rocksdb(a: &dyn Archive, store_dir: &str) -> bool {
+    let Some((root, op, part, store)) = locate(store_dir) else { return false };
+    let Ok(op_id) = op.parse::<i64>() else { return false };
+    crate::state::list_partitions(a, &root, op_id).into_iter().filter(|p| *p as usize != part).any(|p| {
+        crate::state::detect_provider(a, &crate::state::store_dir(&root, op_id, p, &store))
+            == crate::state::Provider::RocksDb
+    })
+}
+
+/// Checkpoint format v2: the unique id that `commits/<version - 1>` (`stateUniqueIds`) records for the store in
+/// `store_dir` (`<root>/state/<op>/<part>[/<store>]`). `None` when the commit or the id is absent.
+pub fn unique_id_from_commit(a: &mut dyn Archive, store_dir: &str, version: i64) -> Option<String> {
+    let (root, op, part, store) = locate(store_dir)?;
+    let path =
+        if root.is_empty() { format!("commits/{}", version - 1) } else { format!("{root}/commits/{}", version - 1) };
+    let raw = a.read(&path, 1 << 20).ok()?;
+    let text = String::from_utf8(raw).ok()?;
+    let json: serde_json::Value = serde_json::from_str(text.lines().nth(1)?).ok()?;
+    let ids = json.get("stateUniqueIds")?.get(&op)?.get(part)?.as_array()?;
+    let idx = if ids.len() == 1 { 0 } else { store_index(&store) };
+    ids.get(idx)?.as_str().map(str::to_string)
+}
+
+/// Checks every RocksDB store of the checkpoint at `root` the way a restart loads it: version = last committed
+/// batch + 1 (or `version` when given), unique ids from the commit log, Spark 4.3 auto snapshot repair as asked.
+/// Returns one entry per store folder (`state/<op>/<part>[/<store>]`) that holds RocksDB files or whose sibling
+/// partitions do: [`super::verify_version`]'s summary or the first failure (file + offset + Spark error class).
+pub fn verify_rocksdb_stores(
+    a: &mut dyn Archive,
+    root: &str,
+    version: Option<i64>,
+    auto_snapshot_repair: bool,
+) -> Vec<(String, Result<super::VerifySummary, RocksDbError>)> {
+    let Some(version) = version.or_else(|| crate::state::last_committed_batch(a, root).map(|b| b + 1)) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for op in crate::state::list_operators(a, root) {
+        let parts = expected_partitions(a, root, op);
+        // Store names: "default" plus sub-folders of partition folders that hold state files (joins).
+        let mut stores: Vec<String> = vec!["default".to_string()];
+        for &p in &parts {
+            let pdir = crate::state::store_dir(root, op, p, "default");
+            for (name, is_file) in crate::state::children(a, &pdir) {
+                if !is_file && name != "SSTs" && name != "logs" && !name.starts_with('_') && !stores.contains(&name) {
+                    stores.push(name);
+                }
+            }
+        }
+        for store in &stores {
+            for &p in &parts {
+                let dir = crate::state::store_dir(root, op, p, store);
+                let provider = crate::state::detect_provider(a, &dir);
+                let is_rocks = provider == crate::state::Provider::RocksDb
+                    || (provider == crate::state::Provider::Unknown && sibling_is_rocksdb(a, &dir));
+                if !is_rocks {
+                    continue;
+                }
+                let unique_id = unique_id_from_commit(a, &dir, version);
+                let opts = LoadOptions { unique_id, limits: None, auto_snapshot_repair };
+                out.push((dir.clone(), super::verify_version(a, &dir, version, &opts)));
+            }
+        }
+    }
+    out
+}
+
+/// The partitions a restart loads for operator `op`: `0..numPartitions` from the operator metadata (v2 latest,
+/// else v1), else `spark.sql.shuffle.partitions` of the latest offset log entry, united with the folders on disk
+/// (a deleted partition folder is still loaded, and fails, on restart).
+fn expected_partitions(a: &mut dyn Archive, root: &str, op: i64) -> Vec<u32> {
+    let mut parts = crate::state::list_partitions(a, root, op);
+    let second_line_json = |a: &mut dyn Archive, path: &str| -> Option<serde_json::Value> {
+        let raw = a.read(path, 16 << 20).ok()?;
+        let text = String::from_utf8(raw).ok()?;
+        serde_json::from_str(text.lines().nth(1)?).ok()
+    };
+    let latest_in = |a: &dyn Archive, dir: &str| -> Option<String> {
+        a.entries()
+            .iter()
+            .filter_map(|e| {
+                let name = e.path.strip_prefix(&format!("{dir}/"))?;
+                name.parse::<i64>().ok().map(|b| (b, e.path.clone()))
+            })
+            .max_by_key(|(b, _)| *b)
+            .map(|(_, p)| p)
+    };
+    let meta_dir = crate::state::join(root, &format!("state/{op}/_metadata"));
+    let mut n: Option<u64> = None;
+    let v2 = latest_in(a, &format!("{meta_dir}/v2"));
+    for path in v2.into_iter().chain(std::iter::once(format!("{meta_dir}/metadata"))) {
+        if n.is_some() {
+            break;
+        }
+        if let Some(j) = second_line_json(a, &path) {
+            n = j["stateStoreInfo"].as_array().and_then(|s| s.iter().filter_map(|i| i["numPartitions"].as_u64()).max());
+        }
+    }
+    if n.is_none() {
+        if let Some(path) = latest_in(a, &crate::state::join(root, "offsets")) {
+            if let Some(j) = second_line_json(a, &path) {
+                n = j["conf"]["spark.sql.shuffle.partitions"].as_str().and_then(|v| v.parse().ok());
+            }
+        }
+    }
+    if let Some(n) = n.filter(|n| *n <= 100_000) {
+        for p in 0..n as u32 {
+            if !parts.contains(&p) {
+                parts.push(p);
+            }
+        }
+        parts.sort_unstable();
+    }
+    parts
+}
+
+fn load(a: &mut dyn Archive, store_dir: &str, version: i64, limits: &StateLimits) -> Result<RocksStore, StateError> {
+    let unique_id = unique_id_from_commit(a, store_dir, version);
+    let l = LoadLimits {
+        max_file_bytes: limits.max_file_bytes,
+        max_changelog_bytes: limits.max_decompressed_bytes,
+        ..LoadLimits::default()
+    };
+    Ok(load_store(a, store_dir, version, &LoadOptions { unique_id, limits: Some(l), auto_snapshot_repair: false })?)
+}
+
+/// True when the store's values carry 4.3 row checksums (detected on the values: CRC32C over key + value must
+/// match, which ordinary UnsafeRow values never do by chance).
+fn detect_row_checksums(store: &RocksStore) -> bool {
+    store.entries.iter().take(16).any(|(k, v)| encoding::has_row_checksums(k, v))
+}
+
+fn row_error(store_dir: &str, what: &str, e: encoding::EncodingError) -> StateError {
+    let class = if e.message.contains("checksum mismatch") {
+        "STATE_STORE_ROW_CHECKSUM_VERIFICATION_FAILED"
+    } else {
+        "CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"
+    };
+    StateError::new(store_dir, format!("{what}: {e}")).class(class)
+}
+
+/// Loads a RocksDB store for the `statestore` view: every pair as (key UnsafeRow, value UnsafeRow), with the
+/// column family prefix, version byte and row checksum (verified) removed.
+pub(crate) fn load_for_state(
+    a: &mut dyn Archive,
+    store_dir: &str,
+    version: i64,
+    limits: &StateLimits,
+) -> Result<RawStore, StateError> {
+    let store = load(a, store_dir, version, limits)?;
+    let checksums = detect_row_checksums(&store);
+    let cf = store.uses_column_families();
+    // Prefix-scan keys (session windows: `[len][0 prefix row][0 remaining row]`, 6 mod 8 bytes long) are joined
+    // back into one key row with the key schema, as Spark's reader does; plain keys are 1 mod 8 bytes long.
+    let prefix_scan =
+        store.entries.keys().next().is_some_and(|k| k.len().saturating_sub(if cf { 2 } else { 0 }) % 8 == 6);
+    let var_flags = if prefix_scan { Some(prefix_key_layout(a, store_dir)?) } else { None };
+    let mut pairs = Vec::with_capacity(store.entries.len());
+    for (k, v) in &store.entries {
+        let vals = encoding::split_value(k, v, false, Some(checksums)).map_err(|e| row_error(store_dir, "value", e))?;
+        let Some(vr) = vals.first() else { continue };
+        let key = match &var_flags {
+            None => {
+                let kp =
+                    encoding::split_key(k, cf, &KeyEncoding::NoPrefix).map_err(|e| row_error(store_dir, "key", e))?;
+                kp.rows.first().map(|r| r.to_vec()).unwrap_or_default()
+            }
+            Some(flags) => {
+                let kp = encoding::split_key(k, cf, &KeyEncoding::PrefixScan { num_cols: flags.0.len() })
+                    .map_err(|e| row_error(store_dir, "key", e))?;
+                let (Some(p), Some(r)) = (kp.rows.first(), kp.rows.get(1)) else { continue };
+                encoding::join_unsafe_rows(p, &flags.0, r, &flags.1).map_err(|e| row_error(store_dir, "key", e))?
+            }
+        };
+        pairs.push((key, vr.to_vec()));
+    }
+    Ok(RawStore { pairs, key_prefix_len: 0, value_prefix_len: 0 })
+}
+
+/// For a prefix-scan store: which key fields are variable-length, split into (prefix fields, remaining fields),
+/// from the key schema (partition 0's schema file) and `numColsPrefixKey` (operator metadata v1; session windows
+/// without metadata (3.5) use every key column but the last as the prefix).
+fn prefix_key_layout(a: &mut dyn Archive, store_dir: &str) -> Result<(Vec<bool>, Vec<bool>), StateError> {
+    use crate::state::schema::DataType;
+    let (root, op, _, store) =
+        locate(store_dir).ok_or_else(|| StateError::new(store_dir, "not a state/<op>/<part> folder"))?;
+    let op_id: i64 = op.parse().map_err(|_| StateError::new(store_dir, "bad operator id"))?;
+    let (ks, _) = crate::state::store_schemas(a, &root, op_id, &store)?;
+    let meta_path = crate::state::join(&root, &format!("state/{op}/_metadata/metadata"));
+    let from_meta = a.read(&meta_path, 1 << 20).ok().and_then(|raw| {
+        let text = String::from_utf8(raw).ok()?;
+        let json: serde_json::Value = serde_json::from_str(text.lines().nth(1)?).ok()?;
+        json.get("stateStoreInfo")?
+            .as_array()?
+            .iter()
+            .find_map(|s| (s.get("storeName")?.as_str()? == store).then(|| s.get("numColsPrefixKey")?.as_u64())?)
+    });
+    let n = from_meta.map(|n| n as usize).unwrap_or(ks.fields.len().saturating_sub(1));
+    if n == 0 || n >= ks.fields.len() {
+        return Err(StateError::new(
+            store_dir,
+            format!("keys are prefix-scan encoded but the prefix has {n} of {} key columns", ks.fields.len()),
+        ));
+    }
+    let var = |t: &DataType| match t {
+        DataType::String
+        | DataType::Binary
+        | DataType::Struct(_)
+        | DataType::Array { .. }
+        | DataType::Map { .. }
+        | DataType::CalendarInterval
+        | DataType::Variant => true,
+        DataType::Decimal { precision, .. } => *precision > 18,
+        _ => false,
+    };
+    let flags: Vec<bool> = ks.fields.iter().map(|f| var(&f.data_type)).collect();
+    Ok((flags[..n].to_vec(), flags[n..].to_vec()))
+}
+
+/// The StateSchemaV3 file for `store` of operator `op` in effect at `batch`: the newest
+/// `state/<op>/_stateSchema/<store>/<b>_<uuid>` with `b <= batch`.
+fn schema_v3(
+    a: &mut dyn Archive,
+    root: &str,
+    op: i64,
+    store: &str,
+    batch: i64,
+) -> Result<Vec<ColumnFamilySchema>, StateError> {
+    let dir = crate::state::join(root, &format!("state/{op}/_stateSchema/{store}"));
+    let mut best: Option<(i64, String)> = None;
+    for e in a.entries() {
+        let Some(name) = e.path.strip_prefix(&format!("{dir}/")) else { continue };
+        if e.is_dir || name.contains('/') || name.starts_with('.') {
+            continue;
+        }
+        let Some((b, _)) = name.split_once('_') else { continue };
+        let Ok(b) = b.parse::<i64>() else { continue };
+        if b <= batch && best.as_ref().is_none_or(|(bb, _)| b > *bb) {
+            best = Some((b, e.path.clone()));
+        }
+    }
+    let Some((_, path)) = best else {
+        return Err(StateError::new(&dir, format!("no state schema file (v3) for batch {batch}"))
+            .class("STDS_FAILED_TO_READ_STATE_SCHEMA"));
+    };
+    let bytes = a.read(&path, 16 << 20).map_err(|e| {
+        StateError::new(&path, format!("cannot read the state schema file: {e}"))
+            .class("STDS_FAILED_TO_READ_STATE_SCHEMA")
+    })?;
+    parse_schema_v3_file(&bytes)
+        .map_err(|e| StateError::new(&path, e.message.clone()).at(e.offset).class("STDS_FAILED_TO_READ_STATE_SCHEMA"))
+}
+
+/// The declared type of a state variable (`ValueState`, `ListState`, `MapState`) from the operator metadata v2
+/// (`operatorPropertiesJson.stateVariables`) in effect at `batch`.
+fn state_var_type(a: &mut dyn Archive, root: &str, op: i64, var: &str, batch: i64) -> Option<String> {
+    let dir = crate::state::join(root, &format!("state/{op}/_metadata/v2"));
+    let mut best: Option<(i64, String)> = None;
+    for e in a.entries() {
+        let Some(name) = e.path.strip_prefix(&format!("{dir}/")) else { continue };
+        let Ok(b) = name.parse::<i64>() else { continue };
+        if b <= batch && best.as_ref().is_none_or(|(bb, _)| b > *bb) {
+            best = Some((b, e.path.clone()));
+        }
+    }
+    let (_, path) = best?;
+    let raw = a.read(&path, 16 << 20).ok()?;
+    let text = String::from_utf8(raw).ok()?;
+    let json: serde_json::Value = serde_json::from_str(text.lines().nth(1)?).ok()?;
+    let props: serde_json::Value = serde_json::from_str(json.get("operatorPropertiesJson")?.as_str()?).ok()?;
+    props.get("stateVariables")?.as_array()?.iter().find_map(|v| {
+        (v.get("stateName")?.as_str()? == var).then(|| v.get("stateVariableType")?.as_str().map(str::to_string))?
+    })
+}
+
+/// Reads the rows of one transformWithState state variable (`stateVarName`): the keys of its virtual column
+/// family, decoded with the key/value schemas of the StateSchemaV3 file. `ValueState` gives one row per key,
+/// `ListState` one row per list element (Spark's default `flattenCollectionTypes`).
+///
+/// Errors: unknown state variable, a store without virtual column families, `MapState` and timer families
+/// (not supported yet), rows that do not match the schema.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn read_state_var(
+    a: &mut dyn Archive,
+    root: &str,
+    op: i64,
+    store_name: &str,
+    var: &str,
+    batch: i64,
+    parts: &[u32],
+    limits: &StateLimits,
+) -> Result<Vec<StateRow>, StateError> {
+    let schemas = schema_v3(a, root, op, store_name, batch)?;
+    let cf_schema = schemas.iter().find(|s| s.column_family == var).ok_or_else(|| {
+        let names: Vec<&str> = schemas.iter().map(|s| s.column_family.as_str()).collect();
+        StateError::new(
+            crate::state::join(root, &format!("state/{op}/_stateSchema/{store_name}")),
+            format!("state variable {var:?} is not in the state schema (column families: {})", names.join(", ")),
+        )
+        .class("STDS_INVALID_OPTION_VALUE.WITH_MESSAGE")
+    })?;
+    let var_type = state_var_type(a, root, op, var, batch);
+    let encoder = cf_schema.key_state_encoder_spec.get("keyStateEncoderType").and_then(|t| t.as_str()).unwrap_or("");
+    let multi = match (var_type.as_deref(), encoder) {
+        (Some("ListState"), _) => true,
+        (Some("ValueState"), _) | (None, "NoPrefixKeyStateEncoderSpec") => false,
+        (t, e) => {
+            return Err(StateError::new(
+                crate::state::join(root, &format!("state/{op}")),
+                format!(
+                    "reading state variable {var:?} ({}, key encoder {e}) is not supported yet",
+                    t.unwrap_or("unknown type")
+                ),
+            ))
+        }
+    };
+    let version = batch + 1;
+    let mut rows = Vec::new();
+    for &p in parts {
+        let dir = crate::state::store_dir(root, op, p, store_name);
+        let store = load(a, &dir, version, limits)?;
+        if !store.uses_column_families() {
+            return Err(StateError::new(&dir, "the store has no column families, so it holds no state variables"));
+        }
+        let Some(cf_id) = store.column_families.iter().find(|(n, _)| n == var).map(|(_, i)| *i) else {
+            // The variable was never written in this partition (Spark: no rows).
+            continue;
+        };
+        let checksums = detect_row_checksums(&store);
+        for (k, v) in &store.entries {
+            let kp = encoding::split_key(k, true, &KeyEncoding::NoPrefix).map_err(|e| row_error(&dir, "key", e))?;
+            if kp.column_family != Some(cf_id) {
+                continue;
+            }
+            let key_row = kp.rows.first().copied().unwrap_or(&[]);
+            let key = unsafe_row::decode_row(key_row, &cf_schema.key).map_err(|e| {
+                StateError::new(&dir, format!("key row does not match {}: {e}", cf_schema.key.simple_string()))
+                    .class("CANNOT_LOAD_STATE_STORE.KEY_ROW_FORMAT_VALIDATION_FAILURE")
+            })?;
+            for vr in encoding::split_value(k, v, multi, Some(checksums)).map_err(|e| row_error(&dir, "value", e))? {
+                let value = unsafe_row::decode_row(vr, &cf_schema.value).map_err(|e| {
+                    StateError::new(&dir, format!("value row does not match {}: {e}", cf_schema.value.simple_string()))
+                        .class("CANNOT_LOAD_STATE_STORE.VALUE_ROW_FORMAT_VALIDATION_FAILURE")
+                })?;
+                if rows.len() >= limits.max_rows {
+                    return Err(StateError::new(&dir, format!("more than {} rows", limits.max_rows)));
+                }
+                rows.push(StateRow { partition_id: p, key: key.clone(), value });
+            }
+        }
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_dirs_are_located() {
+        assert_eq!(locate("state/0/2"), Some((String::new(), "0".into(), 2, "default".into())));
+        assert_eq!(
+            locate("chk/state/1/0/left-keyToNumValues"),
+            Some(("chk".into(), "1".into(), 0, "left-keyToNumValues".into()))
+        );
+        assert_eq!(locate("state/x/0"), None);
+    }
+}

@@ -1,0 +1,150 @@
+//! Damage applied to real fixtures in memory (the kinds of FORMATS.md §16.1/§16.2 that have no fixture of
+//! their own), checking the findings and the restart prediction Spark's observed behaviour implies.
+
+use checkpoint_core::report::{CheckpointReport, RestartOutcome, Severity};
+use checkpoint_core::{diagnose, Context, Limits, MemArchive, SparkVersion};
+use std::io::Read;
+
+fn load(name: &str) -> Vec<(String, Vec<u8>)> {
+    let p = format!("{}/../../../shared/fixtures/{name}.zip", env!("CARGO_MANIFEST_DIR"));
+    let mut z = zip::ZipArchive::new(std::fs::File::open(p).unwrap()).unwrap();
+    let mut files = Vec::new();
+    for i in 0..z.len() {
+        let mut f = z.by_index(i).unwrap();
+        if f.is_dir() {
+            continue;
+        }
+        let mut b = Vec::new();
+        f.read_to_end(&mut b).unwrap();
+        files.push((f.name().unwrap().to_string(), b));
+    }
+    files
+}
+
+fn run(files: Vec<(String, Vec<u8>)>, v: &str) -> Vec<CheckpointReport> {
+    let mut a = MemArchive::new("t.zip", files, Limits::default()).unwrap();
+    let ctx = Context { spark_version: Some(v.parse::<SparkVersion>().unwrap()), ..Default::default() };
+    diagnose(&mut a, &ctx).checkpoints
+}
+
+fn set(files: &mut [(String, Vec<u8>)], path: &str, bytes: &[u8]) {
+    let f = files.iter_mut().find(|(p, _)| p == path).unwrap();
+    f.1 = bytes.to_vec();
+}
+
+fn has(cp: &CheckpointReport, code: &str, path: &str) -> bool {
+    cp.findings.iter().any(|f| f.code == code && f.evidence.iter().any(|e| e.path == path))
+}
+
+#[test]
+fn several_roots_in_sub_folders() {
+    let mut files: Vec<(String, Vec<u8>)> =
+        load("ss-4.3.0-agg-hdfs").into_iter().map(|(p, b)| (format!("a/chk/{p}"), b)).collect();
+    files.extend(load("ss-3.5.9-stateless").into_iter().map(|(p, b)| (format!("b/{p}"), b)));
+    let cps = run(files, "4.3.0");
+    assert_eq!(cps.iter().map(|c| c.root.as_str()).collect::<Vec<_>>(), vec!["a/chk", "b"]);
+    assert_eq!(cps[0].operators.len(), 1);
+    assert_eq!(cps[1].sources[0].kind, "file");
+    assert!(cps.iter().all(|c| c.restart.outcome == RestartOutcome::Resumes));
+}
+
+#[test]
+fn orphan_crc_of_the_next_file_source_entry_fails_as_concurrent_use() {
+    let mut files = load("ss-3.5.9-stateless");
+    files.retain(|(p, _)| p != "sources/0/3");
+    let cps = run(files, "3.5.9");
+    let cp = &cps[0];
+    assert!(has(cp, "orphan-hadoop-crc", "sources/0/.3.crc"), "{:?}", cp.findings);
+    assert_eq!(cp.restart.outcome, RestartOutcome::Fails);
+    assert_eq!(cp.restart.exception.as_deref(), Some("org.apache.spark.SparkConcurrentModificationException"));
+}
+
+#[test]
+fn missing_offsets_before_the_latest_fails() {
+    let mut files = load("ss-4.3.0-agg-hdfs");
+    files.retain(|(p, _)| p != "offsets/10" && p != "offsets/.10.crc");
+    let cp = &run(files, "4.3.0")[0];
+    assert!(has(cp, "offsets-gap", "offsets/11"));
+    assert_eq!(cp.restart.outcome, RestartOutcome::Fails);
+    assert_eq!(cp.restart.exception.as_deref(), Some("java.lang.IllegalStateException"));
+}
+
+#[test]
+fn version_lines_per_spark_version() {
+    let base = load("ss-4.3.0-agg-hdfs");
+    let last = 11;
+    // offsets v99: 3.5 untyped, 4.x INVALID_LOG_VERSION.MAX_SUPPORTED_VERSION
+    let mut f = base.clone();
+    let path = format!("offsets/{last}");
+    let orig = f.iter().find(|(p, _)| *p == path).unwrap().1.clone();
+    let text = String::from_utf8(orig).unwrap().replacen("v1", "v99", 1);
+    set(&mut f, &path, text.as_bytes());
+    let cp = &run(f.clone(), "3.5.9")[0];
+    assert_eq!((cp.restart.outcome, cp.restart.error_class.as_deref()), (RestartOutcome::Fails, None));
+    assert_eq!(cp.restart.exception.as_deref(), Some("java.lang.IllegalStateException"));
+    let cp = &run(f, "4.0.5")[0];
+    assert_eq!(cp.restart.error_class.as_deref(), Some("INVALID_LOG_VERSION.MAX_SUPPORTED_VERSION"));
+    // commits v99: 4.x EXACT_MATCH_VERSION
+    let mut f = base.clone();
+    set(&mut f, &format!("commits/{last}"), b"v99\n{\"nextBatchWatermarkMs\":0}");
+    let cp = &run(f, "4.1.4")[0];
+    assert_eq!(cp.restart.error_class.as_deref(), Some("INVALID_LOG_VERSION.EXACT_MATCH_VERSION"));
+    // malformed version line
+    let mut f = base.clone();
+    set(&mut f, &path, b"xx\n{}");
+    let cp = &run(f, "4.3.0")[0];
+    assert_eq!(cp.restart.error_class.as_deref(), Some("MALFORMED_LOG_FILE"));
+    assert!(has(cp, "log-version-malformed", &path));
+}
+
+#[test]
+fn edited_log_with_stale_crc_is_a_warning_only() {
+    let mut f = load("ss-4.3.0-agg-hdfs");
+    let orig = f.iter().find(|(p, _)| p == "commits/11").unwrap().1.clone();
+    let text = String::from_utf8(orig).unwrap().replace("nextBatchWatermarkMs\":1", "nextBatchWatermarkMs\":2");
+    set(&mut f, "commits/11", text.as_bytes());
+    let cp = &run(f, "4.3.0")[0];
+    let crc = cp.findings.iter().find(|x| x.code == "hadoop-crc-mismatch").expect("crc finding");
+    assert_eq!(crc.severity, Severity::Warning);
+    assert_eq!(cp.restart.outcome, RestartOutcome::Resumes);
+}
+
+#[test]
+fn missing_rocksdb_zip_without_changelog_names_the_changelog() {
+    // Spark falls back to the previous zip + changelogs even with changelog checkpointing off (§16.1).
+    let mut f = load("ss-4.3.0-agg-rocksdb");
+    f.retain(|(p, _)| p != "state/0/0/12.zip" && p != "state/0/0/.12.zip.crc");
+    let cp = &run(f, "4.3.0")[0];
+    assert_eq!(cp.restart.outcome, RestartOutcome::Fails);
+    assert_eq!(cp.restart.error_class.as_deref(), Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE"));
+    assert!(
+        has(cp, "state-changelog-missing", "state/0/0/12.changelog"),
+        "{:?}",
+        cp.findings.iter().map(|f| (&f.code, &f.evidence)).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn kafka_initial_offsets_are_not_a_file_source_log() {
+    // A Kafka source keeps its initial offsets in sources/<n>/0 (version line + topic map), not file entries.
+    let mut f: Vec<(String, Vec<u8>)> =
+        load("ss-4.3.0-agg-hdfs").into_iter().filter(|(p, _)| !p.starts_with("sources/")).collect();
+    for (p, b) in f.iter_mut() {
+        if p.starts_with("offsets/") && !p.contains("/.") {
+            let text = String::from_utf8(b.clone()).unwrap();
+            let mut lines: Vec<&str> = text.split('\n').collect();
+            let n = lines.len();
+            lines[n - 1] = "{\"clicks\":{\"0\":10,\"1\":7}}";
+            *b = lines.join("\n").into_bytes();
+        }
+    }
+    f.push(("sources/0/0".into(), b"v1\n{\"clicks\":{\"0\":0,\"1\":0}}".to_vec()));
+    let cp = &run(f, "4.3.0")[0];
+    assert_eq!(cp.sources[0].kind, "kafka");
+    // Only the stale Hadoop sidecars of the edited offsets files are reported.
+    assert!(
+        cp.findings.iter().all(|x| x.code == "hadoop-crc-mismatch"),
+        "{:?}",
+        cp.findings.iter().map(|f| &f.code).collect::<Vec<_>>()
+    );
+}
