@@ -105,6 +105,9 @@ pub fn human(r: &Report, colour: bool) -> String {
             let sess = f.session.as_ref().map(|s| format!(" (session: {s}, overridden)")).unwrap_or_default();
             let _ = writeln!(o, "  forced conf {} = {}{sess}", f.key, f.recorded);
         }
+        for n in &cp.needs {
+            let _ = writeln!(o, "  note: {n}");
+        }
         if let Some(d) = &cp.dstream {
             let _ = writeln!(o, "  DStream checkpoint times: {}", d.checkpoint_times_ms.len());
         }

@@ -224,8 +224,39 @@ fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport {
             None
         },
         forced_conf: forced_conf(&conf, &ctx.session_conf),
-        needs: vec![],
+        needs: needs(cp, ctx_in, &ctx),
     }
+}
+
+/// What extra input would sharpen the prediction.
+fn needs(cp: &Checkpoint, given: &Context, ctx: &Context) -> Vec<String> {
+    let mut out = Vec::new();
+    if cp.kind.0 != CheckpointKind::StructuredStreaming {
+        return out;
+    }
+    let v = ctx.spark_version.unwrap_or(SparkVersion::NEWEST);
+    if given.spark_version.is_none() {
+        out.push(format!(
+            "The prediction assumes Spark {v} (the newest release this tool knows); give --spark-version X.Y.Z for the version you restart with."
+        ));
+    }
+    let fmt_key = "spark.sql.streaming.stateStore.checkpointFormatVersion";
+    let v2_commits = cp.commits.values().any(|c| c.file.content.as_ref().is_ok_and(|m| m.version == 2));
+    if v2_commits && !ctx.session_conf.contains_key(fmt_key) && !cp.recorded_conf().contains_key(fmt_key) {
+        out.push(format!(
+            "The commit log is v2 (state checkpoint format v2). Spark reads it only when the restarted session sets {fmt_key}=2; give --conf {fmt_key}=<your value> (the prediction assumes 2)."
+        ));
+    }
+    let repair_key = "spark.sql.streaming.stateStore.autoSnapshotRepair.enabled";
+    if v.at_least(4, 3)
+        && !ctx.session_conf.contains_key(repair_key)
+        && !cp.state_integrity.values().all(|i| i.problem.is_none())
+    {
+        out.push(format!(
+            "A damaged state snapshot is in the restart's path; the prediction assumes {repair_key}=true (the 4.3 default). Give --conf {repair_key}=false if your session disables it."
+        ));
+    }
+    out
 }
 
 fn batches(cp: &Checkpoint) -> Vec<BatchInfo> {

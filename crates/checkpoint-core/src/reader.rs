@@ -154,6 +154,28 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
         cp.commits.insert(id, LogFile { batch_id: id, compact: false, file: ReadFile { path, size, content } });
     }
 
+    // Files in offsets/ and commits/ that Spark's listing ignores (not a batch id, not a sidecar or temp file).
+    for f in &cp.files {
+        let dir = dir_of(&f.path);
+        let name = name_of(&f.path);
+        if (dir == "offsets" || dir == "commits")
+            && log::parse_batch_file_name(name, false).is_none()
+            && !name.ends_with(".crc")
+            && !state_files::is_temp_file(name)
+        {
+            cp.problems.push(Problem {
+                path: f.path.clone(),
+                offset: None,
+                reason: if name.parse::<i64>().is_ok() {
+                    format!(
+                        "{name:?} is a batch id Spark never writes (outside 0..2^60); a hand-made file, not read here"
+                    )
+                } else {
+                    format!("{name:?} is not a batch file name; Spark's log listing ignores it")
+                },
+            });
+        }
+    }
     // temp files anywhere (outside state/, whose temp files are listed per store)
     let temps: Vec<FileRef> =
         cp.files.iter().filter(|f| state_files::is_temp_file(name_of(&f.path))).cloned().collect();
@@ -162,7 +184,7 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
         let name = name_of(&t.path);
         let dir = dir_of(&t.path).to_string();
         // `.<final>.<uuid>.tmp`
-        let inner = &name[1..name.len() - 4];
+        let inner = name.get(1..name.len().saturating_sub(4)).unwrap_or("");
         let target = match inner.rfind('.') {
             Some(i) if i > 0 => inner[..i].to_string(),
             _ => inner.to_string(),
@@ -241,7 +263,11 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
         } else {
             let latest = listed.keys().next_back().copied().unwrap_or(0);
             let (c, range) = log::file_log::files_needed(latest, interval);
-            let mut w: BTreeSet<i64> = range.filter(|i| listed.contains_key(i)).take(1000).collect();
+            let mut w: BTreeSet<i64> = if range.start() <= range.end() {
+                listed.range(range).map(|(i, _)| *i).take(1000).collect()
+            } else {
+                BTreeSet::new()
+            };
             w.extend(c);
             w.extend(listed.keys().rev().take(2).copied());
             w

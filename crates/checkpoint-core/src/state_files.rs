@@ -127,7 +127,7 @@ pub fn parse_versioned_stem(stem: &str) -> Option<(i64, Option<String>)> {
     if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    v.parse::<i64>().ok().map(|n| (n, id))
+    v.parse::<i64>().ok().filter(|n| *n <= crate::log::MAX_BATCH_ID).map(|n| (n, id))
 }
 
 /// True for `.<name>.<uuid>.tmp` (CheckpointFileManager temp files) and other `*.tmp` leftovers.
@@ -246,9 +246,10 @@ fn classify_store_file(store: &mut StoreFiles, inner: &[&str], fref: FileRef) {
     if name.ends_with(".crc") {
         return; // sidecars are handled by the checksum pass
     }
-    if let Some(v) = name.strip_suffix(".delta").and_then(|s| s.parse::<i64>().ok()) {
+    let version = |s: &str| parse_versioned_stem(s).filter(|(_, id)| id.is_none()).map(|(v, _)| v);
+    if let Some(v) = name.strip_suffix(".delta").and_then(version) {
         store.deltas.insert(v, fref);
-    } else if let Some(v) = name.strip_suffix(".snapshot").and_then(|s| s.parse::<i64>().ok()) {
+    } else if let Some(v) = name.strip_suffix(".snapshot").and_then(version) {
         store.snapshots.insert(v, fref);
     } else if let Some((v, id)) = name.strip_suffix(".zip").and_then(parse_versioned_stem) {
         store.zips.entry(v).or_default().push(VersionFile { version: v, unique_id: id, file: fref });

@@ -148,3 +148,36 @@ fn kafka_initial_offsets_are_not_a_file_source_log() {
         cp.findings.iter().map(|f| &f.code).collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn hostile_names_and_values_do_not_panic_or_hang() {
+    let t = std::time::Instant::now();
+    let offsets = |n: &str| {
+        format!("v1\n{{\"batchWatermarkMs\":0,\"batchTimestampMs\":1,\"conf\":{{\"spark.sql.shuffle.partitions\":\"{n}\"}}}}\n{{\"logOffset\":0}}").into_bytes()
+    };
+    let files: Vec<(String, Vec<u8>)> = vec![
+        ("metadata".into(), vec![0xff, 0xfe, 0x00]),
+        ("offsets/0".into(), offsets("2000000000")),
+        ("offsets/9223372036854775807".into(), offsets("3")),
+        ("offsets/1152921504606846975".into(), offsets("3")),
+        ("offsets/-1".into(), offsets("3")),
+        ("commits/0".into(), b"v1\n{}".to_vec()),
+        ("commits/1152921504606846976".into(), b"v1\n{}".to_vec()),
+        ("sources/0/9".into(), b"v1".to_vec()),
+        ("sources/0/9223372036854775806.compact".into(), b"v1".to_vec()),
+        ("sources/0/.tmp".into(), b"".to_vec()),
+        (".tmp".into(), b"".to_vec()),
+        ("state/0/4294967295/1.delta".into(), b"".to_vec()),
+        ("state/0/0/1152921504606846976.delta".into(), b"LZ4Block".to_vec()),
+        ("state/99999999999999999999/0/1.delta".into(), b"x".to_vec()),
+        ("state/0/0/1_.zip".into(), b"PK".to_vec()),
+        ("state/0/0/1.zip".into(), b"PK\x03\x04garbage".to_vec()),
+        ("state/0/0/.1.zip.crc".into(), b"crc\0\0\0\0\0".to_vec()),
+        ("state/0/_metadata/metadata".into(), b"v1\n[".to_vec()),
+        ("state/0/0/_metadata/schema".into(), vec![0; 3]),
+        ("checkpoint-1".into(), b"x".to_vec()),
+    ];
+    let cps = run(files, "4.3.0");
+    assert!(!cps.is_empty());
+    assert!(t.elapsed() < std::time::Duration::from_secs(10), "{:?}", t.elapsed());
+}

@@ -64,7 +64,7 @@ pub fn parse(bytes: &[u8]) -> Result<FileLogBatch, LogError> {
 
 /// `CompactibleFileStreamLog.isCompactionBatch`: `(batchId + 1) % interval == 0`.
 pub fn is_compaction_batch(batch_id: i64, interval: i64) -> bool {
-    interval > 0 && (batch_id + 1) % interval == 0
+    interval > 0 && batch_id.checked_add(1).is_some_and(|b| b % interval == 0)
 }
 
 /// Infers the compaction interval the way Spark does when it reopens a log (`deriveCompactInterval`):
@@ -103,7 +103,7 @@ pub fn files_needed(latest: i64, interval: i64) -> (Option<i64>, std::ops::Range
     if interval <= 0 {
         return (None, 0..=latest);
     }
-    let start = ((latest + 1) / interval) * interval - 1;
+    let start = (latest.saturating_add(1) / interval).saturating_mul(interval) - 1;
     if start >= 0 && is_compaction_batch(start, interval) {
         (Some(start), (start + 1)..=latest)
     } else {

@@ -101,9 +101,13 @@ impl fmt::Display for LogError {
     }
 }
 
-/// Parses a log file name as Spark's `HDFSMetadataLog` does: the whole name must be a signed 64-bit decimal
-/// integer (`pathToBatchId`). Compactible logs also accept `<id>.compact` (then `compact` = true).
-/// Returns `None` for everything else (`.0.crc`, `0.crc`, temp files, `_metadata`).
+/// The largest batch id / state version this inspector accepts (2^60); Spark's ids count batches from 0, so
+/// anything larger or negative is not a batch file written by Spark (and would overflow arithmetic).
+pub const MAX_BATCH_ID: i64 = 1 << 60;
+
+/// Parses a log file name as Spark's `HDFSMetadataLog` does: the whole name must be a decimal integer
+/// (`pathToBatchId`), here within `0..=MAX_BATCH_ID`. Compactible logs also accept `<id>.compact` (then
+/// `compact` = true). Returns `None` for everything else (`.0.crc`, `0.crc`, temp files, `_metadata`).
 pub fn parse_batch_file_name(name: &str, allow_compact: bool) -> Option<(i64, bool)> {
     let (num, compact) = match name.strip_suffix(".compact") {
         Some(n) if allow_compact => (n, true),
@@ -112,7 +116,7 @@ pub fn parse_batch_file_name(name: &str, allow_compact: bool) -> Option<(i64, bo
     if num.is_empty() || num.starts_with('+') {
         return None;
     }
-    num.parse::<i64>().ok().map(|id| (id, compact))
+    num.parse::<i64>().ok().filter(|id| (0..=MAX_BATCH_ID).contains(id)).map(|id| (id, compact))
 }
 
 /// Validates a log version line like Spark's `MetadataVersionUtil.validateVersion` without an upper
