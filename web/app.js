@@ -230,7 +230,8 @@ async function run(msg, label) {
     state.last = null;
     $('#results').replaceChildren();
     const help = ERROR_HELP[kind] ? ` ${ERROR_HELP[kind]}` : '';
-    showMessage(`${e.message || e}${help}`);
+    const text = String(e.message || e);
+    showMessage(`${/[.!?]$/.test(text) ? text : `${text}.`}${help}`);
     const box = $('#message');
     box.dataset.errorKind = kind;
     state.runs += 1;
@@ -242,13 +243,15 @@ async function run(msg, label) {
   }
 }
 
-function openFile(file) {
+function openFile(file, fromSample = false) {
+  if (!fromSample) $('#sample-select').value = '';
   state.input = { name: file.name };
   $('#intro').hidden = true;
   return run({ type: 'open-file', file, name: file.name, options: options() }, `Opening ${file.name}…`);
 }
 
 function openFolder(name, files) {
+  $('#sample-select').value = '';
   state.input = { name };
   $('#intro').hidden = true;
   if (files.length === 0) {
@@ -401,7 +404,7 @@ async function initSamples() {
       const r = await fetch(`web/samples/${s.file}`);
       blob = await r.blob();
     }
-    await openFile(new File([blob], s.file, { type: 'application/zip' }));
+    await openFile(new File([blob], s.file, { type: 'application/zip' }), true);
   });
 }
 
