@@ -21,7 +21,7 @@ fn key_row(i: u64) -> Vec<u8> {
     let mut out = vec![0u8; 24];
     let soff = out.len() as u64;
     out.extend_from_slice(s.as_bytes());
-    while out.len() % 8 != 0 {
+    while !out.len().is_multiple_of(8) {
         out.push(0);
     }
     slot(&mut out, 8, (soff << 32) | s.len() as u64);

@@ -42,12 +42,10 @@ pub(crate) fn stream(input: &[u8], max_out: usize, emit: &mut dyn FnMut(&[u8])) 
     run(input, max_out, &mut scratch, Some(emit))
 }
 
-fn run(
-    input: &[u8],
-    max_out: usize,
-    out: &mut Vec<u8>,
-    mut emit: Option<&mut dyn FnMut(&[u8])>,
-) -> Result<(u64, bool), CodecError> {
+/// Receives each decoded block when streaming.
+type Emit<'e> = &'e mut dyn FnMut(&[u8]);
+
+fn run(input: &[u8], max_out: usize, out: &mut Vec<u8>, mut emit: Option<Emit<'_>>) -> Result<(u64, bool), CodecError> {
     let c = Codec::Lz4Block;
     let err = |at: usize, kind, msg: String| Err(CodecError::new(c, at, kind, msg));
     let mut emitted = 0usize;

@@ -763,7 +763,7 @@ fn text_writer_matches_value_decoder() {
         same(&b, &s);
     }
     for name in ["ss-4.3.0-agg-hdfs", "ss-4.3.0-join", "ss-4.1.4-dedup", "ss-4.1.4-pandas-state"] {
-        let mut a = open_fixture(&name);
+        let mut a = open_fixture(name);
         for m in super::read_state_metadata(&mut a, "").unwrap() {
             let (ks, vs) = super::store_schemas(&mut a, "", m.operator_id, &m.state_store_name).unwrap();
             let batch = super::last_committed_batch(&a, "").unwrap();
