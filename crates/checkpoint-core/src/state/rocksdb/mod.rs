@@ -15,6 +15,7 @@
 //! may carry 4.3 row checksums ([`encoding`] takes them apart). [`manifest`] cross-checks RocksDB's MANIFEST with
 //! Spark's metadata; [`state_view`] plugs the provider into [`crate::state::read_state`].
 
+pub mod avro;
 pub mod changelog;
 pub mod encoding;
 pub mod manifest;
