@@ -25,6 +25,8 @@ pub mod zip_meta;
 
 #[cfg(test)]
 mod sst_writer_test;
+#[cfg(test)]
+mod tws_tests;
 
 use crate::archive::{Archive, ArchiveError};
 use std::collections::BTreeMap;
