@@ -35,8 +35,8 @@ pub struct StateArgs {
     /// `{"key":..,"expiration_timestamp_ms":..,"partition_id":..}`. Conflicts with --state-var.
     #[arg(long = "read-timers", conflicts_with = "state_var")]
     pub read_timers: bool,
-    /// `flattenCollectionTypes`: true (default) gives one row per ListState element / MapState entry; false one
-    /// row per grouping key with `list_value` / `map_value`.
+    /// `flattenCollectionTypes`: true (default) gives one row per ListState element (`list_element`) / MapState
+    /// entry (`user_map_key`, `user_map_value`); false one row per grouping key with `list_value` / `map_value`.
     #[arg(long = "flatten-collections", default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
     pub flatten_collections: bool,
     /// RocksDB stores: Spark 4.3's auto snapshot repair (skip an unreadable snapshot, rebuild from an older one).

@@ -60,8 +60,9 @@ pub struct StateQuery {
     /// or `$eventTimers_keyToTimestamp` column family, by the operator's time mode) instead of a state variable.
     /// Conflicts with `state_var`, as in Spark.
     pub read_registered_timers: bool,
-    /// `flattenCollectionTypes` (default true): one row per list element / map entry of a transformWithState
-    /// `ListState` / `MapState`; false gives one row per grouping key with `list_value` / `map_value`.
+    /// `flattenCollectionTypes` (default true): one row per list element (`list_element`) / map entry
+    /// (`user_map_key`, `user_map_value`) of a transformWithState `ListState` / `MapState`; false gives one row per
+    /// grouping key with `list_value` / `map_value`.
     pub flatten_collection_types: bool,
     /// Spark 4.3's auto snapshot repair while loading RocksDB stores (an unreadable snapshot is skipped and the
     /// version rebuilt from an older one and more changelogs). `None`: as a restart on the newest Spark (4.3)
@@ -91,7 +92,8 @@ impl Default for StateQuery {
 ///
 /// | state variable | columns (in order) |
 /// |---|---|
-/// | any store, `ValueState`, flattened `ListState` | `key`, `value`, `partition_id` |
+/// | any store, `ValueState` | `key`, `value`, `partition_id` |
+/// | `ListState` (flattened) | `key`, `list_element`, `partition_id` |
 /// | `ListState`, `flattenCollectionTypes=false` | `key`, `list_value`, `partition_id` |
 /// | `MapState` (flattened) | `key`, `user_map_key`, `user_map_value`, `partition_id` |
 /// | `MapState`, `flattenCollectionTypes=false` | `key`, `map_value`, `partition_id` |
@@ -107,6 +109,8 @@ pub struct StateRow {
     pub key: Value,
     /// The value row as `toJSON` writes it; `Value::Null` for shapes without a `value` column.
     pub value: Value,
+    /// `list_element`: one element of a `ListState` (flattened).
+    pub list_element: Option<Value>,
     /// `list_value`: every element of a `ListState` (not flattened), as `toJSON` writes an array of structs.
     pub list_value: Option<Vec<Value>>,
     /// `map_value`: a `MapState` (not flattened) as `toJSON` writes a map whose keys are structs: each key is the
@@ -127,6 +131,7 @@ impl StateRow {
             partition_id,
             key,
             value,
+            list_element: None,
             list_value: None,
             map_value: None,
             user_map_key: None,
@@ -141,6 +146,9 @@ impl StateRow {
         let mut m = Map::new();
         if !self.key.is_null() {
             m.insert("key".into(), self.key.clone());
+        }
+        if let Some(e) = &self.list_element {
+            m.insert("list_element".into(), e.clone());
         }
         if let Some(l) = &self.list_value {
             m.insert("list_value".into(), Value::Array(l.clone()));

@@ -483,6 +483,24 @@ fn avro_with_schema_id(part: &[u8]) -> Result<(u16, &[u8]), String> {
     }
 }
 
+/// Decodes `[0x00][schema id: i16 LE][Avro record]` with `schema_for(id)`; when that does not decode, the part is
+/// tried as `[0x00][Avro record]` (no schema id, as Avro state was written before schema evolution support).
+fn decode_avro_part(
+    part: &[u8],
+    schema_for: &dyn Fn(u16) -> StructType,
+    fallback: &StructType,
+) -> Result<serde_json::Value, String> {
+    let first = avro_with_schema_id(part)
+        .and_then(|(id, body)| avro::decode_avro_row(body, &schema_for(id)).map_err(|e| e.to_string()));
+    match first {
+        Ok(v) => Ok(v),
+        Err(e) => match part {
+            [0, body @ ..] => avro::decode_avro_row(body, fallback).map_err(|_| e),
+            _ => Err(e),
+        },
+    }
+}
+
 fn decode_key(k: &[u8], l: &VarLayout, dir: &str) -> Result<DecodedKey, StateError> {
     let n = l.prefix_cols;
     let first = |v: &serde_json::Value, s: &StructType| {
@@ -497,9 +515,8 @@ fn decode_key(k: &[u8], l: &VarLayout, dir: &str) -> Result<DecodedKey, StateErr
             }
             RowFormat::Avro => {
                 let kp = encoding::split_key_raw(k, true, false).map_err(|e| key_error(dir, &l.key, e))?;
-                let (_, body) = avro_with_schema_id(kp.rows.first().copied().unwrap_or(&[]))
-                    .map_err(|e| key_error(dir, &l.key, e))?;
-                avro::decode_avro_row(body, &l.key).map_err(|e| key_error(dir, &l.key, e))?
+                decode_avro_part(kp.rows.first().copied().unwrap_or(&[]), &|_| l.key.clone(), &l.key)
+                    .map_err(|e| key_error(dir, &l.key, e))?
             }
         };
         return Ok(DecodedKey {
@@ -541,8 +558,7 @@ fn decode_key(k: &[u8], l: &VarLayout, dir: &str) -> Result<DecodedKey, StateErr
                 return Err(key_error(dir, &l.key, "prefix-scan key without its remaining part"));
             };
             let pv = avro::decode_avro_row(&p[1..], &ps).map_err(|e| key_error(dir, &ps, e))?;
-            let (_, body) = avro_with_schema_id(r).map_err(|e| key_error(dir, &rs, e))?;
-            let rv = avro::decode_avro_row(body, &rs).map_err(|e| key_error(dir, &rs, e))?;
+            let rv = decode_avro_part(r, &|_| rs.clone(), &rs).map_err(|e| key_error(dir, &rs, e))?;
             (pv, rv, None)
         }
     };
@@ -579,14 +595,12 @@ fn decode_values(k: &[u8], v: &[u8], l: &VarLayout, dir: &str) -> Result<Vec<ser
                 unsafe_row::decode_row(body, &l.value).map_err(|e| value_error(dir, &l.value, e))?
             }
             RowFormat::Avro => {
-                let (id, body) = avro_with_schema_id(e).map_err(|e| value_error(dir, &l.value, e))?;
-                let writer = l.value_schemas.iter().find(|(i, _)| *i == id).map(|(_, s)| s).unwrap_or(&l.value);
-                let w = avro::decode_avro_row(body, writer).map_err(|e| value_error(dir, writer, e))?;
-                if writer == &l.value {
-                    w
-                } else {
-                    avro::resolve(&w, &l.value)
-                }
+                // The writer's schema by its id (evolved state), then resolved onto the reader's schema.
+                let writer = |id: u16| {
+                    l.value_schemas.iter().find(|(i, _)| *i == id).map(|(_, s)| s.clone()).unwrap_or(l.value.clone())
+                };
+                let w = decode_avro_part(e, &writer, &l.value).map_err(|e| value_error(dir, &l.value, e))?;
+                avro::resolve(&w, &l.value)
             }
         };
         out.push(j);
@@ -651,7 +665,9 @@ pub fn rows_for_column_family(
                 let values = decode_values(k, v, l, dir)?;
                 if flatten {
                     for value in values {
-                        push(out, StateRow::new(partition, key.full.clone(), value))?;
+                        let mut r = StateRow::new(partition, key.full.clone(), serde_json::Value::Null);
+                        r.list_element = Some(value);
+                        push(out, r)?;
                     }
                 } else {
                     let mut r = StateRow::new(partition, key.full, serde_json::Value::Null);

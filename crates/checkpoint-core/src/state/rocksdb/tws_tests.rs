@@ -16,8 +16,10 @@
 //!   padded to 8 bytes).
 //!
 //! Expected rows follow Spark's `StatePartitionReader` / `SchemaUtil` (`generateSchemaForStateVar`,
-//! `unifyMapStateRowPair`) and its suites (`StateDataSourceTransformWithStateSuite`: a processing-time timer for
-//! grouping key "a" at 10500 reads as `key.value = "a"`, `expiration_timestamp_ms = 10500`).
+//! `unifyMapStateRowPair`) and its suite `StateDataSourceTransformWithStateSuite` (4.x): a flattened list reads
+//! as `key` + `list_element`, a non-flattened one as `key` + `list_value`; a map as `key` + `user_map_key` +
+//! `user_map_value` or `key` + `map_value`; a processing-time timer for grouping key "a" at 10500 as
+//! `key.value = "a"`, `expiration_timestamp_ms = 10500`.
 
 use super::avro;
 use super::state_view::*;
@@ -197,8 +199,8 @@ fn list_state_flattened_or_as_list_value_with_both_merge_layouts_and_checksums()
         assert_eq!(
             rows(&m, 4, &l, true),
             vec![
-                json!({"key": {"key": "k"}, "value": {"value": 1}, "partition_id": 0}),
-                json!({"key": {"key": "k"}, "value": {"value": 2}, "partition_id": 0}),
+                json!({"key": {"key": "k"}, "list_element": {"value": 1}, "partition_id": 0}),
+                json!({"key": {"key": "k"}, "list_element": {"value": 2}, "partition_id": 0}),
             ]
         );
         assert_eq!(
@@ -242,6 +244,15 @@ fn avro_encoded_value_map_and_list_state() {
     m.insert(k, with_id(0, avro::write::row(&value, &json!({"value": 7}))));
     let l = layout(VarKind::Value, GROUP, LONG_VALUE, 0, RowFormat::Avro);
     assert_eq!(rows(&m, 2, &l, true), vec![json!({"key": {"key": "k1"}, "value": {"value": 7}, "partition_id": 0})]);
+    // Rows written without the schema id (Avro state before schema evolution support) read the same.
+    let mut m2 = BTreeMap::new();
+    let mut k = 2u16.to_le_bytes().to_vec();
+    k.push(0);
+    k.extend(avro::write::row(&group, &json!({"key": "k1"})));
+    let mut v = vec![0u8];
+    v.extend(avro::write::row(&value, &json!({"value": 7})));
+    m2.insert(k, v);
+    assert_eq!(rows(&m2, 2, &l, true), rows(&m, 2, &l, true));
 
     // MapState: prefix part without schema id, remaining part with it.
     let ck = st(&composite_key());
