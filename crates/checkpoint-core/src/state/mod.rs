@@ -528,6 +528,29 @@ pub fn store_schemas(
     Ok((f.key, f.value))
 }
 
+/// The operator name recorded in the operator metadata (latest v2, else v1), when readable.
+fn operator_name(a: &mut dyn Archive, root: &str, operator_id: i64) -> Option<String> {
+    let meta_dir = join(root, &format!("state/{operator_id}/_metadata"));
+    let latest_v2 = children(a, &format!("{meta_dir}/v2"))
+        .into_iter()
+        .filter(|(n, f)| *f && !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
+        .filter_map(|(n, _)| n.parse::<i64>().ok())
+        .max();
+    let path = match latest_v2 {
+        Some(b) => format!("{meta_dir}/v2/{b}"),
+        None => format!("{meta_dir}/metadata"),
+    };
+    if !a.entries().iter().any(|e| e.path == path) {
+        return None;
+    }
+    let bytes = a.read(&path, 16 << 20).ok()?;
+    operator_metadata::parse_operator_metadata(&bytes).ok().map(|m| m.operator_name)
+}
+
+/// Operator names of transformWithState (`StateDataSource.twsShortNameSeq`).
+const TWS_OPERATORS: [&str; 3] =
+    ["transformWithStateExec", "transformWithStateInPandasExec", "transformWithStateInPySparkExec"];
+
 /// Number of partitions the operator metadata records for an operator (largest over its stores), 0 when there is
 /// no readable metadata.
 pub fn expected_partitions(a: &mut dyn Archive, root: &str, operator_id: i64) -> i64 {
@@ -642,6 +665,26 @@ pub fn read_state_with_limits(
     }
     if let Some(side) = q.join_side {
         return read_join_side(a, root, q.operator_id, side, version, &parts, limits, q.auto_snapshot_repair);
+    }
+    // Spark's option checks against the operator metadata (`StateDataSource.runStateVarChecks`).
+    let op_name = operator_name(a, root, q.operator_id);
+    let is_tws = op_name.as_deref().is_some_and(|n| TWS_OPERATORS.contains(&n));
+    if (q.state_var.is_some() || q.read_registered_timers) && q.join_side.is_none() {
+        if let Some(n) = op_name.as_deref().filter(|_| !is_tws) {
+            return Err(StateError::new(
+                &op_dir,
+                format!(
+                    "Providing state variable names is only supported with the transformWithState operator. Found operator={n}. Please remove this option and re-run the query."
+                ),
+            )
+            .class("STDS_INVALID_OPTION_VALUE.WITH_MESSAGE"));
+        }
+    } else if is_tws && q.join_side.is_none() {
+        return Err(StateError::new(
+            &op_dir,
+            "the transformWithState operator needs the option stateVarName (or readRegisteredTimers)",
+        )
+        .class("STDS_REQUIRED_OPTION_UNSPECIFIED"));
     }
     if q.state_var.is_some() || q.read_registered_timers {
         let dir = store_dir(root, q.operator_id, parts[0], &q.store_name);

@@ -787,6 +787,13 @@ pub(crate) fn read_state_var(
             }
         }
     };
+    let declared_vars: Option<Vec<String>> =
+        props.as_ref().and_then(|p| p.get("stateVariables")).and_then(|v| v.as_array()).map(|vars| {
+            vars.iter().filter_map(|v| v.get("stateName").and_then(|n| n.as_str()).map(str::to_string)).collect()
+        });
+    if declared_vars.as_ref().is_some_and(|v| !v.contains(&cf_name)) {
+        return Err(invalid(format!("State variable {cf_name} is not defined for the transformWithState operator.")));
+    }
     let cf_schema = current.iter().find(|s| s.column_family == cf_name).ok_or_else(|| {
         let names: Vec<&str> = current.iter().map(|s| s.column_family.as_str()).collect();
         invalid(format!(

@@ -523,3 +523,18 @@ fn timers_of_an_operator_without_time_mode_are_spark_s_error() {
     assert!(e.message.contains("TimeMode=None"), "{e}");
     assert_eq!(e.error_class.as_deref(), Some("STDS_INVALID_OPTION_VALUE.WITH_MESSAGE"));
 }
+
+/// Spark's option checks against the operator metadata (`StateDataSource.runStateVarChecks`): a transformWithState
+/// operator needs `stateVarName` (or `readRegisteredTimers`); other operators take neither.
+#[test]
+fn state_var_options_are_checked_against_the_operator_like_spark() {
+    let mut a = crate::testutil::open_fixture("ss-4.3.0-tws-pandas");
+    let e = read_state(&mut a, "", &StateQuery::default()).unwrap_err();
+    assert_eq!(e.error_class.as_deref(), Some("STDS_REQUIRED_OPTION_UNSPECIFIED"), "{e}");
+    let e = read_state(&mut a, "", &StateQuery { state_var: Some("nope".into()), ..Default::default() }).unwrap_err();
+    assert!(e.message.contains("State variable nope is not defined"), "{e}");
+    let mut agg = crate::testutil::open_fixture("ss-4.3.0-agg-rocksdb");
+    let e = read_state(&mut agg, "", &StateQuery { state_var: Some("x".into()), ..Default::default() }).unwrap_err();
+    assert!(e.message.contains("only supported with the transformWithState operator"), "{e}");
+    assert_eq!(e.error_class.as_deref(), Some("STDS_INVALID_OPTION_VALUE.WITH_MESSAGE"));
+}
