@@ -361,6 +361,246 @@ fn for_each_block(
     }
 }
 
+/// A decoded Avro value, before it is given its Spark type.
+#[derive(Debug, Clone, PartialEq)]
+enum Av {
+    Null,
+    Bool(bool),
+    Long(i64),
+    Float(f32),
+    Double(f64),
+    Bytes(Vec<u8>),
+    Record(Vec<Av>),
+    Array(Vec<Av>),
+    Map(Vec<(Vec<u8>, Av)>),
+}
+
+fn read_av(r: &mut Reader<'_>, t: &AvroType, depth: usize) -> Result<Av, AvroError> {
+    if depth > MAX_DEPTH {
+        return r.err(r.pos, "values nested more than 64 levels deep");
+    }
+    Ok(match t {
+        AvroType::Union(branches) => {
+            let at = r.pos;
+            let i = r.long("union")?;
+            let Some(b) = usize::try_from(i).ok().and_then(|i| branches.get(i)) else {
+                return r.err(at, format!("union branch {i} of {}", branches.len()));
+            };
+            read_av(r, b, depth + 1)?
+        }
+        AvroType::Null => Av::Null,
+        AvroType::Boolean => {
+            let at = r.pos;
+            match r.take(1, "boolean")?[0] {
+                0 => Av::Bool(false),
+                1 => Av::Bool(true),
+                x => return r.err(at, format!("boolean byte {x:#04x}")),
+            }
+        }
+        AvroType::Int => Av::Long(i64::from(r.int("int")?)),
+        AvroType::Long => Av::Long(r.long("long")?),
+        AvroType::Float => {
+            let s = r.take(4, "float")?;
+            Av::Float(f32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+        }
+        AvroType::Double => {
+            let s = r.take(8, "double")?;
+            let mut w = [0u8; 8];
+            w.copy_from_slice(s);
+            Av::Double(f64::from_le_bytes(w))
+        }
+        AvroType::String | AvroType::Bytes => {
+            let n = r.len("bytes")?;
+            Av::Bytes(r.take(n, "bytes")?.to_vec())
+        }
+        AvroType::Fixed(n) => Av::Bytes(r.take(*n, "fixed")?.to_vec()),
+        AvroType::Record(fields) => {
+            let mut out = Vec::with_capacity(fields.len());
+            for f in fields {
+                out.push(read_av(r, f, depth + 1)?);
+            }
+            Av::Record(out)
+        }
+        AvroType::Array(items) => {
+            let mut out = Vec::new();
+            for_each_block(r, "array", |r| {
+                out.push(read_av(r, items, depth + 1)?);
+                Ok(())
+            })?;
+            Av::Array(out)
+        }
+        AvroType::Map(values) => {
+            let mut out = Vec::new();
+            for_each_block(r, "map", |r| {
+                let n = r.len("map key")?;
+                let k = r.take(n, "map key")?.to_vec();
+                out.push((k, read_av(r, values, depth + 1)?));
+                Ok(())
+            })?;
+            Av::Map(out)
+        }
+    })
+}
+
+fn pad8(out: &mut Vec<u8>) {
+    while !out.len().is_multiple_of(8) {
+        out.push(0);
+    }
+}
+
+/// The 8-byte slot bits of a fixed-length value (`UnsafeRowWriter.write` zeroes the slot, then writes the value in
+/// its width), or `None` for a variable-length type.
+fn fixed_bits(v: &Av, dt: &DataType) -> Result<Option<u64>, String> {
+    Ok(Some(match (dt, v) {
+        (DataType::Boolean, Av::Bool(b)) => u64::from(*b),
+        (DataType::Byte, Av::Long(x)) => u64::from(*x as u8),
+        (DataType::Short, Av::Long(x)) => u64::from(*x as u16),
+        (DataType::Integer | DataType::Date, Av::Long(x)) => u64::from(*x as u32),
+        (DataType::Long | DataType::Timestamp | DataType::TimestampNtz, Av::Long(x)) => *x as u64,
+        (DataType::Float, Av::Float(f)) => u64::from(f.to_bits()),
+        (DataType::Double, Av::Double(d)) => d.to_bits(),
+        (DataType::Decimal { precision, .. }, Av::Bytes(b)) if *precision <= 18 => {
+            let mut x: i64 = if b.first().is_some_and(|c| c & 0x80 != 0) { -1 } else { 0 };
+            for &c in b {
+                x = (x << 8) | i64::from(c);
+            }
+            x as u64
+        }
+        (DataType::Null, _) => 0,
+        (
+            DataType::String
+            | DataType::Binary
+            | DataType::Decimal { .. }
+            | DataType::Struct(_)
+            | DataType::Array { .. }
+            | DataType::Map { .. },
+            _,
+        ) => return Ok(None),
+        (t, v) => return Err(format!("Avro value {v:?} for a {} field", t.simple_string())),
+    }))
+}
+
+/// Appends the variable-length part of `v` to `out` (whose start is the enclosing row/array) and returns the
+/// `offset << 32 | size` slot, as `UnsafeRowWriter` / `UnsafeArrayWriter` write it.
+fn write_var(out: &mut Vec<u8>, base: usize, v: &Av, dt: &DataType, depth: usize) -> Result<u64, String> {
+    if depth > MAX_DEPTH {
+        return Err("values nested more than 64 levels deep".into());
+    }
+    let off = (out.len() - base) as u64;
+    let size = match (dt, v) {
+        (DataType::String | DataType::Binary, Av::Bytes(b)) => {
+            out.extend_from_slice(b);
+            pad8(out);
+            b.len()
+        }
+        (DataType::Decimal { .. }, Av::Bytes(b)) => {
+            // BigInteger.toByteArray: the minimal big-endian two's complement, in a 16-byte zeroed region.
+            let mut m: &[u8] = b;
+            while m.len() > 1 && ((m[0] == 0 && m[1] & 0x80 == 0) || (m[0] == 0xff && m[1] & 0x80 != 0)) {
+                m = &m[1..];
+            }
+            if m.len() > 16 {
+                return Err("decimal wider than 16 bytes".into());
+            }
+            let at = out.len();
+            out.resize(at + 16, 0);
+            out[at..at + m.len()].copy_from_slice(m);
+            m.len()
+        }
+        (DataType::Struct(st), Av::Record(fields)) => {
+            let row = unsafe_row_of(fields, st, depth + 1)?;
+            out.extend_from_slice(&row);
+            row.len()
+        }
+        (DataType::Array { element, .. }, Av::Array(items)) => {
+            let a = unsafe_array_of(items, element, depth + 1)?;
+            out.extend_from_slice(&a);
+            a.len()
+        }
+        (DataType::Map { key, value, .. }, Av::Map(entries)) => {
+            let keys: Vec<Av> = entries.iter().map(|(k, _)| Av::Bytes(k.clone())).collect();
+            let vals: Vec<Av> = entries.iter().map(|(_, v)| v.clone()).collect();
+            let ka = unsafe_array_of(&keys, key, depth + 1)?;
+            let va = unsafe_array_of(&vals, value, depth + 1)?;
+            out.extend_from_slice(&(ka.len() as u64).to_le_bytes());
+            out.extend_from_slice(&ka);
+            out.extend_from_slice(&va);
+            8 + ka.len() + va.len()
+        }
+        (t, v) => return Err(format!("Avro value {v:?} for a {} field", t.simple_string())),
+    };
+    Ok((off << 32) | size as u64)
+}
+
+fn unsafe_row_of(fields: &[Av], st: &StructType, depth: usize) -> Result<Vec<u8>, String> {
+    let n = st.fields.len();
+    let w = n.div_ceil(64) * 8;
+    let mut out = vec![0u8; w + 8 * n];
+    for (i, (f, v)) in st.fields.iter().zip(fields).enumerate() {
+        let slot = w + 8 * i;
+        let bits = if matches!(v, Av::Null) || f.data_type == DataType::Null {
+            out[(i / 64) * 8 + (i % 64) / 8] |= 1 << (i % 8);
+            // A null decimal wider than 18 digits still reserves its 16 bytes (`write(i, null, p, s)`).
+            if matches!(f.data_type, DataType::Decimal { precision, .. } if precision > 18) {
+                let off = out.len() as u64;
+                out.resize(out.len() + 16, 0);
+                off << 32
+            } else {
+                0
+            }
+        } else {
+            match fixed_bits(v, &f.data_type)? {
+                Some(b) => b,
+                None => write_var(&mut out, 0, v, &f.data_type, depth)?,
+            }
+        };
+        out[slot..slot + 8].copy_from_slice(&bits.to_le_bytes());
+    }
+    Ok(out)
+}
+
+/// `UnsafeArrayWriter`: element count, null bits, elements of `element_width` bytes (rounded up to 8), then the
+/// variable-length elements.
+fn unsafe_array_of(items: &[Av], et: &DataType, depth: usize) -> Result<Vec<u8>, String> {
+    let n = items.len();
+    let width = match et {
+        DataType::Boolean | DataType::Byte => 1,
+        DataType::Short => 2,
+        DataType::Integer | DataType::Float | DataType::Date => 4,
+        _ => 8,
+    };
+    let header = 8 + n.div_ceil(64) * 8;
+    let mut out = vec![0u8; header + (n * width).div_ceil(8) * 8];
+    out[..8].copy_from_slice(&(n as u64).to_le_bytes());
+    for (i, v) in items.iter().enumerate() {
+        let at = header + i * width;
+        if matches!(v, Av::Null) {
+            out[8 + i / 8] |= 1 << (i % 8);
+            continue;
+        }
+        let bits = match fixed_bits(v, et)? {
+            Some(b) => b,
+            None => write_var(&mut out, 0, v, et, depth)?,
+        };
+        out[at..at + width].copy_from_slice(&bits.to_le_bytes()[..width]);
+    }
+    Ok(out)
+}
+
+/// Decodes one Avro-encoded row into the UnsafeRow Spark rebuilds from it (`AvroDeserializer` then
+/// `UnsafeProjection`, written as `UnsafeRowWriter` does), e.g. to name a struct map key by its
+/// `UnsafeRow.toString` as Spark's JSON writer does.
+pub fn decode_avro_to_unsafe_row(bytes: &[u8], schema: &StructType) -> Result<Vec<u8>, AvroError> {
+    let t = avro_schema(schema).map_err(|m| AvroError { offset: 0, message: m })?;
+    let mut r = Reader { b: bytes, pos: 0, items: 0 };
+    let v = read_av(&mut r, &t, 0)?;
+    if r.pos != bytes.len() {
+        return r.err(r.pos, format!("{} bytes left after the row", bytes.len() - r.pos));
+    }
+    let Av::Record(fields) = v else { return r.err(0, "the row is not a record") };
+    unsafe_row_of(&fields, schema, 0).map_err(|m| AvroError { offset: 0, message: m })
+}
+
 /// Projects a row decoded with the writer's schema onto the reader's (Avro schema resolution as Spark's
 /// `GenericDatumReader(writerSchema, readerSchema)` does it for evolved state): fields matched by name, fields the
 /// writer lacks become null (left out), nested structs resolved the same way.
@@ -563,6 +803,35 @@ mod tests {
         let mut huge = vec![0u8, 2];
         write::long(&mut huge, 1 << 40);
         assert!(decode_avro_row(&huge, &s).is_err());
+    }
+
+    #[test]
+    fn to_unsafe_row_matches_the_json_path() {
+        let s = schema(
+            r#"{"type":"struct","fields":[
+            {"name":"k","type":{"type":"struct","fields":[{"name":"x","type":"double","nullable":true,"metadata":{}},{"name":"s","type":"string","nullable":true,"metadata":{}}]},"nullable":true,"metadata":{}},
+            {"name":"l","type":{"type":"array","elementType":"integer","containsNull":false},"nullable":true,"metadata":{}},
+            {"name":"m","type":{"type":"map","keyType":"string","valueType":"long","valueContainsNull":true},"nullable":true,"metadata":{}},
+            {"name":"d","type":"decimal(20,2)","nullable":true,"metadata":{}},
+            {"name":"e","type":"decimal(20,2)","nullable":true,"metadata":{}},
+            {"name":"b","type":"byte","nullable":true,"metadata":{}},
+            {"name":"ok","type":"boolean","nullable":true,"metadata":{}}]}"#,
+        );
+        let row = json!({"k": {"x": 1.5, "s": "hi"}, "l": [1, -2, 3], "m": {"a": 5}, "d": -12345, "b": -3, "ok": true});
+        let b = write::row(&s, &row);
+        let u = decode_avro_to_unsafe_row(&b, &s).unwrap();
+        assert_eq!(crate::state::unsafe_row::decode_row(&u, &s).unwrap(), decode_avro_row(&b, &s).unwrap(),);
+        // The struct {value: "a"} as UnsafeRowWriter lays it out: no nulls, slot (16 << 32 | 1), "a" padded.
+        let k =
+            schema(r#"{"type":"struct","fields":[{"name":"value","type":"string","nullable":true,"metadata":{}}]}"#);
+        let u = decode_avro_to_unsafe_row(&write::row(&k, &json!({"value": "a"})), &k).unwrap();
+        let mut want = 0u64.to_le_bytes().to_vec();
+        want.extend(((16u64 << 32) | 1).to_le_bytes());
+        want.extend(b"a\0\0\0\0\0\0\0");
+        assert_eq!(u, want);
+        for n in 0..b.len() {
+            assert!(decode_avro_to_unsafe_row(&b[..n], &s).is_err());
+        }
     }
 
     #[test]

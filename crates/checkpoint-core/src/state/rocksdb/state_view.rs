@@ -501,6 +501,21 @@ fn decode_avro_part(
     }
 }
 
+/// The bytes of the first field of UnsafeRow `r` (schema `s`) when it is a struct: its `offset << 32 | size` slot
+/// sits after the null bitset.
+fn first_struct_field(r: &[u8], s: &StructType) -> Option<Vec<u8>> {
+    if !matches!(s.fields.first().map(|f| &f.data_type), Some(crate::state::schema::DataType::Struct(_))) {
+        return None;
+    }
+    let at = s.fields.len().div_ceil(64) * 8;
+    let slot = r.get(at..at + 8)?;
+    let mut w = [0u8; 8];
+    w.copy_from_slice(slot);
+    let v = u64::from_le_bytes(w);
+    let (off, size) = ((v >> 32) as usize, (v & 0xffff_ffff) as usize);
+    r.get(off..off.checked_add(size)?).map(<[u8]>::to_vec)
+}
+
 fn decode_key(k: &[u8], l: &VarLayout, dir: &str) -> Result<DecodedKey, StateError> {
     let n = l.prefix_cols;
     let first = |v: &serde_json::Value, s: &StructType| {
@@ -536,21 +551,7 @@ fn decode_key(k: &[u8], l: &VarLayout, dir: &str) -> Result<DecodedKey, StateErr
             };
             let pv = unsafe_row::decode_row(p, &ps).map_err(|e| key_error(dir, &ps, e))?;
             let rv = unsafe_row::decode_row(r, &rs).map_err(|e| key_error(dir, &rs, e))?;
-            // The first remaining field's bytes when it is a struct (slot after a one-word null bitset).
-            let raw = match rs.fields.first().map(|f| &f.data_type) {
-                Some(crate::state::schema::DataType::Struct(_)) => {
-                    let at = rs.fields.len().div_ceil(64) * 8;
-                    r.get(at..at + 8).and_then(|s| {
-                        let mut w = [0u8; 8];
-                        w.copy_from_slice(s);
-                        let v = u64::from_le_bytes(w);
-                        let (off, size) = ((v >> 32) as usize, (v & 0xffff_ffff) as usize);
-                        r.get(off..off.checked_add(size)?).map(<[u8]>::to_vec)
-                    })
-                }
-                _ => None,
-            };
-            (pv, rv, raw)
+            (pv, rv, first_struct_field(r, &rs))
         }
         RowFormat::Avro => {
             let kp = encoding::split_key_raw(k, true, true).map_err(|e| key_error(dir, &l.key, e))?;
@@ -559,7 +560,13 @@ fn decode_key(k: &[u8], l: &VarLayout, dir: &str) -> Result<DecodedKey, StateErr
             };
             let pv = avro::decode_avro_row(&p[1..], &ps).map_err(|e| key_error(dir, &ps, e))?;
             let rv = decode_avro_part(r, &|_| rs.clone(), &rs).map_err(|e| key_error(dir, &rs, e))?;
-            (pv, rv, None)
+            // The UnsafeRow Spark rebuilds from the Avro remaining part (for struct map keys' names).
+            let row = match r {
+                [0, _, _, body @ ..] => avro::decode_avro_to_unsafe_row(body, &rs).ok(),
+                _ => None,
+            }
+            .or_else(|| r.get(1..).and_then(|body| avro::decode_avro_to_unsafe_row(body, &rs).ok()));
+            (pv, rv, row.and_then(|row| first_struct_field(&row, &rs)))
         }
     };
     let mut full = serde_json::Map::new();
@@ -613,8 +620,7 @@ fn decode_values(k: &[u8], v: &[u8], l: &VarLayout, dir: &str) -> Result<Vec<ser
 /// Entries are visited in key order, so a map's entries for one grouping key are consecutive (as in Spark's
 /// `unifyMapStateRowPair`).
 ///
-/// Errors name `dir`: keys or values that do not match the layout or the schemas, more than `max_rows` rows, a
-/// non-flattened map of Avro-encoded state (its struct map keys would need the UnsafeRow Spark rebuilds).
+/// Errors name `dir`: keys or values that do not match the layout or the schemas, more than `max_rows` rows.
 #[allow(clippy::too_many_arguments)]
 pub fn rows_for_column_family(
     entries: &std::collections::BTreeMap<Vec<u8>, Vec<u8>>,
@@ -626,12 +632,6 @@ pub fn rows_for_column_family(
     max_rows: usize,
     out: &mut Vec<StateRow>,
 ) -> Result<(), StateError> {
-    if l.kind == VarKind::Map && !flatten && l.format == RowFormat::Avro {
-        return Err(StateError::new(
-            dir,
-            "map_value of Avro-encoded MapState needs the user keys as UnsafeRows (Spark's JSON writes struct map keys as UnsafeRow.toString); read it with flattenCollectionTypes=true",
-        ));
-    }
     let cf = cf_id.to_le_bytes();
     let push = |out: &mut Vec<StateRow>, r: StateRow| {
         if out.len() >= max_rows {
