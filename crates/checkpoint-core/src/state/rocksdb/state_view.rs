@@ -116,7 +116,12 @@ pub fn verify_rocksdb_stores(
                     continue;
                 }
                 let unique_id = unique_id_from_commit(a, &dir, version);
-                let opts = LoadOptions { unique_id, limits: None, auto_snapshot_repair };
+                let opts = LoadOptions {
+                    unique_id,
+                    limits: None,
+                    auto_snapshot_repair,
+                    max_change_file_replay: max_change_file_replay(a, root, version - 1),
+                };
                 out.push((dir.clone(), super::verify_version(a, &dir, version, &opts)));
             }
         }
@@ -198,6 +203,15 @@ pub(crate) fn auto_repair(a: &mut dyn Archive, root: &str, batch: i64, explicit:
     })
 }
 
+/// `spark.sql.streaming.stateStore.autoSnapshotRepair.maxChangeFileReplay` as the offset log entry of `batch`
+/// records it, if it does.
+pub(crate) fn max_change_file_replay(a: &mut dyn Archive, root: &str, batch: i64) -> Option<i64> {
+    offset_conf(a, root, batch)
+        .get("spark.sql.streaming.stateStore.autoSnapshotRepair.maxChangeFileReplay")
+        .and_then(|v| v.as_str())
+        .and_then(|v| v.trim().parse().ok())
+}
+
 fn load(
     a: &mut dyn Archive,
     store_dir: &str,
@@ -211,11 +225,12 @@ fn load(
         max_changelog_bytes: limits.max_decompressed_bytes,
         ..LoadLimits::default()
     };
-    let auto_snapshot_repair = match locate(store_dir) {
-        Some((root, ..)) => auto_repair(a, &root, version - 1, repair),
-        None => repair.unwrap_or(false),
+    let (auto_snapshot_repair, max_change_file_replay) = match locate(store_dir) {
+        Some((root, ..)) => (auto_repair(a, &root, version - 1, repair), max_change_file_replay(a, &root, version - 1)),
+        None => (repair.unwrap_or(false), None),
     };
-    Ok(load_store(a, store_dir, version, &LoadOptions { unique_id, limits: Some(l), auto_snapshot_repair })?)
+    let opts = LoadOptions { unique_id, limits: Some(l), auto_snapshot_repair, max_change_file_replay };
+    Ok(load_store(a, store_dir, version, &opts)?)
 }
 
 /// True when the store's values carry 4.3 row checksums (detected on the values: CRC32C over key + value must

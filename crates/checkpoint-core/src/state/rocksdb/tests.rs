@@ -403,6 +403,11 @@ fn auto_snapshot_repair_like_spark_4_3() {
         assert!(!s.plan.changelogs.is_empty());
         let v = verify_version(&mut a, &dir, batch + 1, &repair).unwrap();
         assert_eq!(v.num_keys, s.entries.len());
+        // AutoSnapshotLoader only falls back within maxChangeFileReplay versions: with 0, the repair fails.
+        let bounded = LoadOptions { max_change_file_replay: Some(0), ..repair.clone() };
+        let e = load_store(&mut a, &dir, batch + 1, &bounded).unwrap_err();
+        assert_eq!(e.error_class, Some("CANNOT_LOAD_STATE_STORE.AUTO_SNAPSHOT_REPAIR_FAILED"), "{name}: {e}");
+        assert!(e.path.starts_with(&file), "{name}: {e}");
         repaired += 1;
     }
     assert!(repaired >= 2, "repaired {repaired}");
