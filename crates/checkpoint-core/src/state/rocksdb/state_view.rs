@@ -787,10 +787,12 @@ pub(crate) fn read_state_var(
     let cf_name = match target {
         VarTarget::Variable(v) => v.clone(),
         VarTarget::Timers => {
-            let mode = props.as_ref().and_then(|p| p.get("timeMode")).and_then(|m| m.as_str()).map(str::to_string);
+            // `TimeMode.toString`: ProcessingTime, EventTime, NoTime (TimeMode.None).
+            let mode =
+                props.as_ref().and_then(|p| p.get("timeMode")).and_then(|m| m.as_str()).map(str::to_ascii_lowercase);
             match mode.as_deref() {
-                Some("ProcessingTime") => "$procTimers_keyToTimestamp".to_string(),
-                Some("EventTime") => "$eventTimers_keyToTimestamp".to_string(),
+                Some("processingtime") => "$procTimers_keyToTimestamp".to_string(),
+                Some("eventtime") => "$eventTimers_keyToTimestamp".to_string(),
                 Some(_) => return Err(invalid("Registered timers are not available in TimeMode=None.".into())),
                 None => current
                     .iter()
