@@ -40,6 +40,10 @@ pub fn human(r: &Report, colour: bool) -> String {
         if !cp.restart.summary.is_empty() {
             let _ = writeln!(o, "  {}", cp.restart.summary);
         }
+        // What the verdict assumes (the Spark version when none was given, inputs it lacks) belongs next to it.
+        for n in &cp.needs {
+            let _ = writeln!(o, "  note: {n}");
+        }
         if !cp.findings.is_empty() {
             let _ = writeln!(o, "\nFindings:");
         }
@@ -82,9 +86,9 @@ pub fn human(r: &Report, colour: bool) -> String {
         for op in &cp.operators {
             let _ = writeln!(
                 o,
-                "  operator {} {}: {} partition(s), provider {}, stores [{}], latest state version {}",
+                "  operator {}{}: {} partition(s), provider {}, stores [{}], latest state version {}",
                 op.operator_id,
-                op.name.as_deref().unwrap_or(""),
+                op.name.as_deref().filter(|n| !n.is_empty()).map(|n| format!(" ({n})")).unwrap_or_default(),
                 op.partitions,
                 op.provider,
                 op.store_names.join(", "),
@@ -104,9 +108,6 @@ pub fn human(r: &Report, colour: bool) -> String {
         for f in important {
             let sess = f.session.as_ref().map(|s| format!(" (session: {s}, overridden)")).unwrap_or_default();
             let _ = writeln!(o, "  forced conf {} = {}{sess}", f.key, f.recorded);
-        }
-        for n in &cp.needs {
-            let _ = writeln!(o, "  note: {n}");
         }
         if let Some(d) = &cp.dstream {
             let _ = writeln!(o, "  DStream checkpoint times: {}", d.checkpoint_times_ms.len());
