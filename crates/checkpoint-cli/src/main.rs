@@ -184,14 +184,14 @@ fn main() -> ExitCode {
         Command::Diagnose(a) => match run_diagnose(a) {
             Ok(c) => c,
             Err(e) => {
-                eprintln!("checkpoint-inspector: {e}");
+                eprintln!("checkpoint-inspector: {}", render::clip(&e, 1000));
                 ExitCode::from(2)
             }
         },
         Command::State(a) => match open_input(&a.path) {
             Ok(mut archive) => state_cmd::run(&a, archive.as_mut()),
             Err(e) => {
-                eprintln!("checkpoint-inspector: {e}");
+                eprintln!("checkpoint-inspector: {}", render::clip(&e, 1000));
                 ExitCode::from(2)
             }
         },

@@ -84,7 +84,7 @@ pub fn run(args: &StateArgs, archive: &mut dyn Archive) -> ExitCode {
         }
         Err(e) => {
             drop(out);
-            eprintln!("checkpoint-inspector: {e}");
+            eprintln!("checkpoint-inspector: {}", crate::render::clip(&e.to_string(), 1000));
             ExitCode::from(1)
         }
     }
