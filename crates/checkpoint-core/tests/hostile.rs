@@ -402,7 +402,7 @@ fn lz4_blocks_claiming_huge_sizes() {
 #[test]
 fn state_records_with_lying_lengths() {
     use checkpoint_core::codec::write::lz4_block_stream;
-    let mut files = load("ss-4.1.4-agg-hdfs");
+    let files = load("ss-4.1.4-agg-hdfs");
     let mut bodies: Vec<Vec<u8>> = Vec::new();
     for (kl, vl) in [(i32::MAX, 8), (8, i32::MAX), (-5, 8), (16, -7), (0x7fff_fff0, 0x7fff_fff0)] {
         let mut r = Vec::new();
