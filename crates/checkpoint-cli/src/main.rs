@@ -141,6 +141,10 @@ fn open_input(path: &Path) -> Result<Box<dyn Archive>, String> {
         let a = dir_archive::DirArchive::open(path, limits).map_err(|e| format!("{}: {e}", path.display()))?;
         return Ok(Box::new(a));
     }
+    if !meta.is_file() {
+        // A device, FIFO or socket has no length to seek in: say so instead of "empty".
+        return Err(format!("{}: not a regular file or a directory", path.display()));
+    }
     let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
     let z = ZipInput::open(std::io::BufReader::new(f), meta.len(), &name, limits)
