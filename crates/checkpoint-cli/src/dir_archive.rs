@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 pub struct DirArchive {
     root: PathBuf,
     entries: Vec<Entry>,
+    /// Position in `entries` of each file, by path (a linear search per read made 10^5 log files quadratic).
+    by_path: std::collections::HashMap<String, usize>,
     name: String,
     bytes: u64,
     limits: Limits,
@@ -55,9 +57,10 @@ impl DirArchive {
             }
         }
         entries.sort_by(|a, b| a.path.cmp(&b.path));
+        let by_path = entries.iter().enumerate().filter(|(_, e)| !e.is_dir).map(|(i, e)| (e.path.clone(), i)).collect();
         let name =
             root.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| root.display().to_string());
-        Ok(DirArchive { root: root.to_path_buf(), entries, name, bytes, limits, total_read: 0 })
+        Ok(DirArchive { root: root.to_path_buf(), entries, by_path, name, bytes, limits, total_read: 0 })
     }
 }
 
@@ -68,9 +71,9 @@ impl Archive for DirArchive {
 
     fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ArchiveError> {
         let e = self
-            .entries
-            .iter()
-            .find(|e| e.path == path && !e.is_dir)
+            .by_path
+            .get(path)
+            .map(|&i| &self.entries[i])
             .ok_or_else(|| ArchiveError::NotFound { path: path.to_string() })?;
         let cap = max_bytes.min(self.limits.max_entry_bytes);
         if e.size > cap {

@@ -95,6 +95,12 @@ fn parse_now(s: &str) -> Result<i64, String> {
     }
     let num = |r: std::ops::Range<usize>| s.get(r).and_then(|x| x.parse::<i64>().ok()).ok_or_else(err);
     let (y, mo, d, h, mi, se) = (num(0..4)?, num(5..7)?, num(8..10)?, num(11..13)?, num(14..16)?, num(17..19)?);
+    // RFC 3339 ranges (a leap second 60 is allowed); days beyond the month's length are refused too.
+    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    if !(1..=12).contains(&mo) || d < 1 || d > month_days[(mo - 1) as usize] || h > 23 || mi > 59 || se > 60 {
+        return Err(err());
+    }
     let mut i = 19;
     let mut ms = 0i64;
     if b.get(i) == Some(&b'.') {
@@ -135,6 +141,10 @@ fn open_input(path: &Path) -> Result<Box<dyn Archive>, String> {
         let a = dir_archive::DirArchive::open(path, limits).map_err(|e| format!("{}: {e}", path.display()))?;
         return Ok(Box::new(a));
     }
+    if !meta.is_file() {
+        // A device, FIFO or socket has no length to seek in: say so instead of "empty".
+        return Err(format!("{}: not a regular file or a directory", path.display()));
+    }
     let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
     let z = ZipInput::open(std::io::BufReader::new(f), meta.len(), &name, limits)
@@ -142,7 +152,20 @@ fn open_input(path: &Path) -> Result<Box<dyn Archive>, String> {
     Ok(Box::new(z))
 }
 
+/// The releases whose behaviour the diagnosis models (FORMATS.md): 3.5 to [`SparkVersion::NEWEST`].
+fn modelled(v: SparkVersion) -> bool {
+    v.at_least(3, 5) && !v.at_least(SparkVersion::NEWEST.major, SparkVersion::NEWEST.minor + 1)
+}
+
 fn run_diagnose(a: DiagnoseArgs) -> Result<ExitCode, String> {
+    if let Some(v) = a.spark_version.filter(|v| !modelled(*v)) {
+        eprintln!(
+            "checkpoint-inspector: warning: Spark {v} is outside the releases this tool models (3.5 to {}.{}); \
+             the prediction applies the rules of the nearest one and may be wrong",
+            SparkVersion::NEWEST.major,
+            SparkVersion::NEWEST.minor
+        );
+    }
     let mut ctx = Context { spark_version: a.spark_version, ..Default::default() };
     ctx.now_ms = a.now.or_else(|| {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).ok().map(|d| d.as_millis() as i64)
@@ -184,14 +207,14 @@ fn main() -> ExitCode {
         Command::Diagnose(a) => match run_diagnose(a) {
             Ok(c) => c,
             Err(e) => {
-                eprintln!("checkpoint-inspector: {e}");
+                eprintln!("checkpoint-inspector: {}", render::clip(&e, 1000));
                 ExitCode::from(2)
             }
         },
         Command::State(a) => match open_input(&a.path) {
             Ok(mut archive) => state_cmd::run(&a, archive.as_mut()),
             Err(e) => {
-                eprintln!("checkpoint-inspector: {e}");
+                eprintln!("checkpoint-inspector: {}", render::clip(&e, 1000));
                 ExitCode::from(2)
             }
         },
@@ -209,5 +232,8 @@ mod tests {
         assert_eq!(parse_now("2026-11-30T00:00:00Z"), Ok(1795996800000));
         assert_eq!(parse_now("2026-11-30T01:00:00.5+01:00"), Ok(1795996800500));
         assert!(parse_now("yesterday").is_err());
+        assert!(parse_now("2026-13-45T99:99:99Z").is_err());
+        assert!(parse_now("2026-02-29T00:00:00Z").is_err());
+        assert_eq!(parse_now("2028-02-29T00:00:00Z").map(|m| m > 0), Ok(true));
     }
 }

@@ -12,12 +12,31 @@ fn paint(s: &str, code: &str, colour: bool) -> String {
     }
 }
 
+/// At most `max` characters of `s`, control characters shown escaped (`\u{1b}`): a longer text ends with
+/// `… (N bytes in all)`, so that one huge value (a 10 MB offset line) cannot flood the terminal nor a hostile file
+/// name or query id send escape sequences to it. The JSON output keeps everything as it is.
+pub(crate) fn clip(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    for (n, c) in s.chars().enumerate() {
+        if n == max {
+            let _ = write!(out, "… ({} bytes in all)", s.len());
+            break;
+        }
+        if c.is_control() {
+            let _ = write!(out, "{}", c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Renders the report.
 pub fn human(r: &Report, colour: bool) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "{} ({} bytes, {} files)", r.input.name, r.input.bytes, r.input.entries);
+    let _ = writeln!(o, "{} ({} bytes, {} files)", clip(&r.input.name, 300), r.input.bytes, r.input.entries);
     for cp in &r.checkpoints {
-        let root = if cp.root.is_empty() { "(archive top)".to_string() } else { cp.root.clone() };
+        let root = if cp.root.is_empty() { "(archive top)".to_string() } else { clip(&cp.root, 300) };
         let kind = match cp.kind {
             CheckpointKind::StructuredStreaming => "Structured Streaming",
             CheckpointKind::Dstream => "DStream",
@@ -38,7 +57,11 @@ pub fn human(r: &Report, colour: bool) -> String {
             let _ = writeln!(o, "  exception:   {e}");
         }
         if !cp.restart.summary.is_empty() {
-            let _ = writeln!(o, "  {}", cp.restart.summary);
+            let _ = writeln!(o, "  {}", clip(&cp.restart.summary, 600));
+        }
+        // What the verdict assumes (the Spark version when none was given, inputs it lacks) belongs next to it.
+        for n in &cp.needs {
+            let _ = writeln!(o, "  note: {}", clip(n, 2000));
         }
         if !cp.findings.is_empty() {
             let _ = writeln!(o, "\nFindings:");
@@ -50,23 +73,27 @@ pub fn human(r: &Report, colour: bool) -> String {
                 Severity::Info => ("INFO ", "36"),
             };
             let star = if f.explains_error_text { " (explains the pasted error)" } else { "" };
-            let _ = writeln!(o, "- {} [{}] {}{star}", paint(tag, c, colour), f.code, f.title);
+            let _ = writeln!(o, "- {} [{}] {}{star}", paint(tag, c, colour), f.code, clip(&f.title, 600));
             if !f.error_classes.is_empty() {
                 let _ = writeln!(o, "    Spark error classes: {}", f.error_classes.join(", "));
             }
             for e in &f.evidence {
                 let off = e.offset.map(|x| format!(" @ byte {x}")).unwrap_or_default();
-                let _ = writeln!(o, "    evidence: {}{off}: {}", e.path, e.detail);
+                let _ = writeln!(o, "    evidence: {}{off}: {}", clip(&e.path, 300), clip(&e.detail, 600));
             }
             if !f.why.is_empty() {
-                let _ = writeln!(o, "    why: {}", f.why);
+                let _ = writeln!(o, "    why: {}", clip(&f.why, 2000));
             }
             for (i, s) in f.fix.iter().enumerate() {
-                let _ = writeln!(o, "    fix {}: {s}", i + 1);
+                let _ = writeln!(o, "    fix {}: {}", i + 1, clip(s, 2000));
             }
         }
         let _ = writeln!(o, "\nSummary:");
-        let _ = writeln!(o, "  query id: {}", cp.query_id.as_deref().unwrap_or("(unknown)"));
+        let _ = writeln!(
+            o,
+            "  query id: {}",
+            cp.query_id.as_deref().map(|q| clip(q, 200)).unwrap_or_else(|| "(unknown)".into())
+        );
         let opt = |x: Option<i64>| x.map(|v| v.to_string()).unwrap_or_else(|| "-".into());
         let _ = writeln!(
             o,
@@ -77,17 +104,21 @@ pub fn human(r: &Report, colour: bool) -> String {
         );
         for s in &cp.sources {
             let off = s.latest_offset.as_ref().map(|v| v.to_string()).unwrap_or_else(|| "-".into());
-            let _ = writeln!(o, "  source #{} {}: {off}", s.index, s.kind);
+            let _ = writeln!(o, "  source #{} {}: {}", s.index, s.kind, clip(&off, 300));
         }
         for op in &cp.operators {
             let _ = writeln!(
                 o,
-                "  operator {} {}: {} partition(s), provider {}, stores [{}], latest state version {}",
+                "  operator {}{}: {} partition(s), provider {}, stores [{}], latest state version {}",
                 op.operator_id,
-                op.name.as_deref().unwrap_or(""),
+                op.name
+                    .as_deref()
+                    .filter(|n| !n.is_empty())
+                    .map(|n| format!(" ({})", clip(n, 100)))
+                    .unwrap_or_default(),
                 op.partitions,
                 op.provider,
-                op.store_names.join(", "),
+                clip(&op.store_names.join(", "), 300),
                 opt(op.latest_version)
             );
         }
@@ -103,10 +134,7 @@ pub fn human(r: &Report, colour: bool) -> String {
             .collect();
         for f in important {
             let sess = f.session.as_ref().map(|s| format!(" (session: {s}, overridden)")).unwrap_or_default();
-            let _ = writeln!(o, "  forced conf {} = {}{sess}", f.key, f.recorded);
-        }
-        for n in &cp.needs {
-            let _ = writeln!(o, "  note: {n}");
+            let _ = writeln!(o, "  forced conf {} = {}{sess}", f.key, clip(&f.recorded, 300));
         }
         if let Some(d) = &cp.dstream {
             let _ = writeln!(o, "  DStream checkpoint times: {}", d.checkpoint_times_ms.len());

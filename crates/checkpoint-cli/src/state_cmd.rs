@@ -26,7 +26,7 @@ pub struct StateArgs {
     #[arg(long = "join-side", value_parser = ["left", "right"])]
     pub join_side: Option<String>,
     /// Batch id (`batchId`); the state version read is batch + 1. Default: the last committed batch.
-    #[arg(long)]
+    #[arg(long, value_parser = parse_batch)]
     pub batch: Option<i64>,
     /// Only this state partition.
     #[arg(long)]
@@ -52,6 +52,15 @@ pub struct StateArgs {
     /// Output JSON lines (the only format; accepted for symmetry with `diagnose`).
     #[arg(long)]
     pub json: bool,
+}
+
+/// A batch id as Spark writes them: `0..=2^60` (larger ids are not Spark's and would overflow `batch + 1`).
+fn parse_batch(s: &str) -> Result<i64, String> {
+    let b: i64 = s.trim().parse().map_err(|_| format!("not a batch id: {s:?}"))?;
+    if !(0..=checkpoint_core::log::MAX_BATCH_ID).contains(&b) {
+        return Err(format!("batch id {b} is outside 0..={}", checkpoint_core::log::MAX_BATCH_ID));
+    }
+    Ok(b)
 }
 
 /// Runs the subcommand on an opened archive: 0 when rows were printed, 1 when the state cannot be read (one line
@@ -90,7 +99,7 @@ pub fn run(args: &StateArgs, archive: &mut dyn Archive) -> ExitCode {
         }
         Err(e) => {
             drop(out);
-            eprintln!("checkpoint-inspector: {e}");
+            eprintln!("checkpoint-inspector: {}", crate::render::clip(&e.to_string(), 1000));
             ExitCode::from(1)
         }
     }

@@ -189,7 +189,19 @@ impl<R: Read + Seek> ZipInput<R> {
         if bytes == 0 {
             return Err(ArchiveError::Empty);
         }
-        let mut zip = zip::ZipArchive::new(reader).map_err(|e| ArchiveError::NotAZip { reason: e.to_string() })?;
+        let mut reader = reader;
+        // Count the entries from the end record before the zip reader parses (and allocates for) every one.
+        if let Some(n) = declared_entry_count(&mut reader, bytes) {
+            if n > limits.max_entries as u64 {
+                return Err(ArchiveError::OverLimit {
+                    what: "number of entries".into(),
+                    path: None,
+                    value: n,
+                    limit: limits.max_entries as u64,
+                });
+            }
+        }
+        let zip = zip::ZipArchive::new(reader).map_err(|e| ArchiveError::NotAZip { reason: e.to_string() })?;
         let n = zip.len();
         if n > limits.max_entries {
             return Err(ArchiveError::OverLimit {
@@ -236,6 +248,57 @@ impl<R: Read + Seek> ZipInput<R> {
     pub fn bytes_inflated(&self) -> u64 {
         self.total_read
     }
+}
+
+/// The total entry count an end-of-central-directory record declares (its zip64 record's when the classic one
+/// says `0xFFFF`), read from the last 22 bytes of the input (the last 64 KiB when the zip has a comment); `None` when no end record is found there (the zip
+/// reader then reports the damage).
+fn declared_entry_count<R: Read + Seek>(r: &mut R, len: u64) -> Option<u64> {
+    use std::io::SeekFrom;
+    // Most zips have no comment: try the last 22 bytes first, then the largest possible comment.
+    let mut found = None;
+    for tail_len in [len.min(22), len.min(22 + 65535)] {
+        let mut tail = vec![0u8; tail_len as usize];
+        r.seek(SeekFrom::Start(len - tail_len)).ok()?;
+        r.read_exact(&mut tail).ok()?;
+        // The last end record whose comment reaches exactly to the end of the input.
+        let at = (0..tail.len().saturating_sub(21)).rev().find(|&i| {
+            tail[i..i + 4] == *b"PK\x05\x06"
+                && i + 22 + usize::from(u16::from_le_bytes([tail[i + 20], tail[i + 21]])) == tail.len()
+        });
+        if let Some(at) = at {
+            found = Some((tail, at, len - tail_len));
+            break;
+        }
+    }
+    let _ = r.seek(SeekFrom::Start(0));
+    let (tail, at, tail_start) = found?;
+    let n = u64::from(u16::from_le_bytes([tail[at + 10], tail[at + 11]]));
+    if n != 0xFFFF {
+        return Some(n);
+    }
+    // zip64: the locator sits right before the end record and points at the zip64 end record.
+    let loc_at = (tail_start + at as u64).checked_sub(20)?;
+    let mut loc = [0u8; 20];
+    r.seek(SeekFrom::Start(loc_at)).ok()?;
+    let ok = r.read_exact(&mut loc).is_ok();
+    let _ = r.seek(SeekFrom::Start(0));
+    if !ok || loc[..4] != *b"PK\x06\x07" {
+        return Some(n);
+    }
+    let mut off = [0u8; 8];
+    off.copy_from_slice(&loc[8..16]);
+    let z64 = u64::from_le_bytes(off);
+    let mut rec = [0u8; 56];
+    r.seek(SeekFrom::Start(z64)).ok()?;
+    let ok = r.read_exact(&mut rec).is_ok();
+    let _ = r.seek(SeekFrom::Start(0));
+    if !ok || rec[..4] != *b"PK\x06\x06" {
+        return None;
+    }
+    let mut c = [0u8; 8];
+    c.copy_from_slice(&rec[32..40]);
+    Some(u64::from_le_bytes(c))
 }
 
 fn check_entry_size(path: &str, size: u64, compressed: u64, limits: &Limits) -> Result<(), ArchiveError> {
@@ -290,9 +353,11 @@ impl<R: Read + Seek> Archive for ZipInput<R> {
             offset: 0,
             reason: e.to_string(),
         })?;
-        // Never trust the declared size for the allocation beyond the cap: read at most cap + 1 bytes.
-        let mut out = Vec::with_capacity(declared.min(cap) as usize);
-        let mut limited = f.take(cap + 1);
+        // Never trust the declared size beyond the cap, nor the stream beyond the declared size: read at most
+        // min(cap, declared) + 1 bytes (a deflate stream that inflates past its declared size is a lying bomb).
+        let bound = declared.min(cap);
+        let mut out = Vec::with_capacity(bound.min(1 << 20) as usize);
+        let mut limited = f.take(bound + 1);
         let mut buf = [0u8; 16 * 1024];
         loop {
             match limited.read(&mut buf) {
@@ -307,12 +372,12 @@ impl<R: Read + Seek> Archive for ZipInput<R> {
                 }
             }
         }
-        if out.len() as u64 > cap {
+        if out.len() as u64 > bound {
             return Err(ArchiveError::OverLimit {
-                what: "inflated entry size".into(),
+                what: "inflated size (more than the size the zip declares; possible zip bomb)".into(),
                 path: Some(path.to_string()),
                 value: out.len() as u64,
-                limit: cap,
+                limit: bound,
             });
         }
         self.total_read += out.len() as u64;

@@ -167,6 +167,9 @@ fn run(input: &[u8], max_out: usize, out: &mut Vec<u8>, mut emit: Option<Emit<'_
 
 /// Sum of the decompressed lengths the block headers declare (walking headers only, stopping at the first one that
 /// does not look right), so that the output is allocated once; the real checks happen while decoding.
+///
+/// Only blocks whose payload is present and whose length fits the header's own block size count, so a few lying
+/// 21-byte headers cannot make us reserve up to `max_out` bytes (which a wasm build would really commit).
 fn declared_output(input: &[u8]) -> usize {
     let mut pos = 0usize;
     let mut total = 0usize;
@@ -175,11 +178,16 @@ fn declared_output(input: &[u8]) -> usize {
             break;
         }
         let (clen, olen) = (le_i32(h, 9), le_i32(h, 13));
-        if clen < 0 || olen < 0 {
+        let level = LEVEL_BASE + u32::from(h[8] & 0x0F);
+        if clen < 0 || olen < 0 || (olen as u64) > (1u64 << level) {
+            break;
+        }
+        let next = pos.saturating_add(HEADER_LEN).saturating_add(clen as usize);
+        if next > input.len() {
             break;
         }
         total = total.saturating_add(olen as usize);
-        pos = pos.saturating_add(HEADER_LEN + clen as usize);
+        pos = next;
     }
     total
 }

@@ -198,10 +198,17 @@ pub fn json_error(e: &serde_json::Error, line_text: &str, line_offset: u64, line
     // serde_json reports line/column inside the parsed text (1-based); the text is a single line here.
     let col = e.column().saturating_sub(1);
     let within = line_text.char_indices().nth(col).map(|(i, _)| i).unwrap_or(line_text.len());
+    // serde_json ends its message with "at line 1 column N" of the single parsed line, which contradicts the
+    // file's line number shown next to it; say the column of the file's line instead.
+    let text = e.to_string();
+    let reason = match text.rfind(" at line ") {
+        Some(i) if e.line() > 0 => format!("{} at column {}", &text[..i], e.column()),
+        _ => text,
+    };
     LogError::BadJson {
         offset: line_offset + within as u64,
         line: line_no,
-        message: e.to_string(),
+        message: reason,
         eof: e.classify() == Category::Eof,
         data: e.classify() == Category::Data,
     }

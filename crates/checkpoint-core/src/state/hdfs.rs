@@ -357,13 +357,22 @@ pub fn list_store_files(a: &dyn Archive, store_dir: &str) -> StoreFiles {
     f
 }
 
+/// The most delta versions [`load_plan`] lists. An archive holds at most `Limits::max_entries` files, so a longer
+/// chain (a hostile `commits/1000000000000`) has missing deltas long before this; the cap keeps the plan small.
+pub const MAX_PLAN_DELTAS: i64 = 1 << 18;
+
 /// The files Spark reads to load `version` (`HDFSBackedStateStoreProvider.loadMap`): the newest snapshot at or
-/// below it (or none), then every delta after it up to `version`. Returns (snapshot, deltas).
+/// below it (or none), then every delta after it up to `version`. Returns (snapshot, deltas); the deltas are the
+/// first [`MAX_PLAN_DELTAS`] versions of the chain when it is longer.
 pub fn load_plan(files: &StoreFiles, version: i64) -> (Option<i64>, Vec<i64>) {
     let snap = files.snapshots.iter().copied().filter(|s| *s <= version && *s > 0).max();
-    let from = snap.unwrap_or(0) + 1;
-    (snap, (from..=version).collect())
+    let from = snap.unwrap_or(0).saturating_add(1);
+    let to = version.min(from.saturating_add(MAX_PLAN_DELTAS - 1));
+    (snap, (from..=to).collect())
 }
+
+/// Missing deltas [`check_chain`] reports one by one; more are summed up in one further problem.
+const MAX_MISSING_LISTED: usize = 32;
 
 fn read_record_file(
     a: &mut dyn Archive,
@@ -399,7 +408,9 @@ pub fn load_store(
             .class("CANNOT_LOAD_STATE_STORE.UNEXPECTED_VERSION"));
     }
     let files = list_store_files(a, store_dir);
-    let (snap, deltas) = load_plan(&files, version);
+    let snap = files.snapshots.iter().copied().filter(|s| *s <= version && *s > 0).max();
+    // Walked lazily: the first missing delta ends the load, so a huge version costs nothing.
+    let deltas = snap.unwrap_or(0).saturating_add(1)..=version;
     let mut map: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
     if let Some(s) = snap {
         let path = format!("{store_dir}/{s}.snapshot");
@@ -457,6 +468,8 @@ pub struct ChainCheck {
 pub fn check_chain(a: &mut dyn Archive, store_dir: &str, version: i64, limits: &StateLimits) -> ChainCheck {
     let files = list_store_files(a, store_dir);
     let (snapshot, deltas) = load_plan(&files, version.max(0));
+    let have: HashSet<i64> = files.deltas.iter().copied().collect();
+    let mut missing_listed = 0usize;
     let mut problems = Vec::new();
     let mut keys: Option<HashSet<Vec<u8>>> = Some(HashSet::new());
     let mut plan: Vec<(String, RecordFileKind)> = Vec::new();
@@ -466,9 +479,39 @@ pub fn check_chain(a: &mut dyn Archive, store_dir: &str, version: i64, limits: &
     for &d in &deltas {
         plan.push((format!("{store_dir}/{d}.delta"), RecordFileKind::Delta));
     }
-    for (path, kind) in plan {
-        if kind == RecordFileKind::Delta && !a.entries().iter().any(|e| e.path == path) {
-            let v = path.rsplit('/').next().unwrap_or("").trim_end_matches(".delta").to_string();
+    let mut plan = plan.into_iter();
+    while let Some((path, kind)) = plan.next() {
+        let v = path.rsplit('/').next().unwrap_or("").trim_end_matches(".delta");
+        if kind == RecordFileKind::Delta && !v.parse::<i64>().is_ok_and(|v| have.contains(&v)) {
+            let v = v.to_string();
+            if missing_listed == MAX_MISSING_LISTED {
+                // Sum up the rest of the chain instead of one problem per missing version.
+                let first = v.parse::<i64>().unwrap_or(version);
+                let present = have.iter().filter(|d| **d >= first && **d <= version).count() as i64;
+                let missing = (version - first + 1).saturating_sub(present);
+                problems.push(
+                    StateError::new(
+                        &path,
+                        format!(
+                            "{missing} delta files of versions {first} to {version} do not exist (this one is the \
+                             first); they are needed to rebuild version {version}"
+                        ),
+                    )
+                    .class("CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS"),
+                );
+                keys = None;
+                // Still read the deltas that are present, for their own damage.
+                for (p, k) in plan.by_ref() {
+                    let pv = p.rsplit('/').next().unwrap_or("").trim_end_matches(".delta");
+                    if pv.parse::<i64>().is_ok_and(|pv| have.contains(&pv)) {
+                        if let Err(e) = read_record_file(a, &p, k, limits, |_, _| {}) {
+                            problems.push(e);
+                        }
+                    }
+                }
+                break;
+            }
+            missing_listed += 1;
             problems.push(
                 StateError::new(
                     &path,

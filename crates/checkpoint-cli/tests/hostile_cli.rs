@@ -1,0 +1,176 @@
+//! Hostile input through the binary: bombs that lie about their sizes or entry counts, huge and hostile values in
+//! the human output, absurd option values, a folder with tens of thousands of log files, truncated zips.
+//! Each run must end fast with the documented exit status and a message naming the file.
+
+use std::io::{Cursor, Write};
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_checkpoint-inspector"))
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ci-hostile-{}-{}", std::process::id(), name));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures")).join(name)
+}
+
+fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    for (p, b) in files {
+        w.start_file(*p, opts).unwrap();
+        w.write_all(b).unwrap();
+    }
+    w.finish().unwrap().into_inner()
+}
+
+/// Runs the binary with a time bound.
+fn run(args: &[&str], limit: Duration) -> Output {
+    let t = Instant::now();
+    let out = bin().args(args).output().unwrap();
+    assert!(t.elapsed() < limit, "{args:?} took {:?}", t.elapsed());
+    out
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn entry_count_bomb_in_a_zip64_end_record_exits_2() {
+    let z = zip_of(&[("metadata", b"{}")]);
+    let eocd = z.len() - 22;
+    let cd_size = u32::from_le_bytes(z[eocd + 12..eocd + 16].try_into().unwrap()) as u64;
+    let cd_off = u32::from_le_bytes(z[eocd + 16..eocd + 20].try_into().unwrap()) as u64;
+    let mut y = z[..eocd].to_vec();
+    let z64_at = y.len() as u64;
+    y.extend(b"PK\x06\x06");
+    y.extend(44u64.to_le_bytes());
+    y.extend([45, 0, 45, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    y.extend(50_000_000u64.to_le_bytes());
+    y.extend(50_000_000u64.to_le_bytes());
+    y.extend(cd_size.to_le_bytes());
+    y.extend(cd_off.to_le_bytes());
+    y.extend(b"PK\x06\x07\0\0\0\0");
+    y.extend(z64_at.to_le_bytes());
+    y.extend(1u32.to_le_bytes());
+    y.extend(b"PK\x05\x06\0\0\0\0");
+    y.extend([0xff; 12]);
+    y.extend([0, 0]);
+    let p = tmp("count").join("count.zip");
+    std::fs::write(&p, y).unwrap();
+    let o = run(&["diagnose", p.to_str().unwrap()], Duration::from_secs(5));
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(stderr(&o).contains("count.zip: number of entries is 50000000"), "{}", stderr(&o));
+}
+
+/// offsets/0 declares 100 bytes in both headers but inflates to 16 MiB: a finding naming offsets/0, exit 1.
+#[test]
+fn entry_lying_about_its_size_is_named() {
+    let big = vec![b'v'; 16 << 20];
+    let mut z = zip_of(&[("metadata", b"{\"id\":\"x\"}"), ("offsets/0", &big)]);
+    for sig in [b"PK\x01\x02", b"PK\x03\x04"] {
+        let hits: Vec<usize> = z.windows(4).enumerate().filter(|(_, w)| w == sig).map(|(i, _)| i).collect();
+        for at in hits {
+            let (size_at, name_at) = if sig == b"PK\x01\x02" { (at + 24, at + 46) } else { (at + 22, at + 30) };
+            if z.get(name_at..name_at + 9) == Some(b"offsets/0" as &[u8]) {
+                z[size_at..size_at + 4].copy_from_slice(&100u32.to_le_bytes());
+            }
+        }
+    }
+    let p = tmp("lying").join("lying.zip");
+    std::fs::write(&p, z).unwrap();
+    let o = run(&["diagnose", p.to_str().unwrap(), "--now", "0"], Duration::from_secs(10));
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("offsets/0") && out.contains("declared"), "{out}");
+}
+
+/// A 2 MB source offset and a query id full of terminal escape sequences: the human output is clipped and shows
+/// the control characters escaped; the JSON keeps them.
+#[test]
+fn huge_and_hostile_values_do_not_flood_or_drive_the_terminal() {
+    // Pseudo-random letters: compressible enough to be small, not enough to trip the zip bomb ratio.
+    let mut seed = 1u32;
+    let pad: String = (0..2 << 20)
+        .map(|_| {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            (b'a' + ((seed >> 16) % 26) as u8) as char
+        })
+        .collect();
+    let offsets =
+        format!("v1\n{{\"batchWatermarkMs\":0,\"batchTimestampMs\":1}}\n{{\"logOffset\":0,\"pad\":\"{pad}\"}}");
+    let meta = "{\"id\":\"\\u001b]0;owned\\u0007\\u001b[2J\"}";
+    let z = zip_of(&[
+        ("metadata", meta.as_bytes()),
+        ("offsets/0", offsets.as_bytes()),
+        ("commits/0", b"v1\n{\"nextBatchWatermarkMs\":0}"),
+    ]);
+    let p = tmp("huge").join("huge.zip");
+    std::fs::write(&p, z).unwrap();
+    let o = run(&["diagnose", p.to_str().unwrap(), "--now", "0"], Duration::from_secs(10));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.len() < 64 * 1024, "{} bytes of human output", out.len());
+    assert!(out.contains("bytes in all"), "{out}");
+    assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out:?}");
+    assert!(out.contains("\\u{1b}"), "{out}");
+    let j = run(&["diagnose", p.to_str().unwrap(), "--now", "0", "--json"], Duration::from_secs(10));
+    let v: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
+    assert_eq!(v["checkpoints"][0]["query_id"], "\u{1b}]0;owned\u{7}\u{1b}[2J");
+}
+
+#[test]
+fn absurd_batch_ids_are_refused_by_the_option_parser() {
+    let f = fixture("ss-4.1.4-agg-hdfs.zip");
+    for b in ["9223372036854775807", "-1", "1e3"] {
+        let arg = format!("--batch={b}");
+        let o = run(&["state", f.to_str().unwrap(), &arg], Duration::from_secs(5));
+        assert_eq!(o.status.code(), Some(2), "{b}: {o:?}");
+        assert!(stderr(&o).contains("--batch"), "{b}: {}", stderr(&o));
+    }
+}
+
+/// A checkpoint folder with 6_000 offset and commit files: listing and reading stay linear.
+#[test]
+fn folder_with_tens_of_thousands_of_log_files() {
+    let d = tmp("many");
+    for sub in ["offsets", "commits"] {
+        std::fs::create_dir_all(d.join(sub)).unwrap();
+    }
+    std::fs::write(d.join("metadata"), "{\"id\":\"x\"}").unwrap();
+    for i in 0..3_000 {
+        std::fs::write(d.join(format!("offsets/{i}")), "v1\n{\"batchWatermarkMs\":0,\"batchTimestampMs\":1}\n-")
+            .unwrap();
+        std::fs::write(d.join(format!("commits/{i}")), "v1\n{\"nextBatchWatermarkMs\":0}").unwrap();
+    }
+    let o = run(&["diagnose", d.to_str().unwrap(), "--json", "--now", "0"], Duration::from_secs(20));
+    assert!(matches!(o.status.code(), Some(0) | Some(1)), "{o:?}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["checkpoints"][0]["batches"].as_array().map(|b| b.len()), Some(3_000));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A real fixture cut at many points, and with its central directory damaged: exit 2 naming the zip, or (for a
+/// cut the zip reader survives) a normal report.
+#[test]
+fn truncated_fixture_zips_exit_2() {
+    let z = std::fs::read(fixture("ss-4.1.4-agg-hdfs.zip")).unwrap();
+    let d = tmp("trunc");
+    for (i, cut) in [1usize, 30, z.len() / 3, z.len() / 2, z.len() - 30, z.len() - 1].into_iter().enumerate() {
+        let p = d.join(format!("cut{i}.zip"));
+        std::fs::write(&p, &z[..cut]).unwrap();
+        let o = run(&["diagnose", p.to_str().unwrap()], Duration::from_secs(5));
+        assert_eq!(o.status.code(), Some(2), "cut at {cut}: {o:?}");
+        assert!(stderr(&o).contains(&format!("cut{i}.zip")), "{}", stderr(&o));
+        let o = run(&["state", p.to_str().unwrap()], Duration::from_secs(5));
+        assert_eq!(o.status.code(), Some(2), "state, cut at {cut}: {o:?}");
+    }
+}
