@@ -974,7 +974,7 @@ function renderStateBrowser() {
       el('span', { id: 'state-search-help', class: 'muted small' }, 'Rows whose key (as JSON) contains this text, ignoring case.')));
   const store = currentStore();
   panel.dataset.state = 'ready';
-  panel.replaceChildren(
+  panel.replaceChildren(...[
     el('p', { class: 'muted' }, `Read in your browser with the same options as Spark's statestore reader (operatorId, storeName, stateVarName, joinSide, batchId). Committed batches: ${o.committed_batches.count ? `${o.committed_batches.first}–${last}` : 'none'}.`),
     pickers,
     el('div', { class: 'status-line' }, el('progress', { id: 'state-progress', hidden: true }), el('span', { id: 'state-status', role: 'status', 'aria-live': 'polite' })),
@@ -984,7 +984,8 @@ function renderStateBrowser() {
       el('div', { class: 'panel plot' }, el('h3', {}, 'State size on disk by version'), renderVersionPlot(op, store))),
     renderSchemas(store, sb.sel.state_var),
     o.notes && o.notes.length ? el('details', { class: 'panel' }, el('summary', {}, `Files that could not be read for sizes (${o.notes.length})`),
-      el('ul', {}, o.notes.slice(0, 50).map((n) => el('li', {}, el('code', {}, n.path), n.offset !== null && n.offset !== undefined ? ` at byte ${n.offset}` : '', `: ${n.message}`)))) : null);
+      el('ul', {}, o.notes.slice(0, 50).map((n) => el('li', {}, el('code', {}, n.path), n.offset !== null && n.offset !== undefined ? ` at byte ${n.offset}` : '', `: ${n.message}`)))) : null,
+  ].filter(Boolean));
   loadStateRows();
 }
 
@@ -1091,10 +1092,10 @@ function renderPartitionPlot(parts) {
       svg('title', {}, `partition ${p.partition}: ${p.rows} rows`)));
     const fh = (p.file_bytes / maxBytes) * half; const dh = (p.decoded_bytes / maxBytes) * half;
     const y0 = 8 + half + gap + half;
-    kids.push(svg('rect', { x, y: y0 - fh, width: w, height: fh, class: 'bar-bytes' },
-      svg('title', {}, `partition ${p.partition}: ${fmtBytes(p.file_bytes)} of files on disk`)));
-    kids.push(svg('rect', { x: x + w * 0.35, y: y0 - dh, width: w * 0.3, height: dh, class: 'bar-decoded' },
-      svg('title', {}, `partition ${p.partition}: ${fmtBytes(p.decoded_bytes)} of decoded rows (JSON)`)));
+    kids.push(svg('rect', { x, y: y0 - fh, width: w * 0.62, height: fh, class: 'bar-bytes' },
+      svg('title', {}, `partition ${p.partition}: ${fmtBytes(p.file_bytes)} of state files on disk (all versions)`)));
+    kids.push(svg('rect', { x: x + w * 0.66, y: y0 - Math.max(dh, p.decoded_bytes > 0 ? 1 : 0), width: w * 0.34, height: Math.max(dh, p.decoded_bytes > 0 ? 1 : 0), class: 'bar-decoded' },
+      svg('title', {}, `partition ${p.partition}: ${fmtBytes(p.decoded_bytes)} of decoded rows (JSON) at this batch`)));
     if (shown.length <= 32 || i % Math.ceil(shown.length / 32) === 0) {
       kids.push(svg('text', { x: x + w / 2, y: H - 10, 'text-anchor': 'middle', class: 'tick' }, String(p.partition)));
     }
@@ -1106,8 +1107,8 @@ function renderPartitionPlot(parts) {
     svg('svg', { viewBox: `0 0 ${W} ${H}`, class: 'plot-svg', role: 'img', 'data-testid': 'state-partition-plot',
       'aria-label': `Rows and bytes for ${shown.length} partitions; largest partition ${maxP.partition} with ${maxP.rows} rows` }, kids),
     el('p', { class: 'legend' }, el('span', {}, el('span', { class: 'sw rows' }), 'rows'),
-      el('span', {}, el('span', { class: 'sw bytes' }), 'files on disk'),
-      el('span', {}, el('span', { class: 'sw decoded' }), 'decoded rows (JSON)'),
+      el('span', {}, el('span', { class: 'sw bytes' }), 'state files on disk (all versions)'),
+      el('span', {}, el('span', { class: 'sw decoded' }), 'decoded rows (JSON) at this batch'),
       skew >= 2 ? el('strong', { class: 'skew', 'data-testid': 'state-skew' }, `Skew: partition ${maxP.partition} holds ${skew.toFixed(1)}× the mean rows`) : ''),
     parts.length > shown.length ? el('p', { class: 'muted' }, `Showing ${shown.length} of ${parts.length} partitions.`) : null);
 }
