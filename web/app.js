@@ -1142,8 +1142,12 @@ function renderVersionPlot(op, store) {
   shown.forEach((v, i) => {
     const x = L + i * bw + bw * 0.15; const w = Math.max(1, bw * 0.7);
     const h = (v.bytes / maxB) * ph;
-    kids.push(svg('rect', { x, y: H - B - h, width: w, height: h, class: 'bar-bytes' },
-      svg('title', {}, `version ${v.version} (batch ${v.version - 1}): ${fmtBytes(v.bytes)} in ${v.files} files${v.num_keys !== null && v.num_keys !== undefined ? `, ${v.num_keys} keys` : ''}`)));
+    const k = v.by_kind || {};
+    const full = (k.snapshot || 0) + (k.zip || 0) + (k.sst || 0);
+    const fh = Math.min(h, (full / maxB) * ph);
+    const tip = `version ${v.version} (batch ${v.version - 1}): ${fmtBytes(v.bytes)} in ${v.files} files${Object.keys(k).length ? ` (${Object.entries(k).map(([n, b]) => `${n} ${fmtBytes(b)}`).join(', ')})` : ''}${v.num_keys !== null && v.num_keys !== undefined ? `, ${v.num_keys} keys` : ''}`;
+    kids.push(svg('rect', { x, y: H - B - h, width: w, height: h - fh, class: 'bar-bytes' }, svg('title', {}, tip)));
+    if (fh > 0) kids.push(svg('rect', { x, y: H - B - fh, width: w, height: fh, class: 'bar-full' }, svg('title', {}, tip)));
     pts.push(`${x + w / 2},${H - B - h}`);
     if (shown.length <= 24 || i % Math.ceil(shown.length / 24) === 0) {
       kids.push(svg('text', { x: x + w / 2, y: H - 10, 'text-anchor': 'middle', class: 'tick' }, String(v.version)));
@@ -1154,7 +1158,9 @@ function renderVersionPlot(op, store) {
   return el('div', {},
     svg('svg', { viewBox: `0 0 ${W} ${H}`, class: 'plot-svg', role: 'img', 'data-testid': 'state-version-plot',
       'aria-label': `State size by version: ${shown.length} versions, largest ${fmtBytes(maxB)}` }, kids),
-    el('p', { class: 'legend' }, 'Bytes of delta, snapshot, zip, changelog and SST files per version, summed over partitions; x axis: version (= batch id + 1).',
+    el('p', { class: 'legend' }, el('span', {}, el('span', { class: 'sw bytes' }), 'delta / changelog'),
+      el('span', {}, el('span', { class: 'sw full' }), 'snapshot / zip + its SSTs'),
+      el('span', {}, 'Bytes per version summed over partitions; x axis: version (= batch id + 1).'),
       keys.length ? ` Keys (RocksDB metadata) at version ${keys[keys.length - 1].version}: ${keys[keys.length - 1].num_keys}.` : ''),
     versions.length > shown.length ? el('p', { class: 'muted' }, `Showing the last ${shown.length} of ${versions.length} versions.`) : null);
 }

@@ -1,5 +1,5 @@
 // End-to-end tests of the browser inspector in real headless Chromium (playwright-core driving /usr/bin/chromium),
-// run with `node --test` (scripts/test.sh builds dist/ and the CLI first).
+// run with `node --test` (scripts/test.sh builds dist/ and the CLI first; CHECKPOINT_CLI names the CLI binary).
 //
 // The golden answer for every page result is the CLI's JSON for the same zip (`checkpoint-inspector diagnose <zip>
 // --json`): the page and the CLI render the same core, so verdict and finding codes must be equal.
@@ -20,7 +20,9 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '../..');
 const dist = path.join(repo, 'dist');
 const fixturesDir = path.resolve(repo, '../shared/fixtures');
-const cli = process.env.CHECKPOINT_CLI || path.join(repo, 'target/release/checkpoint-inspector');
+const cli = process.env.CHECKPOINT_CLI
+  || ['target/debug/checkpoint-inspector', 'target/release/checkpoint-inspector'].map((p) => path.join(repo, p)).find((p) => fs.existsSync(p))
+  || path.join(repo, 'target/debug/checkpoint-inspector');
 const out = path.join(repo, 'test-output');
 const SUB_PATH = '/some/sub/path/'; // dist must work from any sub-path (relative URLs)
 
