@@ -24,6 +24,8 @@ pub const MAX_ZIP_META_BYTES: u64 = 4 << 20;
 pub const MAX_ZIP_META_READS: usize = 2_000;
 /// Largest page the page may ask for.
 pub const MAX_PAGE_SIZE: usize = 1_000;
+/// Most rows one selection decodes in the browser (the rows are kept in the worker's memory for paging).
+pub const MAX_LOADED_ROWS: usize = 2_000_000;
 
 /// What the page selects (JSON: `{"operator_id":0,"store_name":"default","state_var":null,"join_side":null,
 /// "batch_id":null}`); the meanings are those of Spark's `statestore` source options.
@@ -130,34 +132,57 @@ struct VersionStat {
     kinds: BTreeMap<&'static str, u64>,
 }
 
-/// Bytes of every file (not `.crc`) under each partition's folder of a store, incl. `SSTs/`.
-fn partition_file_bytes(a: &dyn Archive, root: &str, op: i64, store: &str, parts: &[u32]) -> Vec<(u32, u64)> {
-    let mut out = Vec::with_capacity(parts.len());
-    for &p in parts {
-        let prefix = format!("{}/", state::store_dir(root, op, p, store));
-        let mut total = 0u64;
-        for e in a.entries() {
-            let Some(rel) = e.path.strip_prefix(&prefix) else { continue };
-            if e.is_dir || rel.rsplit('/').next().is_some_and(|n| n.starts_with('.')) || rel.starts_with("_metadata") {
-                continue;
-            }
-            // `default` lives directly in the partition folder; other stores are its sub-folders.
-            if store == "default" && rel.contains('/') && !rel.starts_with("SSTs/") && !rel.starts_with("logs/") {
-                continue;
-            }
-            total = total.saturating_add(e.size);
+/// The files of one operator's partition folders, by (store, partition): (path relative to the store's folder,
+/// archive path, size). `default` is the partition folder itself (with its `SSTs/`, `logs/`); other stores are its
+/// sub-folders. Hidden files (`.crc`, temp files) and `_metadata/` are left out. One pass over the listing.
+type OperatorFiles = BTreeMap<(String, u32), Vec<(String, String, u64)>>;
+
+fn operator_files(a: &dyn Archive, root: &str, op: i64) -> OperatorFiles {
+    let r = root.trim_matches('/');
+    let prefix = if r.is_empty() { format!("state/{op}/") } else { format!("{r}/state/{op}/") };
+    let mut out: OperatorFiles = BTreeMap::new();
+    for e in a.entries() {
+        if e.is_dir {
+            continue;
         }
-        out.push((p, total));
+        let Some(rest) = e.path.strip_prefix(&prefix) else { continue };
+        let Some((p, rest)) = rest.split_once('/') else { continue };
+        if p.is_empty() || p.len() > 9 || !p.bytes().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(p) = p.parse::<u32>() else { continue };
+        let (store, rel) = match rest.split_once('/') {
+            None => ("default", rest),
+            Some(("SSTs" | "logs", _)) => ("default", rest),
+            Some(("_metadata", _)) => continue,
+            Some((store, tail)) => (store, tail),
+        };
+        if rel.is_empty() || rel.starts_with("_metadata/") || rel.rsplit('/').next().is_some_and(|n| n.starts_with('.'))
+        {
+            continue;
+        }
+        out.entry((store.to_string(), p)).or_default().push((rel.to_string(), e.path.clone(), e.size));
     }
     out
+}
+
+/// Bytes of the files of a store in each partition (incl. `SSTs/`), 0 for a partition without any.
+fn partition_file_bytes(files: &OperatorFiles, store: &str, parts: &[u32]) -> Vec<(u32, u64)> {
+    parts
+        .iter()
+        .map(|&p| {
+            let total =
+                files.get(&(store.to_string(), p)).map_or(0, |v| v.iter().map(|f| f.2).fold(0u64, u64::saturating_add));
+            (p, total)
+        })
+        .collect()
 }
 
 /// State size on disk per version of one store (all partitions): delta/snapshot/zip/changelog sizes from the
 /// listing, plus for RocksDB the SSTs each `<v>.zip`'s metadata lists (and its `numKeys`) when the zip is small.
 fn version_sizes(
     a: &mut dyn Archive,
-    root: &str,
-    op: i64,
+    files: &OperatorFiles,
     store: &str,
     parts: &[u32],
     zip_reads: &mut usize,
@@ -165,26 +190,17 @@ fn version_sizes(
 ) -> Vec<Value> {
     let mut by_v: BTreeMap<i64, VersionStat> = BTreeMap::new();
     for &p in parts {
-        let dir = state::store_dir(root, op, p, store);
-        let prefix = format!("{dir}/");
-        let files: Vec<(String, String, u64)> = a
-            .entries()
-            .iter()
-            .filter(|e| !e.is_dir)
-            .filter_map(|e| {
-                let rel = e.path.strip_prefix(&prefix)?;
-                (!rel.contains('/') && !rel.starts_with('.')).then(|| (rel.to_string(), e.path.clone(), e.size))
-            })
-            .collect();
-        for (name, path, size) in files {
-            let Some((v, kind)) = file_version(&name) else { continue };
+        let Some(list) = files.get(&(store.to_string(), p)) else { continue };
+        for (name, path, size) in list.iter().filter(|f| !f.0.contains('/')) {
+            let (name, size) = (name.as_str(), *size);
+            let Some((v, kind)) = file_version(name) else { continue };
             let st = by_v.entry(v).or_default();
             st.bytes = st.bytes.saturating_add(size);
             st.files += 1;
             *st.kinds.entry(kind).or_default() += size;
             if kind == "zip" && size <= MAX_ZIP_META_BYTES && *zip_reads < MAX_ZIP_META_READS {
                 *zip_reads += 1;
-                match a.read(&path, MAX_ZIP_META_BYTES) {
+                match a.read(path, MAX_ZIP_META_BYTES) {
                     Ok(bytes) => match rocksdb::zip_meta::read_version_zip(&bytes, Default::default()) {
                         Ok(z) => {
                             let sst: u64 = z.metadata.sst_files.iter().map(|f| f.size_bytes).sum();
@@ -258,6 +274,7 @@ pub fn state_overview(a: &mut dyn Archive) -> Value {
     let ops = if roots.is_empty() { Vec::new() } else { state::list_operators(a, &root) };
     for op in ops {
         let parts = state::list_partitions(a, &root, op);
+        let files = operator_files(a, &root, op);
         let name = metadata.iter().find(|m| m.operator_id == op).and_then(|m| m.operator_name.clone());
         let mut store_names = state::store_names(a, &root, op);
         for m in metadata.iter().filter(|m| m.operator_id == op) {
@@ -279,15 +296,10 @@ pub fn state_overview(a: &mut dyn Archive) -> Value {
             let mut store = Map::new();
             store.insert("name".into(), json!(s));
             store.insert("provider".into(), json!(provider.name()));
-            let store_parts: Vec<u32> = parts
-                .iter()
-                .copied()
-                .filter(|&p| {
-                    a.entries().iter().any(|e| e.path.starts_with(&format!("{}/", state::store_dir(&root, op, p, s))))
-                })
-                .collect();
+            let store_parts: Vec<u32> =
+                parts.iter().copied().filter(|&p| files.contains_key(&(s.clone(), p))).collect();
             store.insert("partitions".into(), json!(store_parts));
-            store.insert("partition_bytes".into(), json!(partition_file_bytes(a, &root, op, s, &parts)));
+            store.insert("partition_bytes".into(), json!(partition_file_bytes(&files, s, &parts)));
             let v3 = schema_v3(a, &root, op, s);
             match state::store_schemas(a, &root, op, s) {
                 Ok((k, v)) => {
@@ -312,7 +324,7 @@ pub fn state_overview(a: &mut dyn Archive) -> Value {
                 None => {}
             }
             store.insert("state_vars".into(), Value::Array(vars));
-            store.insert("versions".into(), json!(version_sizes(a, &root, op, s, &parts, &mut zip_reads, &mut notes)));
+            store.insert("versions".into(), json!(version_sizes(a, &files, s, &parts, &mut zip_reads, &mut notes)));
             stores.push(Value::Object(store));
         }
         operators.push(json!({"operator_id": op, "operator_name": name, "partitions": parts, "join": join,
@@ -369,8 +381,10 @@ pub fn load_state(a: &mut dyn Archive, sel: &StateSelection) -> Result<LoadedSta
         Some(b) => b,
         None => state::last_committed_batch(a, &root).unwrap_or(-1),
     };
-    let rows = state::read_state_with_limits(a, &root, &q, &StateLimits::default())?;
+    let limits = StateLimits { max_rows: MAX_LOADED_ROWS, ..StateLimits::default() };
+    let rows = state::read_state_with_limits(a, &root, &q, &limits)?;
     let parts = state::list_partitions(a, &root, q.operator_id);
+    let files = operator_files(a, &root, q.operator_id);
     let stores: Vec<String> = match q.join_side {
         Some(side) => vec![format!("{}-keyToNumValues", side.name()), format!("{}-keyWithIndexToValue", side.name())],
         None => vec![q.store_name.clone()],
@@ -378,7 +392,7 @@ pub fn load_state(a: &mut dyn Archive, sel: &StateSelection) -> Result<LoadedSta
     let mut stats: BTreeMap<u32, PartitionStat> =
         parts.iter().map(|&p| (p, PartitionStat { partition: p, ..Default::default() })).collect();
     for s in &stores {
-        for (p, b) in partition_file_bytes(a, &root, q.operator_id, s, &parts) {
+        for (p, b) in partition_file_bytes(&files, s, &parts) {
             let st = stats.entry(p).or_insert_with(|| PartitionStat { partition: p, ..Default::default() });
             st.file_bytes = st.file_bytes.saturating_add(b);
         }

@@ -202,6 +202,7 @@ fn search_and_partition_narrow_the_rows() {
 
 #[wasm_bindgen_test]
 fn overview_lists_stores_schemas_and_sizes_by_version() {
+    let mut hdfs_sizes_checked = 0;
     for (name, zip, golden) in FIXTURES {
         let o: Value = serde_json::from_str(&api::state_overview(zip, name).unwrap()).unwrap();
         for ((op, store, var), _) in golden_groups(golden) {
@@ -218,11 +219,40 @@ fn overview_lists_stores_schemas_and_sizes_by_version() {
             let versions = st["versions"].as_array().expect("versions");
             assert!(!versions.is_empty(), "{name}: sizes by version");
             assert!(versions.iter().all(|v| v["bytes"].as_u64().unwrap_or(0) > 0), "{name}: {versions:?}");
+            // Delta and snapshot bytes per version equal the zip's own listing (read here with the zip crate).
+            let mut want: BTreeMap<i64, u64> = BTreeMap::new();
+            let mut z = zip::ZipArchive::new(std::io::Cursor::new(*zip)).expect("zip");
+            for i in 0..z.len() {
+                let f = z.by_index(i).expect("entry");
+                let path = f.name().map(|n| n.to_string()).unwrap_or_default();
+                let segs: Vec<&str> = path.split('/').collect();
+                let in_store = match segs.as_slice() {
+                    ["state", o, _, _] => *o == op.to_string() && store == "default",
+                    ["state", o, _, s, _] => *o == op.to_string() && *s == store,
+                    _ => false,
+                };
+                let name = segs.last().copied().unwrap_or("");
+                let stem = name.strip_suffix(".delta").or_else(|| name.strip_suffix(".snapshot"));
+                if let (true, Some(v)) = (in_store, stem.and_then(|v| v.parse::<i64>().ok())) {
+                    *want.entry(v).or_default() += f.size();
+                }
+            }
+            let got: BTreeMap<i64, u64> = versions
+                .iter()
+                .filter_map(|v| {
+                    let k = &v["by_kind"];
+                    let b = k["delta"].as_u64().unwrap_or(0) + k["snapshot"].as_u64().unwrap_or(0);
+                    (b > 0).then(|| (v["version"].as_i64().unwrap_or(-1), b))
+                })
+                .collect();
+            assert_eq!(got, want, "{name} {store}: delta+snapshot bytes by version");
+            hdfs_sizes_checked += usize::from(!want.is_empty());
             // The last committed batch's version is on disk.
             let last = o["committed_batches"]["last"].as_i64().expect("a committed batch");
             assert!(versions.iter().any(|v| v["version"].as_i64() == Some(last + 1)), "{name}: version {}", last + 1);
         }
     }
+    assert!(hdfs_sizes_checked >= 3, "HDFS fixtures with sizes compared: {hdfs_sizes_checked}");
 }
 
 #[wasm_bindgen_test]
