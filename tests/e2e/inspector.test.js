@@ -702,6 +702,11 @@ describe('single self-contained file, opened from file://', () => {
       await dropFile(page, zip, fs.readFileSync(path.join(fixturesDir, zip)));
       assert.deepEqual(await shown(page), expected(cliReport(path.join(fixturesDir, zip))), zip);
     }
+    // The State tab works in the single file too (its worker is inlined).
+    await openStateTab(page);
+    const inSingle = await rowsShown(page);
+    assert.equal(inSingle.total, goldenGroup('ss-4.1.4-agg-rocksdb-ckptv2').rows.length, 'state rows in the single file');
+    await page.click('[data-testid=diagnosis-tab]');
     await shot(page, '10-single-file');
     const n = await runCount(page);
     const sample = await page.$$eval('#sample-select option', (o) => o.map((x) => x.value).filter(Boolean)[0]);
