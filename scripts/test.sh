@@ -28,14 +28,17 @@ step required "native tests (cargo test --workspace)" cargo test --workspace
 step required "core builds for wasm32" cargo build -p checkpoint-core --target wasm32-unknown-unknown
 step required "wasm tests of checkpoint-web (headless Chromium + Node)" \
   cargo test -p checkpoint-web --target wasm32-unknown-unknown
-step required "CLI release build" cargo build --release -p checkpoint-cli
+# The conformance report and the e2e suite use the debug CLI that `cargo test --workspace` built (the CLI's
+# integration tests build its binary): same core, same answers, no second (release) build of the workspace.
+CLI=target/debug/checkpoint-inspector
+step required "CLI (debug, from cargo test) is built" cargo build -p checkpoint-cli
 if [ -f ../shared/tools/check_cases.py ]; then
   step report "case conformance (../shared/cases; Delta/Kafka/DStream cases belong to later issues)" \
-    python3 ../shared/tools/check_cases.py ../shared/cases --cli target/release/checkpoint-inspector
+    python3 ../shared/tools/check_cases.py ../shared/cases --cli "$CLI"
 fi
 step required "web build (trunk --release + single file)" bash scripts/build-web.sh
 step required "browser end-to-end tests (playwright-core + /usr/bin/chromium)" \
-  bash -c 'cd tests/e2e && node --test --test-concurrency=1 --test-reporter=spec .'
+  env CHECKPOINT_CLI="$PWD/$CLI" bash -c 'cd tests/e2e && node --test --test-concurrency=1 --test-reporter=spec .'
 
 printf '\n==== total %ss\n' $(( $(date +%s) - START ))
 if [ ${#FAILED[@]} -gt 0 ]; then

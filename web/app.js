@@ -485,9 +485,15 @@ function render() {
       el('div', { class: 'headline' }, 'No Spark checkpoint found'),
       el('div', { class: 'detail' }, `${report.input.name} holds ${report.input.entries} entries, none of which looks like a checkpoint (metadata, offsets/, commits/, state/).`)));
   }
-  for (const c of report.checkpoints) parts.push(renderCheckpoint(c, report));
-  parts.push(renderFiles());
+  const diag = el('div', { id: 'panel-diagnosis', role: 'tabpanel', 'aria-labelledby': 'tab-diagnosis' });
+  for (const c of report.checkpoints) diag.append(renderCheckpoint(c, report));
+  diag.append(renderFiles());
+  const statePanelEl = el('div', { id: 'panel-state', role: 'tabpanel', 'aria-labelledby': 'tab-state', hidden: true, class: 'state-browser', 'data-testid': 'state-panel' });
+  const stateWasOpen = document.querySelector('#tab-state')?.getAttribute('aria-selected') === 'true';
+  resetStateBrowser();
+  parts.push(renderTabs(), diag, statePanelEl);
   root.replaceChildren(...parts);
+  if (stateWasOpen) selectTab('state');
 }
 
 function renderCheckpoint(c, report) {
@@ -516,7 +522,7 @@ function renderCheckpoint(c, report) {
   const fpanel = el('div', { class: 'panel' }, el('h3', {}, `Findings (${findings.length})`),
     findings.length ? el('div', { class: 'findings' }, findings.map((f, i) => renderFinding(f, c, i === 0 && f.severity !== 'info')))
       : el('p', { class: 'muted' }, 'No findings.'));
-  const needs = c.needs && c.needs.length ? el('div', { class: 'panel' }, el('h3', {}, 'To sharpen the diagnosis'), el('ul', {}, c.needs.map((n) => el('li', {}, n)))) : null;
+  const needs = c.needs && c.needs.length ? el('div', { class: 'panel' }, el('h3', {}, 'To sharpen the diagnosis'), el('ul', { 'data-testid': 'needs' }, c.needs.map((n) => el('li', {}, pageWording(n))))) : null;
 
   sec.append(head, verdict, facts, fpanel, needs || '',
     el('div', { class: 'grid2' },
@@ -525,6 +531,21 @@ function renderCheckpoint(c, report) {
     renderOperators(c), renderConfs(c));
   if (c.dstream) sec.append(renderDstream(c.dstream));
   return sec;
+}
+
+/**
+ * The core's hints speak to the CLI ("give --spark-version X.Y.Z", "give --conf k=v"); on the page they point at the
+ * page's own controls instead. The core's text is not changed, only reworded here.
+ */
+function pageWording(text) {
+  const cap = (m, s) => (/^[A-Z]/.test(m) ? s[0].toUpperCase() + s.slice(1) : s);
+  return String(text)
+    .replace(/give --spark-version X\.Y\.Z for the version you restart with/gi, (m) => cap(m, 'pick the Spark version you restart with above ("Restart with Spark")'))
+    .replace(/give --spark-version(\s+\S+)?/gi, (m) => cap(m, 'pick the Spark version above'))
+    .replace(/give --conf ([\w.-]+)=([^\s.;,)]+) if your session disables it/gi, (m, k, v) => cap(m, `if your restarted session sets ${k}=${v}, the verdict may differ`))
+    .replace(/give --conf ([\w.-]+)=<[^>]*>/gi, (m, k) => cap(m, `the verdict changes if the restarted session sets ${k} to another value`))
+    .replace(/give --conf ([\w.-]+)=([^\s.;,)]+)/gi, (m, k, v) => cap(m, `the verdict may differ when the restarted session sets ${k}=${v}`))
+    .replace(/--error-text\b/gi, 'the error box above');
 }
 
 function renderFinding(f, c, open) {
@@ -771,6 +792,407 @@ async function showEntry(path) {
   } catch (e) {
     $('#file-dialog-meta').textContent = e.message || String(e);
   }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// State browser (the "State" tab). Nothing is decoded until the tab is opened: the worker then lists operators,
+// stores, schemas and sizes by version (`state-overview`), and decodes one selection at a time (`state-rows`),
+// which it keeps for paging and search.
+const STATE_PAGE_SIZES = [10, 100, 500];
+const MAX_PLOT_BARS = 64;
+const sb = {
+  overview: null, // parsed overview, or null
+  loading: null, // the overview request in flight
+  seq: 0, // drops stale row responses
+  pending: 0,
+  sel: null, // {operator_id, store_name, state_var, join_side, batch_id}
+  partition: null,
+  search: '',
+  page: 0,
+  result: null,
+  searchTimer: null,
+  pageSize: 100,
+};
+
+function resetStateBrowser() {
+  sb.overview = null; sb.loading = null; sb.sel = null; sb.partition = null; sb.search = ''; sb.page = 0; sb.result = null;
+  sb.seq += 1;
+}
+
+/** The tabs above the results: the diagnosis (default) and the state browser. */
+function renderTabs() {
+  const tab = (id, label, selected) => el('button', {
+    type: 'button', role: 'tab', id: `tab-${id}`, 'aria-controls': `panel-${id}`, 'aria-selected': String(selected),
+    tabindex: selected ? '0' : '-1', 'data-testid': id === 'state' ? 'state-tab' : 'diagnosis-tab',
+    onclick: () => selectTab(id),
+  }, label);
+  const bar = el('div', { class: 'tabs', role: 'tablist', 'aria-label': 'Views' },
+    tab('diagnosis', 'Diagnosis', true), tab('state', 'State', false));
+  bar.addEventListener('keydown', (ev) => {
+    if (ev.key !== 'ArrowRight' && ev.key !== 'ArrowLeft') return;
+    const next = document.querySelector('#tab-state').getAttribute('aria-selected') === 'true' ? 'diagnosis' : 'state';
+    selectTab(next);
+    document.querySelector(`#tab-${next}`).focus();
+  });
+  return bar;
+}
+
+function selectTab(id) {
+  for (const t of ['diagnosis', 'state']) {
+    const on = t === id;
+    const b = document.querySelector(`#tab-${t}`);
+    if (!b) continue;
+    b.setAttribute('aria-selected', String(on));
+    b.tabIndex = on ? 0 : -1;
+    document.querySelector(`#panel-${t}`).hidden = !on;
+  }
+  if (id === 'state') openStateBrowser();
+}
+
+function statePanel() {
+  return document.querySelector('#panel-state');
+}
+
+async function openStateBrowser() {
+  const panel = statePanel();
+  if (!panel || sb.overview || sb.loading) return;
+  panel.dataset.state = 'loading';
+  panel.replaceChildren(el('div', { class: 'status-line' },
+    el('progress', { id: 'state-progress' }), el('span', { id: 'state-status', role: 'status' }, 'Listing the state stores…')));
+  const mySeq = sb.seq;
+  sb.loading = request({ type: 'state-overview' }, (m) => stateProgress(m, 'Listing'));
+  try {
+    const m = await sb.loading;
+    if (mySeq !== sb.seq) return;
+    sb.overview = JSON.parse(m.overview);
+    renderStateBrowser();
+  } catch (e) {
+    if (mySeq !== sb.seq) return;
+    panel.dataset.state = 'error';
+    panel.replaceChildren(stateError({ message: e.message || String(e) }));
+  } finally {
+    sb.loading = null;
+  }
+}
+
+function stateProgress(m, verb) {
+  const bar = document.querySelector('#state-progress');
+  if (bar && m.total > 0) { bar.max = m.total; bar.value = Math.min(m.done, m.total); }
+  const s = document.querySelector('#state-status');
+  if (s) s.textContent = `${verb}: reading ${m.path} (${m.done} of ${m.total} files)…`;
+}
+
+function stateError(e) {
+  return el('div', { class: 'message state-error', role: 'alert', 'data-testid': 'state-error' },
+    el('strong', {}, 'The state could not be read. '),
+    e.message ? `${e.message}${/[.!?]$/.test(e.message) ? '' : '.'}` : '',
+    e.path ? el('div', {}, 'File: ', el('code', {}, e.path), e.offset !== undefined && e.offset !== null ? `, at byte ${e.offset}` : '') : null,
+    e.error_class ? el('div', {}, 'Spark error class: ', el('code', {}, e.error_class)) : null);
+}
+
+/** The choices of the "store" picker for one operator: stores, state variables (transformWithState), join sides. */
+function storeChoices(op) {
+  const out = [];
+  if (op.join) {
+    out.push({ label: 'join side: left (joined input rows)', sel: { store_name: 'default', join_side: 'left' } });
+    out.push({ label: 'join side: right (joined input rows)', sel: { store_name: 'default', join_side: 'right' } });
+  }
+  for (const s of op.stores) {
+    if (s.state_vars && s.state_vars.length) {
+      for (const v of s.state_vars) out.push({ label: `${s.name} · state variable ${v}`, sel: { store_name: s.name, state_var: v }, store: s });
+    } else {
+      out.push({ label: `${s.name} (${s.provider})`, sel: { store_name: s.name }, store: s });
+    }
+  }
+  return out;
+}
+
+function currentOperator() {
+  return sb.overview.operators.find((o) => o.operator_id === sb.sel.operator_id) || sb.overview.operators[0];
+}
+
+function currentStore() {
+  const op = currentOperator();
+  return op.stores.find((s) => s.name === sb.sel.store_name) || null;
+}
+
+function renderStateBrowser() {
+  const panel = statePanel();
+  const o = sb.overview;
+  if (!o.operators.length) {
+    panel.dataset.state = 'empty';
+    panel.replaceChildren(el('p', { class: 'muted', 'data-testid': 'state-empty' }, 'This input has no state/ folder: the query is stateless, or its state is missing.'));
+    return;
+  }
+  if (!sb.sel) {
+    const op = o.operators[0];
+    sb.sel = { operator_id: op.operator_id, ...(storeChoices(op).find((c) => !c.sel.join_side) || storeChoices(op)[0]).sel, batch_id: null };
+  }
+  const op = currentOperator();
+  const choices = storeChoices(op);
+  const choiceIdx = Math.max(0, choices.findIndex((c) => c.sel.store_name === sb.sel.store_name
+    && (c.sel.state_var || null) === (sb.sel.state_var || null) && (c.sel.join_side || null) === (sb.sel.join_side || null)));
+  const opSel = el('select', { id: 'state-operator', onchange: (ev) => {
+    const next = o.operators.find((x) => String(x.operator_id) === ev.target.value);
+    const c = storeChoices(next);
+    sb.sel = { operator_id: next.operator_id, ...(c.find((x) => !x.sel.join_side) || c[0]).sel, batch_id: sb.sel.batch_id };
+    sb.partition = null; sb.page = 0;
+    renderStateBrowser();
+  } }, o.operators.map((x) => el('option', { value: x.operator_id, selected: x.operator_id === op.operator_id },
+    `${x.operator_id}${x.operator_name ? ` · ${x.operator_name}` : ''}`)));
+  const storeSel = el('select', { id: 'state-store', onchange: (ev) => {
+    const c = choices[Number(ev.target.value)];
+    sb.sel = { operator_id: op.operator_id, ...c.sel, batch_id: sb.sel.batch_id };
+    sb.partition = null; sb.page = 0;
+    renderStateBrowser();
+  } }, choices.map((c, i) => el('option', { value: i, selected: i === choiceIdx }, c.label)));
+  const partSel = el('select', { id: 'state-partition', onchange: (ev) => {
+    sb.partition = ev.target.value === '' ? null : Number(ev.target.value); sb.page = 0; loadStateRows();
+  } }, el('option', { value: '' }, 'all'), op.partitions.map((p) => el('option', { value: p, selected: sb.partition === p }, `partition ${p}`)));
+  const last = o.committed_batches.last;
+  const batchIn = el('input', { id: 'state-batch', type: 'number', min: 0, step: 1, inputmode: 'numeric',
+    placeholder: last === null || last === undefined ? 'none committed' : `${last} (last committed)`,
+    value: sb.sel.batch_id ?? '', onchange: (ev) => {
+      const v = ev.target.value.trim();
+      sb.sel = { ...sb.sel, batch_id: v === '' ? null : Math.max(0, Math.floor(Number(v))) };
+      sb.page = 0; loadStateRows();
+    } });
+  const search = el('input', { id: 'state-search', type: 'search', placeholder: 'text in the key JSON', value: sb.search,
+    'aria-describedby': 'state-search-help', oninput: (ev) => {
+      clearTimeout(sb.searchTimer);
+      sb.searchTimer = setTimeout(() => { sb.search = ev.target.value; sb.page = 0; loadStateRows(); }, 200);
+    } });
+  const sizeSel = el('select', { id: 'state-page-size', onchange: (ev) => { sb.pageSize = Number(ev.target.value); sb.page = 0; loadStateRows(); } },
+    STATE_PAGE_SIZES.map((n) => el('option', { value: n, selected: n === sb.pageSize }, `${n} rows`)));
+  const pickers = el('div', { class: 'controls state-pickers' },
+    el('div', { class: 'control' }, el('label', { for: 'state-operator' }, 'Operator'), opSel),
+    el('div', { class: 'control' }, el('label', { for: 'state-store' }, 'Store'), storeSel),
+    el('div', { class: 'control' }, el('label', { for: 'state-partition' }, 'Partition'), partSel),
+    el('div', { class: 'control' }, el('label', { for: 'state-batch' }, 'Batch id'), batchIn),
+    el('div', { class: 'control' }, el('label', { for: 'state-page-size' }, 'Rows per page'), sizeSel),
+    el('div', { class: 'control span3' }, el('label', { for: 'state-search' }, 'Search keys'), search,
+      el('span', { id: 'state-search-help', class: 'muted small' }, 'Rows whose key (as JSON) contains this text, ignoring case.')));
+  const store = currentStore();
+  panel.dataset.state = 'ready';
+  panel.replaceChildren(...[
+    el('p', { class: 'muted' }, `Read in your browser with the same options as Spark's statestore reader (operatorId, storeName, stateVarName, joinSide, batchId). Committed batches: ${o.committed_batches.count ? `${o.committed_batches.first}–${last}` : 'none'}.`),
+    pickers,
+    el('div', { class: 'status-line' }, el('progress', { id: 'state-progress', hidden: true }), el('span', { id: 'state-status', role: 'status', 'aria-live': 'polite' })),
+    el('div', { id: 'state-result' }),
+    el('div', { class: 'grid2' },
+      el('div', { class: 'panel plot' }, el('h3', {}, 'Rows and bytes per partition'), el('div', { id: 'state-partition-plot' }, el('p', { class: 'muted' }, 'Shown once the rows are read.'))),
+      el('div', { class: 'panel plot' }, el('h3', {}, 'State size on disk by version'), renderVersionPlot(op, store))),
+    renderSchemas(store, sb.sel.state_var),
+    o.notes && o.notes.length ? el('details', { class: 'panel' }, el('summary', {}, `Files that could not be read for sizes (${o.notes.length})`),
+      el('ul', {}, o.notes.slice(0, 50).map((n) => el('li', {}, el('code', {}, n.path), n.offset !== null && n.offset !== undefined ? ` at byte ${n.offset}` : '', `: ${n.message}`)))) : null,
+  ].filter(Boolean));
+  loadStateRows();
+}
+
+async function loadStateRows() {
+  const panel = statePanel();
+  const mySeq = ++sb.seq;
+  sb.pending += 1;
+  panel.dataset.pending = String(sb.pending);
+  const bar = document.querySelector('#state-progress');
+  const status = document.querySelector('#state-status');
+  const slow = setTimeout(() => { if (bar) bar.hidden = false; }, 150);
+  if (status) status.textContent = 'Reading state…';
+  try {
+    const m = await request({ type: 'state-rows', selection: sb.sel, partition: sb.partition, search: sb.search, page: sb.page, page_size: sb.pageSize },
+      (p) => stateProgress(p, 'Decoding'));
+    if (mySeq !== sb.seq) return;
+    const target = document.querySelector('#state-result');
+    if (m.type === 'state-error') {
+      const e = JSON.parse(m.error);
+      sb.result = null;
+      target.replaceChildren(stateError(e));
+      panel.dataset.rows = 'error';
+      document.querySelector('#state-partition-plot')?.replaceChildren(el('p', { class: 'muted' }, 'No rows: the state could not be read.'));
+      if (status) status.textContent = '';
+      return;
+    }
+    sb.result = JSON.parse(m.result);
+    sb.page = sb.result.page;
+    renderStateRows();
+    const r = sb.result;
+    if (status) status.textContent = `${r.total_rows} rows at batch ${r.batch_id} (version ${r.batch_id + 1}), decoded in ${Math.round(r.ms)} ms.`;
+    panel.dataset.rows = 'ready';
+  } catch (e) {
+    if (mySeq !== sb.seq) return;
+    document.querySelector('#state-result')?.replaceChildren(stateError({ message: e.message || String(e) }));
+    panel.dataset.rows = 'error';
+  } finally {
+    clearTimeout(slow);
+    if (bar) bar.hidden = true;
+    sb.pending -= 1;
+    panel.dataset.pending = String(sb.pending);
+  }
+}
+
+/** A JSON value as compact readable text: objects as `name: value` pairs, strings unquoted. */
+function jsonCell(v) {
+  if (v === null || v === undefined) return el('span', { class: 'muted' }, 'null');
+  if (Array.isArray(v)) return el('span', { class: 'jv' }, '[', v.map((x, i) => [i ? ', ' : '', jsonCell(x)]), ']');
+  if (typeof v === 'object') {
+    const keys = Object.keys(v);
+    return el('span', { class: 'jv' }, keys.map((k, i) => [i ? ', ' : '', el('span', { class: 'jk' }, `${k}: `),
+      typeof v[k] === 'object' && v[k] !== null && !Array.isArray(v[k]) ? ['{', jsonCell(v[k]), '}'] : jsonCell(v[k])]));
+  }
+  return el('span', { class: typeof v === 'string' ? 'js' : 'jn' }, String(v));
+}
+
+function renderStateRows() {
+  const r = sb.result;
+  const go = (p) => { if (p >= 0 && p < r.pages && p !== r.page) { sb.page = p; loadStateRows(); } };
+  const pager = el('div', { class: 'pager', role: 'group', 'aria-label': 'Pages of rows' },
+    el('button', { type: 'button', 'data-testid': 'state-prev', disabled: r.page === 0, onclick: () => go(r.page - 1), 'aria-label': 'Previous page' }, '‹ Previous'),
+    el('span', { 'data-testid': 'state-page' }, `Page ${r.page + 1} of ${r.pages}`),
+    el('button', { type: 'button', 'data-testid': 'state-next', disabled: r.page + 1 >= r.pages, onclick: () => go(r.page + 1), 'aria-label': 'Next page' }, 'Next ›'),
+    el('span', { class: 'muted' }, r.matching_rows === r.total_rows ? `${r.total_rows} rows` : `${r.matching_rows} of ${r.total_rows} rows match`));
+  const tbl = el('table', { 'data-testid': 'state-rows', 'data-row-count': r.rows.length, 'data-total-rows': r.matching_rows, 'data-all-rows': r.total_rows,
+    'aria-label': 'State rows' },
+  el('thead', {}, el('tr', {}, el('th', { class: 'num', scope: 'col' }, 'partition'), el('th', { scope: 'col' }, 'key'), el('th', { scope: 'col' }, 'value'))),
+  el('tbody', {}, r.rows.map((row) => el('tr', { 'data-partition': row.partition_id },
+    el('td', { class: 'num' }, String(row.partition_id)), el('td', { class: 'mono' }, jsonCell(row.key)), el('td', { class: 'mono' }, jsonCell(row.value))))));
+  const wrap = el('div', { class: 'table-wrap state-table', tabindex: '0', 'aria-label': 'State rows; PageUp/PageDown change the page' }, tbl);
+  wrap.addEventListener('keydown', (ev) => {
+    if (ev.key === 'PageDown' || (ev.key === 'ArrowRight' && ev.altKey)) { ev.preventDefault(); go(r.page + 1); }
+    if (ev.key === 'PageUp' || (ev.key === 'ArrowLeft' && ev.altKey)) { ev.preventDefault(); go(r.page - 1); }
+    if (ev.key === 'Home' && ev.ctrlKey) { ev.preventDefault(); go(0); }
+    if (ev.key === 'End' && ev.ctrlKey) { ev.preventDefault(); go(r.pages - 1); }
+  });
+  const hadFocus = document.activeElement && document.activeElement.classList.contains('state-table');
+  // The table is always there (tests and scripts read its counts); an empty page says why.
+  const empty = r.rows.length ? null
+    : el('p', { class: 'muted' }, r.total_rows ? 'No row matches.' : 'The store is empty at this batch.');
+  document.querySelector('#state-result').replaceChildren(pager, wrap, empty || '');
+  if (hadFocus) document.querySelector('.state-table')?.focus();
+  document.querySelector('#state-partition-plot')?.replaceChildren(renderPartitionPlot(r.partitions));
+}
+
+/** Bars per partition: rows (top) and bytes (bottom: files on disk, decoded JSON as a thin bar). */
+function renderPartitionPlot(parts) {
+  if (!parts.length) return el('p', { class: 'muted' }, 'No partitions.');
+  const shown = parts.slice(0, MAX_PLOT_BARS);
+  const W = 560; const H = 220; const L = 56; const B = 28; const gap = 14;
+  const half = (H - B - gap - 10) / 2;
+  const bw = (W - L - 8) / shown.length;
+  const maxRows = Math.max(1, ...shown.map((p) => p.rows));
+  const maxBytes = Math.max(1, ...shown.map((p) => Math.max(p.file_bytes, p.decoded_bytes)));
+  const kids = [];
+  const axis = (y, label, value) => [svg('text', { x: L - 6, y: y + 4, 'text-anchor': 'end', class: 'tick' }, value),
+    svg('text', { x: 4, y: y + 4, class: 'tick' }, label)];
+  kids.push(...axis(8, '', String(maxRows)), svg('text', { x: 4, y: 8 + half / 2, class: 'tick' }, 'rows'));
+  kids.push(...axis(8 + half + gap, '', fmtBytes(maxBytes)), svg('text', { x: 4, y: 8 + half + gap + half / 2, class: 'tick' }, 'bytes'));
+  shown.forEach((p, i) => {
+    const x = L + i * bw + bw * 0.12; const w = Math.max(1, bw * 0.76);
+    const rh = (p.rows / maxRows) * half;
+    kids.push(svg('rect', { x, y: 8 + half - rh, width: w, height: rh, class: 'bar-rows' },
+      svg('title', {}, `partition ${p.partition}: ${p.rows} rows`)));
+    const fh = (p.file_bytes / maxBytes) * half; const dh = (p.decoded_bytes / maxBytes) * half;
+    const y0 = 8 + half + gap + half;
+    kids.push(svg('rect', { x, y: y0 - fh, width: w * 0.62, height: fh, class: 'bar-bytes' },
+      svg('title', {}, `partition ${p.partition}: ${fmtBytes(p.file_bytes)} of state files on disk (all versions)`)));
+    kids.push(svg('rect', { x: x + w * 0.66, y: y0 - Math.max(dh, p.decoded_bytes > 0 ? 1 : 0), width: w * 0.34, height: Math.max(dh, p.decoded_bytes > 0 ? 1 : 0), class: 'bar-decoded' },
+      svg('title', {}, `partition ${p.partition}: ${fmtBytes(p.decoded_bytes)} of decoded rows (JSON) at this batch`)));
+    if (shown.length <= 32 || i % Math.ceil(shown.length / 32) === 0) {
+      kids.push(svg('text', { x: x + w / 2, y: H - 10, 'text-anchor': 'middle', class: 'tick' }, String(p.partition)));
+    }
+  });
+  const mean = shown.reduce((a, p) => a + p.rows, 0) / shown.length;
+  const maxP = shown.reduce((a, p) => (p.rows > a.rows ? p : a), shown[0]);
+  const skew = mean > 0 ? maxP.rows / mean : 0;
+  return el('div', {},
+    svg('svg', { viewBox: `0 0 ${W} ${H}`, class: 'plot-svg', role: 'img', 'data-testid': 'state-partition-plot',
+      'aria-label': `Rows and bytes for ${shown.length} partitions; largest partition ${maxP.partition} with ${maxP.rows} rows` }, kids),
+    el('p', { class: 'legend' }, el('span', {}, el('span', { class: 'sw rows' }), 'rows'),
+      el('span', {}, el('span', { class: 'sw bytes' }), 'state files on disk (all versions)'),
+      el('span', {}, el('span', { class: 'sw decoded' }), 'decoded rows (JSON) at this batch'),
+      skew >= 2 ? el('strong', { class: 'skew', 'data-testid': 'state-skew' }, `Skew: partition ${maxP.partition} holds ${skew.toFixed(1)}× the mean rows`) : ''),
+    parts.length > shown.length ? el('p', { class: 'muted' }, `Showing ${shown.length} of ${parts.length} partitions.`) : null);
+}
+
+/** State size on disk by version (all partitions; join sides: both stores of the side). */
+function renderVersionPlot(op, store) {
+  let versions;
+  if (sb.sel.join_side) {
+    const merged = new Map();
+    for (const s of op.stores.filter((x) => x.name.startsWith(`${sb.sel.join_side}-`))) {
+      for (const v of s.versions) {
+        const m = merged.get(v.version) || { version: v.version, bytes: 0, files: 0, num_keys: null };
+        m.bytes += v.bytes; m.files += v.files;
+        merged.set(v.version, m);
+      }
+    }
+    versions = [...merged.values()].sort((a, b) => a.version - b.version);
+  } else {
+    versions = store ? store.versions : [];
+  }
+  if (!versions.length) return el('p', { class: 'muted' }, 'No state files by version.');
+  const shown = versions.slice(-MAX_PLOT_BARS * 2);
+  const W = 560; const H = 220; const L = 64; const B = 28; const T = 10;
+  const maxB = Math.max(1, ...shown.map((v) => v.bytes));
+  const bw = (W - L - 8) / shown.length;
+  const kids = [svg('text', { x: L - 6, y: T + 4, 'text-anchor': 'end', class: 'tick' }, fmtBytes(maxB)),
+    svg('text', { x: L - 6, y: H - B + 4, 'text-anchor': 'end', class: 'tick' }, '0'),
+    svg('line', { x1: L, x2: W - 4, y1: H - B, y2: H - B, class: 'grid' })];
+  const ph = H - B - T;
+  const pts = [];
+  shown.forEach((v, i) => {
+    const x = L + i * bw + bw * 0.15; const w = Math.max(1, bw * 0.7);
+    const h = (v.bytes / maxB) * ph;
+    const k = v.by_kind || {};
+    const full = (k.snapshot || 0) + (k.zip || 0) + (k.sst || 0);
+    const fh = Math.min(h, (full / maxB) * ph);
+    const tip = `version ${v.version} (batch ${v.version - 1}): ${fmtBytes(v.bytes)} in ${v.files} files${Object.keys(k).length ? ` (${Object.entries(k).map(([n, b]) => `${n} ${fmtBytes(b)}`).join(', ')})` : ''}${v.num_keys !== null && v.num_keys !== undefined ? `, ${v.num_keys} keys` : ''}`;
+    kids.push(svg('rect', { x, y: H - B - h, width: w, height: h - fh, class: 'bar-bytes' }, svg('title', {}, tip)));
+    if (fh > 0) kids.push(svg('rect', { x, y: H - B - fh, width: w, height: fh, class: 'bar-full' }, svg('title', {}, tip)));
+    pts.push(`${x + w / 2},${H - B - h}`);
+    if (shown.length <= 24 || i % Math.ceil(shown.length / 24) === 0) {
+      kids.push(svg('text', { x: x + w / 2, y: H - 10, 'text-anchor': 'middle', class: 'tick' }, String(v.version)));
+    }
+  });
+  if (pts.length > 1) kids.push(svg('polyline', { points: pts.join(' '), class: 'line-size', fill: 'none' }));
+  const keys = shown.filter((v) => v.num_keys !== null && v.num_keys !== undefined);
+  return el('div', {},
+    svg('svg', { viewBox: `0 0 ${W} ${H}`, class: 'plot-svg', role: 'img', 'data-testid': 'state-version-plot',
+      'aria-label': `State size by version: ${shown.length} versions, largest ${fmtBytes(maxB)}` }, kids),
+    el('p', { class: 'legend' }, el('span', {}, el('span', { class: 'sw bytes' }), 'delta / changelog'),
+      el('span', {}, el('span', { class: 'sw full' }), 'snapshot / zip + its SSTs'),
+      el('span', {}, 'Bytes per version summed over partitions; x axis: version (= batch id + 1).'),
+      keys.length ? ` Keys (RocksDB metadata) at version ${keys[keys.length - 1].version}: ${keys[keys.length - 1].num_keys}.` : ''),
+    versions.length > shown.length ? el('p', { class: 'muted' }, `Showing the last ${shown.length} of ${versions.length} versions.`) : null);
+}
+
+function schemaTree(node) {
+  const fields = node.fields || [];
+  return el('ul', { class: 'schema-tree' }, fields.map((f) => el('li', {},
+    el('code', {}, f.name), ': ', el('span', { class: 'type' }, f.type === 'struct' ? 'struct' : f.type),
+    f.nullable === false ? el('span', { class: 'muted' }, ' (not null)') : '',
+    f.fields ? schemaTree(f) : null,
+    f.element && f.element.fields ? schemaTree(f.element) : null,
+    f.value && f.value.fields ? schemaTree(f.value) : null)));
+}
+
+function renderSchemas(store, stateVar) {
+  const d = el('details', { class: 'panel schemas', open: true, 'data-testid': 'state-schemas' }, el('summary', {}, 'Stored schemas'));
+  if (!store) {
+    d.append(el('p', { class: 'muted' }, 'A join side reads the keyToNumValues and keyWithIndexToValue stores of that side; pick a store to see its schema.'));
+    return d;
+  }
+  const both = (k, v, title) => el('div', { class: 'grid2' },
+    el('div', {}, el('h4', {}, `${title}key`), schemaTree(k)), el('div', {}, el('h4', {}, `${title}value`), schemaTree(v)));
+  if (store.schema) d.append(both(store.schema.key, store.schema.value, `${store.name}: `));
+  if (store.schema_v3) {
+    for (const cf of store.schema_v3.column_families) {
+      if (stateVar && cf.name !== stateVar && !cf.internal) continue;
+      d.append(both(cf.key, cf.value, `column family ${cf.name}${cf.internal ? ' (internal)' : ''}: `));
+    }
+    d.append(el('p', { class: 'muted' }, 'From ', el('code', {}, store.schema_v3.path)));
+  }
+  if (store.schema_error) d.append(stateError(store.schema_error));
+  return d;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 // End-to-end tests of the browser inspector in real headless Chromium (playwright-core driving /usr/bin/chromium),
-// run with `node --test` (scripts/test.sh builds dist/ and the CLI first).
+// run with `node --test` (scripts/test.sh builds dist/ and the CLI first; CHECKPOINT_CLI names the CLI binary).
 //
 // The golden answer for every page result is the CLI's JSON for the same zip (`checkpoint-inspector diagnose <zip>
 // --json`): the page and the CLI render the same core, so verdict and finding codes must be equal.
@@ -20,7 +20,9 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '../..');
 const dist = path.join(repo, 'dist');
 const fixturesDir = path.resolve(repo, '../shared/fixtures');
-const cli = process.env.CHECKPOINT_CLI || path.join(repo, 'target/release/checkpoint-inspector');
+const cli = process.env.CHECKPOINT_CLI
+  || ['target/debug/checkpoint-inspector', 'target/release/checkpoint-inspector'].map((p) => path.join(repo, p)).find((p) => fs.existsSync(p))
+  || path.join(repo, 'target/debug/checkpoint-inspector');
 const out = path.join(repo, 'test-output');
 const SUB_PATH = '/some/sub/path/'; // dist must work from any sub-path (relative URLs)
 
@@ -489,6 +491,202 @@ describe('settings in the link, narrow and dark', () => {
   });
 });
 
+// ---------------------------------------------------------------------------------------------------------------
+// The State tab: golden row counts from Spark's own statestore reader output (<fixture>.state.jsonl).
+const stateFixtures = fs.readdirSync(fixturesDir).filter((f) => f.endsWith('.state.jsonl')).sort()
+  .map((f) => f.replace(/\.state\.jsonl$/, '')).filter((n) => fs.existsSync(path.join(fixturesDir, `${n}.zip`)));
+
+/** Spark's rows of operator 0: store `default` (or its first state variable), else the first store Spark read. */
+function goldenGroup(name) {
+  const rows = fs.readFileSync(path.join(fixturesDir, `${name}.state.jsonl`), 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+  const op0 = rows.filter((r) => (r.operatorId ?? 0) === 0);
+  const store = op0.some((r) => (r.storeName || 'default') === 'default') ? 'default' : (op0[0].storeName || 'default');
+  const inStore = op0.filter((r) => (r.storeName || 'default') === store);
+  const stateVar = inStore.find((r) => r.stateVarName)?.stateVarName || null;
+  return { store, stateVar, rows: inStore.filter((r) => (r.stateVarName || null) === stateVar) };
+}
+
+/** A leaf of a key that reads the same in Spark's JSON and ours: a non-timestamp string or an integer. */
+function keyLeaf(v) {
+  if (v && typeof v === 'object') {
+    for (const x of Object.values(v)) { const l = keyLeaf(x); if (l !== null) return l; }
+    return null;
+  }
+  if (typeof v === 'string' && v && !/^\d{4}-\d\d-\d\dT/.test(v)) return v;
+  if (Number.isInteger(v)) return String(v);
+  return null;
+}
+
+/** Waits until the state panel has no request in flight and shows rows or an error. */
+async function stateSettled(page) {
+  await page.waitForFunction(() => {
+    const p = document.querySelector('#panel-state');
+    return p && (p.dataset.pending || '0') === '0' && (p.dataset.rows === 'ready' || p.dataset.rows === 'error' || p.dataset.state === 'error' || p.dataset.state === 'empty');
+  }, null, { timeout: 30000 });
+}
+
+async function openStateTab(page) {
+  await page.click('[data-testid=state-tab]');
+  await stateSettled(page);
+}
+
+/** Picks the store (or state variable) in the store picker by its label. */
+async function pickStore(page, store, stateVar) {
+  const options = await page.$$eval('#state-store option', (os) => os.map((o) => ({ value: o.value, label: o.textContent })));
+  const want = stateVar ? `${store} · state variable ${stateVar}` : `${store} (`;
+  const o = options.find((x) => x.label.startsWith(want));
+  assert.ok(o, `store picker offers ${want}: ${options.map((x) => x.label).join(' | ')}`);
+  const before = await page.$eval('#state-store', (s) => s.value);
+  if (before !== o.value) {
+    await page.selectOption('#state-store', o.value);
+    await stateSettled(page);
+  }
+}
+
+async function rowsShown(page) {
+  return page.$eval('[data-testid=state-rows]', (t) => ({
+    rowCount: Number(t.dataset.rowCount), total: Number(t.dataset.totalRows), all: Number(t.dataset.allRows),
+    partitions: [...t.querySelectorAll('tbody tr')].map((r) => r.dataset.partition),
+  }));
+}
+
+describe('state browser', () => {
+  let page;
+  before(async () => {
+    page = await newPage();
+    await open(page, base);
+    fs.mkdirSync(path.join(out, 'state'), { recursive: true });
+  });
+
+  test('fixtures with Spark statestore output exist', () => {
+    assert.ok(stateFixtures.length >= 10, `found ${stateFixtures.length}`);
+  });
+
+  for (const name of stateFixtures) {
+    test(`${name}: the State tab shows Spark's row count; search narrows it`, async () => {
+      const g = goldenGroup(name);
+      await dropFile(page, `${name}.zip`, fs.readFileSync(path.join(fixturesDir, `${name}.zip`)));
+      // The diagnosis alone decodes no state: the state panel is empty until the tab is opened.
+      assert.equal(await page.$eval('#panel-state', (p) => p.childElementCount), 0, 'no state work before the tab is opened');
+      await openStateTab(page);
+      await pickStore(page, g.store, g.stateVar);
+      const err = await page.$('[data-testid=state-error]');
+      assert.equal(err, null, err ? await err.textContent() : '');
+      const got = await rowsShown(page);
+      assert.equal(got.total, g.rows.length, `${name}: rows of op 0 ${g.store} ${g.stateVar || ''}`);
+      assert.equal(got.rowCount, Math.min(g.rows.length, 100));
+      const wantParts = g.rows.map((r) => String(r.partition_id)).sort();
+      assert.deepEqual([...got.partitions].sort(), wantParts, `${name}: partition of every row`);
+      assert.ok(await page.isVisible('[data-testid=state-partition-plot]'), 'rows/bytes per partition plot');
+      assert.ok(await page.isVisible('[data-testid=state-version-plot]'), 'size by version plot');
+      assert.ok((await page.$$('[data-testid=state-schemas] .schema-tree li')).length > 0, 'schema trees');
+      await page.screenshot({ path: path.join(out, 'state', `${name}.png`), fullPage: true });
+      // Search by a leaf of one of Spark's keys: exactly the rows whose key holds it.
+      const needle = keyLeaf(g.rows[Math.floor(g.rows.length / 2)].key);
+      assert.ok(needle !== null, 'a searchable key leaf');
+      const expectCount = g.rows.filter((r) => JSON.stringify(r.key).toLowerCase().includes(needle.toLowerCase())).length;
+      await page.fill('#state-search', needle);
+      await page.waitForFunction((n) => Number(document.querySelector('[data-testid=state-rows]')?.dataset.totalRows) === n
+        && (document.querySelector('#panel-state').dataset.pending || '0') === '0', expectCount, { timeout: 15000 });
+      const narrowed = await rowsShown(page);
+      assert.equal(narrowed.total, expectCount);
+      assert.equal(narrowed.all, g.rows.length, 'the unfiltered count stays');
+      if (expectCount < g.rows.length) assert.ok(narrowed.total < got.total, 'search narrows the rows');
+      await page.fill('#state-search', '');
+      await page.waitForFunction((n) => Number(document.querySelector('[data-testid=state-rows]')?.dataset.totalRows) === n, g.rows.length);
+      await page.click('[data-testid=diagnosis-tab]');
+    });
+  }
+
+  test('paging with the keyboard; a partition filter', async () => {
+    const name = stateFixtures.find((n) => goldenGroup(n).rows.length > 10) || stateFixtures[0];
+    const g = goldenGroup(name);
+    await dropFile(page, `${name}.zip`, fs.readFileSync(path.join(fixturesDir, `${name}.zip`)));
+    await openStateTab(page);
+    await pickStore(page, g.store, g.stateVar);
+    await page.selectOption('#state-page-size', '10');
+    await stateSettled(page);
+    let r = await rowsShown(page);
+    assert.equal(r.rowCount, Math.min(10, g.rows.length));
+    assert.equal(r.total, g.rows.length);
+    if (g.rows.length > 10) {
+      await page.focus('.state-table');
+      await page.keyboard.press('PageDown');
+      await page.waitForFunction(() => /^Page 2 /.test(document.querySelector('[data-testid=state-page]').textContent));
+      await stateSettled(page);
+      r = await rowsShown(page);
+      assert.equal(r.rowCount, g.rows.length - 10 > 10 ? 10 : g.rows.length - 10, 'second page');
+      assert.equal(await page.evaluate(() => document.activeElement.classList.contains('state-table')), true, 'focus stays on the table');
+      await page.keyboard.press('PageUp');
+      await page.waitForFunction(() => /^Page 1 /.test(document.querySelector('[data-testid=state-page]').textContent));
+    }
+    const p = g.rows[0].partition_id;
+    await page.selectOption('#state-partition', String(p));
+    await stateSettled(page);
+    await page.waitForFunction((pp) => [...document.querySelectorAll('[data-testid=state-rows] tbody tr')].every((t) => t.dataset.partition === String(pp)), p);
+    r = await rowsShown(page);
+    assert.equal(r.total, g.rows.filter((x) => x.partition_id === p).length, `rows of partition ${p}`);
+    await page.click('[data-testid=diagnosis-tab]');
+  });
+
+  test('a state file that does not decode is shown with its file and offset', async () => {
+    // Fixtures whose state the CLI cannot read (same core): the page shows the same file, not a blank table.
+    let checked = 0;
+    for (const zip of zips.filter((z) => z.startsWith('broken-') && /corrupt-state|missing-delta/.test(z))) {
+      const r = spawnSync(cli, ['state', path.join(fixturesDir, zip), '--json'], { encoding: 'utf8', maxBuffer: 64 << 20 });
+      if (r.status === 0) continue;
+      const m = /checkpoint-inspector: ([^\s:]+?)(?:!\/[^\s:]*)?(?: \(byte (\d+)\))?:/.exec(r.stderr);
+      if (!m) continue;
+      await dropFile(page, zip, fs.readFileSync(path.join(fixturesDir, zip)));
+      await openStateTab(page);
+      // The CLI read operator 0's `default` store (its defaults); compare only where the page offers that store.
+      const labels = await page.$$eval('#state-store option', (os) => os.map((o) => o.textContent));
+      if (!labels.some((l) => l.startsWith('default ('))) { await page.click('[data-testid=diagnosis-tab]'); continue; }
+      await pickStore(page, 'default', null);
+      const box = await page.$('[data-testid=state-error]');
+      assert.ok(box, `${zip}: an error box`);
+      const text = await box.textContent();
+      assert.ok(text.includes(m[1]), `${zip}: names ${m[1]}: ${text}`);
+      if (m[2]) assert.match(text, new RegExp(`byte ${m[2]}`), `${zip}: the byte offset`);
+      if (checked === 0) await page.screenshot({ path: path.join(out, 'state', `error-${zip.replace(/\.zip$/, '')}.png`), fullPage: true });
+      checked += 1;
+      await page.click('[data-testid=diagnosis-tab]');
+    }
+    assert.ok(checked >= 2, `checked ${checked} broken fixtures`);
+  });
+
+  test('narrow and dark', async () => {
+    const name = stateFixtures.find((n) => /join/.test(n)) || stateFixtures[0];
+    for (const [label, opts] of [['narrow', { viewport: { width: 390, height: 844 } }], ['dark', { colorScheme: 'dark' }]]) {
+      const p = await newPage(opts);
+      await open(p, base);
+      await dropFile(p, `${name}.zip`, fs.readFileSync(path.join(fixturesDir, `${name}.zip`)));
+      await openStateTab(p);
+      const overflow = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(overflow <= 1, `${label}: no horizontal page scroll (${overflow}px)`);
+      await p.screenshot({ path: path.join(out, 'state', `${label}-${name}.png`), fullPage: true });
+      assert.deepEqual(p.errors, []);
+      await p.context().close();
+    }
+  });
+
+  test('needs hints speak of the page, not of CLI flags', async () => {
+    let seen = 0;
+    for (const zip of zips) {
+      const want = cliReport(path.join(fixturesDir, zip));
+      if (want.unreadable || !want.checkpoints.some((c) => (c.needs || []).length)) continue;
+      await dropFile(page, zip, fs.readFileSync(path.join(fixturesDir, zip)));
+      const texts = await page.$$eval('[data-testid=needs] li', (ls) => ls.map((l) => l.textContent));
+      assert.ok(texts.length > 0, zip);
+      for (const t of texts) assert.doesNotMatch(t, /--[a-z]/, `${zip}: ${t}`);
+      seen += 1;
+      if (seen >= 3) break;
+    }
+    assert.ok(seen > 0, 'some fixture has needs hints');
+    assert.deepEqual(page.errors, []);
+  });
+});
+
 describe('single self-contained file, opened from file://', () => {
   test('diagnoses a dropped fixture and a sample with no network at all', async () => {
     const file = path.join(dist, 'checkpoint-inspector.html');
@@ -504,6 +702,11 @@ describe('single self-contained file, opened from file://', () => {
       await dropFile(page, zip, fs.readFileSync(path.join(fixturesDir, zip)));
       assert.deepEqual(await shown(page), expected(cliReport(path.join(fixturesDir, zip))), zip);
     }
+    // The State tab works in the single file too (its worker is inlined).
+    await openStateTab(page);
+    const inSingle = await rowsShown(page);
+    assert.equal(inSingle.total, goldenGroup('ss-4.1.4-agg-rocksdb-ckptv2').rows.length, 'state rows in the single file');
+    await page.click('[data-testid=diagnosis-tab]');
     await shot(page, '10-single-file');
     const n = await runCount(page);
     const sample = await page.$$eval('#sample-select option', (o) => o.map((x) => x.value).filter(Boolean)[0]);

@@ -98,3 +98,43 @@ pub fn report_summary(report_json: &str) -> Result<String, JsValue> {
 pub fn inspector_version() -> String {
     checkpoint_core::report::INSPECTOR_VERSION.to_string()
 }
+
+fn open_zip<'a>(bytes: &'a [u8], name: &str) -> Result<checkpoint_core::ZipInput<std::io::Cursor<&'a [u8]>>, JsValue> {
+    checkpoint_core::ZipInput::open(std::io::Cursor::new(bytes), bytes.len() as u64, name, limits())
+        .map_err(|e| throw(InputError::from_archive(name, &e)))
+}
+
+/// The State tab's overview of zip bytes (JSON text; see [`crate::state::state_overview`]).
+#[cfg(feature = "api-diagnose")]
+#[wasm_bindgen(js_name = stateOverview)]
+pub fn state_overview(bytes: &[u8], name: &str) -> Result<String, JsValue> {
+    let mut zip = open_zip(bytes, name)?;
+    Ok(crate::state::state_overview(&mut zip).to_string())
+}
+
+/// One page of state rows of zip bytes (JSON text; see [`crate::state::LoadedState::page`]).
+/// `selection`: `{operator_id, store_name, state_var?, join_side?, batch_id?}`; `partition`: a number or
+/// `undefined`; `search`: substring of the key JSON. A state that does not decode throws an `Error` of kind
+/// `state` whose message is the JSON `{path, offset, message, error_class}`.
+#[cfg(feature = "api-diagnose")]
+#[wasm_bindgen(js_name = stateRows)]
+pub fn state_rows(
+    bytes: &[u8],
+    name: &str,
+    selection: JsValue,
+    partition: Option<u32>,
+    search: &str,
+    page: u32,
+    page_size: u32,
+) -> Result<String, JsValue> {
+    let sel: crate::state::StateSelection = if selection.is_undefined() || selection.is_null() {
+        Default::default()
+    } else {
+        serde_wasm_bindgen::from_value(selection)
+            .map_err(|e| throw(InputError::new("bad-option", format!("selection: {e}"))))?
+    };
+    let mut zip = open_zip(bytes, name)?;
+    let loaded = crate::state::load_state(&mut zip, &sel)
+        .map_err(|e| throw(InputError::new("state", crate::state::error_json(&e).to_string())))?;
+    Ok(loaded.page(partition, search, page as usize, page_size as usize).to_string())
+}

@@ -8,6 +8,7 @@
 //!   multi-gigabyte zip is read lazily inside a Web Worker; and a lazy [`checkpoint_core::Archive`] over the files
 //!   of a dropped folder.
 //! * [`worker`]: the Web Worker's message loop (see `web/app.js` for the other side of the protocol).
+//! * [`state`]: the State tab's paged state browser over the core's state reader (decoded only on request).
 //! * [`api`]: plain `#[wasm_bindgen]` functions over bytes, for tests and scripting.
 //!
 //! Nothing here does network I/O; the page's CSP forbids it anyway.
@@ -18,6 +19,7 @@
 pub mod api;
 pub mod blob;
 pub mod render;
+pub mod state;
 pub mod worker;
 
 use checkpoint_core::{Archive, ArchiveError, Context, Limits, Report, SparkVersion, ZipInput};

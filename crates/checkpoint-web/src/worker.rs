@@ -8,6 +8,8 @@
 //! | `open-folder` | `id`, `name`, `files`: `[{path, file}]` (paths relative to the dropped folder) |
 //! | `rediagnose` | `id`, `options` — runs again on the current input (e.g. another Spark version) |
 //! | `read-entry` | `id`, `path` (archive path) — one file's bytes, at most [`crate::MAX_SHOWN_ENTRY_BYTES`] |
+//! | `state-overview` | `id` — operators, stores, schemas, sizes by version ([`crate::state::state_overview`]) |
+//! | `state-rows` | `id`, `selection` ([`crate::state::StateSelection`]), `partition` (number or null), `search`, `page`, `page_size` |
 //!
 //! | worker → page | fields |
 //! |---|---|
@@ -15,6 +17,9 @@
 //! | `progress` | `id`, `done`, `total` (files read / files listed), `path` (the file being read) |
 //! | `report` | `id`, `report` (JSON text of the contract's `Report`), `entries` (`[[path, size]]`, at most [`crate::MAX_LISTED_ENTRIES`]), `entries_total`, `ms`, `bytes_read`, `reads` |
 //! | `entry` | `id`, `path`, `size`, `bytes` (`Uint8Array`) |
+//! | `state-overview` | `id`, `overview` (JSON text) |
+//! | `state-rows` | `id`, `result` (JSON text of [`crate::state::LoadedState::page`]) |
+//! | `state-error` | `id`, `error` (`{path, offset, message, error_class}`) — the state could not be decoded |
 //! | `error` | `id`, `kind` (see [`crate::InputError`]), `message` |
 
 use crate::blob::{BlobReader, FilesArchive, ReadStats, BLOB_BUFFER_BYTES};
@@ -36,6 +41,8 @@ enum Input {
 
 thread_local! {
     static INPUT: RefCell<Option<Input>> = const { RefCell::new(None) };
+    /// The last decoded state selection (kept for paging and search; dropped with a new input).
+    static LOADED: RefCell<Option<crate::state::LoadedState>> = const { RefCell::new(None) };
 }
 
 fn scope() -> DedicatedWorkerGlobalScope {
@@ -184,6 +191,62 @@ fn read_entry(id: &JsValue, input: &Input, path: &str) -> Result<(), InputError>
     Ok(())
 }
 
+fn state_overview(id: &JsValue, input: &Input) -> Result<(), InputError> {
+    let (mut archive, _) = open(input)?;
+    let total = archive.entries().iter().filter(|e| !e.is_dir).count() as u64;
+    let overview = {
+        let mut p =
+            Progress { inner: archive.as_mut(), id: id.clone(), done: 0, total, last_post: js_sys::Date::now() };
+        crate::state::state_overview(&mut p)
+    };
+    let o = msg("state-overview", id);
+    set(&o, "overview", overview.to_string());
+    post(&o);
+    Ok(())
+}
+
+fn state_rows(id: &JsValue, input: &Input, data: &JsValue) -> Result<(), InputError> {
+    let sel_v = get(data, "selection");
+    let selection: crate::state::StateSelection = if sel_v.is_undefined() || sel_v.is_null() {
+        Default::default()
+    } else {
+        serde_wasm_bindgen::from_value(sel_v).map_err(|e| InputError::new("bad-option", format!("selection: {e}")))?
+    };
+    let partition = get(data, "partition").as_f64().filter(|p| *p >= 0.0 && *p <= u32::MAX as f64).map(|p| p as u32);
+    let search = get_string(data, "search").unwrap_or_default();
+    let page = get(data, "page").as_f64().unwrap_or(0.0).max(0.0) as usize;
+    let page_size = get(data, "page_size").as_f64().unwrap_or(100.0).max(1.0) as usize;
+    let cached = LOADED.with(|l| l.borrow().as_ref().is_some_and(|s| s.selection == selection));
+    if !cached {
+        let started = js_sys::Date::now();
+        let (mut archive, _) = open(input)?;
+        let op_prefix = format!("state/{}/", selection.operator_id);
+        let total = archive.entries().iter().filter(|e| !e.is_dir && e.path.contains(&op_prefix)).count() as u64;
+        let loaded = {
+            let mut p = Progress { inner: archive.as_mut(), id: id.clone(), done: 0, total, last_post: started };
+            crate::state::load_state(&mut p, &selection)
+        };
+        match loaded {
+            Ok(mut l) => {
+                l.ms = js_sys::Date::now() - started;
+                LOADED.with(|c| *c.borrow_mut() = Some(l));
+            }
+            Err(e) => {
+                LOADED.with(|c| *c.borrow_mut() = None);
+                let o = msg("state-error", id);
+                set(&o, "error", crate::state::error_json(&e).to_string());
+                post(&o);
+                return Ok(());
+            }
+        }
+    }
+    let result = LOADED.with(|l| l.borrow().as_ref().map(|s| s.page(partition, &search, page, page_size)));
+    let o = msg("state-rows", id);
+    set(&o, "result", result.unwrap_or(serde_json::Value::Null).to_string());
+    post(&o);
+    Ok(())
+}
+
 fn folder_files(data: &JsValue) -> Result<Vec<(String, File)>, InputError> {
     let arr: Array = get(data, "files").dyn_into().map_err(|_| InputError::new("io", "open-folder without files"))?;
     let mut out = Vec::with_capacity(arr.length() as usize);
@@ -211,6 +274,7 @@ fn handle(data: JsValue) {
                 Input::Folder { name, files: folder_files(&data)? }
             };
             INPUT.with(|i| *i.borrow_mut() = Some(input.clone()));
+            LOADED.with(|l| *l.borrow_mut() = None);
             run_diagnosis(&id, &input, &options)
         })(),
         "rediagnose" => (|| {
@@ -224,6 +288,14 @@ fn handle(data: JsValue) {
             let path = get_string(&data, "path").ok_or_else(|| InputError::new("io", "read-entry without a path"))?;
             let input = INPUT.with(|i| i.borrow().clone()).ok_or_else(|| InputError::new("io", "no input is open"))?;
             read_entry(&id, &input, &path)
+        })(),
+        "state-overview" => (|| {
+            let input = INPUT.with(|i| i.borrow().clone()).ok_or_else(|| InputError::new("io", "no input is open"))?;
+            state_overview(&id, &input)
+        })(),
+        "state-rows" => (|| {
+            let input = INPUT.with(|i| i.borrow().clone()).ok_or_else(|| InputError::new("io", "no input is open"))?;
+            state_rows(&id, &input, &data)
         })(),
         other => Err(InputError::new("io", format!("unknown request {other:?}"))),
     };
