@@ -5,7 +5,7 @@ use crate::checks;
 use crate::layout::{find_roots, Root};
 use crate::model::Checkpoint;
 use crate::predict::predict;
-use crate::reader::{operator_provider, read_checkpoint};
+use crate::reader::{operator_provider, read_checkpoint, read_checkpoint_with, ReadOptions};
 use crate::report::*;
 use crate::{Context, SparkVersion};
 use std::collections::BTreeMap;
@@ -34,7 +34,12 @@ pub fn diagnose(archive: &mut dyn Archive, ctx: &Context) -> Report {
         checkpoints.push(r);
     }
     for root in &roots {
-        let cp = read_checkpoint(archive, root, true);
+        let opts = ReadOptions {
+            verify_state: true,
+            check_rows: true,
+            budget_bytes: ctx.verify_budget_bytes.unwrap_or(crate::reader::DEFAULT_VERIFY_BUDGET),
+        };
+        let cp = read_checkpoint_with(archive, root, &opts);
         checkpoints.push(report_for(&cp, ctx));
     }
     Report { inspector_version: INSPECTOR_VERSION.to_string(), input, checkpoints }

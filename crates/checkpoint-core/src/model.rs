@@ -120,6 +120,49 @@ pub struct StateFileIntegrity {
     pub payload_corrupt: bool,
     /// The specific 4.x error class for this damage, when there is one.
     pub error_class: Option<String>,
+    /// `.delta`/`.snapshot`: (puts, removals); `.changelog`: (records, 0); when the file decoded.
+    pub records: Option<(u64, u64)>,
+    /// RocksDB zip: `numKeys` of its metadata, when it reads.
+    pub num_keys: Option<i64>,
+}
+
+/// A state file (or the SST files of a zip) not verified because the byte budget
+/// ([`crate::Context::verify_budget_bytes`]) was spent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unverified {
+    /// Path relative to the root (for SSTs: the zip that lists them).
+    pub path: String,
+    /// Bytes that would have been read.
+    pub bytes: u64,
+    /// What was skipped, in plain words.
+    pub what: String,
+}
+
+/// Row-level facts of one state store read at the restart version (within the byte budget).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StoreRows {
+    /// The store folder relative to the root.
+    pub store_dir: String,
+    /// The state version read.
+    pub version: i64,
+    /// Rows in the store.
+    pub rows: u64,
+    /// Bytes of key and value rows.
+    pub bytes: u64,
+    /// The first key row that violates the stored key schema: (row index in key order, offset in the row,
+    /// reason), per `UnsafeRowUtils.validateStructuralIntegrity`.
+    pub bad_key: Option<(u64, u64, String)>,
+    /// Same for value rows.
+    pub bad_value: Option<(u64, u64, String)>,
+    /// Rows that violate the key or value schema.
+    pub bad_rows: u64,
+    /// Event-time keys (`window.end`, ms since the epoch): (smallest, count at or below the watermark of the
+    /// batch that wrote this version).
+    pub window_end_min_ms: Option<i64>,
+    /// Keys whose `window.end` is at or below that watermark.
+    pub keys_behind_watermark: u64,
+    /// Why the store could not be read, when it could not (the chain findings say more).
+    pub error: Option<String>,
 }
 
 /// Everything read from one checkpoint root.
@@ -163,6 +206,12 @@ pub struct Checkpoint {
     pub spark_checksums: BTreeMap<String, ChecksumSidecar>,
     /// Integrity of the state files a restart reads.
     pub state_integrity: BTreeMap<String, StateFileIntegrity>,
+    /// State files not verified because the byte budget was spent.
+    pub unverified: Vec<Unverified>,
+    /// The byte budget for state verification and row checks (`u64::MAX` = none) and the bytes spent.
+    pub verify_budget: (u64, u64),
+    /// Rows of the stores read at the restart version (row checks), by store folder.
+    pub store_rows: BTreeMap<String, StoreRows>,
     /// DStream `checkpoint-<ms>` times (for kind dstream).
     pub dstream_times_ms: Vec<i64>,
     /// Problems met while reading that no typed field holds.
