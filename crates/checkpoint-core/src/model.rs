@@ -126,6 +126,22 @@ pub struct StateFileIntegrity {
     pub num_keys: Option<i64>,
 }
 
+/// State size at one version of one operator, from the files on disk, summed over the partitions that have
+/// a snapshot (HDFS `.snapshot`, RocksDB `.zip`) at that version.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GrowthPoint {
+    /// State version.
+    pub version: i64,
+    /// Partitions with a snapshot at this version.
+    pub partitions: u32,
+    /// Bytes of those snapshots (HDFS: `.snapshot` sizes; RocksDB: SST bytes the zips list).
+    pub snapshot_bytes: u64,
+    /// Keys (RocksDB: `numKeys` of the zips' metadata), when known for every counted partition.
+    pub keys: Option<i64>,
+    /// Bytes of the deltas / changelogs of this version over all partitions (write volume of the batch).
+    pub delta_bytes: u64,
+}
+
 /// A state file (or the SST files of a zip) not verified because the byte budget
 /// ([`crate::Context::verify_budget_bytes`]) was spent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -200,6 +216,9 @@ pub struct Checkpoint {
     pub temp_files: Vec<TempFile>,
     /// Size of every file under the root, by relative path (an index of `files`).
     pub file_sizes: BTreeMap<String, u64>,
+    /// Last-modified time (ms since the epoch) of the files whose input records one
+    /// ([`crate::archive::Entry::modified_ms`]), by relative path.
+    pub modified_ms: BTreeMap<String, i64>,
     /// Hadoop `.crc` sidecars, by the main file's path.
     pub hadoop_crcs: BTreeMap<String, CrcSidecar>,
     /// Spark 4.1+ checksum files.
@@ -210,6 +229,8 @@ pub struct Checkpoint {
     pub unverified: Vec<Unverified>,
     /// The byte budget for state verification and row checks (`u64::MAX` = none) and the bytes spent.
     pub verify_budget: (u64, u64),
+    /// State size by version per operator (growth at a glance), from the listing and zip metadata.
+    pub state_growth: BTreeMap<i64, Vec<GrowthPoint>>,
     /// Rows of the stores read at the restart version (row checks), by store folder.
     pub store_rows: BTreeMap<String, StoreRows>,
     /// DStream `checkpoint-<ms>` times (for kind dstream).

@@ -93,6 +93,7 @@ pub fn read_checkpoint_with(archive: &mut dyn Archive, root: &Root, opts: &ReadO
     let prefix = if root.path.is_empty() { String::new() } else { format!("{}/", root.path) };
     let mut files = Vec::new();
     let mut dirs = BTreeSet::new();
+    let mut modified_ms = BTreeMap::new();
     let mut listing: Vec<(String, u64, bool)> = Vec::new();
     for e in archive.entries() {
         let Some(rel) = e.path.strip_prefix(&prefix) else {
@@ -105,6 +106,9 @@ pub fn read_checkpoint_with(archive: &mut dyn Archive, root: &Root, opts: &ReadO
             dirs.insert(rel.to_string());
         } else {
             files.push(FileRef { path: rel.to_string(), size: e.size });
+            if let Some(ms) = e.modified_ms {
+                modified_ms.insert(rel.to_string(), ms);
+            }
             let mut d = dir_of(rel);
             while !d.is_empty() && dirs.insert(d.to_string()) {
                 d = dir_of(d);
@@ -113,8 +117,15 @@ pub fn read_checkpoint_with(archive: &mut dyn Archive, root: &Root, opts: &ReadO
         listing.push((rel.to_string(), e.size, e.is_dir));
     }
     let file_sizes = files.iter().map(|f: &FileRef| (f.path.clone(), f.size)).collect();
-    let mut cp =
-        Checkpoint { root: root.path.clone(), kind: Kind(root.kind), files, dirs, file_sizes, ..Default::default() };
+    let mut cp = Checkpoint {
+        root: root.path.clone(),
+        kind: Kind(root.kind),
+        files,
+        dirs,
+        file_sizes,
+        modified_ms,
+        ..Default::default()
+    };
     let mut cx = Ctx { archive, prefix, budget_left: opts.budget_bytes };
     let file_set: BTreeSet<String> = cp.files.iter().map(|f| f.path.clone()).collect();
 
@@ -375,6 +386,7 @@ pub fn read_checkpoint_with(archive: &mut dyn Archive, root: &Root, opts: &ReadO
         if opts.check_rows {
             read_store_rows(&mut cp, &mut cx);
         }
+        read_state_growth(&mut cp, &mut cx);
     }
     cp.verify_budget = (opts.budget_bytes, opts.budget_bytes.saturating_sub(cx.budget_left));
     cp
@@ -658,7 +670,15 @@ fn read_store_rows(cp: &mut Checkpoint, cx: &mut Ctx<'_>) {
                 if store.is_empty() {
                     continue;
                 }
-                let chain = state_files::load_chain(&store, version, &provider, None, None, &[]);
+                let all_names: Vec<String> = cp.state.operators[&op].partitions[&part].stores.keys().cloned().collect();
+                let uid = unique_id_for(cp, op, part, store_index(&all_names, &name), version);
+                let top = uid.as_ref().and_then(|u| {
+                    store.changelogs.get(&version)?.iter().find(|f| f.unique_id.as_deref() == Some(u.as_str()))
+                });
+                let lineage: Option<Vec<(i64, String)>> =
+                    top.and_then(|t| cp.lineage_of(&t.file.path)).map(|l| l.to_vec());
+                let chain =
+                    state_files::load_chain(&store, version, &provider, uid.as_deref(), lineage.as_deref(), &[]);
                 let intact = chain.missing.is_none()
                     && !chain.base_not_found
                     && chain.steps.iter().all(|s| cp.integrity_of(&s.path).is_some_and(|i| i.problem.is_none()));
@@ -736,4 +756,72 @@ fn window_end_ms(row: &[u8], n: usize, idx: usize) -> Option<i64> {
     }
     let micros = word(off + 8 + 8)? as i64;
     Some(micros.div_euclid(1000))
+}
+
+/// Most partitions per operator whose RocksDB zip metadata is read for the growth series.
+const MAX_GROWTH_PARTITIONS: usize = 8;
+
+/// State size per version and operator: HDFS from the listing (snapshot and delta sizes); RocksDB from the
+/// listing (changelog sizes) and the `metadata` of each `<v>.zip` of the first partitions (SST bytes,
+/// `numKeys`), each zip charged to the byte budget.
+fn read_state_growth(cp: &mut Checkpoint, cx: &mut Ctx<'_>) {
+    let ops: Vec<i64> = cp.state.operators.keys().copied().collect();
+    for op in ops {
+        let mut points: BTreeMap<i64, GrowthPoint> = BTreeMap::new();
+        let stores: Vec<(u32, state_files::StoreFiles)> = cp.state.operators[&op]
+            .partitions
+            .iter()
+            .flat_map(|(p, pf)| pf.stores.values().map(move |s| (*p, s.clone())))
+            .collect();
+        let mut zip_parts: BTreeSet<u32> = BTreeSet::new();
+        for (part, s) in &stores {
+            for (v, f) in &s.deltas {
+                points.entry(*v).or_insert_with(|| GrowthPoint { version: *v, ..Default::default() }).delta_bytes +=
+                    f.size;
+            }
+            for (v, fs) in &s.changelogs {
+                let size: u64 = fs.iter().map(|f| f.file.size).sum();
+                points.entry(*v).or_insert_with(|| GrowthPoint { version: *v, ..Default::default() }).delta_bytes +=
+                    size;
+            }
+            for (v, f) in &s.snapshots {
+                let g = points.entry(*v).or_insert_with(|| GrowthPoint { version: *v, ..Default::default() });
+                g.partitions += 1;
+                g.snapshot_bytes += f.size;
+            }
+            if s.zips.is_empty() || (zip_parts.len() >= MAX_GROWTH_PARTITIONS && !zip_parts.contains(part)) {
+                continue;
+            }
+            zip_parts.insert(*part);
+            for (v, fs) in &s.zips {
+                // Several zips of one version exist only with checkpoint format v2 retries: take the first.
+                let Some(f) = fs.first() else { continue };
+                if f.file.size > cx.budget_left {
+                    cp.unverified.push(Unverified {
+                        path: f.file.path.clone(),
+                        bytes: f.file.size,
+                        what: "zip metadata not read for the state growth series".into(),
+                    });
+                    continue;
+                }
+                cx.budget_left -= f.file.size;
+                let meta = cx
+                    .read(&f.file.path, MAX_STATE_FILE_BYTES)
+                    .ok()
+                    .and_then(|b| crate::state::rocksdb::zip_meta::read_version_zip(&b, Default::default()).ok())
+                    .map(|z| z.metadata);
+                let g = points.entry(*v).or_insert_with(|| GrowthPoint { version: *v, ..Default::default() });
+                g.partitions += 1;
+                match meta {
+                    Some(m) => {
+                        g.snapshot_bytes += m.sst_files.iter().map(|f| f.size_bytes).sum::<u64>();
+                        g.keys =
+                            if g.partitions == 1 { m.num_keys } else { g.keys.zip(m.num_keys).map(|(a, b)| a + b) };
+                    }
+                    None => g.keys = None,
+                }
+            }
+        }
+        cp.state_growth.insert(op, points.into_values().collect());
+    }
 }
