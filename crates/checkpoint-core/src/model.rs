@@ -124,6 +124,8 @@ pub struct StateFileIntegrity {
     pub records: Option<(u64, u64)>,
     /// RocksDB zip: `numKeys` of its metadata, when it reads.
     pub num_keys: Option<i64>,
+    /// Bytes of the decompressed stream (`.delta`, `.snapshot`, `.changelog`), when it decompressed.
+    pub decompressed_bytes: Option<u64>,
 }
 
 /// State size at one version of one operator, from the files on disk, summed over the partitions that have

@@ -28,8 +28,8 @@ pub struct ReadOptions {
     pub verify_state: bool,
     /// Decode the rows of the stores a restart loads (schema validation, event-time keys).
     pub check_rows: bool,
-    /// Bytes of state files that may be read for both (`u64::MAX` = no budget). Files beyond it are listed
-    /// in [`Checkpoint::unverified`].
+    /// Bytes of state that may be processed for both: stored bytes read, or decompressed bytes when larger
+    /// (`u64::MAX` = no budget). Files beyond it are listed in [`Checkpoint::unverified`].
     pub budget_bytes: u64,
 }
 
@@ -570,6 +570,7 @@ fn check_state_file(
                     error_class: None,
                     records: None,
                     num_keys: None,
+                    decompressed_bytes: None,
                 },
             );
             return;
@@ -601,6 +602,7 @@ fn check_state_file(
                 error_class: z.error_class.map(str::to_string),
                 records: None,
                 num_keys: z.num_keys,
+                decompressed_bytes: None,
             }
         }
         k => {
@@ -619,9 +621,14 @@ fn check_state_file(
                 error_class: c.error_class.map(str::to_string),
                 records: c.records,
                 num_keys: None,
+                decompressed_bytes: c.decompressed_bytes,
             }
         }
     };
+    // The budget bounds work: a stream costs its decompressed bytes.
+    if let Some(d) = integrity.decompressed_bytes {
+        cx.budget_left = cx.budget_left.saturating_sub(d.saturating_sub(size));
+    }
     cp.state_integrity.insert(path.to_string(), integrity);
 }
 
@@ -685,7 +692,15 @@ fn read_store_rows(cp: &mut Checkpoint, cx: &mut Ctx<'_>) {
                 if !intact {
                     continue;
                 }
-                let mut bytes: u64 = chain.steps.iter().map(|s| cp.file_size(&s.path).unwrap_or(0)).sum();
+                // Cost: the decompressed bytes the verification saw (else the stored size).
+                let mut bytes: u64 = chain
+                    .steps
+                    .iter()
+                    .map(|s| {
+                        let stored = cp.file_size(&s.path).unwrap_or(0);
+                        cp.integrity_of(&s.path).and_then(|i| i.decompressed_bytes).unwrap_or(stored).max(stored)
+                    })
+                    .sum();
                 if chain.steps.iter().any(|s| s.kind == state_files::ChainFileKind::Zip) {
                     bytes += store.ssts.iter().map(|f| f.size).sum::<u64>();
                 }

@@ -41,6 +41,8 @@ pub struct StreamCheck {
     pub error_class: Option<&'static str>,
     /// Rows (puts) and removals in a `.delta`/`.snapshot`, records in a changelog, when it decoded.
     pub records: Option<(u64, u64)>,
+    /// Bytes of the decompressed stream, when it decompressed (the work a read costs).
+    pub decompressed_bytes: Option<u64>,
 }
 
 /// Checks a compressed state stream file. `snapshot` selects snapshot rules (no removals), `changelog`
@@ -61,6 +63,7 @@ pub fn check_stream_file(path: &str, bytes: &[u8], snapshot: bool, changelog: bo
         };
         return match rocksdb::changelog::parse_changelog(&data, MAX_CHANGELOG_RECORDS) {
             Ok(cl) => StreamCheck {
+                decompressed_bytes: Some(data.len() as u64),
                 lineage: (cl.format_version >= 3)
                     .then(|| cl.lineage.iter().map(|l| (l.version, l.checkpoint_unique_id.clone())).collect()),
                 records: Some((cl.records.len() as u64, 0)),
@@ -83,6 +86,7 @@ pub fn check_stream_file(path: &str, bytes: &[u8], snapshot: bool, changelog: bo
                     ),
                     error_class: (e.kind == C::InvalidVersion)
                         .then_some("CANNOT_LOAD_STATE_STORE.INVALID_CHANGE_LOG_READER_VERSION"),
+                    decompressed_bytes: Some(data.len() as u64),
                     ..Default::default()
                 }
             }
@@ -90,7 +94,11 @@ pub fn check_stream_file(path: &str, bytes: &[u8], snapshot: bool, changelog: bo
     }
     let kind = if snapshot { RecordFileKind::Snapshot } else { RecordFileKind::Delta };
     match crate::state::hdfs::verify_file(bytes, kind, MAX_STREAM_OUT) {
-        Ok(stats) => StreamCheck { records: Some((stats.puts, stats.removals)), ..Default::default() },
+        Ok(stats) => StreamCheck {
+            records: Some((stats.puts, stats.removals)),
+            decompressed_bytes: Some(stats.end_offset + 4 + stats.trailing_bytes),
+            ..Default::default()
+        },
         Err(StateFileError::Codec(e)) => codec_failure(path, e),
         Err(e @ StateFileError::Records(_)) => {
             let StateFileError::Records(r) = &e else { return StreamCheck::default() };
