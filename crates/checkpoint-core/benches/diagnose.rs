@@ -87,7 +87,7 @@ fn bench(c: &mut Criterion) {
 
     let files = large_checkpoint();
     let total: usize = files.iter().map(|(_, b)| b.len()).sum();
-    let state_mb = PARTITIONS as usize * BATCHES as usize * DELTA_TARGET >> 20;
+    let state_mb = (PARTITIONS as usize * BATCHES as usize * DELTA_TARGET) >> 20;
     let mut archive = MemArchive::new("large", files, Limits::default()).expect("mem");
     let mut g = c.benchmark_group(format!(
         "diagnose generated {PARTITIONS}x{BATCHES} deltas (~{state_mb} MiB of state, {} KiB stored)",
