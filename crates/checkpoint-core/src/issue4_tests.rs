@@ -69,11 +69,7 @@ fn truncated_delta_in_the_chain_is_named_with_its_offset() {
                 let files = files_of(name);
                 let parts =
                     crate::testutil::fixture_record(name)["facts"]["state_partitions"].as_u64().unwrap_or(3) as u32;
-                let path = (0..parts)
-                    .flat_map(|p| chain_of(&files, p))
-                    .filter(|(_, k)| *k == ChainFileKind::Delta)
-                    .next_back()?
-                    .0;
+                let path = (0..parts).flat_map(|p| chain_of(&files, p)).rfind(|(_, k)| *k == ChainFileKind::Delta)?.0;
                 Some((files, path))
             })
             .expect("a fixture whose chain has a delta");
