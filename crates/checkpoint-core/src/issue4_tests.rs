@@ -306,3 +306,135 @@ fn zip_entry_times_are_read_and_a_rewritten_offsets_file_is_flagged() {
     assert_eq!(age.len(), 1);
     assert!(age[0].title.contains("last committed"), "{}", age[0].title);
 }
+
+/// An archive that records which entries were read.
+struct Recording<A: Archive> {
+    inner: A,
+    reads: Vec<String>,
+}
+
+impl<A: Archive> Archive for Recording<A> {
+    fn entries(&self) -> &[crate::archive::Entry] {
+        self.inner.entries()
+    }
+    fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, crate::archive::ArchiveError> {
+        self.reads.push(path.to_string());
+        self.inner.read(path, max_bytes)
+    }
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn input_bytes(&self) -> u64 {
+        self.inner.input_bytes()
+    }
+}
+
+#[test]
+fn with_budget_zero_only_the_listing_and_small_log_files_are_read() {
+    for name in ["ss-4.3.0-agg-hdfs", "ss-4.3.0-agg-rocksdb", "ss-4.3.0-join", "ss-4.1.4-agg-rocksdb-ckptv2"] {
+        let mut a = Recording { inner: open_fixture(name), reads: vec![] };
+        let r = diagnose(&mut a, &Context { verify_budget_bytes: Some(0), ..Default::default() });
+        assert_eq!(r.checkpoints.len(), 1);
+        for p in &a.reads {
+            let file = p.rsplit('/').next().unwrap_or("");
+            let state_data = p.starts_with("state/")
+                && (file.ends_with(".delta")
+                    || file.ends_with(".snapshot")
+                    || file.ends_with(".zip")
+                    || file.ends_with(".changelog")
+                    || file.ends_with(".sst"));
+            assert!(!state_data, "{name}: {p} read although the budget is 0");
+        }
+        assert!(a.reads.iter().any(|p| p.starts_with("offsets/")), "{name}: logs are read");
+    }
+}
+
+#[test]
+fn healthy_checkpoints_spark_wrote_raise_none_of_the_new_warnings() {
+    for name in crate::testutil::fixture_names().into_iter().filter(|n| n.starts_with("ss-")) {
+        let r = diagnose(&mut open_fixture(&name), &Context::default());
+        for code in [
+            "state-row-schema-violation",
+            "state-keys-behind-watermark",
+            "offsets-rewritten-after-commit",
+            "state-verification-budget",
+            "state-file-corrupt",
+        ] {
+            assert!(findings(&r, code).is_empty(), "{name}: {code}");
+        }
+    }
+}
+
+#[test]
+fn growth_and_a_stuck_watermark_are_judged_from_the_series() {
+    use crate::model::{Checkpoint, GrowthPoint};
+    let mut cp = Checkpoint {
+        kind: crate::model::Kind(crate::report::CheckpointKind::StructuredStreaming),
+        ..Default::default()
+    };
+    let pt = |v: i64, bytes: u64| GrowthPoint {
+        version: v,
+        partitions: 2,
+        snapshot_bytes: bytes,
+        keys: None,
+        delta_bytes: 0,
+    };
+    cp.state_growth.insert(0, vec![pt(10, 2000), pt(20, 3000), pt(30, 5000)]);
+    let f = crate::checks::state_growth::check_growth(&cp, &Context::default());
+    assert_eq!(f.len(), 1);
+    assert!(f[0].title.contains("2.5x"), "{}", f[0].title);
+    // Not monotone: state shrank once, so eviction works.
+    cp.state_growth.insert(0, vec![pt(10, 2000), pt(20, 1000), pt(30, 5000)]);
+    assert!(crate::checks::state_growth::check_growth(&cp, &Context::default()).is_empty());
+    // Keys win over bytes when every point has them.
+    let kp =
+        |v: i64, k: i64| GrowthPoint { version: v, partitions: 1, snapshot_bytes: 100, keys: Some(k), delta_bytes: 0 };
+    cp.state_growth.insert(0, vec![kp(1, 10), kp(2, 15), kp(3, 30)]);
+    let f = crate::checks::state_growth::check_growth(&cp, &Context::default());
+    assert!(f.len() == 1 && f[0].title.contains("keys"), "{f:?}");
+}
+
+#[test]
+fn a_watermark_frozen_for_many_batches_is_reported() {
+    // A real windowed aggregation; the last six batches rewritten to keep the watermark of the sixth-last.
+    let name = "ss-4.3.0-agg-hdfs";
+    let mut files = files_of(name);
+    let mut a = mem(files.clone());
+    let roots = crate::layout::find_roots(a.entries());
+    let cp = read_checkpoint_with(&mut a, &roots[0], &ReadOptions::default());
+    let last = cp.last_batch_id().expect("batches");
+    let wm_of = |b: i64| {
+        cp.offsets[&b]
+            .file
+            .content
+            .as_ref()
+            .ok()
+            .and_then(|o| o.metadata.as_ref())
+            .and_then(|m| m.batch_watermark_ms)
+            .unwrap_or(0)
+    };
+    let frozen = wm_of(last - 5);
+    for b in (last - 4)..=last {
+        let path = format!("offsets/{b}");
+        let e = files.iter_mut().find(|(p, _)| *p == path).expect("offsets");
+        let text = String::from_utf8(e.1.clone()).expect("utf8");
+        e.1 = text
+            .replacen(&format!("\"batchWatermarkMs\":{}", wm_of(b)), &format!("\"batchWatermarkMs\":{frozen}"), 1)
+            .into_bytes();
+        files.retain(|(p, _)| *p != format!("offsets/.{b}.crc"));
+    }
+    let r = run(files, &ctx("4.3.0"));
+    let f = findings(&r, "watermark-not-advancing");
+    assert_eq!(f.len(), 1, "{:?}", r.checkpoints[0].findings.iter().map(|f| &f.code).collect::<Vec<_>>());
+    let n: usize = f[0]
+        .title
+        .split("for the last ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("count");
+    assert!(n >= 6, "{}", f[0].title);
+    // The real checkpoint's watermark moved.
+    let r = diagnose(&mut open_fixture(name), &Context::default());
+    assert!(findings(&r, "watermark-not-advancing").is_empty());
+}
