@@ -242,23 +242,71 @@ fn a_watermark_past_the_windows_reports_keys_not_evicted() {
     assert!(f[0].title.starts_with(&format!("{total} of {total} state keys")), "{}", f[0].title);
 }
 
-#[test]
-fn a_key_row_that_violates_the_schema_is_found() {
+/// `ss-4.3.0-agg-hdfs` with the key row of record `nth` (0-based) of partition 0's first chain file marked
+/// null in field 0 although its slot is set.
+fn with_bad_key_row(nth: usize) -> (Vec<(String, Vec<u8>)>, String) {
     let mut files = files_of("ss-4.3.0-agg-hdfs");
     let chain = chain_of(&files, 0);
-    let (path, kind) = chain.last().cloned().expect("chain");
+    let (path, _) = chain.first().cloned().expect("chain");
     replace(&mut files, &path, |b| {
         let mut data = crate::codec::decompress(b, 1 << 30).expect("fixture file decompresses");
-        // First record: key size (4), key row. Mark field 0 null although its slot is set.
-        data[4] |= 1;
+        let mut at = 0usize;
+        for _ in 0..nth {
+            let ks = i32::from_be_bytes(data[at..at + 4].try_into().expect("4 bytes")) as usize;
+            let vs = i32::from_be_bytes(data[at + 4 + ks..at + 8 + ks].try_into().expect("4 bytes")) as usize;
+            at += 8 + ks + vs;
+        }
+        data[at + 4] |= 1;
         *b = crate::codec::write::lz4_block_stream(&data, 32 * 1024);
     });
-    let _ = kind;
+    (files, path)
+}
+
+#[test]
+fn the_first_row_spark_validates_fails_the_restart_per_version() {
+    let (files, path) = with_bad_key_row(0);
+    for (v, class, exc) in [
+        ("4.3.0", Some("CANNOT_LOAD_STATE_STORE.KEY_ROW_FORMAT_VALIDATION_FAILURE"), "org.apache.spark.SparkException"),
+        (
+            "4.0.5",
+            Some("STATE_STORE_KEY_ROW_FORMAT_VALIDATION_FAILURE"),
+            "org.apache.spark.sql.execution.streaming.state.StateStoreKeyRowFormatValidationFailure",
+        ),
+        ("3.5.9", None, "org.apache.spark.sql.execution.streaming.state.InvalidUnsafeRowException"),
+    ] {
+        let r = run(files.clone(), &ctx(v));
+        let f = findings(&r, "state-row-schema-violation");
+        assert_eq!(f.len(), 1, "{v}");
+        assert_eq!(f[0].severity, Severity::Error, "{v}");
+        assert!(f[0].evidence.iter().any(|e| e.path == path), "{v}: {:?}", f[0].evidence);
+        assert!(
+            f[0].evidence.iter().any(|e| e.path == "state/0/0" && e.detail.contains("key row")),
+            "{:?}",
+            f[0].evidence
+        );
+        let rf = f[0].restart_failure.as_ref().expect("predicted failure");
+        assert_eq!(rf.error_class.as_deref(), class, "{v}");
+        assert_eq!(rf.exception, exc, "{v}");
+        assert_eq!(r.checkpoints[0].restart.outcome, crate::report::RestartOutcome::Fails, "{v}");
+    }
+    // Validation turned off: Spark loads the row as is.
+    let mut off = ctx("4.3.0");
+    off.session_conf.insert("spark.sql.streaming.stateStore.formatValidation.enabled".into(), "false".into());
+    let r = run(files, &off);
+    let f = findings(&r, "state-row-schema-violation");
+    assert_eq!(f[0].severity, Severity::Warning);
+    assert!(f[0].restart_failure.is_none());
+}
+
+#[test]
+fn a_bad_row_spark_does_not_validate_is_a_warning() {
+    let (files, _) = with_bad_key_row(1);
     let r = run(files, &ctx("4.3.0"));
     let f = findings(&r, "state-row-schema-violation");
     assert_eq!(f.len(), 1);
-    assert!(f[0].evidence.iter().any(|e| e.path == "state/0/0" && e.detail.contains("key row")), "{:?}", f[0].evidence);
-    assert!(f[0].error_classes.iter().any(|c| c == "STATE_STORE_KEY_ROW_FORMAT_VALIDATION_FAILURE"));
+    assert_eq!(f[0].severity, Severity::Warning);
+    assert!(f[0].restart_failure.is_none());
+    assert!(f[0].title.starts_with("1 state row(s)"), "{}", f[0].title);
 }
 
 #[test]

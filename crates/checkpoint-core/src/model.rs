@@ -181,6 +181,10 @@ pub struct StoreRows {
     pub keys_behind_watermark: u64,
     /// Why the store could not be read, when it could not (the chain findings say more).
     pub error: Option<String>,
+    /// HDFS provider: the first row Spark reads while loading (first put of the first file of the chain),
+    /// which `validateStateRowFormat` checks, when it violates the schema: (file, offset of the record in the
+    /// decompressed stream, `key` or `value`, reason).
+    pub first_row_invalid: Option<(String, u64, &'static str, String)>,
 }
 
 /// Everything read from one checkpoint root.

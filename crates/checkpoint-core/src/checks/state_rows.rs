@@ -21,22 +21,34 @@ pub fn check_row_schema(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     if cp.kind.0 != CheckpointKind::StructuredStreaming {
         return vec![];
     }
-    let bad: Vec<_> = cp.store_rows.values().filter(|s| s.bad_rows > 0).collect();
+    let bad: Vec<_> = cp.store_rows.values().filter(|s| s.bad_rows > 0 || s.first_row_invalid.is_some()).collect();
     let Some(first) = bad.first() else {
         return vec![];
     };
-    let key_side = first.bad_key.is_some();
-    let classes: Vec<&str> = if legacy(ctx) {
-        vec![]
-    } else if key_side {
-        vec!["STATE_STORE_KEY_ROW_FORMAT_VALIDATION_FAILURE"]
-    } else {
-        vec!["STATE_STORE_VALUE_ROW_FORMAT_VALIDATION_FAILURE"]
+    let conf = super::effective_conf(cp, ctx);
+    let validation = super::conf_bool(&conf, "spark.sql.streaming.stateStore.formatValidation.enabled", true);
+    // The row Spark checks (HDFS: the first put of the first file it reads) is bad: the restart fails.
+    let checked = bad.iter().find_map(|s| s.first_row_invalid.as_ref()).filter(|_| validation);
+    let key_side = match checked {
+        Some((_, _, side, _)) => *side == "key",
+        None => first.bad_key.is_some(),
     };
-    let total: u64 = bad.iter().map(|s| s.bad_rows).sum();
+    let v = super::spark(ctx);
+    let side = if key_side { "KEY" } else { "VALUE" };
+    let classes: Vec<String> = if legacy(ctx) {
+        vec![]
+    } else if v.at_least(4, 1) {
+        vec![
+            format!("CANNOT_LOAD_STATE_STORE.{side}_ROW_FORMAT_VALIDATION_FAILURE"),
+            format!("STATE_STORE_{side}_ROW_FORMAT_VALIDATION_FAILURE"),
+        ]
+    } else {
+        vec![format!("STATE_STORE_{side}_ROW_FORMAT_VALIDATION_FAILURE")]
+    };
+    let total: u64 = bad.iter().map(|s| s.bad_rows).sum::<u64>().max(1);
     let mut f = Finding::new(
         "state-row-schema-violation",
-        Severity::Warning,
+        if checked.is_some() { Severity::Error } else { Severity::Warning },
         format!(
             "{total} state row(s) in {} store(s) do not match the stored {} schema",
             bad.len(),
@@ -44,6 +56,19 @@ pub fn check_row_schema(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         ),
     )
     .classes(&classes);
+    if let Some((path, off, side, why)) = checked {
+        f = f.evidence(path, format!("the first row Spark reads and validates on restart: {side} of the record at decompressed byte {off}: {why}"), Some(*off));
+        let exc = if legacy(ctx) {
+            "org.apache.spark.sql.execution.streaming.state.InvalidUnsafeRowException"
+        } else if v.at_least(4, 1) {
+            "org.apache.spark.SparkException"
+        } else if key_side {
+            "org.apache.spark.sql.execution.streaming.state.StateStoreKeyRowFormatValidationFailure"
+        } else {
+            "org.apache.spark.sql.execution.streaming.state.StateStoreValueRowFormatValidationFailure"
+        };
+        f = f.fails(72, classes.first().map(String::as_str), exc);
+    }
     for s in bad.iter().take(10) {
         let (side, (row, off, why)) = match (&s.bad_key, &s.bad_value) {
             (Some(k), _) => ("key", k.clone()),
@@ -67,6 +92,7 @@ pub fn check_row_schema(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         BACKUP.to_string(),
         "If the query's code changed (new aggregation columns, other key types), restart the previous version of the query: state schemas cannot change in place.".to_string(),
         "Restore the store's files from a backup.".to_string(),
+        "Risky: spark.sql.streaming.stateStore.formatValidation.enabled=false lets the restart use the rows as they are (wrong results or a crash later are possible).".to_string(),
         super::new_checkpoint_step(cp),
     ])
     ]
