@@ -43,7 +43,11 @@ pub fn check_row_schema(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             format!("STATE_STORE_{side}_ROW_FORMAT_VALIDATION_FAILURE"),
         ]
     } else {
-        vec![format!("STATE_STORE_{side}_ROW_FORMAT_VALIDATION_FAILURE")]
+        // 4.0 wraps load failures it has no conversion for in CANNOT_LOAD_STATE_STORE.UNCATEGORIZED.
+        vec![
+            format!("STATE_STORE_{side}_ROW_FORMAT_VALIDATION_FAILURE"),
+            "CANNOT_LOAD_STATE_STORE.UNCATEGORIZED".to_string(),
+        ]
     };
     let total: u64 = bad.iter().map(|s| s.bad_rows).sum::<u64>().max(1);
     let mut f = Finding::new(
