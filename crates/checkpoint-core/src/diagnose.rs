@@ -204,6 +204,21 @@ fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport {
                 partitions: o.partitions.len() as u64,
                 provider: operator_provider(cp, o.operator_id),
                 latest_version: latest,
+                state_size: cp
+                    .state_growth
+                    .get(&o.operator_id)
+                    .map(|pts| {
+                        pts.iter()
+                            .map(|p| StateSizePoint {
+                                version: p.version,
+                                snapshot_partitions: p.partitions,
+                                snapshot_bytes: p.snapshot_bytes,
+                                snapshot_keys: p.keys,
+                                delta_bytes: p.delta_bytes,
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
             }
         })
         .collect();

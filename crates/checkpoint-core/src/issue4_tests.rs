@@ -207,6 +207,15 @@ fn rows_at_the_restart_version_match_sparks_dump_and_none_is_behind_the_watermar
             assert_eq!(s.keys_behind_watermark, 0, "{name} {dir}");
         }
         let r = diagnose(&mut open_fixture(name), &Context::default());
+        // RocksDB snapshots at the restart version: the zips' numKeys add up to Spark's row count.
+        let version = cp.last_committed_batch_id().expect("committed") + 1;
+        let op0 = &r.checkpoints[0].operators[0];
+        if let Some(p) = op0.state_size.iter().find(|p| p.version == version && p.snapshot_keys.is_some()) {
+            if u64::from(p.snapshot_partitions) == op0.partitions {
+                let total: u64 = golden.values().map(|g| g.0).sum();
+                assert_eq!(p.snapshot_keys, Some(total as i64), "{name}: numKeys at version {version}");
+            }
+        }
         assert!(findings(&r, "state-row-schema-violation").is_empty(), "{name}");
         assert!(findings(&r, "state-keys-behind-watermark").is_empty(), "{name}");
     }
