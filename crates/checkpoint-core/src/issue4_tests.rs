@@ -495,3 +495,31 @@ fn a_watermark_frozen_for_many_batches_is_reported() {
     let r = diagnose(&mut open_fixture(name), &Context::default());
     assert!(findings(&r, "watermark-not-advancing").is_empty());
 }
+
+#[test]
+fn a_truncated_changelog_in_the_chain_fails_the_restart_naming_it() {
+    let name = "ss-4.3.0-agg-rocksdb-changelog";
+    let mut files = files_of(name);
+    // Without the newest snapshot (uploaded asynchronously, so legitimately absent) the restart replays
+    // changelogs on top of an older zip.
+    let newest = chain_of(&files, 0).first().cloned().expect("chain").0;
+    let (dir, file) = newest.rsplit_once('/').expect("path");
+    let sidecar = format!("{dir}/.{file}.crc");
+    files.retain(|(p, _)| *p != newest && *p != sidecar);
+    let (path, _) =
+        chain_of(&files, 0).into_iter().rfind(|(_, k)| *k == ChainFileKind::Changelog).expect("a changelog");
+    replace(&mut files, &path, |b| b.truncate(b.len() - 8));
+    for v in ["3.5.9", "4.3.0"] {
+        let r = run(files.clone(), &ctx(v));
+        let f = findings(&r, "state-file-corrupt");
+        let f = f.iter().find(|f| f.evidence.iter().any(|e| e.path == path)).unwrap_or_else(|| panic!("{v}: {path}"));
+        assert_eq!(f.severity, Severity::Error, "{v}");
+        assert!(f.evidence.iter().any(|e| e.path == path && e.offset.is_some()), "{v}");
+        let rf = f.restart_failure.as_ref().expect("fails");
+        if v == "4.3.0" {
+            assert_eq!(rf.error_class.as_deref(), Some("CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"));
+        } else {
+            assert_eq!(rf.error_class, None);
+        }
+    }
+}
