@@ -356,6 +356,13 @@ fn zip_entry_times_are_read_and_a_rewritten_offsets_file_is_flagged() {
     let f = findings(&r, "offsets-rewritten-after-commit");
     assert_eq!(f.len(), 1);
     assert!(f[0].evidence.iter().any(|e| e.path == "offsets/3") && f[0].evidence.iter().any(|e| e.path == "commits/3"));
+    // Times from a copy that did not keep them (every offsets file newer than its commit) say nothing.
+    let mut a = mem(files_of(name));
+    for e in z.entries() {
+        let shifted = e.modified_ms.map(|t| if e.path.starts_with("offsets/") { t + 60_000 } else { t });
+        a.set_modified(&e.path, shifted);
+    }
+    assert!(findings(&diagnose(&mut a, &ctx("4.3.0")), "offsets-rewritten-after-commit").is_empty());
     // Ages against --now.
     let now = Context { now_ms: Some(com + 3 * 86_400_000), ..ctx("4.3.0") };
     let r = diagnose(&mut open_fixture(name), &now);
