@@ -6,6 +6,6 @@ cd "$(dirname "$0")/.."
 . scripts/env.sh
 # Build both wasm bins once, in one cargo call, with the flags Trunk uses (index.html): Trunk then runs two cargo
 # builds at once in the same target dir, which can race on the shared lib's LTO bitcode on a cold cache.
-cargo build --release --offline --target wasm32-unknown-unknown -p checkpoint-web --no-default-features --bin app --bin worker
+cargo build --profile web --offline --target wasm32-unknown-unknown -p checkpoint-web --no-default-features --bin app --bin worker
 trunk build --release --public-url ./
 python3 tools/single_file.py dist

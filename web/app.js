@@ -230,7 +230,8 @@ async function run(msg, label) {
     state.last = null;
     $('#results').replaceChildren();
     const help = ERROR_HELP[kind] ? ` ${ERROR_HELP[kind]}` : '';
-    showMessage(`${e.message || e}${help}`);
+    const text = String(e.message || e);
+    showMessage(`${/[.!?]$/.test(text) ? text : `${text}.`}${help}`);
     const box = $('#message');
     box.dataset.errorKind = kind;
     state.runs += 1;
@@ -242,13 +243,15 @@ async function run(msg, label) {
   }
 }
 
-function openFile(file) {
+function openFile(file, fromSample = false) {
+  if (!fromSample) $('#sample-select').value = '';
   state.input = { name: file.name };
   $('#intro').hidden = true;
   return run({ type: 'open-file', file, name: file.name, options: options() }, `Opening ${file.name}…`);
 }
 
 function openFolder(name, files) {
+  $('#sample-select').value = '';
   state.input = { name };
   $('#intro').hidden = true;
   if (files.length === 0) {
@@ -401,7 +404,7 @@ async function initSamples() {
       const r = await fetch(`web/samples/${s.file}`);
       blob = await r.blob();
     }
-    await openFile(new File([blob], s.file, { type: 'application/zip' }));
+    await openFile(new File([blob], s.file, { type: 'application/zip' }), true);
   });
 }
 
@@ -518,8 +521,8 @@ function renderCheckpoint(c, report) {
   sec.append(head, verdict, facts, fpanel, needs || '',
     el('div', { class: 'grid2' },
       el('div', { class: 'panel plot' }, el('h3', {}, 'Batch timeline'), renderTimeline(c)),
-      el('div', {}, renderSources(c), renderOperators(c))),
-    renderConfs(c));
+      el('div', {}, renderSources(c))),
+    renderOperators(c), renderConfs(c));
   if (c.dstream) sec.append(renderDstream(c.dstream));
   return sec;
 }
@@ -658,7 +661,7 @@ function renderConfs(c) {
     return [el('code', {}, k), el('code', {}, c.conf[k]),
       f ? el('span', {}, el('strong', {}, 'forced'), f.session !== undefined && f.session !== null ? ` (session sets ${f.session})` : '', f.note ? ` — ${f.note}` : '') : ''];
   });
-  return el('div', { class: 'panel' }, el('h3', {}, `Recorded confs (${keys.length}; ${forced.size} forced on restart)`),
+  return el('div', { class: 'panel confs' }, el('h3', {}, `Recorded confs (${keys.length}; ${forced.size} forced on restart)`),
     table(['conf', 'recorded value', 'on restart'], rows, (i) => (forced.has(keys[i]) ? { class: 'forced', dataset: { forced: 'true' } } : {})));
 }
 
@@ -672,7 +675,54 @@ function renderOperators(c) {
       o.provider, o.latest_version ?? '—'];
   });
   return el('div', { class: 'panel' }, el('h3', {}, 'Stateful operators × partitions × versions'),
-    table([{ label: 'op', num: true }, 'name', 'stores', { label: 'partitions', num: true }, 'provider', { label: 'latest version', num: true }], rows));
+    table([{ label: 'op', num: true }, 'name', 'stores', { label: 'partitions', num: true }, 'provider', { label: 'latest version', num: true }], rows),
+    stateMatrix(c, partitionsExpected));
+}
+
+/**
+ * State files per operator/store and partition, from the input's file listing (what is on disk, not a diagnosis):
+ * the range of versions with a delta/changelog/zip file, snapshots, and versions missing inside that range.
+ */
+function stateMatrix(c, partitionsExpected) {
+  const prefix = c.root ? `${c.root}/state/` : 'state/';
+  const rows = new Map(); // "op/store" -> Map(partition -> {versions:Set, snaps:Set})
+  let maxPart = -1;
+  for (const [p] of state.last.entries) {
+    if (!p.startsWith(prefix)) continue;
+    const parts = p.slice(prefix.length).split('/');
+    if (parts.length < 3 || parts.length > 4 || !/^\d+$/.test(parts[0]) || !/^\d+$/.test(parts[1])) continue;
+    const m = /^(\d+)(?:_[0-9a-fA-F-]+)?\.(delta|snapshot|changelog|zip)$/.exec(parts[parts.length - 1]);
+    if (!m) continue;
+    const key = `${parts[0]}/${parts.length === 4 ? parts[2] : 'default'}`;
+    const part = Number(parts[1]);
+    maxPart = Math.max(maxPart, part);
+    if (!rows.has(key)) rows.set(key, new Map());
+    const cell = rows.get(key).get(part) || { versions: new Set(), snaps: new Set() };
+    if (m[2] === 'snapshot' || m[2] === 'zip') cell.snaps.add(Number(m[1]));
+    if (m[2] !== 'snapshot') cell.versions.add(Number(m[1]));
+    rows.get(key).set(part, cell);
+  }
+  if (rows.size === 0) return null;
+  const nParts = Math.max(maxPart + 1, Number.isFinite(partitionsExpected) ? partitionsExpected : 0);
+  const shownParts = Math.min(nParts, 32);
+  const header = ['operator/store', ...Array.from({ length: shownParts }, (_, i) => `p${i}`)];
+  const body = [...rows.keys()].sort().map((key) => [el('code', {}, key), ...Array.from({ length: shownParts }, (_, i) => {
+    const cell = rows.get(key).get(i);
+    if (!cell) return el('span', { class: 'missing', title: `no state files for partition ${i}` }, 'missing');
+    const all = [...cell.versions, ...cell.snaps];
+    const lo = Math.min(...all); const hi = Math.max(...all);
+    const gaps = [];
+    const vs = [...cell.versions].sort((a, b) => a - b);
+    for (let k = 1; k < vs.length; k++) for (let v = vs[k - 1] + 1; v < vs[k] && gaps.length < 5; v++) gaps.push(v);
+    return el('span', { title: `versions ${lo}..${hi}; snapshots ${[...cell.snaps].sort((a, b) => a - b).join(', ') || 'none'}` },
+      `${lo}–${hi}`, cell.snaps.size ? el('span', { class: 'muted' }, ` · ${cell.snaps.size} snap`) : '',
+      gaps.length ? el('span', { class: 'missing' }, ` · no ${gaps.join(', ')}`) : '');
+  })]);
+  return el('details', { class: 'state-matrix', open: true },
+    el('summary', {}, 'State files per partition (versions on disk)'),
+    table(header, body),
+    nParts > shownParts ? el('p', { class: 'muted' }, `Showing ${shownParts} of ${nParts} partitions.`) : null,
+    state.last.entriesTotal > state.last.entries.length ? el('p', { class: 'muted' }, 'The file listing was cut; some files may not be counted.') : null);
 }
 
 function renderDstream(d) {
@@ -767,6 +817,8 @@ async function copySummary() {
 // Test/scripting hook (read-only): the last report shown.
 window.checkpointInspector = {
   get report() { return state.last ? state.last.report : null; },
+  /** What the worker read from the dropped file for the last diagnosis: {bytes, reads, ms}. */
+  get reading() { return state.last ? { bytes: state.last.bytesRead, reads: state.last.reads, ms: state.last.ms } : null; },
   get markdown() { return markdown(); },
   get summary() { return summary(); },
 };

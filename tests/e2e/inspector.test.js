@@ -423,6 +423,43 @@ describe('folders', () => {
   });
 });
 
+describe('a big zip', () => {
+  let dir;
+  before(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'big-')); });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  test('is read lazily in the worker while the page stays responsive', async () => {
+    // A real checkpoint plus 160 MiB of stored side files (like big state files): the page must not read it whole.
+    const big = path.join(dir, 'big-checkpoint.zip');
+    const src = path.join(fixturesDir, 'ss-4.3.0-agg-hdfs.zip');
+    const py = `import sys, zipfile
+src, dst = sys.argv[1], sys.argv[2]
+blob = bytes(range(256)) * 4096
+with zipfile.ZipFile(src) as zi, zipfile.ZipFile(dst, 'w', zipfile.ZIP_STORED) as zo:
+    for info in zi.infolist():
+        zo.writestr(info, zi.read(info.filename))
+    for i in range(160):
+        zo.writestr(f'exports/part-{i:05d}.bin', blob)
+`;
+    const r = spawnSync('python3', ['-c', py, src, big]);
+    assert.equal(r.status, 0, String(r.stderr));
+    const size = fs.statSync(big).size;
+    assert.ok(size > 160 * 1024 * 1024);
+    const page = await newPage();
+    await open(page, base);
+    await page.evaluate(() => { window.__ticks = 0; setInterval(() => { window.__ticks += 1; }, 10); });
+    const n = await runCount(page);
+    await page.setInputFiles('#file-input', big); // by path: Playwright does not copy the file
+    await waitRun(page, n);
+    const want = cliReport(big);
+    assert.deepEqual(await shown(page), expected(want));
+    const reading = await page.evaluate(() => window.checkpointInspector.reading);
+    assert.ok(reading.bytes < size / 20, `read ${reading.bytes} of ${size} bytes`);
+    assert.ok(await page.evaluate(() => window.__ticks) > 0, 'the main thread kept running');
+    await shot(page, '11-big-zip', false);
+  });
+});
+
 describe('settings in the link, narrow and dark', () => {
   test('?spark-version=4.1.4 preselects the version', async () => {
     const page = await newPage();

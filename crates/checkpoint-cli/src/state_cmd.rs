@@ -31,6 +31,18 @@ pub struct StateArgs {
     /// Only this state partition.
     #[arg(long)]
     pub partition: Option<u32>,
+    /// Read the registered timers of a transformWithState operator (`readRegisteredTimers`): rows
+    /// `{"key":..,"expiration_timestamp_ms":..,"partition_id":..}`. Conflicts with --state-var.
+    #[arg(long = "read-timers", conflicts_with = "state_var")]
+    pub read_timers: bool,
+    /// `flattenCollectionTypes`: true (default) gives one row per ListState element (`list_element`) / MapState
+    /// entry (`user_map_key`, `user_map_value`); false one row per grouping key with `list_value` / `map_value`.
+    #[arg(long = "flatten-collections", default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub flatten_collections: bool,
+    /// RocksDB stores: Spark 4.3's auto snapshot repair (skip an unreadable snapshot, rebuild from an older one).
+    /// Default: on unless the checkpoint's offset log turns it off, as a 4.3 restart does.
+    #[arg(long = "auto-snapshot-repair", action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub auto_snapshot_repair: Option<bool>,
     /// Print the `state-metadata` view (operators, stores, partitions, min/max batch) instead of rows.
     #[arg(long)]
     pub metadata: bool,
@@ -59,6 +71,9 @@ pub fn run(args: &StateArgs, archive: &mut dyn Archive) -> ExitCode {
             join_side: args.join_side.as_deref().map(|s| if s == "right" { JoinSide::Right } else { JoinSide::Left }),
             batch_id: args.batch,
             partition: args.partition,
+            read_registered_timers: args.read_timers,
+            flatten_collection_types: args.flatten_collections,
+            auto_snapshot_repair: args.auto_snapshot_repair,
         };
         state::read_state(archive, &root, &q).map(|rows| rows.iter().map(|r| r.to_json().to_string()).collect())
     };

@@ -91,3 +91,27 @@ fn damaged_state_exits_1_naming_the_file() {
     let out = bin().args(["state", "/nonexistent/x.zip"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn transform_with_state_options() {
+    let zip = fixtures().join("ss-4.3.0-tws-pandas.zip");
+    let p = zip.to_str().unwrap();
+    // A value state reads the same flattened or not (flattenCollectionTypes only reshapes lists and maps).
+    let want: Vec<Value> = golden("ss-4.3.0-tws-pandas.state.jsonl");
+    for flatten in ["true", "false"] {
+        let out = bin().args(["state", p, "--state-var", "cnt", "--flatten-collections", flatten]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(canon(&lines(&out.stdout)), canon(&want));
+    }
+    // No timers in time mode None (Spark's error), and the two options conflict.
+    let out = bin().args(["state", p, "--read-timers"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("TimeMode=None") && err.contains("STDS_INVALID_OPTION_VALUE"), "{err}");
+    let out = bin().args(["state", p, "--read-timers", "--state-var", "cnt"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    // A transformWithState operator needs a state variable.
+    let out = bin().args(["state", p]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("STDS_REQUIRED_OPTION_UNSPECIFIED"));
+}

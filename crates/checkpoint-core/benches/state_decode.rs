@@ -6,7 +6,7 @@
 //! Reports MB/s of decompressed bytes and rows/s.
 
 use checkpoint_core::codec::{self, write::lz4_block_stream};
-use checkpoint_core::state::hdfs::{for_each_record, scan_records, RecordFileKind};
+use checkpoint_core::state::hdfs::{for_each_record, for_each_record_in_file, scan_records, RecordFileKind};
 use checkpoint_core::state::schema::StructType;
 use checkpoint_core::state::unsafe_row::{decode_row, write_row_json};
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
@@ -21,7 +21,7 @@ fn key_row(i: u64) -> Vec<u8> {
     let mut out = vec![0u8; 24];
     let soff = out.len() as u64;
     out.extend_from_slice(s.as_bytes());
-    while out.len() % 8 != 0 {
+    while !out.len().is_multiple_of(8) {
         out.push(0);
     }
     slot(&mut out, 8, (soff << 32) | s.len() as u64);
@@ -122,6 +122,13 @@ fn bench(c: &mut Criterion) {
     g.bench_function("decompress_and_scan_records", |b| {
         b.iter(|| black_box(scan_records(&codec::decompress(&framed, 1 << 31).unwrap()).unwrap().puts))
     });
+    g.bench_function("streamed_blocks_and_records (no full buffer)", |b| {
+        b.iter(|| {
+            let mut n = 0u64;
+            let st = for_each_record_in_file(&framed, RecordFileKind::Delta, 1 << 31, |k, _| n += k.len() as u64);
+            black_box((st.unwrap().puts, n))
+        })
+    });
     g.throughput(Throughput::Elements(rows));
     g.bench_function("decompress_scan_decode_rows_to_json (rows)", |b| {
         b.iter(|| {
@@ -136,17 +143,16 @@ fn bench(c: &mut Criterion) {
             black_box(n)
         })
     });
-    g.bench_function("decompress_scan_write_rows_as_json_text (rows)", |b| {
+    g.bench_function("stream_records_write_rows_as_json_text (rows)", |b| {
         b.iter(|| {
-            let d = codec::decompress(&framed, 1 << 31).unwrap();
             let mut line = String::with_capacity(256);
             let mut bytes = 0usize;
-            for_each_record(&d, RecordFileKind::Delta, |r| {
+            for_each_record_in_file(&framed, RecordFileKind::Delta, 1 << 31, |k, v| {
                 line.clear();
                 line.push_str("{\"key\":");
-                write_row_json(r.key, &ks, &mut line).unwrap();
+                write_row_json(k, &ks, &mut line).unwrap();
                 line.push_str(",\"value\":");
-                write_row_json(r.value.unwrap_or(&[]), &vs, &mut line).unwrap();
+                write_row_json(v.unwrap_or(&[]), &vs, &mut line).unwrap();
                 line.push('}');
                 bytes += line.len();
             })

@@ -74,24 +74,20 @@ pub fn conf_bool(conf: &BTreeMap<String, String>, key: &str, default: bool) -> b
 /// Formats the standard "make a backup first" step.
 pub const BACKUP: &str = "Copy the whole checkpoint directory somewhere safe before changing anything in it.";
 
-/// The last-resort fix: a new checkpoint location.
+/// The last-resort fix: a new checkpoint location, with each source's exact starting options
+/// (see [`crate::restart_plan`]).
 pub fn new_checkpoint_step(cp: &Checkpoint) -> String {
-    let kinds: Vec<&str> = cp
-        .latest_readable_offsets()
-        .map(|(_, o)| o.offsets.iter().map(|s| s.kind.as_str()).collect())
-        .unwrap_or_default();
     let mut s = String::from(
         "Last resort: start the query on a NEW checkpoint location (option(\"checkpointLocation\", \"<new path>\")) \
          and make the sources start where this checkpoint stopped",
     );
-    if kinds.contains(&"kafka") {
-        s.push_str("; for Kafka set .option(\"startingOffsets\", <the offsets JSON of the last committed batch>)");
+    let plans = crate::restart_plan::source_plans(cp);
+    if plans.is_empty() {
+        s.push_str(" (no batch was committed, so the sources' own starting options apply)");
     }
-    if kinds.contains(&"delta") {
-        s.push_str("; for Delta set .option(\"startingVersion\", <reservoirVersion of the last committed batch>)");
-    }
-    if kinds.contains(&"file") {
-        s.push_str("; for a file source, files already processed will be read again unless you move them or set option(\"latestFirst\")/a path filter");
+    for p in plans {
+        s.push_str("; ");
+        s.push_str(&p.step);
     }
     s.push_str(". State (aggregations, deduplication, joins) starts empty.");
     s

@@ -30,9 +30,25 @@ pub(crate) fn checksum(data: &[u8]) -> u32 {
 }
 
 pub(crate) fn decompress(input: &[u8], max_out: usize) -> Result<Decompressed, CodecError> {
+    let mut out: Vec<u8> = Vec::with_capacity(declared_output(input).min(max_out));
+    let (blocks, complete) = run(input, max_out, &mut out, None)?;
+    Ok(Decompressed { codec: Codec::Lz4Block, data: out, blocks, complete })
+}
+
+/// Decodes block by block, handing each block's bytes to `emit` (at most one block, 32 KiB in Spark, is held).
+/// Returns (blocks, complete) as [`Decompressed`] has them.
+pub(crate) fn stream(input: &[u8], max_out: usize, emit: &mut dyn FnMut(&[u8])) -> Result<(u64, bool), CodecError> {
+    let mut scratch = Vec::new();
+    run(input, max_out, &mut scratch, Some(emit))
+}
+
+/// Receives each decoded block when streaming.
+type Emit<'e> = &'e mut dyn FnMut(&[u8]);
+
+fn run(input: &[u8], max_out: usize, out: &mut Vec<u8>, mut emit: Option<Emit<'_>>) -> Result<(u64, bool), CodecError> {
     let c = Codec::Lz4Block;
     let err = |at: usize, kind, msg: String| Err(CodecError::new(c, at, kind, msg));
-    let mut out: Vec<u8> = Vec::with_capacity(declared_output(input).min(max_out));
+    let mut emitted = 0usize;
     let mut pos = 0usize;
     let mut blocks = 0u64;
     // true right after an end-of-stream block (or at the start of an empty input).
@@ -73,7 +89,7 @@ pub(crate) fn decompress(input: &[u8], max_out: usize) -> Result<Decompressed, C
             );
         }
         // Bound first: a header claiming gigabytes is over the caller's limit before it is anything else.
-        check_budget(c, pos, out.len(), olen as u64, max_out)?;
+        check_budget(c, pos, emitted + out.len(), olen as u64, max_out)?;
         if (olen as u64) > (1u64 << level)
             || (olen == 0 && clen != 0)
             || (olen != 0 && clen == 0)
@@ -140,8 +156,13 @@ pub(crate) fn decompress(input: &[u8], max_out: usize) -> Result<Decompressed, C
         }
         blocks += 1;
         pos = payload_at + clen;
+        if let Some(e) = emit.as_mut() {
+            e(out);
+            emitted += out.len();
+            out.clear();
+        }
     }
-    Ok(Decompressed { codec: c, data: out, blocks, complete: at_stream_end })
+    Ok((blocks, at_stream_end))
 }
 
 /// Sum of the decompressed lengths the block headers declare (walking headers only, stopping at the first one that

@@ -186,6 +186,28 @@ pub fn decompress_detailed(bytes: &[u8], max_out: usize) -> Result<Decompressed,
     }
 }
 
+/// Decompresses a whole file like [`decompress`] (strict: a missing lz4 end-of-stream block is an error) but hands
+/// the output to `emit` piece by piece instead of returning it: lz4 streams one block (≤ 32 KiB in Spark) at a
+/// time, so a large state file is never held decompressed in memory; the other codecs emit once. Pieces are
+/// emitted before a later block fails: callers must treat an `Err` as the end of the data.
+pub fn decompress_chunks(bytes: &[u8], max_out: usize, emit: &mut dyn FnMut(&[u8])) -> Result<(), CodecError> {
+    if sniff(bytes) != Codec::Lz4Block {
+        let data = decompress(bytes, max_out)?;
+        emit(&data);
+        return Ok(());
+    }
+    let (_, complete) = lz4::stream(bytes, max_out, emit)?;
+    if !complete {
+        return Err(CodecError::new(
+            Codec::Lz4Block,
+            bytes.len(),
+            CodecErrorKind::Truncated,
+            "stream ended without the lz4 end-of-stream block (21 bytes `LZ4Block` 0x1? 0 0 0): the file was cut",
+        ));
+    }
+    Ok(())
+}
+
 /// Fails with [`CodecErrorKind::OverLimit`] when `have + add` would exceed `max_out`.
 pub(crate) fn check_budget(
     codec: Codec,

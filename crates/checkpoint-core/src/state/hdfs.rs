@@ -227,8 +227,99 @@ impl std::error::Error for StateFileError {}
 /// Checks that one `.delta` (`kind` Delta) or `.snapshot` file decodes as Spark would load it: the framing,
 /// its checksums, and the record stream up to the `-1` end marker. For the findings of issue 4.
 pub fn verify_file(bytes: &[u8], kind: RecordFileKind, max_out: usize) -> Result<RecordStats, StateFileError> {
-    let data = codec::decompress(bytes, max_out).map_err(StateFileError::Codec)?;
-    for_each_record(&data, kind, |_| {}).map_err(StateFileError::Records)
+    for_each_record_in_file(bytes, kind, max_out, |_, _| {})
+}
+
+/// Reads a codec-framed record file (`.delta`, `.snapshot`) as Spark does, streaming: lz4 blocks are decoded one
+/// at a time and records handed to `f(key, value)` (`None` = removal) as soon as they are complete, so the file is
+/// never held decompressed. Errors as [`verify_file`]: the first failure in stream order, a record error (offset
+/// in the decompressed stream) or a framing error (offset in the file). Records before a failure have already
+/// been handed to `f`.
+pub fn for_each_record_in_file(
+    bytes: &[u8],
+    kind: RecordFileKind,
+    max_out: usize,
+    mut f: impl FnMut(&[u8], Option<&[u8]>),
+) -> Result<RecordStats, StateFileError> {
+    let mut win: Vec<u8> = Vec::new();
+    let mut base = 0usize; // decompressed offset of win[0]
+    let mut st = RecordStats::default();
+    let mut done = false;
+    let mut rec_err: Option<RecordError> = None;
+    let res = codec::decompress_chunks(bytes, max_out, &mut |chunk: &[u8]| {
+        if rec_err.is_some() {
+            return;
+        }
+        if done {
+            st.trailing_bytes += chunk.len() as u64;
+            return;
+        }
+        win.extend_from_slice(chunk);
+        let mut p = 0usize;
+        while let Some(ks) = read_i32(&win, p) {
+            if ks == -1 {
+                done = true;
+                st.end_offset = (base + p) as u64;
+                st.trailing_bytes += (win.len() - p - 4) as u64;
+                break;
+            }
+            if ks < 0 {
+                rec_err = Some(RecordError {
+                    offset: (base + p) as u64,
+                    kind: RecordErrorKind::BadKeySize(ks),
+                    reason: format!("key size cannot be {ks}"),
+                });
+                break;
+            }
+            let k = ks as usize;
+            let Some(vs) = p.checked_add(4 + k).and_then(|at| read_i32(&win, at)) else { break };
+            let key_at = p + 4;
+            let value_at = key_at + k + 4;
+            if vs < 0 {
+                if kind == RecordFileKind::Snapshot {
+                    rec_err = Some(RecordError {
+                        offset: (base + key_at + k) as u64,
+                        kind: RecordErrorKind::BadValueSize(vs),
+                        reason: format!("value size cannot be {vs}"),
+                    });
+                    break;
+                }
+                f(&win[key_at..key_at + k], None);
+                st.removals += 1;
+                st.key_bytes += k as u64;
+                p = value_at;
+                continue;
+            }
+            let v = vs as usize;
+            if win.len() - value_at < v {
+                break;
+            }
+            f(&win[key_at..key_at + k], Some(&win[value_at..value_at + v]));
+            st.puts += 1;
+            st.key_bytes += k as u64;
+            st.value_bytes += v as u64;
+            p = value_at + v;
+        }
+        if !done {
+            win.drain(..p);
+            base += p;
+        }
+    });
+    if let Some(e) = rec_err {
+        return Err(StateFileError::Records(e));
+    }
+    res.map_err(StateFileError::Codec)?;
+    if !done {
+        let total = base + win.len();
+        return Err(StateFileError::Records(RecordError {
+            offset: base as u64,
+            kind: RecordErrorKind::Truncated,
+            reason: format!(
+                "stream ends at byte {total} inside a record, before the -1 end marker (java.io.EOFException)"
+            ),
+        }));
+    }
+    Ok(st)
 }
 
 /// Versions of the `.delta` and `.snapshot` files directly inside a store folder.
@@ -282,13 +373,15 @@ fn read_record_file(
     mut apply: impl FnMut(&[u8], Option<&[u8]>),
 ) -> Result<(), StateError> {
     let bytes = a.read(path, limits.max_file_bytes).map_err(|e| StateError::new(path, format!("cannot read: {e}")))?;
-    let data = codec::decompress(&bytes, limits.max_decompressed_bytes).map_err(|e| {
-        let fe = StateFileError::Codec(e.clone());
-        StateError::new(path, e.message.clone()).at(e.offset).class(fe.spark_error_class(kind))
-    })?;
-    for_each_record(&data, kind, |r| apply(r.key, r.value)).map_err(|e| {
-        let class = StateFileError::Records(e.clone()).spark_error_class(kind);
-        StateError::new(path, format!("{} (byte {} of the decompressed stream)", e.reason, e.offset)).class(class)
+    for_each_record_in_file(&bytes, kind, limits.max_decompressed_bytes, &mut apply).map_err(|fe| {
+        let class = fe.spark_error_class(kind);
+        match fe {
+            StateFileError::Codec(e) => StateError::new(path, e.message).at(e.offset).class(class),
+            StateFileError::Records(e) => {
+                StateError::new(path, format!("{} (byte {} of the decompressed stream)", e.reason, e.offset))
+                    .class(class)
+            }
+        }
     })?;
     Ok(())
 }

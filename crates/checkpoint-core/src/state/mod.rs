@@ -56,6 +56,19 @@ pub struct StateQuery {
     pub batch_id: Option<i64>,
     /// Only this partition (Spark reads all and one filters on `partition_id`).
     pub partition: Option<u32>,
+    /// `readRegisteredTimers`: read the timers of a transformWithState operator (its `$procTimers_keyToTimestamp`
+    /// or `$eventTimers_keyToTimestamp` column family, by the operator's time mode) instead of a state variable.
+    /// Conflicts with `state_var`, as in Spark.
+    pub read_registered_timers: bool,
+    /// `flattenCollectionTypes` (default true): one row per list element (`list_element`) / map entry
+    /// (`user_map_key`, `user_map_value`) of a transformWithState `ListState` / `MapState`; false gives one row per
+    /// grouping key with `list_value` / `map_value`.
+    pub flatten_collection_types: bool,
+    /// Spark 4.3's auto snapshot repair while loading RocksDB stores (an unreadable snapshot is skipped and the
+    /// version rebuilt from an older one and more changelogs). `None`: as a restart on the newest Spark (4.3)
+    /// does, i.e. on unless `spark.sql.streaming.stateStore.autoSnapshotRepair.enabled` is `false` in the offset
+    /// log entry of the batch read.
+    pub auto_snapshot_repair: Option<bool>,
 }
 
 impl Default for StateQuery {
@@ -67,25 +80,96 @@ impl Default for StateQuery {
             join_side: None,
             batch_id: None,
             partition: None,
+            read_registered_timers: false,
+            flatten_collection_types: true,
+            auto_snapshot_repair: None,
         }
     }
 }
 
-/// One row in the shape of Spark's statestore reader (`{"key":{..},"value":{..},"partition_id":0}`).
+/// One row in the shape of Spark's statestore reader (`{"key":{..},"value":{..},"partition_id":0}`), or of its
+/// transformWithState shapes (`SchemaUtil.generateSchemaForStateVar` in Spark 4.x):
+///
+/// | state variable | columns (in order) |
+/// |---|---|
+/// | any store, `ValueState` | `key`, `value`, `partition_id` |
+/// | `ListState` (flattened) | `key`, `list_element`, `partition_id` |
+/// | `ListState`, `flattenCollectionTypes=false` | `key`, `list_value`, `partition_id` |
+/// | `MapState` (flattened) | `key`, `user_map_key`, `user_map_value`, `partition_id` |
+/// | `MapState`, `flattenCollectionTypes=false` | `key`, `map_value`, `partition_id` |
+/// | timers (`readRegisteredTimers`) | `key`, `expiration_timestamp_ms`, `partition_id` |
+///
+/// Columns a shape does not have are `None` (and `value` is `Value::Null`); [`StateRow::to_json`] leaves them out
+/// exactly as Spark's `toJSON` leaves out null columns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StateRow {
     /// State partition the row lives in.
     pub partition_id: u32,
-    /// The key row as `toJSON` writes it.
+    /// The key row as `toJSON` writes it (for `MapState` and timers: the grouping key).
     pub key: Value,
-    /// The value row as `toJSON` writes it.
+    /// The value row as `toJSON` writes it; `Value::Null` for shapes without a `value` column.
     pub value: Value,
+    /// `list_element`: one element of a `ListState` (flattened).
+    pub list_element: Option<Value>,
+    /// `list_value`: every element of a `ListState` (not flattened), as `toJSON` writes an array of structs.
+    pub list_value: Option<Vec<Value>>,
+    /// `map_value`: a `MapState` (not flattened) as `toJSON` writes a map whose keys are structs: each key is the
+    /// user key row's `UnsafeRow.toString` (`[hex word,hex word,..]`), each value the value row.
+    pub map_value: Option<Map<String, Value>>,
+    /// `user_map_key`: the user key of one `MapState` entry (flattened).
+    pub user_map_key: Option<Value>,
+    /// `user_map_value`: the value of one `MapState` entry (flattened).
+    pub user_map_value: Option<Value>,
+    /// `expiration_timestamp_ms`: a registered timer's expiry, ms since the epoch.
+    pub expiration_timestamp_ms: Option<i64>,
 }
 
 impl StateRow {
-    /// The row as one JSON object: `{"key":..,"value":..,"partition_id":..}`.
+    /// A row of the plain `key`, `value`, `partition_id` shape.
+    pub fn new(partition_id: u32, key: Value, value: Value) -> Self {
+        StateRow {
+            partition_id,
+            key,
+            value,
+            list_element: None,
+            list_value: None,
+            map_value: None,
+            user_map_key: None,
+            user_map_value: None,
+            expiration_timestamp_ms: None,
+        }
+    }
+
+    /// The row as one JSON object in Spark's column order (`{"key":..,"value":..,"partition_id":..}` for the
+    /// plain shape); null columns are left out, as `toJSON` does.
     pub fn to_json(&self) -> Value {
-        serde_json::json!({"key": self.key, "value": self.value, "partition_id": self.partition_id})
+        let mut m = Map::new();
+        if !self.key.is_null() {
+            m.insert("key".into(), self.key.clone());
+        }
+        if let Some(e) = &self.list_element {
+            m.insert("list_element".into(), e.clone());
+        }
+        if let Some(l) = &self.list_value {
+            m.insert("list_value".into(), Value::Array(l.clone()));
+        }
+        if let Some(k) = &self.user_map_key {
+            m.insert("user_map_key".into(), k.clone());
+        }
+        if let Some(v) = &self.user_map_value {
+            m.insert("user_map_value".into(), v.clone());
+        }
+        if let Some(mv) = &self.map_value {
+            m.insert("map_value".into(), Value::Object(mv.clone()));
+        }
+        if let Some(t) = self.expiration_timestamp_ms {
+            m.insert("expiration_timestamp_ms".into(), t.into());
+        }
+        if !self.value.is_null() {
+            m.insert("value".into(), self.value.clone());
+        }
+        m.insert("partition_id".into(), self.partition_id.into());
+        Value::Object(m)
     }
 }
 
@@ -367,18 +451,31 @@ pub fn detect_provider(a: &dyn Archive, store_dir: &str) -> Provider {
     }
 }
 
-/// Loads one store of one partition at `version` with the provider found on disk.
+/// Loads one store of one partition at `version` with the provider found on disk. RocksDB stores are loaded
+/// with Spark 4.3's auto snapshot repair unless the checkpoint's offset log turns it off (see
+/// [`StateQuery::auto_snapshot_repair`]).
 pub fn load_raw_store(
     a: &mut dyn Archive,
     store_dir: &str,
     version: i64,
     limits: &StateLimits,
 ) -> Result<RawStore, StateError> {
+    load_raw_store_repair(a, store_dir, version, limits, None)
+}
+
+/// [`load_raw_store`] with auto snapshot repair as asked (`None`: as a 4.3 restart would).
+pub fn load_raw_store_repair(
+    a: &mut dyn Archive,
+    store_dir: &str,
+    version: i64,
+    limits: &StateLimits,
+    repair: Option<bool>,
+) -> Result<RawStore, StateError> {
     match detect_provider(a, store_dir) {
         Provider::Hdfs => hdfs::load_store(a, store_dir, version, limits),
-        Provider::RocksDb => load_rocksdb_store(a, store_dir, version, limits),
+        Provider::RocksDb => load_rocksdb_store(a, store_dir, version, limits, repair),
         Provider::Unknown if version > 0 && rocksdb::state_view::sibling_is_rocksdb(a, store_dir) => {
-            load_rocksdb_store(a, store_dir, version, limits)
+            load_rocksdb_store(a, store_dir, version, limits, repair)
         }
         Provider::Unknown => {
             if version == 0 {
@@ -400,8 +497,9 @@ fn load_rocksdb_store(
     store_dir: &str,
     version: i64,
     limits: &StateLimits,
+    repair: Option<bool>,
 ) -> Result<RawStore, StateError> {
-    rocksdb::state_view::load_for_state(a, store_dir, version, limits)
+    rocksdb::state_view::load_for_state(a, store_dir, version, limits, repair)
 }
 
 /// The key and value schemas of a store: the schema file v1/v2 under partition 0
@@ -429,6 +527,29 @@ pub fn store_schemas(
     })?;
     Ok((f.key, f.value))
 }
+
+/// The operator name recorded in the operator metadata (latest v2, else v1), when readable.
+fn operator_name(a: &mut dyn Archive, root: &str, operator_id: i64) -> Option<String> {
+    let meta_dir = join(root, &format!("state/{operator_id}/_metadata"));
+    let latest_v2 = children(a, &format!("{meta_dir}/v2"))
+        .into_iter()
+        .filter(|(n, f)| *f && !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
+        .filter_map(|(n, _)| n.parse::<i64>().ok())
+        .max();
+    let path = match latest_v2 {
+        Some(b) => format!("{meta_dir}/v2/{b}"),
+        None => format!("{meta_dir}/metadata"),
+    };
+    if !a.entries().iter().any(|e| e.path == path) {
+        return None;
+    }
+    let bytes = a.read(&path, 16 << 20).ok()?;
+    operator_metadata::parse_operator_metadata(&bytes).ok().map(|m| m.operator_name)
+}
+
+/// Operator names of transformWithState (`StateDataSource.twsShortNameSeq`).
+const TWS_OPERATORS: [&str; 3] =
+    ["transformWithStateExec", "transformWithStateInPandasExec", "transformWithStateInPySparkExec"];
 
 /// Number of partitions the operator metadata records for an operator (largest over its stores), 0 when there is
 /// no readable metadata.
@@ -501,6 +622,13 @@ pub fn read_state_with_limits(
                 .class("STDS_COMMITTED_BATCH_UNAVAILABLE")
         })?,
     };
+    if q.read_registered_timers && q.state_var.is_some() {
+        return Err(StateError::new(
+            join(root, &format!("state/{}", q.operator_id)),
+            "the options readRegisteredTimers and stateVarName conflict: give one of them",
+        )
+        .class("STDS_CONFLICT_OPTIONS"));
+    }
     let version = batch + 1;
     let op_dir = join(root, &format!("state/{}", q.operator_id));
     let mut parts = list_partitions(a, root, q.operator_id);
@@ -536,30 +664,68 @@ pub fn read_state_with_limits(
         parts = vec![p];
     }
     if let Some(side) = q.join_side {
-        return read_join_side(a, root, q.operator_id, side, version, &parts, limits);
+        return read_join_side(a, root, q.operator_id, side, version, &parts, limits, q.auto_snapshot_repair);
     }
-    if q.state_var.is_some() {
+    // Spark's option checks against the operator metadata (`StateDataSource.runStateVarChecks`).
+    let op_name = operator_name(a, root, q.operator_id);
+    let is_tws = op_name.as_deref().is_some_and(|n| TWS_OPERATORS.contains(&n));
+    if (q.state_var.is_some() || q.read_registered_timers) && q.join_side.is_none() {
+        if let Some(n) = op_name.as_deref().filter(|_| !is_tws) {
+            return Err(StateError::new(
+                &op_dir,
+                format!(
+                    "Providing state variable names is only supported with the transformWithState operator. Found operator={n}. Please remove this option and re-run the query."
+                ),
+            )
+            .class("STDS_INVALID_OPTION_VALUE.WITH_MESSAGE"));
+        }
+    } else if is_tws && q.join_side.is_none() {
+        return Err(StateError::new(
+            &op_dir,
+            "the transformWithState operator needs the option stateVarName (or readRegisteredTimers)",
+        )
+        .class("STDS_REQUIRED_OPTION_UNSPECIFIED"));
+    }
+    if q.state_var.is_some() || q.read_registered_timers {
         let dir = store_dir(root, q.operator_id, parts[0], &q.store_name);
         if detect_provider(a, &dir) != Provider::RocksDb {
             return Err(StateError::new(
                 dir,
-                "stateVarName applies to transformWithState operators, whose state is in RocksDB stores",
-            ));
+                "stateVarName and readRegisteredTimers apply to transformWithState operators, whose state is in RocksDB stores",
+            )
+            .class("STDS_INVALID_OPTION_VALUE.WITH_MESSAGE"));
         }
-        let var = q.state_var.as_deref().unwrap_or_default();
-        return rocksdb::state_view::read_state_var(a, root, q.operator_id, &q.store_name, var, batch, &parts, limits);
+        let target = match &q.state_var {
+            Some(v) => rocksdb::state_view::VarTarget::Variable(v.clone()),
+            None => rocksdb::state_view::VarTarget::Timers,
+        };
+        let opts = rocksdb::state_view::VarReadOptions {
+            flatten_collection_types: q.flatten_collection_types,
+            auto_snapshot_repair: q.auto_snapshot_repair,
+        };
+        return rocksdb::state_view::read_state_var(
+            a,
+            root,
+            q.operator_id,
+            &q.store_name,
+            &target,
+            batch,
+            &parts,
+            limits,
+            &opts,
+        );
     }
     let (ks, vs) = store_schemas(a, root, q.operator_id, &q.store_name)?;
     let mut rows = Vec::new();
     for p in parts {
         let dir = store_dir(root, q.operator_id, p, &q.store_name);
-        let raw = load_raw_store(a, &dir, version, limits)?;
+        let raw = load_raw_store_repair(a, &dir, version, limits, q.auto_snapshot_repair)?;
         if rows.len() + raw.pairs.len() > limits.max_rows {
             return Err(StateError::new(dir, format!("more than {} rows", limits.max_rows)));
         }
         for (k, v) in &raw.pairs {
             let (key, value) = decode_pair(&raw, k, v, &ks, &vs, &dir)?;
-            rows.push(StateRow { partition_id: p, key, value });
+            rows.push(StateRow::new(p, key, value));
         }
     }
     Ok(rows)
@@ -568,6 +734,7 @@ pub fn read_state_with_limits(
 /// The `joinSide` view: for each join key of `<side>-keyToNumValues` with count n, the n buffered input rows of
 /// `<side>-keyWithIndexToValue` (indexes 0..n), value without the `matched` column of join state format 2
 /// (`SymmetricHashJoinStateManager.iterator`, `StreamStreamJoinStatePartitionReader`).
+#[allow(clippy::too_many_arguments)]
 fn read_join_side(
     a: &mut dyn Archive,
     root: &str,
@@ -576,6 +743,7 @@ fn read_join_side(
     version: i64,
     parts: &[u32],
     limits: &StateLimits,
+    repair: Option<bool>,
 ) -> Result<Vec<StateRow>, StateError> {
     let count_store = format!("{}-keyToNumValues", side.name());
     let value_store = format!("{}-keyWithIndexToValue", side.name());
@@ -587,8 +755,8 @@ fn read_join_side(
     for &p in parts {
         let cdir = store_dir(root, op, p, &count_store);
         let vdir = store_dir(root, op, p, &value_store);
-        let counts = load_raw_store(a, &cdir, version, limits)?;
-        let values = load_raw_store(a, &vdir, version, limits)?;
+        let counts = load_raw_store_repair(a, &cdir, version, limits, repair)?;
+        let values = load_raw_store_repair(a, &vdir, version, limits, repair)?;
         // (join key JSON text, index) → input row.
         let mut by_key: HashMap<(String, i64), Value> = HashMap::new();
         for (k, v) in &values.pairs {
@@ -611,7 +779,7 @@ fn read_join_side(
                     if rows.len() >= limits.max_rows {
                         return Err(StateError::new(vdir, format!("more than {} rows", limits.max_rows)));
                     }
-                    rows.push(StateRow { partition_id: p, key: kj.clone(), value: vj });
+                    rows.push(StateRow::new(p, kj.clone(), vj));
                 }
             }
         }

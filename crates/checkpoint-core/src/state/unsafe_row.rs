@@ -324,7 +324,7 @@ fn map_keys(a: Slice<'_>, t: &DataType, depth: usize, p: &str) -> Result<Vec<Str
     Ok(out)
 }
 
-fn float_value(x: f32) -> Value {
+pub(crate) fn float_value(x: f32) -> Value {
     if x.is_nan() {
         Value::String("NaN".into())
     } else if x.is_infinite() {
@@ -336,7 +336,7 @@ fn float_value(x: f32) -> Value {
     }
 }
 
-fn double_value(x: f64) -> Value {
+pub(crate) fn double_value(x: f64) -> Value {
     if x.is_nan() {
         Value::String("NaN".into())
     } else if x.is_infinite() {
@@ -367,7 +367,7 @@ pub fn decimal_string(unscaled: i128, scale: u8) -> String {
 
 /// A decimal as a JSON number: exact for integers that fit 64 bits, otherwise the nearest double (serde_json
 /// has no arbitrary-precision numbers here).
-fn decimal_value(unscaled: i128, scale: u8) -> Value {
+pub(crate) fn decimal_value(unscaled: i128, scale: u8) -> Value {
     if scale == 0 {
         if let Ok(i) = i64::try_from(unscaled) {
             return Value::from(i);

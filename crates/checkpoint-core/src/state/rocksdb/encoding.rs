@@ -137,11 +137,11 @@ pub fn crc32c(parts: &[&[u8]]) -> u32 {
 /// True when `value` is laid out as one or more `[crc32c][len][element]` items whose checksums match `key`:
 /// a store written with row checksums (4.3+). Used to detect the layout when the conf is not known.
 pub fn has_row_checksums(key: &[u8], value: &[u8]) -> bool {
-    split_checksummed(key, value).is_ok()
+    split_checksummed(key, value, true).is_ok() || split_checksummed(key, value, false).is_ok()
 }
 
 /// Splits `[crc][len][element] (',' [crc][len][element])*` and verifies each CRC32C over key + element.
-fn split_checksummed<'a>(key: &[u8], value: &'a [u8]) -> Result<Vec<&'a [u8]>, EncodingError> {
+fn split_checksummed<'a>(key: &[u8], value: &'a [u8], delimited: bool) -> Result<Vec<&'a [u8]>, EncodingError> {
     let mut out = Vec::new();
     let mut pos = 0;
     while pos < value.len() {
@@ -164,7 +164,7 @@ fn split_checksummed<'a>(key: &[u8], value: &'a [u8]) -> Result<Vec<&'a [u8]>, E
         }
         out.push(elem);
         pos += 8 + len;
-        if pos < value.len() {
+        if pos < value.len() && delimited {
             if value[pos] != super::MERGE_DELIMITER {
                 return eerr(
                     pos,
@@ -180,8 +180,9 @@ fn split_checksummed<'a>(key: &[u8], value: &'a [u8]) -> Result<Vec<&'a [u8]>, E
     Ok(out)
 }
 
-/// Splits `[len][element] (',' [len][element])*` (`MultiValuedStateEncoder`).
-fn split_length_prefixed(value: &[u8]) -> Result<Vec<&[u8]>, EncodingError> {
+/// Splits `[len][element] (',' [len][element])*` (`MultiValuedStateEncoder`); without `delimited`, the elements
+/// follow each other with no ',' (RocksDB merge operator version 2, `...rocksdb.mergeOperatorVersion=2`).
+fn split_length_prefixed(value: &[u8], delimited: bool) -> Result<Vec<&[u8]>, EncodingError> {
     let mut out = Vec::new();
     let mut pos = 0;
     while pos < value.len() {
@@ -192,7 +193,7 @@ fn split_length_prefixed(value: &[u8]) -> Result<Vec<&[u8]>, EncodingError> {
         };
         out.push(&value[pos + 4..pos + 4 + len]);
         pos += 4 + len;
-        if pos < value.len() {
+        if pos < value.len() && delimited {
             if value[pos] != super::MERGE_DELIMITER {
                 return eerr(
                     pos,
@@ -215,35 +216,86 @@ pub fn split_value<'a>(
     multi_value: bool,
     row_checksum: Option<bool>,
 ) -> Result<Vec<&'a [u8]>, EncodingError> {
-    let checksummed = match row_checksum {
-        Some(c) => c,
-        None => has_row_checksums(key, value),
-    };
-    let elements: Vec<&[u8]> = if checksummed {
-        let items = split_checksummed(key, value)?;
-        if multi_value {
-            // Elements may still carry the MultiValuedStateEncoder length prefix.
-            items
-                .into_iter()
-                .map(|e| match le_i32(e, 0) {
-                    Some(l) if l >= 0 && l as usize == e.len().saturating_sub(4) => &e[4..],
-                    _ => e,
-                })
-                .collect()
-        } else {
-            items
-        }
-    } else if multi_value {
-        split_length_prefixed(value)?
-    } else {
-        vec![value]
-    };
+    let elements = split_value_elements(key, value, multi_value, row_checksum, true)?;
     let mut out = Vec::with_capacity(elements.len());
     for e in elements {
         let base = e.as_ptr() as usize - value.as_ptr() as usize;
         out.push(strip_version(e, base)?);
     }
     Ok(out)
+}
+
+/// Takes a raw value apart into its encoded elements, each still starting with the encoding version byte (an
+/// UnsafeRow or an Avro-encoded row behind it), verifying row checksums. `delimited_first`: try the merge
+/// operator v1 layout (',' between list elements) first, else the v2 one (no delimiter); the other layout is
+/// tried when the first does not fit.
+pub fn split_value_elements<'a>(
+    key: &[u8],
+    value: &'a [u8],
+    multi_value: bool,
+    row_checksum: Option<bool>,
+    delimited_first: bool,
+) -> Result<Vec<&'a [u8]>, EncodingError> {
+    let checksummed = match row_checksum {
+        Some(c) => c,
+        None => has_row_checksums(key, value),
+    };
+    let either = |f: &dyn Fn(bool) -> Result<Vec<&'a [u8]>, EncodingError>| match f(delimited_first) {
+        Ok(v) => Ok(v),
+        Err(e) if multi_value => f(!delimited_first).map_err(|_| e),
+        Err(e) => Err(e),
+    };
+    if checksummed {
+        let items = either(&|d| split_checksummed(key, value, d))?;
+        if multi_value {
+            // Elements may still carry the MultiValuedStateEncoder length prefix.
+            Ok(items
+                .into_iter()
+                .map(|e| match le_i32(e, 0) {
+                    Some(l) if l >= 0 && l as usize == e.len().saturating_sub(4) => &e[4..],
+                    _ => e,
+                })
+                .collect())
+        } else {
+            Ok(items)
+        }
+    } else if multi_value {
+        either(&|d| split_length_prefixed(value, d))
+    } else {
+        Ok(vec![value])
+    }
+}
+
+/// Takes a key apart without assuming UnsafeRow alignment (Avro-encoded keys): the column family id and the
+/// encoded parts, each still starting with the encoding version byte — one part for a plain key, (prefix,
+/// remaining) for prefix/range-scan keys (`[len: i32 LE][prefix][remaining]`).
+pub fn split_key_raw(key: &[u8], with_column_family: bool, scan: bool) -> Result<KeyParts<'_>, EncodingError> {
+    let (column_family, body, base) = if with_column_family {
+        match key.get(..2) {
+            Some(b) => (Some(u16::from_le_bytes([b[0], b[1]])), &key[2..], 2),
+            None => return eerr(0, "key shorter than its 2-byte column family id"),
+        }
+    } else {
+        (None, key, 0)
+    };
+    let rows = if scan {
+        let n = match le_i32(body, 0) {
+            Some(n) if n >= 0 && (n as usize) <= body.len() - 4 => n as usize,
+            Some(n) => return eerr(base, format!("prefix length {n} does not fit in the key")),
+            None => return eerr(base, "key shorter than its 4-byte prefix length"),
+        };
+        vec![&body[4..4 + n], &body[4 + n..]]
+    } else {
+        vec![body]
+    };
+    for (i, r) in rows.iter().enumerate() {
+        match r.first() {
+            Some(0) => {}
+            Some(v) => return eerr(base, format!("key part {i}: unknown state encoding version {v} (Spark writes 0)")),
+            None => return eerr(base, format!("key part {i} is empty: the encoding version byte is missing")),
+        }
+    }
+    Ok(KeyParts { column_family, rows })
 }
 
 /// Joins two UnsafeRows (`left` with `left_var.len()` fields, `right` with `right_var.len()` fields) into one

@@ -15,6 +15,7 @@
 //! may carry 4.3 row checksums ([`encoding`] takes them apart). [`manifest`] cross-checks RocksDB's MANIFEST with
 //! Spark's metadata; [`state_view`] plugs the provider into [`crate::state::read_state`].
 
+pub mod avro;
 pub mod changelog;
 pub mod encoding;
 pub mod manifest;
@@ -24,6 +25,8 @@ pub mod zip_meta;
 
 #[cfg(test)]
 mod sst_writer_test;
+#[cfg(test)]
+mod tws_tests;
 
 use crate::archive::{Archive, ArchiveError};
 use std::collections::BTreeMap;
@@ -70,7 +73,14 @@ pub struct LoadOptions {
     /// default in 4.3): when the chosen snapshot cannot be read, fall back to an older one (or the empty store)
     /// and replay more changelogs. Off: the first unreadable snapshot is the error.
     pub auto_snapshot_repair: bool,
+    /// With auto snapshot repair: the most versions an older snapshot may lie below the version loaded
+    /// (`spark.sql.streaming.stateStore.autoSnapshotRepair.maxChangeFileReplay`, `AutoSnapshotLoader`); `None` =
+    /// Spark's default, [`DEFAULT_MAX_CHANGE_FILE_REPLAY`].
+    pub max_change_file_replay: Option<i64>,
 }
+
+/// Default of `spark.sql.streaming.stateStore.autoSnapshotRepair.maxChangeFileReplay`.
+pub const DEFAULT_MAX_CHANGE_FILE_REPLAY: i64 = 500;
 
 /// Why a store version cannot be rebuilt: the file (path inside the archive), the byte offset when it is about
 /// bytes, and the Spark error class the same failure gives on restart when there is one.
@@ -640,6 +650,21 @@ fn plan_and_read_snapshot(
             // The repair found no usable base: report the first snapshot failure, as Spark does.
             Err(e) => return Err(skipped.into_iter().next().unwrap_or(e)),
         };
+        if let Some(first) = skipped.first() {
+            // `AutoSnapshotLoader`: older snapshots (the empty version 0 included) are only tried within
+            // maxChangeFileReplay versions of the version loaded.
+            let base = plan.snapshot.as_ref().map_or(0, |(v, _)| *v);
+            let max = opts.max_change_file_replay.unwrap_or(DEFAULT_MAX_CHANGE_FILE_REPLAY);
+            if version - base > max {
+                let mut e = first.clone();
+                e.message = format!(
+                    "{}; auto snapshot repair found no readable snapshot within maxChangeFileReplay={max} versions of {version}",
+                    e.message
+                );
+                e.error_class = Some("CANNOT_LOAD_STATE_STORE.AUTO_SNAPSHOT_REPAIR_FAILED");
+                return Err(e);
+            }
+        }
         let Some((_, zip_path)) = &plan.snapshot else { return Ok((plan, None, skipped)) };
         match read_snapshot(archive, store_dir, zip_path, limits) {
             Ok(s) => return Ok((plan, Some(s), skipped)),

@@ -403,6 +403,11 @@ fn auto_snapshot_repair_like_spark_4_3() {
         assert!(!s.plan.changelogs.is_empty());
         let v = verify_version(&mut a, &dir, batch + 1, &repair).unwrap();
         assert_eq!(v.num_keys, s.entries.len());
+        // AutoSnapshotLoader only falls back within maxChangeFileReplay versions: with 0, the repair fails.
+        let bounded = LoadOptions { max_change_file_replay: Some(0), ..repair.clone() };
+        let e = load_store(&mut a, &dir, batch + 1, &bounded).unwrap_err();
+        assert_eq!(e.error_class, Some("CANNOT_LOAD_STATE_STORE.AUTO_SNAPSHOT_REPAIR_FAILED"), "{name}: {e}");
+        assert!(e.path.starts_with(&file), "{name}: {e}");
         repaired += 1;
     }
     assert!(repaired >= 2, "repaired {repaired}");
@@ -598,4 +603,55 @@ fn tws_store_from_changelog_only_keeps_column_families() {
     assert!(s.plan.snapshot.is_none() && s.plan.changelogs.len() == 1);
     assert_eq!(s.entries, full.entries);
     assert_eq!(s.column_families, full.column_families);
+}
+
+/// `read_state` loads stores as a Spark 4.3 restart does: where the restart succeeded past a damaged snapshot
+/// (auto snapshot repair, on by default in 4.3), the statestore view reads the repaired store; asked without
+/// repair, it fails on the damaged zip; and a checkpoint whose offset log turns repair off fails too.
+#[test]
+fn read_state_applies_auto_snapshot_repair_like_a_4_3_restart() {
+    use crate::state::{read_state, StateQuery};
+    let mut checked = 0;
+    for name in rocksdb_fixtures().into_iter().filter(|n| n.starts_with("broken-")) {
+        let rec = crate::testutil::fixture_record(&name);
+        let Some(file) = rec["mutation"]["file"].as_str().map(str::to_string) else { continue };
+        if !file.ends_with(".zip") || rec["restart_outcome"]["ok"].as_bool() != Some(true) {
+            continue;
+        }
+        let parts: Vec<&str> = file.split('/').collect();
+        let (op, part) = (parts[1].parse::<i64>().unwrap(), parts[2].parse::<u32>().unwrap());
+        let store = if parts.len() > 4 { parts[3].to_string() } else { "default".to_string() };
+        let mut a = open_fixture(&name);
+        let q = StateQuery { operator_id: op, store_name: store, partition: Some(part), ..Default::default() };
+        {
+            let rows = read_state(&mut a, "", &q).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let batch = last_commit(&a).unwrap();
+            let dir = file.rsplit_once('/').unwrap().0.to_string();
+            let unique_id = commit_unique_id(&mut a, batch, parts[1], part as usize);
+            let repair = LoadOptions { unique_id, auto_snapshot_repair: true, ..Default::default() };
+            let s = load_store(&mut a, &dir, batch + 1, &repair).unwrap();
+            assert_eq!(rows.len(), s.entries.len(), "{name}");
+            let e = read_state(&mut a, "", &StateQuery { auto_snapshot_repair: Some(false), ..q.clone() }).unwrap_err();
+            assert!(e.path.starts_with(&file), "{name}: {e}");
+            // The same checkpoint with the conf turned off in the offset log of the batch read.
+            let paths: Vec<String> = a.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
+            let mut files = Vec::new();
+            for p in paths {
+                let mut b = a.read(&p, 1 << 26).unwrap();
+                if p == format!("offsets/{batch}") {
+                    let text = String::from_utf8(b).unwrap();
+                    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+                    let mut j: serde_json::Value = serde_json::from_str(&lines[1]).unwrap();
+                    j["conf"]["spark.sql.streaming.stateStore.autoSnapshotRepair.enabled"] = "false".into();
+                    lines[1] = j.to_string();
+                    b = lines.join("\n").into_bytes();
+                }
+                files.push((p, b));
+            }
+            let mut m = MemArchive::new("t", files, Default::default()).unwrap();
+            assert!(read_state(&mut m, "", &q).is_err(), "{name}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 2, "checked {checked}");
 }
