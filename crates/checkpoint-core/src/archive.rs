@@ -50,9 +50,10 @@ pub struct Entry {
     pub compressed_size: u64,
     /// True for a folder entry.
     pub is_dir: bool,
-    /// Last-modified time in ms since the epoch, when the input records one: a zip entry's extended
-    /// timestamp (UTC, 1 s resolution), else its DOS date-time (2 s resolution, local time of the zipping
-    /// machine, taken as UTC); a directory's file mtime. Used as ordering evidence between log files.
+    /// Last-modified time in ms since the epoch, when the input records one: a zip entry's DOS date-time
+    /// from the central directory (2 s resolution, local time of the zipping machine, taken as UTC, so
+    /// ages may be off by its time zone; ordering between entries is exact to 2 s); a directory's file
+    /// mtime; a dropped browser file's `lastModified`. Used as ordering evidence between log files.
     pub modified_ms: Option<i64>,
 }
 
@@ -209,7 +210,7 @@ impl<R: Read + Seek> ZipInput<R> {
         if bytes == 0 {
             return Err(ArchiveError::Empty);
         }
-        let mut zip = zip::ZipArchive::new(reader).map_err(|e| ArchiveError::NotAZip { reason: e.to_string() })?;
+        let zip = zip::ZipArchive::new(reader).map_err(|e| ArchiveError::NotAZip { reason: e.to_string() })?;
         let n = zip.len();
         if n > limits.max_entries {
             return Err(ArchiveError::OverLimit {
@@ -230,11 +231,9 @@ impl<R: Read + Seek> ZipInput<R> {
             let is_dir = f.is_dir();
             let size = f.size();
             let compressed_size = f.compressed_size();
-            let ext = f.extra_data_fields().find_map(|x| match x {
-                zip::ExtraField::ExtendedTimestamp(t) => t.mod_time(),
-                _ => None,
-            });
-            let modified_ms = ext.map(|secs| secs as i64 * 1000).or_else(|| f.last_modified().map(dos_ms));
+            // The central directory's DOS date-time (the zip crate does not expose an entry's extended
+            // timestamp without reading its local header).
+            let modified_ms = f.last_modified().map(dos_ms);
             drop(f);
             let path = normalize_path(&raw_name, limits.max_depth)?;
             if path.is_empty() {
