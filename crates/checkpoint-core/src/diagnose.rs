@@ -267,6 +267,12 @@ fn needs(cp: &Checkpoint, given: &Context, ctx: &Context) -> Vec<String> {
             "The commit log is v2 (state checkpoint format v2). Spark reads it only when the restarted session sets {fmt_key}=2; give --conf {fmt_key}=<your value> (the prediction assumes 2)."
         ));
     }
+    if !cp.unverified.is_empty() {
+        out.push(format!(
+            "{} state file(s) or stores were not verified within the read budget; the prediction assumes they are intact. Run with --deep to verify them.",
+            cp.unverified.len()
+        ));
+    }
     let repair_key = "spark.sql.streaming.stateStore.autoSnapshotRepair.enabled";
     if v.at_least(4, 3)
         && !ctx.session_conf.contains_key(repair_key)
