@@ -702,7 +702,7 @@ fn read_store_rows(cp: &mut Checkpoint, cx: &mut Ctx<'_>) {
                     })
                     .sum();
                 if chain.steps.iter().any(|s| s.kind == state_files::ChainFileKind::Zip) {
-                    bytes += store.ssts.iter().map(|f| f.size).sum::<u64>();
+                    bytes = bytes.saturating_add(store.ssts.iter().fold(0u64, |a, f| a.saturating_add(f.size)));
                 }
                 if bytes > cx.budget_left || stores_read >= MAX_ROW_CHECK_STORES {
                     cp.unverified.push(Unverified {
@@ -762,19 +762,20 @@ fn read_store_rows(cp: &mut Checkpoint, cx: &mut Ctx<'_>) {
 /// `window.end` (ms since the epoch) of a key UnsafeRow whose field `idx` (of `n` top-level fields) is the
 /// `struct<start: timestamp, end: timestamp>` a time window groups by; `None` when null or out of bounds.
 fn window_end_ms(row: &[u8], n: usize, idx: usize) -> Option<i64> {
-    let word = |at: usize| -> Option<u64> { Some(u64::from_le_bytes(row.get(at..at + 8)?.try_into().ok()?)) };
+    let word =
+        |at: usize| -> Option<u64> { Some(u64::from_le_bytes(row.get(at..at.checked_add(8)?)?.try_into().ok()?)) };
     let bitset = n.div_ceil(64) * 8;
     if word((idx / 64) * 8)? & (1u64 << (idx % 64)) != 0 {
         return None;
     }
-    let slot = word(bitset + 8 * idx)?;
+    let slot = word(bitset.checked_add(idx.checked_mul(8)?)?)?;
     let off = (slot >> 32) as usize;
     // Nested row: one bitset word for 2 fields, then start, end.
     let nested_null = word(off)?;
     if nested_null & 0b10 != 0 {
         return None;
     }
-    let micros = word(off + 8 + 8)? as i64;
+    let micros = word(off.checked_add(16)?)? as i64;
     Some(micros.div_euclid(1000))
 }
 
@@ -807,7 +808,7 @@ fn read_state_growth(cp: &mut Checkpoint, cx: &mut Ctx<'_>) {
             for (v, f) in &s.snapshots {
                 let g = points.entry(*v).or_insert_with(|| GrowthPoint { version: *v, ..Default::default() });
                 g.partitions += 1;
-                g.snapshot_bytes += f.size;
+                g.snapshot_bytes = g.snapshot_bytes.saturating_add(f.size);
             }
             if s.zips.is_empty() || (zip_parts.len() >= MAX_GROWTH_PARTITIONS && !zip_parts.contains(part)) {
                 continue;
@@ -834,7 +835,9 @@ fn read_state_growth(cp: &mut Checkpoint, cx: &mut Ctx<'_>) {
                 g.partitions += 1;
                 match meta {
                     Some(m) => {
-                        g.snapshot_bytes += m.sst_files.iter().map(|f| f.size_bytes).sum::<u64>();
+                        g.snapshot_bytes = g
+                            .snapshot_bytes
+                            .saturating_add(m.sst_files.iter().fold(0u64, |a, f| a.saturating_add(f.size_bytes)));
                         g.keys =
                             if g.partitions == 1 { m.num_keys } else { g.keys.zip(m.num_keys).map(|(a, b)| a + b) };
                     }

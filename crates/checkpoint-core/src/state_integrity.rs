@@ -190,7 +190,7 @@ pub fn check_rocksdb_zip(
             };
         }
     };
-    let sst_bytes: u64 = zip.metadata.sst_files.iter().map(|f| f.size_bytes).sum();
+    let sst_bytes: u64 = zip.metadata.sst_files.iter().fold(0u64, |a, f| a.saturating_add(f.size_bytes));
     let num_keys = zip.metadata.num_keys;
     if sst_bytes > sst_budget {
         // Presence and sizes only (listing), as Spark's copy would find them.

@@ -22,7 +22,7 @@ const STUCK_BATCHES: usize = 5;
 
 fn ms_to_utc(ms: i64) -> String {
     let secs = ms.div_euclid(1000);
-    crate::state::unsafe_row::format_timestamp(secs * 1_000_000, true)
+    crate::state::unsafe_row::format_timestamp(secs.saturating_mul(1_000_000), true)
 }
 
 /// State that keeps growing from snapshot to snapshot.
@@ -97,7 +97,7 @@ pub fn check_keys_behind_watermark(cp: &Checkpoint, _ctx: &Context) -> Vec<Findi
     let version = first.version;
     let wm = cp
         .offsets
-        .get(&(version - 1))
+        .get(&version.saturating_sub(1))
         .and_then(|o| o.file.content.as_ref().ok())
         .and_then(|o| o.metadata.as_ref())
         .and_then(|m| m.batch_watermark_ms)
@@ -110,7 +110,7 @@ pub fn check_keys_behind_watermark(cp: &Checkpoint, _ctx: &Context) -> Vec<Findi
         Severity::Warning,
         format!("{behind} of {rows} state keys have a window that ended at or before the watermark ({}); they are not being evicted", ms_to_utc(wm)),
     )
-    .evidence(format!("offsets/{}", version - 1), format!("batchWatermarkMs = {wm} ({})", ms_to_utc(wm)), None);
+    .evidence(format!("offsets/{}", version.saturating_sub(1)), format!("batchWatermarkMs = {wm} ({})", ms_to_utc(wm)), None);
     for s in stores.iter().take(8) {
         f = f.evidence(
             &s.store_dir,
@@ -127,7 +127,7 @@ pub fn check_keys_behind_watermark(cp: &Checkpoint, _ctx: &Context) -> Vec<Findi
     vec![f
         .why(format!(
             "In append and update mode a windowed aggregation drops a window's state once the watermark passes its end. State version {version} was written by batch {} with watermark {}, yet it holds windows ending as early as {}: the query runs in complete mode (never evicts), or its watermark is defined on another column than the window's, so state grows without bound.",
-            version - 1,
+            version.saturating_sub(1),
             ms_to_utc(wm),
             ms_to_utc(oldest)
         ))
@@ -165,7 +165,7 @@ pub fn check_watermark_stuck(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
         return vec![];
     }
     let (newest, oldest) = (recent[0], recent[same - 1]);
-    let span = newest.2.zip(oldest.2).map(|(a, b)| a - b).unwrap_or(0);
+    let span = newest.2.zip(oldest.2).map(|(a, b)| a.saturating_sub(b)).unwrap_or(0);
     if span <= 0 {
         return vec![];
     }

@@ -107,7 +107,7 @@ pub fn check_budget(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
     if cp.unverified.is_empty() {
         return vec![];
     }
-    let bytes: u64 = cp.unverified.iter().map(|u| u.bytes).sum();
+    let bytes: u64 = cp.unverified.iter().fold(0u64, |a, u| a.saturating_add(u.bytes));
     let (budget, spent) = cp.verify_budget;
     let mut f = Finding::new(
         "state-verification-budget",

@@ -15,7 +15,7 @@ use crate::Context;
 const SLACK_MS: i64 = 2_000;
 
 fn utc(ms: i64) -> String {
-    crate::state::unsafe_row::format_timestamp(ms.div_euclid(1000) * 1_000_000, true)
+    crate::state::unsafe_row::format_timestamp(ms.div_euclid(1000).saturating_mul(1_000_000), true)
 }
 
 /// `3 days`, `5 hours`, `12 minutes`, `40 seconds`.
@@ -54,7 +54,7 @@ pub fn check_timing(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         for (c_id, rule) in [(n, "the commit of the same batch"), (n + 1, "the commit of the next batch")] {
             let Some(c) = cp.commits.get(&c_id) else { continue };
             let Some(com) = mt(&c.file.path) else { continue };
-            if off > com + SLACK_MS {
+            if off > com.saturating_add(SLACK_MS) {
                 rewritten.push((n, c.file.path.clone(), com, rule.to_string(), off));
                 break;
             }
@@ -69,7 +69,7 @@ pub fn check_timing(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             Severity::Warning,
             format!(
                 "offsets/{n} was modified {} after {cpath}: a committed batch's offsets were rewritten",
-                human_age(off - com)
+                human_age(off.saturating_sub(com))
             ),
         )
         .evidence(format!("offsets/{n}"), format!("last modified {}", utc(off)), None)
@@ -98,11 +98,11 @@ pub fn check_timing(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             let mut parts = Vec::new();
             let mut f = Finding::new("last-activity-age", Severity::Info, "");
             if let Some((id, ts)) = last_batch {
-                parts.push(format!("the last batch ({id}) started {} ago", human_age(now - ts)));
+                parts.push(format!("the last batch ({id}) started {} ago", human_age(now.saturating_sub(ts))));
                 f = f.evidence(format!("offsets/{id}"), format!("batchTimestampMs = {ts} ({})", utc(ts)), None);
             }
             if let Some((id, ms)) = last_commit {
-                parts.push(format!("the query last committed {} ago (batch {id})", human_age(now - ms)));
+                parts.push(format!("the query last committed {} ago (batch {id})", human_age(now.saturating_sub(ms))));
                 f = f.evidence(format!("commits/{id}"), format!("last modified {}", utc(ms)), None);
             }
             let mut title = parts.join("; ");
