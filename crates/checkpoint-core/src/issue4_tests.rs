@@ -530,3 +530,25 @@ fn a_truncated_changelog_in_the_chain_fails_the_restart_naming_it() {
         }
     }
 }
+
+#[test]
+fn damaged_chain_files_never_panic_the_row_and_growth_checks() {
+    for (name, step) in
+        [("ss-4.3.0-agg-hdfs", 3usize), ("ss-4.3.0-agg-rocksdb", 61), ("ss-4.3.0-agg-rocksdb-changelog", 61)]
+    {
+        let files = files_of(name);
+        for (path, _) in chain_of(&files, 0) {
+            let len = files.iter().find(|(p, _)| *p == path).map(|(_, b)| b.len()).unwrap_or(0);
+            for at in (0..len).step_by(step) {
+                let mut f = files.clone();
+                replace(&mut f, &path, |b| b[at] ^= 0x5A);
+                let r = run(f, &ctx("4.3.0"));
+                assert_eq!(r.checkpoints.len(), 1, "{name} {path} @{at}");
+            }
+            let mut f = files.clone();
+            replace(&mut f, &path, |b| b.truncate(len / 3));
+            let r = run(f, &ctx("3.5.9"));
+            assert_eq!(r.checkpoints.len(), 1);
+        }
+    }
+}
