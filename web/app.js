@@ -900,6 +900,8 @@ function storeChoices(op) {
   for (const s of op.stores) {
     if (s.state_vars && s.state_vars.length) {
       for (const v of s.state_vars) out.push({ label: `${s.name} · state variable ${v}`, sel: { store_name: s.name, state_var: v }, store: s });
+      const timers = (s.schema_v3?.column_families || []).some((c) => /^\$(proc|event)Timers_keyToTimestamp$/.test(c.name));
+      if (timers) out.push({ label: `${s.name} · registered timers`, sel: { store_name: s.name, read_registered_timers: true }, store: s });
     } else {
       out.push({ label: `${s.name} (${s.provider})`, sel: { store_name: s.name }, store: s });
     }
@@ -931,7 +933,8 @@ function renderStateBrowser() {
   const op = currentOperator();
   const choices = storeChoices(op);
   const choiceIdx = Math.max(0, choices.findIndex((c) => c.sel.store_name === sb.sel.store_name
-    && (c.sel.state_var || null) === (sb.sel.state_var || null) && (c.sel.join_side || null) === (sb.sel.join_side || null)));
+    && (c.sel.state_var || null) === (sb.sel.state_var || null) && (c.sel.join_side || null) === (sb.sel.join_side || null)
+    && Boolean(c.sel.read_registered_timers) === Boolean(sb.sel.read_registered_timers)));
   const opSel = el('select', { id: 'state-operator', onchange: (ev) => {
     const next = o.operators.find((x) => String(x.operator_id) === ev.target.value);
     const c = storeChoices(next);

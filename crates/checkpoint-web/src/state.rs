@@ -28,7 +28,7 @@ pub const MAX_PAGE_SIZE: usize = 1_000;
 pub const MAX_LOADED_ROWS: usize = 2_000_000;
 
 /// What the page selects (JSON: `{"operator_id":0,"store_name":"default","state_var":null,"join_side":null,
-/// "batch_id":null}`); the meanings are those of Spark's `statestore` source options.
+/// "batch_id":null,"read_registered_timers":false}`); the meanings are those of Spark's `statestore` source options.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
 #[serde(default)]
 pub struct StateSelection {
@@ -42,6 +42,8 @@ pub struct StateSelection {
     pub join_side: Option<String>,
     /// `batchId`; `None` = the last committed batch.
     pub batch_id: Option<i64>,
+    /// `readRegisteredTimers` (transformWithState): the operator's timers instead of a state variable.
+    pub read_registered_timers: bool,
 }
 
 impl StateSelection {
@@ -70,6 +72,7 @@ impl StateSelection {
             join_side,
             batch_id: self.batch_id,
             partition: None,
+            read_registered_timers: self.read_registered_timers,
             ..StateQuery::default()
         })
     }
