@@ -385,12 +385,15 @@ pub fn find_state_roots(a: &dyn Archive) -> Vec<String> {
     v
 }
 
-/// Batch ids present in `<root>/commits/` (files whose whole name is an integer), ascending.
+/// Batch ids present in `<root>/commits/` (files whose whole name is a batch id, as
+/// [`crate::log::parse_batch_file_name`] reads them: `0..=`[`crate::log::MAX_BATCH_ID`]), ascending. Larger
+/// names are hand-made files Spark never writes (the diagnosis reports them); they are not batches here, so
+/// `batch + 1` (the state version) never overflows.
 pub fn committed_batches(a: &dyn Archive, root: &str) -> Vec<i64> {
     let mut v: Vec<i64> = children(a, &join(root, "commits"))
         .into_iter()
         .filter(|(_, is_file)| *is_file)
-        .filter_map(|(n, _)| n.parse::<i64>().ok().filter(|b| *b >= 0 && n.bytes().all(|c| c.is_ascii_digit())))
+        .filter_map(|(n, _)| crate::log::parse_batch_file_name(&n, false).map(|(b, _)| b))
         .collect();
     v.sort_unstable();
     v
@@ -616,6 +619,13 @@ pub fn read_state_with_limits(
 ) -> Result<Vec<StateRow>, StateError> {
     let batch = match q.batch_id {
         Some(b) if b < 0 => return Err(StateError::new(join(root, "commits"), format!("batchId {b} is negative"))),
+        Some(b) if b > crate::log::MAX_BATCH_ID => {
+            return Err(StateError::new(
+                join(root, "commits"),
+                format!("batchId {b} is beyond any batch Spark writes (at most 2^60)"),
+            )
+            .class("STDS_INVALID_OPTION_VALUE.WITH_MESSAGE"))
+        }
         Some(b) => b,
         None => last_committed_batch(a, root).ok_or_else(|| {
             StateError::new(join(root, "commits"), "no committed batch: give a batch id")
@@ -629,7 +639,9 @@ pub fn read_state_with_limits(
         )
         .class("STDS_CONFLICT_OPTIONS"));
     }
-    let version = batch + 1;
+    let version = batch.checked_add(1).ok_or_else(|| {
+        StateError::new(join(root, "commits"), format!("batchId {batch}: state version {batch} + 1 overflows"))
+    })?;
     let op_dir = join(root, &format!("state/{}", q.operator_id));
     let mut parts = list_partitions(a, root, q.operator_id);
     if parts.is_empty() {

@@ -70,8 +70,11 @@ pub(crate) fn sibling_is_rocksdb(a: &dyn Archive, store_dir: &str) -> bool {
 /// `store_dir` (`<root>/state/<op>/<part>[/<store>]`). `None` when the commit or the id is absent.
 pub fn unique_id_from_commit(a: &mut dyn Archive, store_dir: &str, version: i64) -> Option<String> {
     let (root, op, part, store) = locate(store_dir)?;
-    let path =
-        if root.is_empty() { format!("commits/{}", version - 1) } else { format!("{root}/commits/{}", version - 1) };
+    let path = if root.is_empty() {
+        format!("commits/{}", version.checked_sub(1)?)
+    } else {
+        format!("{root}/commits/{}", version.checked_sub(1)?)
+    };
     let raw = a.read(&path, 1 << 20).ok()?;
     let text = String::from_utf8(raw).ok()?;
     let json: serde_json::Value = serde_json::from_str(text.lines().nth(1)?).ok()?;
@@ -120,7 +123,7 @@ pub fn verify_rocksdb_stores(
                     unique_id,
                     limits: None,
                     auto_snapshot_repair,
-                    max_change_file_replay: max_change_file_replay(a, root, version - 1),
+                    max_change_file_replay: max_change_file_replay(a, root, version.saturating_sub(1)),
                 };
                 out.push((dir.clone(), super::verify_version(a, &dir, version, &opts)));
             }
@@ -226,7 +229,10 @@ fn load(
         ..LoadLimits::default()
     };
     let (auto_snapshot_repair, max_change_file_replay) = match locate(store_dir) {
-        Some((root, ..)) => (auto_repair(a, &root, version - 1, repair), max_change_file_replay(a, &root, version - 1)),
+        Some((root, ..)) => (
+            auto_repair(a, &root, version.saturating_sub(1), repair),
+            max_change_file_replay(a, &root, version.saturating_sub(1)),
+        ),
         None => (repair.unwrap_or(false), None),
     };
     let opts = LoadOptions { unique_id, limits: Some(l), auto_snapshot_repair, max_change_file_replay };
@@ -877,7 +883,13 @@ pub(crate) fn read_state_var(
             != Some("2"),
         row_checksums,
     };
-    let version = batch + 1;
+    let version =
+        batch.checked_add(1).filter(|_| (0..=crate::log::MAX_BATCH_ID).contains(&batch)).ok_or_else(|| {
+            StateError::new(
+                crate::state::join(root, "commits"),
+                format!("batchId {batch} is not a batch id Spark writes (0..=2^60)"),
+            )
+        })?;
     let mut rows = Vec::new();
     for &p in parts {
         let dir = crate::state::store_dir(root, op, p, store_name);
