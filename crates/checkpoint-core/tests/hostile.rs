@@ -596,3 +596,44 @@ fn absurd_explicit_batch_ids_are_clear_errors() {
     let e = bounded("read_state", Duration::from_secs(5), || state::read_state(&mut a, "", &q)).unwrap_err();
     assert!(e.path.starts_with("state/0/"), "{e}");
 }
+
+/// Operator metadata claiming absurd `numPartitions` (2^31-1, negative, i64::MAX): the reader finds the first
+/// missing partition against the listed folders (no walk over 0..n): a clear error naming partition 3's folder
+/// for the huge counts, the rows of the three folders for a negative one.
+#[test]
+fn operator_metadata_claiming_huge_partition_counts() {
+    let files = load("ss-4.1.4-agg-hdfs");
+    let mut plain = MemArchive::new("t.zip", files.clone(), Limits::default()).unwrap();
+    let want = state::read_state(&mut plain, "", &StateQuery::default()).unwrap();
+    for n in ["2147483647", "-3", "9223372036854775807", "4"] {
+        let mut f = files.clone();
+        let mut replaced = false;
+        for (p, b) in f.iter_mut() {
+            if p == "state/0/_metadata/metadata" {
+                let t = String::from_utf8(b.clone()).unwrap();
+                replaced = t.contains("\"numPartitions\":3");
+                *b = t.replace("\"numPartitions\":3", &format!("\"numPartitions\":{n}")).into_bytes();
+            }
+        }
+        assert!(replaced, "fixture changed: no numPartitions 3");
+        let mut a = MemArchive::new("t.zip", f, Limits::default()).unwrap();
+        let r = bounded("read_state", Duration::from_secs(5), || state::read_state(&mut a, "", &StateQuery::default()));
+        if n == "-3" {
+            assert_eq!(r.unwrap(), want);
+        } else {
+            let e = r.unwrap_err();
+            assert_eq!(e.path, "state/0/3", "{e}");
+            assert!(e.message.contains(n), "{e}");
+        }
+        // Asking for a listed partition still works; one beyond the folders names its folder.
+        let q = StateQuery { partition: Some(1), ..Default::default() };
+        let rows = bounded("read_state", Duration::from_secs(5), || state::read_state(&mut a, "", &q)).unwrap();
+        assert_eq!(rows, want.iter().filter(|r| r.partition_id == 1).cloned().collect::<Vec<_>>());
+        if n != "-3" {
+            let q = StateQuery { partition: Some(3), ..Default::default() };
+            let e = bounded("read_state", Duration::from_secs(5), || state::read_state(&mut a, "", &q)).unwrap_err();
+            assert_eq!(e.path, "state/0/3", "{e}");
+        }
+        let _ = bounded("read_state_metadata", Duration::from_secs(5), || state::read_state_metadata(&mut a, ""));
+    }
+}

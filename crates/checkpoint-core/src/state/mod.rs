@@ -576,6 +576,23 @@ pub fn expected_partitions(a: &mut dyn Archive, root: &str, operator_id: i64) ->
         .map_or(0, |m| m.stores.iter().map(|s| s.num_partitions).max().unwrap_or(0))
 }
 
+/// The smallest partition id in `0..expected` with no folder in `parts` (ascending), in O(`parts.len()`) whatever
+/// `expected` claims.
+fn first_missing_partition(parts: &[u32], expected: i64) -> Option<i64> {
+    let mut next: i64 = 0;
+    for &p in parts {
+        let p = i64::from(p);
+        if p < next {
+            continue;
+        }
+        if p > next {
+            break;
+        }
+        next += 1;
+    }
+    (next < expected).then_some(next)
+}
+
 /// The last committed batch (highest id in `commits/`), as Spark's reader defaults `batchId` to.
 pub fn last_committed_batch(a: &dyn Archive, root: &str) -> Option<i64> {
     committed_batches(a, root).last().copied()
@@ -650,19 +667,25 @@ pub fn read_state_with_limits(
     }
     // Spark's stores are partitions 0..numPartitions-1; a missing folder cannot be rebuilt (Spark then fails to
     // load version `version` of that partition, from its first delta on).
+    // The count comes from the metadata and may be anything: the missing partition is found against the listed
+    // folders (no walk over 0..expected).
     let expected = expected_partitions(a, root, q.operator_id).max(parts.last().map_or(0, |m| i64::from(*m) + 1));
-    let missing: Vec<i64> = (0..expected).filter(|p| !parts.iter().any(|x| i64::from(*x) == *p)).collect();
-    let wanted_missing: Vec<i64> = match q.partition {
-        Some(p) => missing.iter().copied().filter(|m| *m == i64::from(p)).collect(),
-        None => missing,
+    let wanted_missing = match q.partition {
+        Some(p) => Some(i64::from(p)).filter(|p| *p < expected && !parts.iter().any(|x| i64::from(*x) == *p)),
+        None => first_missing_partition(&parts, expected),
     };
-    if let Some(m) = wanted_missing.first() {
+    if let Some(m) = wanted_missing {
         if version > 0 {
+            let beyond_int = if expected > i64::from(i32::MAX) {
+                " (more than Spark's Int partition count allows: the operator metadata is not Spark's)"
+            } else {
+                ""
+            };
             return Err(StateError::new(
                 format!("{op_dir}/{m}"),
                 format!(
-                    "state folder of partition {m} is missing ({} partitions expected); version {version} cannot be rebuilt",
-                    expected
+                    "state folder of partition {m} is missing ({expected} partitions expected{beyond_int}, {} folders found); version {version} cannot be rebuilt",
+                    parts.len()
                 ),
             )
             .class("CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS"));

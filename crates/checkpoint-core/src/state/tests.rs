@@ -1052,3 +1052,16 @@ fn streaming_reader_equals_whole_buffer_reader() {
         other => panic!("{other}"),
     }
 }
+
+#[test]
+fn first_missing_partition_is_found_against_the_folders() {
+    use super::first_missing_partition as f;
+    assert_eq!(f(&[0, 1, 2], 3), None);
+    assert_eq!(f(&[0, 1, 2], -3), None);
+    assert_eq!(f(&[0, 1, 2], i64::MAX), Some(3));
+    assert_eq!(f(&[0, 2], 3), Some(1));
+    assert_eq!(f(&[0, 0, 1, 1, 3], 4), Some(2));
+    assert_eq!(f(&[1, 2], 3), Some(0));
+    assert_eq!(f(&[], 0), None);
+    assert_eq!(f(&[u32::MAX], i64::MAX), Some(0));
+}
