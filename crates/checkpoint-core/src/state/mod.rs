@@ -598,6 +598,32 @@ pub fn last_committed_batch(a: &dyn Archive, root: &str) -> Option<i64> {
     committed_batches(a, root).last().copied()
 }
 
+/// `e` (a row of `raw`, the store of `store_dir` at `version`, failed to decode) re-pointed at the file the
+/// `index`-th pair came from and the record's offset ([`hdfs::locate_key`], [`rocksdb::locate_key`]); unchanged
+/// when the file cannot be found. Re-reads the store's files: error path only.
+#[allow(clippy::too_many_arguments)]
+fn at_source(
+    a: &mut dyn Archive,
+    store_dir: &str,
+    version: i64,
+    limits: &StateLimits,
+    repair: Option<bool>,
+    raw: &RawStore,
+    index: usize,
+    e: StateError,
+) -> StateError {
+    let src = match detect_provider(a, store_dir) {
+        Provider::Hdfs => raw.pairs.get(index).and_then(|(k, _)| hdfs::locate_key(a, store_dir, version, k, limits)),
+        Provider::RocksDb | Provider::Unknown => {
+            rocksdb::state_view::locate_pair(a, store_dir, version, limits, repair, index)
+        }
+    };
+    match src {
+        Some(s) => s.annotate(e),
+        None => e,
+    }
+}
+
 fn decode_pair(
     raw: &RawStore,
     k: &[u8],
@@ -758,8 +784,9 @@ pub fn read_state_with_limits(
         if rows.len() + raw.pairs.len() > limits.max_rows {
             return Err(StateError::new(dir, format!("more than {} rows", limits.max_rows)));
         }
-        for (k, v) in &raw.pairs {
-            let (key, value) = decode_pair(&raw, k, v, &ks, &vs, &dir)?;
+        for (i, (k, v)) in raw.pairs.iter().enumerate() {
+            let (key, value) = decode_pair(&raw, k, v, &ks, &vs, &dir)
+                .map_err(|e| at_source(a, &dir, version, limits, q.auto_snapshot_repair, &raw, i, e))?;
             rows.push(StateRow::new(p, key, value));
         }
     }
@@ -794,8 +821,9 @@ fn read_join_side(
         let values = load_raw_store_repair(a, &vdir, version, limits, repair)?;
         // (join key JSON text, index) → input row.
         let mut by_key: HashMap<(String, i64), Value> = HashMap::new();
-        for (k, v) in &values.pairs {
-            let (kj, mut vj) = decode_pair(&values, k, v, &vks, &vvs, &vdir)?;
+        for (i, (k, v)) in values.pairs.iter().enumerate() {
+            let (kj, mut vj) = decode_pair(&values, k, v, &vks, &vvs, &vdir)
+                .map_err(|e| at_source(a, &vdir, version, limits, repair, &values, i, e))?;
             let Value::Object(mut km) = kj else { continue };
             let idx = km.remove("index").and_then(|i| i.as_i64()).unwrap_or(-1);
             if drop_matched {
@@ -805,8 +833,9 @@ fn read_join_side(
             }
             by_key.insert((Value::Object(km).to_string(), idx), vj);
         }
-        for (k, v) in &counts.pairs {
-            let (kj, cj) = decode_pair(&counts, k, v, &cks, &cvs, &cdir)?;
+        for (i, (k, v)) in counts.pairs.iter().enumerate() {
+            let (kj, cj) = decode_pair(&counts, k, v, &cks, &cvs, &cdir)
+                .map_err(|e| at_source(a, &cdir, version, limits, repair, &counts, i, e))?;
             let n = cj.get("value").and_then(Value::as_i64).unwrap_or(0);
             let ktext = kj.to_string();
             for i in 0..n.max(0) {
