@@ -303,6 +303,9 @@ fn load_limits(limits: &StateLimits) -> LoadLimits {
     }
 }
 
+/// A store entry's key and value UnsafeRows.
+type KeyValueRows = (Vec<u8>, Vec<u8>);
+
 /// The store's entries as (raw key, key UnsafeRow, value UnsafeRow) in key order, handed to `f` until it returns
 /// false. Errors in an entry's framing name the file the entry came from ([`super::locate_key`]).
 fn state_pairs(
@@ -320,7 +323,7 @@ fn state_pairs(
         store.entries.keys().next().is_some_and(|k| k.len().saturating_sub(if cf { 2 } else { 0 }) % 8 == 6);
     let var_flags = if prefix_scan { Some(prefix_key_layout(a, store_dir)?) } else { None };
     for (k, v) in &store.entries {
-        let converted = (|| -> Result<Option<(Vec<u8>, Vec<u8>)>, StateError> {
+        let converted = (|| -> Result<Option<KeyValueRows>, StateError> {
             let vals =
                 encoding::split_value(k, v, false, Some(checksums)).map_err(|e| row_error(store_dir, "value", e))?;
             let Some(vr) = vals.first() else { return Ok(None) };
