@@ -39,12 +39,17 @@ impl DirArchive {
                 let rel = rel.to_string_lossy().replace('\\', "/");
                 let path = normalize_path(&rel, limits.max_depth)?;
                 if ft.is_dir() {
-                    entries.push(Entry { path, size: 0, compressed_size: 0, is_dir: true });
+                    entries.push(Entry { path, size: 0, compressed_size: 0, is_dir: true, modified_ms: None });
                     stack.push((p, depth + 1));
                 } else if ft.is_file() {
-                    let size = item.metadata().map(|m| m.len()).unwrap_or(0);
+                    let meta = item.metadata().ok();
+                    let size = meta.as_ref().map(|m| m.len()).unwrap_or(0);
+                    let modified_ms = meta
+                        .and_then(|m| m.modified().ok())
+                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                        .map(|d| d.as_millis() as i64);
                     bytes = bytes.saturating_add(size);
-                    entries.push(Entry { path, size, compressed_size: size, is_dir: false });
+                    entries.push(Entry { path, size, compressed_size: size, is_dir: false, modified_ms });
                 }
                 if entries.len() > limits.max_entries {
                     return Err(ArchiveError::OverLimit {

@@ -55,6 +55,12 @@ struct DiagnoseArgs {
     /// Kafka earliest offsets `{"topic":{"0":123}}`, inline JSON or a file.
     #[arg(long = "kafka-earliest")]
     kafka_earliest: Option<String>,
+    /// Verify every state file a restart loads and check every row, however large (no read budget).
+    #[arg(long, conflicts_with = "verify_budget_mib")]
+    deep: bool,
+    /// Read budget for state files in MiB (default 256): state files beyond it are listed as not verified.
+    #[arg(long = "verify-budget-mib")]
+    verify_budget_mib: Option<u64>,
 }
 
 fn parse_version(s: &str) -> Result<SparkVersion, String> {
@@ -167,6 +173,8 @@ fn run_diagnose(a: DiagnoseArgs) -> Result<ExitCode, String> {
         );
     }
     let mut ctx = Context { spark_version: a.spark_version, ..Default::default() };
+    ctx.verify_budget_bytes =
+        if a.deep { Some(u64::MAX) } else { a.verify_budget_mib.map(|m| m.saturating_mul(1024 * 1024)) };
     ctx.now_ms = a.now.or_else(|| {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).ok().map(|d| d.as_millis() as i64)
     });

@@ -50,6 +50,27 @@ pub struct Entry {
     pub compressed_size: u64,
     /// True for a folder entry.
     pub is_dir: bool,
+    /// Last-modified time in ms since the epoch, when the input records one: a zip entry's DOS date-time
+    /// from the central directory (2 s resolution, local time of the zipping machine, taken as UTC, so
+    /// ages may be off by its time zone; ordering between entries is exact to 2 s); a directory's file
+    /// mtime; a dropped browser file's `lastModified`. Used as ordering evidence between log files.
+    pub modified_ms: Option<i64>,
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date.
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// A zip entry's DOS date-time as ms since the epoch (taken as UTC).
+fn dos_ms(t: zip::DateTime) -> i64 {
+    let days = days_from_civil(t.year() as i64, t.month() as i64, t.day() as i64);
+    ((days * 24 + t.hour() as i64) * 60 + t.minute() as i64) * 60_000 + t.second() as i64 * 1000
 }
 
 /// Why an archive, or one entry of it, cannot be read.
@@ -222,6 +243,9 @@ impl<R: Read + Seek> ZipInput<R> {
             let is_dir = f.is_dir();
             let size = f.size();
             let compressed_size = f.compressed_size();
+            // The central directory's DOS date-time (the zip crate does not expose an entry's extended
+            // timestamp without reading its local header).
+            let modified_ms = f.last_modified().map(dos_ms);
             drop(f);
             let path = normalize_path(&raw_name, limits.max_depth)?;
             if path.is_empty() {
@@ -231,7 +255,7 @@ impl<R: Read + Seek> ZipInput<R> {
                 check_entry_size(&path, size, compressed_size, &limits)?;
                 declared_total = declared_total.saturating_add(size);
             }
-            entries.push(Entry { path, size: if is_dir { 0 } else { size }, compressed_size, is_dir });
+            entries.push(Entry { path, size: if is_dir { 0 } else { size }, compressed_size, is_dir, modified_ms });
             index.push(i);
         }
         // The declared total is informative only: a diagnosis reads a small part of it; the running total
@@ -404,6 +428,18 @@ pub struct MemArchive {
 }
 
 impl MemArchive {
+    /// Sets the last-modified time (ms since the epoch) of a file, as a front end that knows it would
+    /// (a dropped folder's `File.lastModified`); `false` when the path is not in the archive.
+    pub fn set_modified(&mut self, path: &str, modified_ms: Option<i64>) -> bool {
+        match self.by_path.get(path) {
+            Some(&i) => {
+                self.entries[i].modified_ms = modified_ms;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Builds an archive from files; paths are normalised like zip entry names (errors as [`normalize_path`]).
     pub fn new(name: &str, files: Vec<(String, Vec<u8>)>, limits: Limits) -> Result<Self, ArchiveError> {
         if files.len() > limits.max_entries {
@@ -418,7 +454,13 @@ impl MemArchive {
         let mut data = Vec::with_capacity(files.len());
         for (p, bytes) in files {
             let path = normalize_path(&p, limits.max_depth)?;
-            entries.push(Entry { path, size: bytes.len() as u64, compressed_size: bytes.len() as u64, is_dir: false });
+            entries.push(Entry {
+                path,
+                size: bytes.len() as u64,
+                compressed_size: bytes.len() as u64,
+                is_dir: false,
+                modified_ms: None,
+            });
             data.push(bytes);
         }
         let mut by_path = std::collections::HashMap::with_capacity(entries.len());

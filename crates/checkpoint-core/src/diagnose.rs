@@ -5,7 +5,7 @@ use crate::checks;
 use crate::layout::{find_roots, Root};
 use crate::model::Checkpoint;
 use crate::predict::predict;
-use crate::reader::{operator_provider, read_checkpoint};
+use crate::reader::{operator_provider, read_checkpoint, read_checkpoint_with, ReadOptions};
 use crate::report::*;
 use crate::{Context, SparkVersion};
 use std::collections::BTreeMap;
@@ -34,7 +34,12 @@ pub fn diagnose(archive: &mut dyn Archive, ctx: &Context) -> Report {
         checkpoints.push(r);
     }
     for root in &roots {
-        let cp = read_checkpoint(archive, root, true);
+        let opts = ReadOptions {
+            verify_state: true,
+            check_rows: true,
+            budget_bytes: ctx.verify_budget_bytes.unwrap_or(crate::reader::DEFAULT_VERIFY_BUDGET),
+        };
+        let cp = read_checkpoint_with(archive, root, &opts);
         checkpoints.push(report_for(&cp, ctx));
     }
     Report { inspector_version: INSPECTOR_VERSION.to_string(), input, checkpoints }
@@ -199,6 +204,21 @@ fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport {
                 partitions: o.partitions.len() as u64,
                 provider: operator_provider(cp, o.operator_id),
                 latest_version: latest,
+                state_size: cp
+                    .state_growth
+                    .get(&o.operator_id)
+                    .map(|pts| {
+                        pts.iter()
+                            .map(|p| StateSizePoint {
+                                version: p.version,
+                                snapshot_partitions: p.partitions,
+                                snapshot_bytes: p.snapshot_bytes,
+                                snapshot_keys: p.keys,
+                                delta_bytes: p.delta_bytes,
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
             }
         })
         .collect();
@@ -245,6 +265,12 @@ fn needs(cp: &Checkpoint, given: &Context, ctx: &Context) -> Vec<String> {
     if v2_commits && !ctx.session_conf.contains_key(fmt_key) && !cp.recorded_conf().contains_key(fmt_key) {
         out.push(format!(
             "The commit log is v2 (state checkpoint format v2). Spark reads it only when the restarted session sets {fmt_key}=2; give --conf {fmt_key}=<your value> (the prediction assumes 2)."
+        ));
+    }
+    if !cp.unverified.is_empty() {
+        out.push(format!(
+            "{} state file(s) or stores were not verified within the read budget; the prediction assumes they are intact. Run with --deep to verify them.",
+            cp.unverified.len()
         ));
     }
     let repair_key = "spark.sql.streaming.stateStore.autoSnapshotRepair.enabled";

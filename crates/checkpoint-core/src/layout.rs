@@ -92,7 +92,7 @@ mod tests {
     use super::*;
 
     fn e(p: &str) -> Entry {
-        Entry { path: p.into(), size: 1, compressed_size: 1, is_dir: false }
+        Entry { path: p.into(), size: 1, compressed_size: 1, is_dir: false, modified_ms: None }
     }
 
     #[test]

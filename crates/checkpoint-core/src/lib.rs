@@ -34,6 +34,8 @@ pub mod state_integrity;
 #[cfg(test)]
 mod fixture_tests;
 #[cfg(test)]
+mod issue4_tests;
+#[cfg(test)]
 pub(crate) mod testutil;
 
 pub use archive::{Archive, ArchiveError, Entry, Limits, MemArchive, ZipInput};

@@ -120,6 +120,71 @@ pub struct StateFileIntegrity {
     pub payload_corrupt: bool,
     /// The specific 4.x error class for this damage, when there is one.
     pub error_class: Option<String>,
+    /// `.delta`/`.snapshot`: (puts, removals); `.changelog`: (records, 0); when the file decoded.
+    pub records: Option<(u64, u64)>,
+    /// RocksDB zip: `numKeys` of its metadata, when it reads.
+    pub num_keys: Option<i64>,
+    /// Bytes of the decompressed stream (`.delta`, `.snapshot`, `.changelog`), when it decompressed.
+    pub decompressed_bytes: Option<u64>,
+}
+
+/// State size at one version of one operator, from the files on disk, summed over the partitions that have
+/// a snapshot (HDFS `.snapshot`, RocksDB `.zip`) at that version.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GrowthPoint {
+    /// State version.
+    pub version: i64,
+    /// Partitions with a snapshot at this version.
+    pub partitions: u32,
+    /// Bytes of those snapshots (HDFS: `.snapshot` sizes; RocksDB: SST bytes the zips list).
+    pub snapshot_bytes: u64,
+    /// Keys (RocksDB: `numKeys` of the zips' metadata), when known for every counted partition.
+    pub keys: Option<i64>,
+    /// Bytes of the deltas / changelogs of this version over all partitions (write volume of the batch).
+    pub delta_bytes: u64,
+}
+
+/// A state file (or the SST files of a zip) not verified because the byte budget
+/// ([`crate::Context::verify_budget_bytes`]) was spent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unverified {
+    /// Path relative to the root (for SSTs: the zip that lists them).
+    pub path: String,
+    /// Bytes that would have been read.
+    pub bytes: u64,
+    /// What was skipped, in plain words.
+    pub what: String,
+}
+
+/// Row-level facts of one state store read at the restart version (within the byte budget).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StoreRows {
+    /// The store folder relative to the root.
+    pub store_dir: String,
+    /// The state version read.
+    pub version: i64,
+    /// Rows in the store.
+    pub rows: u64,
+    /// Bytes of key and value rows.
+    pub bytes: u64,
+    /// The first key row that violates the stored key schema: (row index in key order, offset in the row,
+    /// reason), per `UnsafeRowUtils.validateStructuralIntegrity`.
+    pub bad_key: Option<(u64, u64, String)>,
+    /// Same for value rows.
+    pub bad_value: Option<(u64, u64, String)>,
+    /// Rows that violate the key or value schema.
+    pub bad_rows: u64,
+    /// Event-time keys (`window.end`, ms since the epoch): (smallest, count at or below the watermark of the
+    /// batch that wrote this version).
+    pub window_end_min_ms: Option<i64>,
+    /// Keys whose `window.end` is at or below that watermark.
+    pub keys_behind_watermark: u64,
+    /// Why the store could not be read, when it could not (the chain findings say more).
+    pub error: Option<String>,
+    /// HDFS provider: the first row Spark reads while loading (first put of the first file of the chain),
+    /// which `validateStateRowFormat` checks, when it violates the schema: (file, offset of the record in the
+    /// decompressed stream, `key` or `value`, reason).
+    pub first_row_invalid: Option<(String, u64, &'static str, String)>,
 }
 
 /// Everything read from one checkpoint root.
@@ -157,12 +222,23 @@ pub struct Checkpoint {
     pub temp_files: Vec<TempFile>,
     /// Size of every file under the root, by relative path (an index of `files`).
     pub file_sizes: BTreeMap<String, u64>,
+    /// Last-modified time (ms since the epoch) of the files whose input records one
+    /// ([`crate::archive::Entry::modified_ms`]), by relative path.
+    pub modified_ms: BTreeMap<String, i64>,
     /// Hadoop `.crc` sidecars, by the main file's path.
     pub hadoop_crcs: BTreeMap<String, CrcSidecar>,
     /// Spark 4.1+ checksum files.
     pub spark_checksums: BTreeMap<String, ChecksumSidecar>,
     /// Integrity of the state files a restart reads.
     pub state_integrity: BTreeMap<String, StateFileIntegrity>,
+    /// State files not verified because the byte budget was spent.
+    pub unverified: Vec<Unverified>,
+    /// The byte budget for state verification and row checks (`u64::MAX` = none) and the bytes spent.
+    pub verify_budget: (u64, u64),
+    /// State size by version per operator (growth at a glance), from the listing and zip metadata.
+    pub state_growth: BTreeMap<i64, Vec<GrowthPoint>>,
+    /// Rows of the stores read at the restart version (row checks), by store folder.
+    pub store_rows: BTreeMap<String, StoreRows>,
     /// DStream `checkpoint-<ms>` times (for kind dstream).
     pub dstream_times_ms: Vec<i64>,
     /// Problems met while reading that no typed field holds.

@@ -18,9 +18,32 @@ pub const MAX_SIDECAR_BYTES: u64 = 1024 * 1024;
 /// Cap for one state file read for integrity checks.
 pub const MAX_STATE_FILE_BYTES: u64 = 256 * 1024 * 1024;
 
+/// Default byte budget for reading state files (chain verification and row checks) in one diagnosis.
+pub const DEFAULT_VERIFY_BUDGET: u64 = 256 * 1024 * 1024;
+
+/// What [`read_checkpoint_with`] reads beyond the listing and the small log files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Read the state files a restart loads (integrity, sidecars).
+    pub verify_state: bool,
+    /// Decode the rows of the stores a restart loads (schema validation, event-time keys).
+    pub check_rows: bool,
+    /// Bytes of state that may be processed for both: stored bytes read, or decompressed bytes when larger
+    /// (`u64::MAX` = no budget). Files beyond it are listed in [`Checkpoint::unverified`].
+    pub budget_bytes: u64,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions { verify_state: true, check_rows: true, budget_bytes: DEFAULT_VERIFY_BUDGET }
+    }
+}
+
 struct Ctx<'a> {
     archive: &'a mut dyn Archive,
     prefix: String,
+    /// Bytes of state files that may still be read.
+    budget_left: u64,
 }
 
 impl Ctx<'_> {
@@ -53,11 +76,24 @@ fn join(dir: &str, name: &str) -> String {
     }
 }
 
-/// Reads one checkpoint root. `verify_state` = also read the state files a restart loads.
+/// Reads one checkpoint root. `verify_state` = also read the state files a restart loads (and their rows),
+/// within [`DEFAULT_VERIFY_BUDGET`].
 pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: bool) -> Checkpoint {
+    read_checkpoint_with(
+        archive,
+        root,
+        &ReadOptions { verify_state, check_rows: verify_state, budget_bytes: DEFAULT_VERIFY_BUDGET },
+    )
+}
+
+/// Reads one checkpoint root: the listing, the small log files (metadata, offsets, commits, file source and
+/// sink logs, operator metadata, schema files) and, per `opts`, the state files a restart loads, within the
+/// byte budget.
+pub fn read_checkpoint_with(archive: &mut dyn Archive, root: &Root, opts: &ReadOptions) -> Checkpoint {
     let prefix = if root.path.is_empty() { String::new() } else { format!("{}/", root.path) };
     let mut files = Vec::new();
     let mut dirs = BTreeSet::new();
+    let mut modified_ms = BTreeMap::new();
     let mut listing: Vec<(String, u64, bool)> = Vec::new();
     for e in archive.entries() {
         let Some(rel) = e.path.strip_prefix(&prefix) else {
@@ -70,6 +106,9 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
             dirs.insert(rel.to_string());
         } else {
             files.push(FileRef { path: rel.to_string(), size: e.size });
+            if let Some(ms) = e.modified_ms {
+                modified_ms.insert(rel.to_string(), ms);
+            }
             let mut d = dir_of(rel);
             while !d.is_empty() && dirs.insert(d.to_string()) {
                 d = dir_of(d);
@@ -78,9 +117,16 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
         listing.push((rel.to_string(), e.size, e.is_dir));
     }
     let file_sizes = files.iter().map(|f: &FileRef| (f.path.clone(), f.size)).collect();
-    let mut cp =
-        Checkpoint { root: root.path.clone(), kind: Kind(root.kind), files, dirs, file_sizes, ..Default::default() };
-    let mut cx = Ctx { archive, prefix };
+    let mut cp = Checkpoint {
+        root: root.path.clone(),
+        kind: Kind(root.kind),
+        files,
+        dirs,
+        file_sizes,
+        modified_ms,
+        ..Default::default()
+    };
+    let mut cx = Ctx { archive, prefix, budget_left: opts.budget_bytes };
     let file_set: BTreeSet<String> = cp.files.iter().map(|f| f.path.clone()).collect();
 
     // Sidecars, from the listing.
@@ -335,9 +381,14 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
         };
         cp.state_schemas.insert(f.path.clone(), parsed);
     }
-    if verify_state {
+    if opts.verify_state {
         read_state_chains(&mut cp, &mut cx);
+        if opts.check_rows {
+            read_store_rows(&mut cp, &mut cx);
+        }
+        read_state_growth(&mut cp, &mut cx);
     }
+    cp.verify_budget = (opts.budget_bytes, opts.budget_bytes.saturating_sub(cx.budget_left));
     cp
 }
 
@@ -499,6 +550,12 @@ fn check_state_file(
     kind: state_files::ChainFileKind,
     store: &state_files::StoreFiles,
 ) {
+    let size = cp.file_size(path).unwrap_or(0);
+    if size > cx.budget_left {
+        cp.unverified.push(Unverified { path: path.to_string(), bytes: size, what: "not read".into() });
+        return;
+    }
+    cx.budget_left -= size;
     let bytes = match cx.read(path, MAX_STATE_FILE_BYTES) {
         Ok(b) => b,
         Err(e) => {
@@ -511,16 +568,42 @@ fn check_state_file(
                     lineage: None,
                     payload_corrupt: false,
                     error_class: None,
+                    records: None,
+                    num_keys: None,
+                    decompressed_bytes: None,
                 },
             );
             return;
         }
     };
     verify_sidecars(cp, cx, path, &bytes);
-    let (problem, exception, lineage, payload_corrupt, error_class) = match kind {
+    let integrity = match kind {
         state_files::ChainFileKind::Zip => {
-            let (p, e) = crate::state_integrity::check_rocksdb_zip(path, &bytes, store);
-            (p, e, None, false, None)
+            let abs_dir = cx.abs(&store.dir);
+            let abs_zip = cx.abs(path);
+            let budget = cx.budget_left;
+            let prefix = cx.prefix.clone();
+            let z = crate::state_integrity::check_rocksdb_zip(cx.archive, &abs_dir, &abs_zip, &bytes, &prefix, budget);
+            if z.ssts_decoded {
+                cx.budget_left = cx.budget_left.saturating_sub(z.sst_bytes);
+            } else if z.sst_bytes > budget && z.problem.is_none() {
+                cp.unverified.push(Unverified {
+                    path: path.to_string(),
+                    bytes: z.sst_bytes,
+                    what: "the SST files it lists: present with the recorded sizes, blocks not decoded".into(),
+                });
+            }
+            StateFileIntegrity {
+                path: path.to_string(),
+                problem: z.problem,
+                exception: z.exception,
+                lineage: None,
+                payload_corrupt: false,
+                error_class: z.error_class.map(str::to_string),
+                records: None,
+                num_keys: z.num_keys,
+                decompressed_bytes: None,
+            }
         }
         k => {
             let c = crate::state_integrity::check_stream_file(
@@ -529,11 +612,283 @@ fn check_state_file(
                 k == state_files::ChainFileKind::Snapshot,
                 k == state_files::ChainFileKind::Changelog,
             );
-            (c.problem, c.exception, c.lineage, c.payload_corrupt, c.error_class.map(str::to_string))
+            StateFileIntegrity {
+                path: path.to_string(),
+                problem: c.problem,
+                exception: c.exception,
+                lineage: c.lineage,
+                payload_corrupt: c.payload_corrupt,
+                error_class: c.error_class.map(str::to_string),
+                records: c.records,
+                num_keys: None,
+                decompressed_bytes: c.decompressed_bytes,
+            }
         }
     };
-    cp.state_integrity.insert(
-        path.to_string(),
-        StateFileIntegrity { path: path.to_string(), problem, exception, lineage, payload_corrupt, error_class },
-    );
+    // The budget bounds work: a stream costs its decompressed bytes.
+    if let Some(d) = integrity.decompressed_bytes {
+        cx.budget_left = cx.budget_left.saturating_sub(d.saturating_sub(size));
+    }
+    cp.state_integrity.insert(path.to_string(), integrity);
+}
+
+/// Most stores whose rows are decoded in one diagnosis (each costs a listing scan besides its bytes).
+const MAX_ROW_CHECK_STORES: usize = 256;
+
+/// For the stores a restart loads whose chain is intact: decodes every row at the restart version (within the
+/// byte budget), validates key and value rows against the stored schema (partition 0's schema file) the way
+/// `StateStoreProvider.validateStateRowFormat` does, and collects event-time keys (`window.end`).
+fn read_store_rows(cp: &mut Checkpoint, cx: &mut Ctx<'_>) {
+    use crate::state::schema::{DataType, StructType};
+    let Some(version) = restart_batch(cp).filter(|v| *v > 0) else {
+        return;
+    };
+    // Watermark of the batch that wrote this version (eviction in batch v-1 used it).
+    let wm_ms = cp
+        .offsets
+        .get(&(version - 1))
+        .and_then(|o| o.file.content.as_ref().ok())
+        .and_then(|o| o.metadata.as_ref())
+        .and_then(|m| m.batch_watermark_ms)
+        .unwrap_or(0);
+    let root = cp.root.clone();
+    let mut stores_read = 0usize;
+    let ops: Vec<i64> = cp.state.operators.keys().copied().collect();
+    for op in ops {
+        let provider = operator_provider(cp, op);
+        let names: BTreeSet<String> =
+            cp.state.operators[&op].partitions.values().flat_map(|p| p.stores.keys().cloned()).collect();
+        for name in names {
+            let Ok((ks, vs)) = crate::state::store_schemas(cx.archive, &root, op, &name) else {
+                continue; // no readable schema file: nothing to validate against
+            };
+            // Deduplication without watermark stores a dummy value Spark does not validate.
+            let check_value = !(vs.fields.len() == 1 && vs.fields[0].data_type == DataType::Null);
+            let window_end: Option<usize> = ks.fields.iter().position(|f| {
+                f.name == "window"
+                    && matches!(&f.data_type, DataType::Struct(StructType { fields })
+                        if fields.len() == 2 && fields[1].name == "end" && fields[1].data_type == DataType::Timestamp)
+            });
+            let parts: Vec<u32> = cp.state.operators[&op].partitions.keys().copied().collect();
+            for part in parts {
+                let Some(store) = cp.state.operators[&op].partitions[&part].stores.get(&name).cloned() else {
+                    continue;
+                };
+                if store.is_empty() {
+                    continue;
+                }
+                let all_names: Vec<String> = cp.state.operators[&op].partitions[&part].stores.keys().cloned().collect();
+                let uid = unique_id_for(cp, op, part, store_index(&all_names, &name), version);
+                let top = uid.as_ref().and_then(|u| {
+                    store.changelogs.get(&version)?.iter().find(|f| f.unique_id.as_deref() == Some(u.as_str()))
+                });
+                let lineage: Option<Vec<(i64, String)>> =
+                    top.and_then(|t| cp.lineage_of(&t.file.path)).map(|l| l.to_vec());
+                let chain =
+                    state_files::load_chain(&store, version, &provider, uid.as_deref(), lineage.as_deref(), &[]);
+                let intact = chain.missing.is_none()
+                    && !chain.base_not_found
+                    && chain.steps.iter().all(|s| cp.integrity_of(&s.path).is_some_and(|i| i.problem.is_none()));
+                if !intact {
+                    continue;
+                }
+                // Cost: the decompressed bytes the verification saw (else the stored size).
+                let mut bytes: u64 = chain
+                    .steps
+                    .iter()
+                    .map(|s| {
+                        let stored = cp.file_size(&s.path).unwrap_or(0);
+                        cp.integrity_of(&s.path).and_then(|i| i.decompressed_bytes).unwrap_or(stored).max(stored)
+                    })
+                    .sum();
+                if chain.steps.iter().any(|s| s.kind == state_files::ChainFileKind::Zip) {
+                    bytes = bytes.saturating_add(store.ssts.iter().fold(0u64, |a, f| a.saturating_add(f.size)));
+                }
+                if bytes > cx.budget_left || stores_read >= MAX_ROW_CHECK_STORES {
+                    cp.unverified.push(Unverified {
+                        path: store.dir.clone(),
+                        bytes,
+                        what: format!("rows of state version {version} not decoded (schema and watermark checks)"),
+                    });
+                    continue;
+                }
+                cx.budget_left -= bytes;
+                stores_read += 1;
+                let abs = cx.abs(&store.dir);
+                let mut sr = StoreRows { store_dir: store.dir.clone(), version, ..Default::default() };
+                match crate::state::load_raw_store(cx.archive, &abs, version, &crate::state::StateLimits::default()) {
+                    Err(e) => sr.error = Some(e.to_string()),
+                    Ok(raw) => {
+                        for (i, (k, v)) in raw.pairs.iter().enumerate() {
+                            let k = k.get(raw.key_prefix_len..).unwrap_or(&[]);
+                            let v = v.get(raw.value_prefix_len..).unwrap_or(&[]);
+                            sr.rows += 1;
+                            sr.bytes += (k.len() + v.len()) as u64;
+                            let mut bad = false;
+                            if let Err(e) = crate::state::unsafe_row::validate_structure(k, &ks) {
+                                bad = true;
+                                sr.bad_key.get_or_insert((i as u64, e.offset, e.message));
+                            }
+                            if check_value {
+                                if let Err(e) = crate::state::unsafe_row::validate_structure(v, &vs) {
+                                    bad = true;
+                                    sr.bad_value.get_or_insert((i as u64, e.offset, e.message));
+                                }
+                            }
+                            if bad {
+                                sr.bad_rows += 1;
+                                continue;
+                            }
+                            if let Some(end_ms) = window_end.and_then(|idx| window_end_ms(k, ks.fields.len(), idx)) {
+                                sr.window_end_min_ms = Some(sr.window_end_min_ms.map_or(end_ms, |m| m.min(end_ms)));
+                                if wm_ms > 0 && end_ms <= wm_ms {
+                                    sr.keys_behind_watermark += 1;
+                                }
+                            }
+                        }
+                    }
+                }
+                if provider == "hdfs" {
+                    if let Some(first) = chain.steps.first() {
+                        sr.first_row_invalid = first_row_check(cx, first, &ks, &vs, check_value);
+                    }
+                }
+                cp.store_rows.insert(store.dir.clone(), sr);
+            }
+        }
+    }
+}
+
+/// `window.end` (ms since the epoch) of a key UnsafeRow whose field `idx` (of `n` top-level fields) is the
+/// `struct<start: timestamp, end: timestamp>` a time window groups by; `None` when null or out of bounds.
+fn window_end_ms(row: &[u8], n: usize, idx: usize) -> Option<i64> {
+    let word =
+        |at: usize| -> Option<u64> { Some(u64::from_le_bytes(row.get(at..at.checked_add(8)?)?.try_into().ok()?)) };
+    let bitset = n.div_ceil(64) * 8;
+    if word((idx / 64) * 8)? & (1u64 << (idx % 64)) != 0 {
+        return None;
+    }
+    let slot = word(bitset.checked_add(idx.checked_mul(8)?)?)?;
+    let off = (slot >> 32) as usize;
+    // Nested row: one bitset word for 2 fields, then start, end.
+    let nested_null = word(off)?;
+    if nested_null & 0b10 != 0 {
+        return None;
+    }
+    let micros = word(off.checked_add(16)?)? as i64;
+    Some(micros.div_euclid(1000))
+}
+
+/// Most partitions per operator whose RocksDB zip metadata is read for the growth series.
+const MAX_GROWTH_PARTITIONS: usize = 8;
+
+/// State size per version and operator: HDFS from the listing (snapshot and delta sizes); RocksDB from the
+/// listing (changelog sizes) and the `metadata` of each `<v>.zip` of the first partitions (SST bytes,
+/// `numKeys`), each zip charged to the byte budget.
+fn read_state_growth(cp: &mut Checkpoint, cx: &mut Ctx<'_>) {
+    let ops: Vec<i64> = cp.state.operators.keys().copied().collect();
+    for op in ops {
+        let mut points: BTreeMap<i64, GrowthPoint> = BTreeMap::new();
+        let stores: Vec<(u32, state_files::StoreFiles)> = cp.state.operators[&op]
+            .partitions
+            .iter()
+            .flat_map(|(p, pf)| pf.stores.values().map(move |s| (*p, s.clone())))
+            .collect();
+        let mut zip_parts: BTreeSet<u32> = BTreeSet::new();
+        for (part, s) in &stores {
+            for (v, f) in &s.deltas {
+                points.entry(*v).or_insert_with(|| GrowthPoint { version: *v, ..Default::default() }).delta_bytes +=
+                    f.size;
+            }
+            for (v, fs) in &s.changelogs {
+                let size: u64 = fs.iter().map(|f| f.file.size).sum();
+                points.entry(*v).or_insert_with(|| GrowthPoint { version: *v, ..Default::default() }).delta_bytes +=
+                    size;
+            }
+            for (v, f) in &s.snapshots {
+                let g = points.entry(*v).or_insert_with(|| GrowthPoint { version: *v, ..Default::default() });
+                g.partitions += 1;
+                g.snapshot_bytes = g.snapshot_bytes.saturating_add(f.size);
+            }
+            if s.zips.is_empty() || (zip_parts.len() >= MAX_GROWTH_PARTITIONS && !zip_parts.contains(part)) {
+                continue;
+            }
+            zip_parts.insert(*part);
+            for (v, fs) in &s.zips {
+                // Several zips of one version exist only with checkpoint format v2 retries: take the first.
+                let Some(f) = fs.first() else { continue };
+                if f.file.size > cx.budget_left {
+                    cp.unverified.push(Unverified {
+                        path: f.file.path.clone(),
+                        bytes: f.file.size,
+                        what: "zip metadata not read for the state growth series".into(),
+                    });
+                    continue;
+                }
+                cx.budget_left -= f.file.size;
+                let meta = cx
+                    .read(&f.file.path, MAX_STATE_FILE_BYTES)
+                    .ok()
+                    .and_then(|b| crate::state::rocksdb::zip_meta::read_version_zip(&b, Default::default()).ok())
+                    .map(|z| z.metadata);
+                let g = points.entry(*v).or_insert_with(|| GrowthPoint { version: *v, ..Default::default() });
+                g.partitions += 1;
+                match meta {
+                    Some(m) => {
+                        g.snapshot_bytes = g
+                            .snapshot_bytes
+                            .saturating_add(m.sst_files.iter().fold(0u64, |a, f| a.saturating_add(f.size_bytes)));
+                        g.keys =
+                            if g.partitions == 1 { m.num_keys } else { g.keys.zip(m.num_keys).map(|(a, b)| a + b) };
+                    }
+                    None => g.keys = None,
+                }
+            }
+        }
+        cp.state_growth.insert(op, points.into_values().collect());
+    }
+}
+
+/// The row `validateStateRowFormat` checks on an HDFS restart: the first put of the first file of the chain
+/// (`isValidated` is set after it). `Some` when it violates the key or value schema.
+fn first_row_check(
+    cx: &mut Ctx<'_>,
+    step: &state_files::ChainStep,
+    ks: &crate::state::schema::StructType,
+    vs: &crate::state::schema::StructType,
+    check_value: bool,
+) -> Option<(String, u64, &'static str, String)> {
+    use crate::state::hdfs::{for_each_record, unwrap_value, RecordFileKind};
+    let bytes = cx.read(&step.path, MAX_STATE_FILE_BYTES).ok()?;
+    let data = crate::codec::decompress(&bytes, 1 << 30).ok()?;
+    let kind = if step.kind == state_files::ChainFileKind::Snapshot {
+        RecordFileKind::Snapshot
+    } else {
+        RecordFileKind::Delta
+    };
+    let mut first: Option<(u64, &[u8], &[u8])> = None;
+    let _ = for_each_record(&data, kind, |r| {
+        if first.is_none() {
+            if let Some(v) = r.value {
+                first = Some((r.offset, r.key, unwrap_value(r.key, v)));
+            }
+        }
+    });
+    let (off, k, v) = first?;
+    if let Err(e) = crate::state::unsafe_row::validate_structure(k, ks) {
+        return Some((step.path.clone(), off, "key", format!("byte {} of the key row: {}", e.offset, e.message)));
+    }
+    if check_value {
+        // Spark floors the value to a multiple of 8 (rows written before 2.3).
+        let v = &v[..v.len() / 8 * 8];
+        if let Err(e) = crate::state::unsafe_row::validate_structure(v, vs) {
+            return Some((
+                step.path.clone(),
+                off,
+                "value",
+                format!("byte {} of the value row: {}", e.offset, e.message),
+            ));
+        }
+    }
+    None
 }

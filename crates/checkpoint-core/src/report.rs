@@ -126,6 +126,26 @@ pub struct OperatorInfo {
     pub provider: String,
     /// Highest state version with a file on disk in any partition and store, or `None`.
     pub latest_version: Option<i64>,
+    /// State size by version (growth at a glance), from the files on disk: snapshot bytes and keys summed
+    /// over the partitions with a snapshot at that version, delta/changelog bytes over all partitions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub state_size: Vec<StateSizePoint>,
+}
+
+/// State size of one operator at one version (see [`crate::model::GrowthPoint`]).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct StateSizePoint {
+    /// State version (batch id + 1).
+    pub version: i64,
+    /// Partitions with a snapshot (`.snapshot` / `.zip`) at this version.
+    pub snapshot_partitions: u32,
+    /// Bytes of those snapshots (HDFS `.snapshot` sizes; RocksDB: SST bytes the zips list).
+    pub snapshot_bytes: u64,
+    /// Keys in those snapshots (RocksDB `numKeys`), when known for all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_keys: Option<i64>,
+    /// Bytes of this version's `.delta` / `.changelog` files over all partitions.
+    pub delta_bytes: u64,
 }
 
 /// Severity of a finding.

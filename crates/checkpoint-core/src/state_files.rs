@@ -362,19 +362,23 @@ pub fn load_chain(
     }
     let dir = &store.dir;
     if provider == "hdfs" {
-        if let Some(f) = store.snapshots.get(&version).filter(|_| !skip.contains(&version)) {
-            chain.steps.push(ChainStep { version, kind: ChainFileKind::Snapshot, path: f.path.clone() });
-            return chain;
+        // The plan is the HDFS reader's (`crate::state::hdfs::load_plan`); snapshots in `skip` are left out.
+        let files = crate::state::hdfs::StoreFiles {
+            deltas: store.deltas.keys().copied().collect(),
+            snapshots: store.snapshots.keys().copied().filter(|v| !skip.contains(v)).collect(),
+        };
+        // `load_plan` lists every delta version after the snapshot; a hand-edited huge batch id would make
+        // that list huge, and then some delta is certainly missing: cap the range at what can exist.
+        let base = files.snapshots.iter().copied().filter(|s| *s <= version && *s > 0).max().unwrap_or(0);
+        let cap = base.saturating_add(files.deltas.len() as i64 + 1).min(version);
+        let (snap, deltas) = crate::state::hdfs::load_plan(&files, cap);
+        let deltas: Vec<i64> = if cap < version { deltas.into_iter().chain([cap + 1]).collect() } else { deltas };
+        if let Some(base) = snap {
+            if let Some(f) = store.snapshots.get(&base) {
+                chain.steps.push(ChainStep { version: base, kind: ChainFileKind::Snapshot, path: f.path.clone() });
+            }
         }
-        let base = store.snapshots.range(..version).rev().map(|(v, _)| *v).find(|v| !skip.contains(v)).unwrap_or(0);
-        if base > 0 {
-            chain.steps.push(ChainStep {
-                version: base,
-                kind: ChainFileKind::Snapshot,
-                path: store.snapshots[&base].path.clone(),
-            });
-        }
-        for d in (base + 1)..=version {
+        for d in deltas {
             match store.deltas.get(&d) {
                 Some(f) => chain.steps.push(ChainStep { version: d, kind: ChainFileKind::Delta, path: f.path.clone() }),
                 None => {

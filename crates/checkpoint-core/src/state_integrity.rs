@@ -1,95 +1,25 @@
-//! Integrity of state files without decoding rows: a RocksDB `<v>.zip` must open as a zip whose entries
-//! inflate with matching CRCs, hold Spark's `metadata` file, and name SST files that exist in `SSTs/`
-//! with the recorded sizes (FORMATS.md §11.2); a compressed `.delta` / `.snapshot` / `.changelog` must
-//! not be empty (framing and end-marker checks use the codec module when it is present).
+//! Integrity of the state files a restart loads, as Spark's readers see them, without keeping rows.
+//! This module holds no format knowledge of its own: it calls the state readers and maps their errors to
+//! what Spark throws (FORMATS.md §7–12, §16):
+//!
+//! * `.delta` / `.snapshot`: [`crate::state::hdfs::verify_file`] (codec framing, lz4 block checksums, the
+//!   record stream and its `-1` end marker).
+//! * `.changelog`: [`crate::codec::decompress`] then [`crate::state::rocksdb::changelog::parse_changelog`]
+//!   (v1–v4, with the checkpoint format v2 lineage).
+//! * RocksDB `<v>.zip`: [`crate::state::rocksdb::read_snapshot`] (zip, `metadata`, MANIFEST against it, the SST
+//!   files it lists present with their sizes, and every SST block decoded with its checksum), or, when the byte
+//!   budget does not cover the SSTs, [`crate::state::rocksdb::zip_meta::read_version_zip`] +
+//!   [`crate::state::rocksdb::zip_meta::check_files`] (everything but decoding the SSTs).
 
+use crate::archive::Archive;
 use crate::model::Problem;
-use crate::state_files::StoreFiles;
-use std::io::{Cursor, Read};
-
-/// Cap on one entry inflated from a RocksDB zip (its files are small: CURRENT, OPTIONS, MANIFEST, metadata).
-const MAX_ZIP_ENTRY: u64 = 64 * 1024 * 1024;
-
-/// Checks a RocksDB checkpoint zip. Returns the problem (if any) and the Java exception Spark's reader
-/// throws on it (`java.util.zip.ZipException`, `java.io.FileNotFoundException` for a missing SST).
-pub fn check_rocksdb_zip(path: &str, bytes: &[u8], store: &StoreFiles) -> (Option<Problem>, Option<String>) {
-    let prob = |offset: Option<u64>, reason: String| Some(Problem { path: path.to_string(), offset, reason });
-    let mut zip = match zip::ZipArchive::new(Cursor::new(bytes)) {
-        Ok(z) => z,
-        Err(e) => return (prob(None, format!("not a readable zip: {e}")), Some("java.util.zip.ZipException".into())),
-    };
-    let mut metadata: Option<Vec<u8>> = None;
-    for i in 0..zip.len() {
-        let mut f = match zip.by_index(i) {
-            Ok(f) => f,
-            Err(e) => return (prob(None, format!("zip entry #{i}: {e}")), Some("java.util.zip.ZipException".into())),
-        };
-        let name = f.name().map(|n| n.to_string()).unwrap_or_else(|_| format!("#{i}"));
-        let start = f.data_start().unwrap_or(0);
-        let declared = f.size();
-        if declared > MAX_ZIP_ENTRY {
-            return (
-                prob(Some(start), format!("zip entry {name} declares {declared} bytes")),
-                Some("java.util.zip.ZipException".into()),
-            );
-        }
-        let mut buf = Vec::with_capacity(declared.min(MAX_ZIP_ENTRY) as usize);
-        if let Err(e) = (&mut f).take(MAX_ZIP_ENTRY + 1).read_to_end(&mut buf) {
-            return (
-                prob(Some(start), format!("zip entry {name} (data at byte {start}) does not inflate: {e}")),
-                Some("java.util.zip.ZipException".into()),
-            );
-        }
-        if name == "metadata" {
-            metadata = Some(buf);
-        }
-    }
-    let Some(meta) = metadata else {
-        return (
-            prob(None, "the zip has no Spark 'metadata' entry".into()),
-            Some("java.io.FileNotFoundException".into()),
-        );
-    };
-    let text = String::from_utf8_lossy(&meta);
-    let mut lines = text.lines();
-    let _version = lines.next();
-    if let Some(json) = lines.next() {
-        if let Ok(v) = serde_json::from_str::<serde_json::Value>(json) {
-            for sst in v.get("sstFiles").and_then(|s| s.as_array()).into_iter().flatten() {
-                let Some(dfs) = sst.get("dfsSstFileName").and_then(|x| x.as_str()) else {
-                    continue;
-                };
-                let size = sst.get("sizeBytes").and_then(|x| x.as_u64());
-                let found = store.ssts.iter().find(|f| f.path.ends_with(&format!("/SSTs/{dfs}")));
-                match (found, size) {
-                    (None, _) => {
-                        return (
-                            prob(
-                                None,
-                                format!(
-                                    "metadata names {dir}/SSTs/{dfs}, which is not in the checkpoint",
-                                    dir = store.dir
-                                ),
-                            ),
-                            Some("java.io.FileNotFoundException".into()),
-                        )
-                    }
-                    (Some(f), Some(s)) if f.size != s => {
-                        return (
-                            prob(None, format!("{} has {} bytes, the zip's metadata records {s}", f.path, f.size)),
-                            Some("org.apache.spark.SparkException".into()),
-                        )
-                    }
-                    _ => {}
-                }
-            }
-        }
-    }
-    (None, None)
-}
+use crate::state::hdfs::{RecordErrorKind, RecordFileKind, StateFileError};
+use crate::state::rocksdb::{self, zip_meta, LoadLimits, RocksDbError};
 
 /// Cap on the decompressed size of one state stream file.
 const MAX_STREAM_OUT: usize = 512 * 1024 * 1024;
+/// Cap on the records of one changelog.
+const MAX_CHANGELOG_RECORDS: usize = 10_000_000;
 
 /// What a state stream file (`.delta`, `.snapshot`, `.changelog`) looks like to Spark's reader.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -109,114 +39,216 @@ pub struct StreamCheck {
     /// The 4.x error class Spark raises for this damage, when it is a specific one (record sizes:
     /// `CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_KEY_SIZE` and friends); `None` = generic.
     pub error_class: Option<&'static str>,
+    /// Rows (puts) and removals in a `.delta`/`.snapshot`, records in a changelog, when it decoded.
+    pub records: Option<(u64, u64)>,
+    /// Bytes of the decompressed stream, when it decompressed (the work a read costs).
+    pub decompressed_bytes: Option<u64>,
 }
 
-/// Checks a compressed state stream file: the codec framing (block checksums, end marker) via
-/// [`crate::codec`], then for `.delta`/`.snapshot` and v1 changelogs the record stream's sizes and its
-/// `-1` end marker via [`crate::state::hdfs`]. `snapshot` selects snapshot rules (no removals).
+/// Checks a compressed state stream file. `snapshot` selects snapshot rules (no removals), `changelog`
+/// the RocksDB changelog reader.
 pub fn check_stream_file(path: &str, bytes: &[u8], snapshot: bool, changelog: bool) -> StreamCheck {
     let prob = |offset: u64, reason: String| Some(Problem { path: path.to_string(), offset: Some(offset), reason });
     if bytes.is_empty() {
         return StreamCheck {
             problem: prob(0, "the file is empty (0 bytes): no compression header".into()),
             exception: Some("java.io.EOFException".into()),
-            lineage: None,
-            payload_corrupt: false,
-            error_class: None,
+            ..Default::default()
         };
     }
-    let data = match crate::codec::decompress(bytes, MAX_STREAM_OUT) {
-        Ok(d) => d,
-        Err(e) => {
-            use crate::codec::CodecErrorKind as K;
-            let exc = match e.kind {
-                K::Truncated => "java.io.EOFException",
-                K::OverLimit => "java.lang.OutOfMemoryError",
-                _ => "java.io.IOException",
-            };
-            return StreamCheck {
+    if changelog {
+        let data = match crate::codec::decompress(bytes, MAX_STREAM_OUT) {
+            Ok(d) => d,
+            Err(e) => return codec_failure(path, e),
+        };
+        return match rocksdb::changelog::parse_changelog(&data, MAX_CHANGELOG_RECORDS) {
+            Ok(cl) => StreamCheck {
+                decompressed_bytes: Some(data.len() as u64),
+                lineage: (cl.format_version >= 3)
+                    .then(|| cl.lineage.iter().map(|l| (l.version, l.checkpoint_unique_id.clone())).collect()),
+                records: Some((cl.records.len() as u64, 0)),
+                ..Default::default()
+            },
+            Err(e) => {
+                use rocksdb::changelog::ChangelogErrorKind as C;
+                StreamCheck {
+                    problem: prob(
+                        e.offset,
+                        format!("changelog record stream damaged at decompressed byte {}: {}", e.offset, e.message),
+                    ),
+                    exception: Some(
+                        match e.kind {
+                            C::Truncated => "java.io.EOFException",
+                            C::OverLimit => "java.lang.OutOfMemoryError",
+                            _ => "java.io.IOException",
+                        }
+                        .into(),
+                    ),
+                    error_class: (e.kind == C::InvalidVersion)
+                        .then_some("CANNOT_LOAD_STATE_STORE.INVALID_CHANGE_LOG_READER_VERSION"),
+                    decompressed_bytes: Some(data.len() as u64),
+                    ..Default::default()
+                }
+            }
+        };
+    }
+    let kind = if snapshot { RecordFileKind::Snapshot } else { RecordFileKind::Delta };
+    match crate::state::hdfs::verify_file(bytes, kind, MAX_STREAM_OUT) {
+        Ok(stats) => StreamCheck {
+            records: Some((stats.puts, stats.removals)),
+            decompressed_bytes: Some(stats.end_offset + 4 + stats.trailing_bytes),
+            ..Default::default()
+        },
+        Err(StateFileError::Codec(e)) => codec_failure(path, e),
+        Err(e @ StateFileError::Records(_)) => {
+            let StateFileError::Records(r) = &e else { return StreamCheck::default() };
+            let class = e.spark_error_class(kind);
+            StreamCheck {
                 problem: prob(
-                    e.offset,
-                    format!("cannot be decompressed ({} framing) at byte {}: {}", e.codec, e.offset, e.message),
+                    r.offset,
+                    format!("record stream damaged at decompressed byte {}: {}", r.offset, r.reason),
                 ),
+                exception: Some(
+                    if r.kind == RecordErrorKind::Truncated { "java.io.EOFException" } else { "java.io.IOException" }
+                        .into(),
+                ),
+                error_class: (class != "CANNOT_LOAD_STATE_STORE.UNCATEGORIZED").then_some(class),
+                ..Default::default()
+            }
+        }
+    }
+}
+
+fn codec_failure(path: &str, e: crate::codec::CodecError) -> StreamCheck {
+    use crate::codec::CodecErrorKind as K;
+    let exc = match e.kind {
+        K::Truncated => "java.io.EOFException",
+        K::OverLimit => "java.lang.OutOfMemoryError",
+        _ => "java.io.IOException",
+    };
+    StreamCheck {
+        problem: Some(Problem {
+            path: path.to_string(),
+            offset: Some(e.offset),
+            reason: format!("cannot be decompressed ({} framing) at byte {}: {}", e.codec, e.offset, e.message),
+        }),
+        exception: Some(exc.into()),
+        payload_corrupt: e.kind == K::Corrupt,
+        ..Default::default()
+    }
+}
+
+/// What a RocksDB `<v>.zip` and the SST files it lists look like to Spark's loader.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ZipCheck {
+    /// The damage, if any. `path` is the file at fault (the zip, `<zip>!/<entry>`, or an SST), relative to
+    /// the checkpoint root; `offset` is in that file.
+    pub problem: Option<Problem>,
+    /// The Java exception Spark's loader throws on it.
+    pub exception: Option<String>,
+    /// The error class the state reader attaches (e.g. `CANNOT_LOAD_STATE_STORE.UNEXPECTED_FILE_SIZE`).
+    pub error_class: Option<&'static str>,
+    /// `numKeys` of the zip's metadata, when it reads.
+    pub num_keys: Option<i64>,
+    /// Total bytes of the SST files the zip lists.
+    pub sst_bytes: u64,
+    /// True when the SST files were decoded (block checksums verified), false when only their presence and
+    /// sizes were checked (byte budget).
+    pub ssts_decoded: bool,
+}
+
+/// Checks the RocksDB zip `zip_path` of the store folder `store_dir` (both archive paths; `prefix` is the
+/// checkpoint root's prefix, stripped from reported paths). `zip_bytes` are the zip's bytes (already read).
+/// `sst_budget`: the SSTs are decoded only when their total size fits in it.
+pub fn check_rocksdb_zip(
+    archive: &mut dyn Archive,
+    store_dir: &str,
+    zip_path: &str,
+    zip_bytes: &[u8],
+    prefix: &str,
+    sst_budget: u64,
+) -> ZipCheck {
+    let rel = |p: &str| p.strip_prefix(prefix).unwrap_or(p).to_string();
+    let limits = LoadLimits::default();
+    let zip = match zip_meta::read_version_zip(zip_bytes, limits.zip) {
+        Ok(z) => z,
+        Err(e) => {
+            let path = match &e.entry {
+                Some(en) => format!("{}!/{en}", rel(zip_path)),
+                None => rel(zip_path),
+            };
+            let exc = if e.message.contains("no Spark metadata") {
+                "java.io.FileNotFoundException"
+            } else {
+                "java.util.zip.ZipException"
+            };
+            return ZipCheck {
+                problem: Some(Problem { path, offset: e.offset, reason: format!("the zip cannot be read: {e}") }),
                 exception: Some(exc.into()),
-                lineage: None,
-                payload_corrupt: e.kind == K::Corrupt,
-                error_class: None,
+                error_class: Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT"),
+                ..Default::default()
             };
         }
     };
-    let mut out = StreamCheck::default();
-    if changelog {
-        // A changelog starts with writeUTF("v2".."v4") unless it is v1 (FORMATS.md §12).
-        if let Some((ver, hdr_len)) = changelog_header(&data) {
-            if ver >= 3 {
-                let rest = &data[hdr_len..];
-                if let Some((json, _)) = read_utf(rest) {
-                    out.lineage = parse_lineage(json);
-                }
+    let sst_bytes: u64 = zip.metadata.sst_files.iter().fold(0u64, |a, f| a.saturating_add(f.size_bytes));
+    let num_keys = zip.metadata.num_keys;
+    if sst_bytes > sst_budget {
+        // Presence and sizes only (listing), as Spark's copy would find them.
+        let dir = store_dir.trim_end_matches('/');
+        let listing: Vec<(String, u64)> = archive
+            .entries()
+            .iter()
+            .filter_map(|e| {
+                let r = e.path.strip_prefix(dir)?.strip_prefix('/')?;
+                (r.starts_with("SSTs/") || r.starts_with("logs/")).then(|| (r.to_string(), e.size))
+            })
+            .collect();
+        let issue = zip_meta::check_files(&zip.metadata, &listing)
+            .into_iter()
+            .find(|i| !matches!(i, zip_meta::FileIssue::BadName { .. }));
+        let mut out = ZipCheck { num_keys, sst_bytes, ssts_decoded: false, ..Default::default() };
+        match issue {
+            Some(zip_meta::FileIssue::Missing { path, expected }) => {
+                out.problem = Some(Problem {
+                    path: rel(&format!("{dir}/{path}")),
+                    offset: None,
+                    reason: format!("{} lists {path} ({expected} bytes) but it does not exist", rel(zip_path)),
+                });
+                out.exception = Some("java.io.FileNotFoundException".into());
+                out.error_class = Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE");
             }
-            // v2+ record layouts are checked by the RocksDB reader; stop at the header here.
-            return out;
-        }
-    }
-    {
-        let kind = if snapshot {
-            crate::state::hdfs::RecordFileKind::Snapshot
-        } else {
-            crate::state::hdfs::RecordFileKind::Delta
-        };
-        if let Err(e) = crate::state::hdfs::for_each_record(&data, kind, |_| {}) {
-            out.problem = Some(Problem {
-                path: path.to_string(),
-                offset: Some(e.offset),
-                reason: format!("record stream damaged at decompressed byte {}: {}", e.offset, e.reason),
-            });
-            use crate::state::hdfs::RecordErrorKind as R;
-            out.exception = Some(match e.kind {
-                R::Truncated => "java.io.EOFException".into(),
-                _ => "java.io.IOException".into(),
-            });
-            out.error_class = match (e.kind, snapshot) {
-                (R::BadKeySize(_), false) => Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_KEY_SIZE"),
-                (R::BadKeySize(_), true) => Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_SNAPSHOT_FILE_KEY_SIZE"),
-                (R::BadValueSize(_), true) => Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_SNAPSHOT_FILE_VALUE_SIZE"),
-                _ => None,
-            };
-        }
-    }
-    out
-}
-
-/// `writeUTF` string at the start of `b`: (text, bytes used).
-fn read_utf(b: &[u8]) -> Option<(&str, usize)> {
-    let n = u16::from_be_bytes([*b.first()?, *b.get(1)?]) as usize;
-    let s = std::str::from_utf8(b.get(2..2 + n)?).ok()?;
-    Some((s, 2 + n))
-}
-
-/// The changelog version from its header, like Spark's reader heuristic: a `writeUTF` string `v<N>`.
-fn changelog_header(data: &[u8]) -> Option<(u32, usize)> {
-    let (s, used) = read_utf(data)?;
-    let n: u32 = s.strip_prefix('v')?.parse().ok()?;
-    (2..=9).contains(&n).then_some((n, used))
-}
-
-/// Lineage JSON: an array of `{"version":N,"checkpointUniqueId":"..."}` (or `[N,"id"]` pairs).
-fn parse_lineage(json: &str) -> Option<Vec<(i64, String)>> {
-    let v: serde_json::Value = serde_json::from_str(json).ok()?;
-    let arr = v.as_array()?;
-    let mut out = Vec::new();
-    for e in arr {
-        if let (Some(ver), Some(id)) =
-            (e.get("version").and_then(|x| x.as_i64()), e.get("checkpointUniqueId").and_then(|x| x.as_str()))
-        {
-            out.push((ver, id.to_string()));
-        } else if let Some(p) = e.as_array() {
-            if let (Some(ver), Some(id)) = (p.first().and_then(|x| x.as_i64()), p.get(1).and_then(|x| x.as_str())) {
-                out.push((ver, id.to_string()));
+            Some(zip_meta::FileIssue::WrongSize { path, expected, found }) => {
+                out.problem = Some(Problem {
+                    path: rel(&format!("{dir}/{path}")),
+                    offset: None,
+                    reason: format!("{} lists {path} with {expected} bytes, found {found} bytes", rel(zip_path)),
+                });
+                out.exception = Some("org.apache.spark.SparkException".into());
+                out.error_class = Some("CANNOT_LOAD_STATE_STORE.UNEXPECTED_FILE_SIZE");
             }
+            _ => {}
         }
+        return out;
     }
-    Some(out)
+    match rocksdb::read_snapshot(archive, store_dir, zip_path, &limits) {
+        Ok(_) => ZipCheck { num_keys, sst_bytes, ssts_decoded: true, ..Default::default() },
+        Err(e) => ZipCheck {
+            exception: Some(exception_of(&e).into()),
+            error_class: e.error_class,
+            problem: Some(Problem { path: rel(&e.path), offset: e.offset, reason: e.message }),
+            num_keys,
+            sst_bytes,
+            ssts_decoded: false,
+        },
+    }
+}
+
+/// The Java exception behind a RocksDB load failure.
+fn exception_of(e: &RocksDbError) -> &'static str {
+    match e.error_class {
+        Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE") => "java.io.FileNotFoundException",
+        Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT") => "java.util.zip.ZipException",
+        Some("CANNOT_LOAD_STATE_STORE.UNEXPECTED_FILE_SIZE") => "org.apache.spark.SparkException",
+        _ => "org.rocksdb.RocksDBException",
+    }
 }

@@ -137,7 +137,8 @@ impl FilesArchive {
             }
             let size = f.size().max(0.0) as u64;
             bytes = bytes.saturating_add(size);
-            entries.push(Entry { path, size, compressed_size: size, is_dir: false });
+            let modified_ms = Some(f.last_modified() as i64).filter(|ms| *ms > 0);
+            entries.push(Entry { path, size, compressed_size: size, is_dir: false, modified_ms });
             out.push(f);
         }
         Ok(FilesArchive { entries, files: out, reader, name: name.to_string(), bytes, limits, total_read: 0 })

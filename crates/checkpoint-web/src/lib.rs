@@ -57,7 +57,14 @@ impl Options {
             Some(v) => return Err(InputError::new("bad-option", format!("now_ms is not a time: {v}"))),
         };
         let error_text = self.error_text.as_ref().filter(|t| !t.trim().is_empty()).cloned();
-        Ok(Context { spark_version, now_ms, error_text, session_conf: self.session_conf.clone(), kafka_earliest: None })
+        Ok(Context {
+            spark_version,
+            now_ms,
+            error_text,
+            session_conf: self.session_conf.clone(),
+            kafka_earliest: None,
+            ..Default::default()
+        })
     }
 }
 

@@ -70,6 +70,7 @@ impl StateSelection {
             join_side,
             batch_id: self.batch_id,
             partition: None,
+            ..StateQuery::default()
         })
     }
 }

@@ -7,6 +7,9 @@ pub mod error_text;
 pub mod logs;
 pub mod metadata;
 pub mod state;
+pub mod state_growth;
+pub mod state_rows;
+pub mod timing;
 pub mod writers;
 
 use crate::model::Checkpoint;
@@ -28,6 +31,12 @@ pub const REGISTRY: &[(&str, Check)] = &[
     ("state-layout", state::check_layout),
     ("state-config", state::check_config),
     ("state-chain", state::check_chains),
+    ("state-row-schema", state_rows::check_row_schema),
+    ("state-verification-budget", state_rows::check_budget),
+    ("state-growth", state_growth::check_growth),
+    ("state-keys-behind-watermark", state_growth::check_keys_behind_watermark),
+    ("watermark-not-advancing", state_growth::check_watermark_stuck),
+    ("log-timing", timing::check_timing),
     ("checksums", checksums::check_checksums),
     ("error-text", error_text::check_error_text),
 ];

@@ -172,7 +172,8 @@ fn damage_of(cp: &Checkpoint, path: &str, kind: ChainFileKind, v: SparkVersion) 
     let mut parts = Vec::new();
     let mut offset = None;
     if let Some(p) = &integ {
-        parts.push(p.reason.clone());
+        // The file at fault may be another than the chain step (an SST a zip lists, an entry of the zip).
+        parts.push(if p.path != path { format!("{}: {}", p.path, p.reason) } else { p.reason.clone() });
         offset = p.offset;
     }
     if let Some(c) = &crc_bad {
@@ -187,6 +188,26 @@ fn damage_of(cp: &Checkpoint, path: &str, kind: ChainFileKind, v: SparkVersion) 
         parts.push(format!("Spark checksum file: {s}"));
     }
     Some(Damage { path: path.to_string(), detail: parts.join("; "), offset, detected, checksum_failed })
+}
+
+/// The specific 4.x error classes the state readers report for a damaged file that Spark raises as such
+/// (record sizes of `.delta`/`.snapshot`, the changelog version); others are reported per [`load_error`].
+fn specific_class(c: &str) -> Option<&'static str> {
+    Some(match c {
+        "CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_KEY_SIZE" => {
+            "CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_KEY_SIZE"
+        }
+        "CANNOT_LOAD_STATE_STORE.CANNOT_READ_SNAPSHOT_FILE_KEY_SIZE" => {
+            "CANNOT_LOAD_STATE_STORE.CANNOT_READ_SNAPSHOT_FILE_KEY_SIZE"
+        }
+        "CANNOT_LOAD_STATE_STORE.CANNOT_READ_SNAPSHOT_FILE_VALUE_SIZE" => {
+            "CANNOT_LOAD_STATE_STORE.CANNOT_READ_SNAPSHOT_FILE_VALUE_SIZE"
+        }
+        "CANNOT_LOAD_STATE_STORE.INVALID_CHANGE_LOG_READER_VERSION" => {
+            "CANNOT_LOAD_STATE_STORE.INVALID_CHANGE_LOG_READER_VERSION"
+        }
+        _ => return None,
+    })
 }
 
 /// The error class and exception for a state load failure of the given kind.
@@ -359,17 +380,10 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 let (mut class, exc) = load_error(kind, v, ckpt_v2);
                 // A specific record-size error class (4.x) when the record stream itself is damaged and
                 // no checksum check failed first.
+                let reader_class = cp.integrity_of(&d.path).and_then(|i| i.error_class.as_deref());
                 if v.at_least(4, 0) && !d.checksum_failed {
-                    if let Some(c) = cp.integrity_of(&d.path).and_then(|i| i.error_class.as_deref()) {
-                        class = Some(match c {
-                            "CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_KEY_SIZE" => {
-                                "CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_KEY_SIZE"
-                            }
-                            "CANNOT_LOAD_STATE_STORE.CANNOT_READ_SNAPSHOT_FILE_KEY_SIZE" => {
-                                "CANNOT_LOAD_STATE_STORE.CANNOT_READ_SNAPSHOT_FILE_KEY_SIZE"
-                            }
-                            _ => "CANNOT_LOAD_STATE_STORE.CANNOT_READ_SNAPSHOT_FILE_VALUE_SIZE",
-                        });
+                    if let Some(c) = reader_class.and_then(specific_class) {
+                        class = Some(c);
                     }
                 }
                 let mut classes: Vec<&str> = vec!["CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"];
@@ -381,6 +395,12 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 }
                 if repaired.is_some() {
                     classes.push("CANNOT_LOAD_STATE_STORE.AUTO_SNAPSHOT_REPAIR_FAILED");
+                }
+                // What the state reader names for a zip's SST (missing, wrong size): a possible cause class.
+                if let Some(c) = reader_class.filter(|c| v.at_least(4, 0) && !classes.contains(c)) {
+                    if c.ends_with("UNEXPECTED_FILE_SIZE") || c.ends_with("CANNOT_READ_STREAMING_STATE_FILE") {
+                        classes.push(c);
+                    }
                 }
                 let mut f = Finding::new(
                     "state-file-corrupt",
