@@ -559,3 +559,81 @@ fn zip64_entry_count_bomb_is_refused_from_the_end_record() {
         }
     }
 }
+
+/// Spark's `HDFSMetadataLog` would list `commits/9223372036854775807` as a batch, but Spark never writes it (the
+/// next batch id would overflow); like the log reader (which reports it as a problem, outside 0..=2^60), the
+/// state reader does not count it as a batch: the default batch stays the last real commit, never a panic.
+#[test]
+fn commit_named_i64_max_is_ignored() {
+    let mut files = load("ss-4.1.4-agg-hdfs");
+    let com = files.iter().find(|(p, _)| p == "commits/11").unwrap().1.clone();
+    let mut plain = MemArchive::new("t.zip", files.clone(), Limits::default()).unwrap();
+    let want = state::read_state(&mut plain, "", &StateQuery::default()).unwrap();
+    assert!(!want.is_empty());
+    files.push(("commits/9223372036854775807".into(), com.clone()));
+    files.push(("commits/1152921504606846977".into(), com));
+    let mut a = MemArchive::new("t.zip", files, Limits::default()).unwrap();
+    assert_eq!(state::last_committed_batch(&a, ""), Some(11));
+    let r = bounded("read_state", Duration::from_secs(5), || state::read_state(&mut a, "", &StateQuery::default()));
+    assert_eq!(r.unwrap(), want);
+    let meta = state::read_state_metadata(&mut a, "").unwrap();
+    assert!(meta.iter().all(|m| m.max_batch_id == 11), "{meta:?}");
+}
+
+/// An explicit batch id beyond what Spark writes is a clear error naming the commit log, never an overflow.
+#[test]
+fn absurd_explicit_batch_ids_are_clear_errors() {
+    let files = load("ss-4.1.4-agg-hdfs");
+    let mut a = MemArchive::new("t.zip", files, Limits::default()).unwrap();
+    for b in [i64::MAX, i64::MAX - 1, (1i64 << 60) + 1, i64::MIN, -1] {
+        let q = StateQuery { batch_id: Some(b), ..Default::default() };
+        let e = bounded("read_state", Duration::from_secs(5), || state::read_state(&mut a, "", &q)).unwrap_err();
+        assert_eq!(e.path, "commits", "{e}");
+        assert!(e.message.contains(&b.to_string()), "{e}");
+    }
+    // The largest accepted id: no state for it, an error (not a panic).
+    let q = StateQuery { batch_id: Some(1i64 << 60), ..Default::default() };
+    let e = bounded("read_state", Duration::from_secs(5), || state::read_state(&mut a, "", &q)).unwrap_err();
+    assert!(e.path.starts_with("state/0/"), "{e}");
+}
+
+/// Operator metadata claiming absurd `numPartitions` (2^31-1, negative, i64::MAX): the reader finds the first
+/// missing partition against the listed folders (no walk over 0..n): a clear error naming partition 3's folder
+/// for the huge counts, the rows of the three folders for a negative one.
+#[test]
+fn operator_metadata_claiming_huge_partition_counts() {
+    let files = load("ss-4.1.4-agg-hdfs");
+    let mut plain = MemArchive::new("t.zip", files.clone(), Limits::default()).unwrap();
+    let want = state::read_state(&mut plain, "", &StateQuery::default()).unwrap();
+    for n in ["2147483647", "-3", "9223372036854775807", "4"] {
+        let mut f = files.clone();
+        let mut replaced = false;
+        for (p, b) in f.iter_mut() {
+            if p == "state/0/_metadata/metadata" {
+                let t = String::from_utf8(b.clone()).unwrap();
+                replaced = t.contains("\"numPartitions\":3");
+                *b = t.replace("\"numPartitions\":3", &format!("\"numPartitions\":{n}")).into_bytes();
+            }
+        }
+        assert!(replaced, "fixture changed: no numPartitions 3");
+        let mut a = MemArchive::new("t.zip", f, Limits::default()).unwrap();
+        let r = bounded("read_state", Duration::from_secs(5), || state::read_state(&mut a, "", &StateQuery::default()));
+        if n == "-3" {
+            assert_eq!(r.unwrap(), want);
+        } else {
+            let e = r.unwrap_err();
+            assert_eq!(e.path, "state/0/3", "{e}");
+            assert!(e.message.contains(n), "{e}");
+        }
+        // Asking for a listed partition still works; one beyond the folders names its folder.
+        let q = StateQuery { partition: Some(1), ..Default::default() };
+        let rows = bounded("read_state", Duration::from_secs(5), || state::read_state(&mut a, "", &q)).unwrap();
+        assert_eq!(rows, want.iter().filter(|r| r.partition_id == 1).cloned().collect::<Vec<_>>());
+        if n != "-3" {
+            let q = StateQuery { partition: Some(3), ..Default::default() };
+            let e = bounded("read_state", Duration::from_secs(5), || state::read_state(&mut a, "", &q)).unwrap_err();
+            assert_eq!(e.path, "state/0/3", "{e}");
+        }
+        let _ = bounded("read_state_metadata", Duration::from_secs(5), || state::read_state_metadata(&mut a, ""));
+    }
+}

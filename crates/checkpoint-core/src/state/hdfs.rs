@@ -241,6 +241,17 @@ pub fn for_each_record_in_file(
     max_out: usize,
     mut f: impl FnMut(&[u8], Option<&[u8]>),
 ) -> Result<RecordStats, StateFileError> {
+    for_each_record_in_file_at(bytes, kind, max_out, |_, k, v| f(k, v))
+}
+
+/// [`for_each_record_in_file`] that also tells each record's byte offset in the decompressed stream:
+/// `f(offset, key, value)`.
+pub fn for_each_record_in_file_at(
+    bytes: &[u8],
+    kind: RecordFileKind,
+    max_out: usize,
+    mut f: impl FnMut(u64, &[u8], Option<&[u8]>),
+) -> Result<RecordStats, StateFileError> {
     let mut win: Vec<u8> = Vec::new();
     let mut base = 0usize; // decompressed offset of win[0]
     let mut st = RecordStats::default();
@@ -284,7 +295,7 @@ pub fn for_each_record_in_file(
                     });
                     break;
                 }
-                f(&win[key_at..key_at + k], None);
+                f((base + p) as u64, &win[key_at..key_at + k], None);
                 st.removals += 1;
                 st.key_bytes += k as u64;
                 p = value_at;
@@ -294,7 +305,7 @@ pub fn for_each_record_in_file(
             if win.len() - value_at < v {
                 break;
             }
-            f(&win[key_at..key_at + k], Some(&win[value_at..value_at + v]));
+            f((base + p) as u64, &win[key_at..key_at + k], Some(&win[value_at..value_at + v]));
             st.puts += 1;
             st.key_bytes += k as u64;
             st.value_bytes += v as u64;
@@ -442,6 +453,41 @@ pub fn load_store(
     // Deterministic order: by key bytes.
     let sorted: BTreeMap<Vec<u8>, Vec<u8>> = map.into_iter().collect();
     Ok(RawStore { pairs: sorted.into_iter().collect(), key_prefix_len: 0, value_prefix_len: 0 })
+}
+
+/// Where the value a store rebuilt at `version` ([`load_store`]) holds for `key` was written: the newest delta of
+/// the load with a put of it, else the base snapshot (path, record offset in the decompressed stream). `None`
+/// when no file has it. Re-reads the files: meant for error paths (decode failures), not per row.
+pub fn locate_key(
+    a: &mut dyn Archive,
+    store_dir: &str,
+    version: i64,
+    key: &[u8],
+    limits: &StateLimits,
+) -> Option<crate::state::rocksdb::KeySource> {
+    let files = list_store_files(a, store_dir);
+    let snap = files.snapshots.iter().copied().filter(|s| *s <= version && *s > 0).max();
+    let mut deltas: Vec<i64> =
+        files.deltas.iter().copied().filter(|d| *d > snap.unwrap_or(0) && *d <= version).collect();
+    deltas.sort_unstable();
+    let candidates = deltas
+        .iter()
+        .rev()
+        .map(|d| (format!("{store_dir}/{d}.delta"), RecordFileKind::Delta))
+        .chain(snap.map(|s| (format!("{store_dir}/{s}.snapshot"), RecordFileKind::Snapshot)));
+    for (path, kind) in candidates {
+        let Ok(bytes) = a.read(&path, limits.max_file_bytes) else { continue };
+        let mut hit: Option<u64> = None;
+        let _ = for_each_record_in_file_at(&bytes, kind, limits.max_decompressed_bytes, |off, k, v| {
+            if v.is_some() && k == key {
+                hit = Some(off);
+            }
+        });
+        if let Some(offset) = hit {
+            return Some(crate::state::rocksdb::KeySource { path, offset, in_decompressed_stream: true });
+        }
+    }
+    None
 }
 
 /// What loading one version of one store needs and what is wrong with it (every problem, not just the first).

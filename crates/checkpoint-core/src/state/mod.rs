@@ -385,12 +385,15 @@ pub fn find_state_roots(a: &dyn Archive) -> Vec<String> {
     v
 }
 
-/// Batch ids present in `<root>/commits/` (files whose whole name is an integer), ascending.
+/// Batch ids present in `<root>/commits/` (files whose whole name is a batch id, as
+/// [`crate::log::parse_batch_file_name`] reads them: `0..=`[`crate::log::MAX_BATCH_ID`]), ascending. Larger
+/// names are hand-made files Spark never writes (the diagnosis reports them); they are not batches here, so
+/// `batch + 1` (the state version) never overflows.
 pub fn committed_batches(a: &dyn Archive, root: &str) -> Vec<i64> {
     let mut v: Vec<i64> = children(a, &join(root, "commits"))
         .into_iter()
         .filter(|(_, is_file)| *is_file)
-        .filter_map(|(n, _)| n.parse::<i64>().ok().filter(|b| *b >= 0 && n.bytes().all(|c| c.is_ascii_digit())))
+        .filter_map(|(n, _)| crate::log::parse_batch_file_name(&n, false).map(|(b, _)| b))
         .collect();
     v.sort_unstable();
     v
@@ -573,9 +576,52 @@ pub fn expected_partitions(a: &mut dyn Archive, root: &str, operator_id: i64) ->
         .map_or(0, |m| m.stores.iter().map(|s| s.num_partitions).max().unwrap_or(0))
 }
 
+/// The smallest partition id in `0..expected` with no folder in `parts` (ascending), in O(`parts.len()`) whatever
+/// `expected` claims.
+fn first_missing_partition(parts: &[u32], expected: i64) -> Option<i64> {
+    let mut next: i64 = 0;
+    for &p in parts {
+        let p = i64::from(p);
+        if p < next {
+            continue;
+        }
+        if p > next {
+            break;
+        }
+        next += 1;
+    }
+    (next < expected).then_some(next)
+}
+
 /// The last committed batch (highest id in `commits/`), as Spark's reader defaults `batchId` to.
 pub fn last_committed_batch(a: &dyn Archive, root: &str) -> Option<i64> {
     committed_batches(a, root).last().copied()
+}
+
+/// `e` (a row of `raw`, the store of `store_dir` at `version`, failed to decode) re-pointed at the file the
+/// `index`-th pair came from and the record's offset ([`hdfs::locate_key`], [`rocksdb::locate_key`]); unchanged
+/// when the file cannot be found. Re-reads the store's files: error path only.
+#[allow(clippy::too_many_arguments)]
+fn at_source(
+    a: &mut dyn Archive,
+    store_dir: &str,
+    version: i64,
+    limits: &StateLimits,
+    repair: Option<bool>,
+    raw: &RawStore,
+    index: usize,
+    e: StateError,
+) -> StateError {
+    let src = match detect_provider(a, store_dir) {
+        Provider::Hdfs => raw.pairs.get(index).and_then(|(k, _)| hdfs::locate_key(a, store_dir, version, k, limits)),
+        Provider::RocksDb | Provider::Unknown => {
+            rocksdb::state_view::locate_pair(a, store_dir, version, limits, repair, index)
+        }
+    };
+    match src {
+        Some(s) => s.annotate(e),
+        None => e,
+    }
 }
 
 fn decode_pair(
@@ -616,6 +662,13 @@ pub fn read_state_with_limits(
 ) -> Result<Vec<StateRow>, StateError> {
     let batch = match q.batch_id {
         Some(b) if b < 0 => return Err(StateError::new(join(root, "commits"), format!("batchId {b} is negative"))),
+        Some(b) if b > crate::log::MAX_BATCH_ID => {
+            return Err(StateError::new(
+                join(root, "commits"),
+                format!("batchId {b} is beyond any batch Spark writes (at most 2^60)"),
+            )
+            .class("STDS_INVALID_OPTION_VALUE.WITH_MESSAGE"))
+        }
         Some(b) => b,
         None => last_committed_batch(a, root).ok_or_else(|| {
             StateError::new(join(root, "commits"), "no committed batch: give a batch id")
@@ -629,7 +682,9 @@ pub fn read_state_with_limits(
         )
         .class("STDS_CONFLICT_OPTIONS"));
     }
-    let version = batch + 1;
+    let version = batch.checked_add(1).ok_or_else(|| {
+        StateError::new(join(root, "commits"), format!("batchId {batch}: state version {batch} + 1 overflows"))
+    })?;
     let op_dir = join(root, &format!("state/{}", q.operator_id));
     let mut parts = list_partitions(a, root, q.operator_id);
     if parts.is_empty() {
@@ -638,19 +693,25 @@ pub fn read_state_with_limits(
     }
     // Spark's stores are partitions 0..numPartitions-1; a missing folder cannot be rebuilt (Spark then fails to
     // load version `version` of that partition, from its first delta on).
+    // The count comes from the metadata and may be anything: the missing partition is found against the listed
+    // folders (no walk over 0..expected).
     let expected = expected_partitions(a, root, q.operator_id).max(parts.last().map_or(0, |m| i64::from(*m) + 1));
-    let missing: Vec<i64> = (0..expected).filter(|p| !parts.iter().any(|x| i64::from(*x) == *p)).collect();
-    let wanted_missing: Vec<i64> = match q.partition {
-        Some(p) => missing.iter().copied().filter(|m| *m == i64::from(p)).collect(),
-        None => missing,
+    let wanted_missing = match q.partition {
+        Some(p) => Some(i64::from(p)).filter(|p| *p < expected && !parts.iter().any(|x| i64::from(*x) == *p)),
+        None => first_missing_partition(&parts, expected),
     };
-    if let Some(m) = wanted_missing.first() {
+    if let Some(m) = wanted_missing {
         if version > 0 {
+            let beyond_int = if expected > i64::from(i32::MAX) {
+                " (more than Spark's Int partition count allows: the operator metadata is not Spark's)"
+            } else {
+                ""
+            };
             return Err(StateError::new(
                 format!("{op_dir}/{m}"),
                 format!(
-                    "state folder of partition {m} is missing ({} partitions expected); version {version} cannot be rebuilt",
-                    expected
+                    "state folder of partition {m} is missing ({expected} partitions expected{beyond_int}, {} folders found); version {version} cannot be rebuilt",
+                    parts.len()
                 ),
             )
             .class("CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS"));
@@ -723,8 +784,9 @@ pub fn read_state_with_limits(
         if rows.len() + raw.pairs.len() > limits.max_rows {
             return Err(StateError::new(dir, format!("more than {} rows", limits.max_rows)));
         }
-        for (k, v) in &raw.pairs {
-            let (key, value) = decode_pair(&raw, k, v, &ks, &vs, &dir)?;
+        for (i, (k, v)) in raw.pairs.iter().enumerate() {
+            let (key, value) = decode_pair(&raw, k, v, &ks, &vs, &dir)
+                .map_err(|e| at_source(a, &dir, version, limits, q.auto_snapshot_repair, &raw, i, e))?;
             rows.push(StateRow::new(p, key, value));
         }
     }
@@ -759,8 +821,9 @@ fn read_join_side(
         let values = load_raw_store_repair(a, &vdir, version, limits, repair)?;
         // (join key JSON text, index) → input row.
         let mut by_key: HashMap<(String, i64), Value> = HashMap::new();
-        for (k, v) in &values.pairs {
-            let (kj, mut vj) = decode_pair(&values, k, v, &vks, &vvs, &vdir)?;
+        for (i, (k, v)) in values.pairs.iter().enumerate() {
+            let (kj, mut vj) = decode_pair(&values, k, v, &vks, &vvs, &vdir)
+                .map_err(|e| at_source(a, &vdir, version, limits, repair, &values, i, e))?;
             let Value::Object(mut km) = kj else { continue };
             let idx = km.remove("index").and_then(|i| i.as_i64()).unwrap_or(-1);
             if drop_matched {
@@ -770,8 +833,9 @@ fn read_join_side(
             }
             by_key.insert((Value::Object(km).to_string(), idx), vj);
         }
-        for (k, v) in &counts.pairs {
-            let (kj, cj) = decode_pair(&counts, k, v, &cks, &cvs, &cdir)?;
+        for (i, (k, v)) in counts.pairs.iter().enumerate() {
+            let (kj, cj) = decode_pair(&counts, k, v, &cks, &cvs, &cdir)
+                .map_err(|e| at_source(a, &cdir, version, limits, repair, &counts, i, e))?;
             let n = cj.get("value").and_then(Value::as_i64).unwrap_or(0);
             let ktext = kj.to_string();
             for i in 0..n.max(0) {

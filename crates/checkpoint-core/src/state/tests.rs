@@ -939,6 +939,8 @@ fn damage_inside_a_well_framed_delta() {
         }
         let e = with(bad_row).unwrap_err();
         assert_eq!(e.error_class.as_deref(), Some("CANNOT_LOAD_STATE_STORE.KEY_ROW_FORMAT_VALIDATION_FAILURE"), "{e}");
+        // The row error names the delta and the record's offset in its decompressed stream, not the folder.
+        assert_eq!((e.path.as_str(), e.offset), (target, Some(at as u64)), "{e}");
     }
 }
 
@@ -1051,4 +1053,137 @@ fn streaming_reader_equals_whole_buffer_reader() {
         StateFileError::Records(e) => assert!(e.reason.contains("before the -1 end marker"), "{}", e.reason),
         other => panic!("{other}"),
     }
+}
+
+#[test]
+fn first_missing_partition_is_found_against_the_folders() {
+    use super::first_missing_partition as f;
+    assert_eq!(f(&[0, 1, 2], 3), None);
+    assert_eq!(f(&[0, 1, 2], -3), None);
+    assert_eq!(f(&[0, 1, 2], i64::MAX), Some(3));
+    assert_eq!(f(&[0, 2], 3), Some(1));
+    assert_eq!(f(&[0, 0, 1, 1, 3], 4), Some(2));
+    assert_eq!(f(&[1, 2], 3), Some(0));
+    assert_eq!(f(&[], 0), None);
+    assert_eq!(f(&[u32::MAX], i64::MAX), Some(0));
+}
+
+/// All files of a fixture, to be changed and put in a [`crate::archive::MemArchive`].
+fn fixture_files(name: &str) -> Vec<(String, Vec<u8>)> {
+    let mut a = open_fixture(name);
+    let paths: Vec<String> = a.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
+    paths
+        .into_iter()
+        .map(|p| {
+            let b = a.read(&p, 1 << 26).unwrap();
+            (p, b)
+        })
+        .collect()
+}
+
+/// `data` (a decompressed delta or v1 changelog ending in the -1 end marker) with one more record before the
+/// marker; returns the new stream and the record's offset.
+fn with_record_before_end(data: &[u8], key: &[u8], value: &[u8]) -> (Vec<u8>, u64) {
+    let end = data.len() - 4;
+    assert_eq!(&data[end..], &(-1i32).to_be_bytes(), "stream does not end in the -1 marker");
+    let mut out = data[..end].to_vec();
+    out.extend_from_slice(&(key.len() as i32).to_be_bytes());
+    out.extend_from_slice(key);
+    out.extend_from_slice(&(value.len() as i32).to_be_bytes());
+    out.extend_from_slice(value);
+    out.extend_from_slice(&(-1i32).to_be_bytes());
+    (out, end as u64)
+}
+
+/// A row that does not decode names the delta it was last put in (the newest such delta, or an older one when no
+/// later delta touches it) and the record's offset in the decompressed stream; the store folder stays in the
+/// message.
+#[test]
+fn hdfs_row_errors_name_the_delta_and_record_offset() {
+    use super::{read_state, StateQuery};
+    use crate::codec::write::lz4_block_stream;
+    let files = fixture_files("ss-4.1.4-agg-hdfs");
+    let mut a = crate::archive::MemArchive::new("m", files.clone(), crate::archive::Limits::default()).unwrap();
+    let listed = super::hdfs::list_store_files(&a, "state/0/0");
+    // The newest version that is not a snapshot: a snapshot and at least one delta after it.
+    let mut version = super::last_committed_batch(&a, "").unwrap() + 1;
+    while listed.snapshots.contains(&version) {
+        version -= 1;
+    }
+    let q = StateQuery { batch_id: Some(version - 1), ..Default::default() };
+    let snap = listed.snapshots.iter().copied().filter(|s| *s <= version).max();
+    let deltas: Vec<i64> = listed.deltas.iter().copied().filter(|d| *d > snap.unwrap_or(0) && *d <= version).collect();
+    assert!(!deltas.is_empty());
+    assert!(read_state(&mut a, "", &q).is_ok());
+    let mut picks =
+        vec![format!("state/0/0/{}.delta", deltas[deltas.len() - 1]), format!("state/0/0/{}.delta", deltas[0])];
+    picks.extend(snap.map(|s| format!("state/0/0/{s}.snapshot")));
+    assert!(picks.len() == 3, "{picks:?}");
+    for path in picks {
+        let mut fs = files.clone();
+        let mut at = 0;
+        for (p, b) in fs.iter_mut() {
+            if *p == path {
+                let data = crate::codec::decompress(b, 1 << 24).unwrap();
+                // A 3-byte key: no UnsafeRow (rows are 8-byte words).
+                let (new, off) = with_record_before_end(&data, &[1, 2, 3], &[0; 16]);
+                at = off;
+                *b = lz4_block_stream(&new, 32 * 1024);
+            }
+        }
+        let mut a = crate::archive::MemArchive::new("m", fs, crate::archive::Limits::default()).unwrap();
+        let e = read_state(&mut a, "", &q).unwrap_err();
+        assert_eq!((e.path.as_str(), e.offset), (path.as_str(), Some(at)), "{e}");
+        assert_eq!(e.error_class.as_deref(), Some("CANNOT_LOAD_STATE_STORE.KEY_ROW_FORMAT_VALIDATION_FAILURE"));
+        assert!(e.message.contains("store state/0/0") && e.message.contains("decompressed"), "{e}");
+    }
+}
+
+/// RocksDB: a row that does not decode names the changelog it came from and the record's offset in the
+/// decompressed stream; rows from the snapshot name the SST holding them.
+#[test]
+fn rocksdb_row_errors_name_the_changelog_or_sst() {
+    use super::{read_state, StateQuery};
+    use crate::codec::write::lz4_block_stream;
+    let files = fixture_files("ss-4.0.5-agg-rocksdb-changelog");
+    // Batch 10 = version 11: 10.zip plus 11.changelog.
+    let q = StateQuery { partition: Some(0), batch_id: Some(10), ..Default::default() };
+    let mut a = crate::archive::MemArchive::new("m", files.clone(), crate::archive::Limits::default()).unwrap();
+    assert!(read_state(&mut a, "", &q).is_ok());
+    let path = "state/0/0/11.changelog";
+    let mut fs = files.clone();
+    let mut at = 0;
+    for (p, b) in fs.iter_mut() {
+        if p == path {
+            let data = crate::codec::decompress(b, 1 << 24).unwrap();
+            // Version byte 0, then 3 bytes: no UnsafeRow.
+            let (new, off) = with_record_before_end(&data, &[0, 1, 2, 3], &[0; 17]);
+            at = off;
+            *b = lz4_block_stream(&new, 32 * 1024);
+        }
+    }
+    let mut a = crate::archive::MemArchive::new("m", fs, crate::archive::Limits::default()).unwrap();
+    let e = read_state(&mut a, "", &q).unwrap_err();
+    assert_eq!((e.path.as_str(), e.offset), (path, Some(at)), "{e}");
+    assert!(e.message.contains("store state/0/0"), "{e}");
+
+    // Every key of the snapshot-only version 12 (12.zip) is located in an SST the zip lists, at a data block
+    // offset inside that file, and that SST holds the key.
+    let mut a = crate::archive::MemArchive::new("m", files, crate::archive::Limits::default()).unwrap();
+    let opts = super::rocksdb::LoadOptions::default();
+    let store = super::rocksdb::load_store(&mut a, "state/0/0", 12, &opts).unwrap();
+    assert!(store.plan.changelogs.is_empty() && store.plan.snapshot.is_some());
+    let limits = super::rocksdb::LoadLimits::default();
+    let mut n = 0;
+    for k in store.entries.keys().take(5) {
+        let src = super::rocksdb::locate_key(&mut a, "state/0/0", &store.plan, k, &limits).unwrap();
+        assert!(src.path.starts_with("state/0/0/SSTs/") && src.path.ends_with(".sst"), "{src:?}");
+        assert!(!src.in_decompressed_stream);
+        let sst = a.read(&src.path, 1 << 26).unwrap();
+        assert!(src.offset < sst.len() as u64);
+        let t = super::rocksdb::sst::read_sst(&sst, Default::default()).unwrap();
+        assert!(t.entries.iter().any(|e| e.user_key == *k));
+        n += 1;
+    }
+    assert!(n > 0);
 }

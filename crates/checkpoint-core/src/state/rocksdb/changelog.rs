@@ -56,6 +56,8 @@ pub struct Changelog {
     pub lineage: Vec<LineageItem>,
     /// Records in file order.
     pub records: Vec<ChangeRecord>,
+    /// Byte offset in the decompressed stream of each record of `records` (same index).
+    pub record_offsets: Vec<u64>,
     /// Bytes after the end marker (Spark ignores them).
     pub trailing_bytes: usize,
 }
@@ -213,6 +215,7 @@ pub fn parse_changelog(b: &[u8], max_records: usize) -> Result<Changelog, Change
     }
     let typed = version == 2 || version == 4;
     let mut records = Vec::new();
+    let mut record_offsets = Vec::new();
     loop {
         let rec_at = pos;
         let kind = if typed {
@@ -277,8 +280,9 @@ pub fn parse_changelog(b: &[u8], max_records: usize) -> Result<Changelog, Change
             return cerr(OverLimit, rec_at, format!("more than {max_records} records"));
         }
         records.push(rec);
+        record_offsets.push(rec_at as u64);
     }
-    Ok(Changelog { format_version: version as u16, lineage, records, trailing_bytes: b.len() - pos })
+    Ok(Changelog { format_version: version as u16, lineage, records, record_offsets, trailing_bytes: b.len() - pos })
 }
 
 #[cfg(test)]

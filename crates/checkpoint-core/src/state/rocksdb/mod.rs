@@ -713,6 +713,77 @@ pub fn load_store(
     Ok(store)
 }
 
+/// Where the value a loaded store holds for `key` (a raw RocksDB key) was written: the newest changelog of the
+/// load plan with a record for it (path, record offset in the decompressed changelog), else the snapshot's SST
+/// holding its newest entry (path, file offset of the data block). `None` when no file of the plan has it or a
+/// file no longer reads. Re-reads the plan's files: meant for error paths (decode failures), not per row.
+pub fn locate_key(
+    archive: &mut dyn Archive,
+    store_dir: &str,
+    plan: &LoadPlan,
+    key: &[u8],
+    limits: &LoadLimits,
+) -> Option<KeySource> {
+    for (_, path) in plan.changelogs.iter().rev() {
+        let Ok(cl) = read_changelog_file(archive, path, limits) else { continue };
+        let hit = cl.records.iter().zip(&cl.record_offsets).rev().find(|(r, _)| match r {
+            changelog::ChangeRecord::Put { key: k, .. }
+            | changelog::ChangeRecord::Merge { key: k, .. }
+            | changelog::ChangeRecord::Delete { key: k } => k.as_slice() == key,
+        });
+        if let Some((_, off)) = hit {
+            return Some(KeySource { path: path.clone(), offset: *off, in_decompressed_stream: true });
+        }
+    }
+    let (_, zip_path) = plan.snapshot.as_ref()?;
+    let raw = read_file(archive, zip_path, limits.max_file_bytes).ok()?;
+    let zip = zip_meta::read_version_zip(&raw, limits.zip).ok()?;
+    let dir = store_dir.trim_end_matches('/');
+    let mut best: Option<(u64, KeySource)> = None;
+    for f in &zip.metadata.sst_files {
+        let path = format!("{dir}/SSTs/{}", f.dfs_file_name);
+        let Ok(bytes) = read_file(archive, &path, limits.max_file_bytes) else { continue };
+        let _ = sst::scan_sst_with_blocks(&bytes, limits.sst, |block, k, seq, _, _| {
+            if k == key && best.as_ref().is_none_or(|(s, _)| seq > *s) {
+                best = Some((seq, KeySource { path: path.clone(), offset: block, in_decompressed_stream: false }));
+            }
+            Ok(())
+        });
+    }
+    best.map(|(_, s)| s)
+}
+
+/// The file a state row came from ([`locate_key`], [`crate::state::hdfs::locate_key`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeySource {
+    /// Path inside the archive: a changelog, delta or snapshot file, or an SST.
+    pub path: String,
+    /// Byte offset: of the record in the decompressed stream (`in_decompressed_stream`), else of the SST data
+    /// block in the file.
+    pub offset: u64,
+    /// True for record offsets in a decompressed stream (changelog, delta, HDFS snapshot).
+    pub in_decompressed_stream: bool,
+}
+
+impl KeySource {
+    /// `record at byte N of the decompressed stream` / `data block at byte N of the SST`.
+    pub fn describe(&self) -> String {
+        if self.in_decompressed_stream {
+            format!("record at byte {} of the decompressed stream", self.offset)
+        } else {
+            format!("entry in the data block at byte {} of the SST", self.offset)
+        }
+    }
+
+    /// `e` re-pointed at this file and offset (the store folder it named kept in the message).
+    pub fn annotate(&self, mut e: crate::state::StateError) -> crate::state::StateError {
+        e.message = format!("{} ({}; store {})", e.message, self.describe(), e.path);
+        e.path = self.path.clone();
+        e.offset = Some(self.offset);
+        e
+    }
+}
+
 /// The `columnFamilyMapping` of the nearest readable zip of the store (newest at or below `version`, else the
 /// oldest above it); empty when none has one.
 fn column_families_from_other_zips(

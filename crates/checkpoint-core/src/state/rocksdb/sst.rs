@@ -725,6 +725,16 @@ pub fn scan_sst(
     limits: SstLimits,
     mut visit: impl FnMut(&[u8], u64, ValueType, &[u8]) -> Result<(), SstError>,
 ) -> Result<SstScan, SstError> {
+    scan_sst_with_blocks(file, limits, |_, k, seq, kind, v| visit(k, seq, kind, v))
+}
+
+/// [`scan_sst`] that also tells each entry's data block: `visit(block_offset, user_key, seq, kind, value)`, with
+/// `block_offset` the byte offset in the SST file of the (possibly compressed) data block holding the entry.
+pub fn scan_sst_with_blocks(
+    file: &[u8],
+    limits: SstLimits,
+    mut visit: impl FnMut(u64, &[u8], u64, ValueType, &[u8]) -> Result<(), SstError>,
+) -> Result<SstScan, SstError> {
     let footer = read_footer(file)?;
     let mut r = Reader { file, footer: footer.clone(), limits, total_out: 0 };
     let meta = r.block(footer.metaindex, (file.len() - FOOTER_LEN) as u64, "metaindex")?;
@@ -808,7 +818,7 @@ pub fn scan_sst(
             if n_entries > limits.max_entries {
                 return err(h.offset, format!("more than {} entries", limits.max_entries));
             }
-            visit(user_key, seq, kind, v)
+            visit(h.offset, user_key, seq, kind, v)
         })?;
     }
     let mut range_deletions = Vec::new();

@@ -70,8 +70,11 @@ pub(crate) fn sibling_is_rocksdb(a: &dyn Archive, store_dir: &str) -> bool {
 /// `store_dir` (`<root>/state/<op>/<part>[/<store>]`). `None` when the commit or the id is absent.
 pub fn unique_id_from_commit(a: &mut dyn Archive, store_dir: &str, version: i64) -> Option<String> {
     let (root, op, part, store) = locate(store_dir)?;
-    let path =
-        if root.is_empty() { format!("commits/{}", version - 1) } else { format!("{root}/commits/{}", version - 1) };
+    let path = if root.is_empty() {
+        format!("commits/{}", version.checked_sub(1)?)
+    } else {
+        format!("{root}/commits/{}", version.checked_sub(1)?)
+    };
     let raw = a.read(&path, 1 << 20).ok()?;
     let text = String::from_utf8(raw).ok()?;
     let json: serde_json::Value = serde_json::from_str(text.lines().nth(1)?).ok()?;
@@ -120,7 +123,7 @@ pub fn verify_rocksdb_stores(
                     unique_id,
                     limits: None,
                     auto_snapshot_repair,
-                    max_change_file_replay: max_change_file_replay(a, root, version - 1),
+                    max_change_file_replay: max_change_file_replay(a, root, version.saturating_sub(1)),
                 };
                 out.push((dir.clone(), super::verify_version(a, &dir, version, &opts)));
             }
@@ -220,13 +223,12 @@ fn load(
     repair: Option<bool>,
 ) -> Result<RocksStore, StateError> {
     let unique_id = unique_id_from_commit(a, store_dir, version);
-    let l = LoadLimits {
-        max_file_bytes: limits.max_file_bytes,
-        max_changelog_bytes: limits.max_decompressed_bytes,
-        ..LoadLimits::default()
-    };
+    let l = load_limits(limits);
     let (auto_snapshot_repair, max_change_file_replay) = match locate(store_dir) {
-        Some((root, ..)) => (auto_repair(a, &root, version - 1, repair), max_change_file_replay(a, &root, version - 1)),
+        Some((root, ..)) => (
+            auto_repair(a, &root, version.saturating_sub(1), repair),
+            max_change_file_replay(a, &root, version.saturating_sub(1)),
+        ),
         None => (repair.unwrap_or(false), None),
     };
     let opts = LoadOptions { unique_id, limits: Some(l), auto_snapshot_repair, max_change_file_replay };
@@ -260,33 +262,102 @@ pub(crate) fn load_for_state(
     repair: Option<bool>,
 ) -> Result<RawStore, StateError> {
     let store = load(a, store_dir, version, limits, repair)?;
-    let checksums = detect_row_checksums(&store);
+    let mut pairs = Vec::with_capacity(store.entries.len());
+    state_pairs(a, store_dir, &store, limits, |_, k, v| {
+        pairs.push((k, v));
+        true
+    })?;
+    Ok(RawStore { pairs, key_prefix_len: 0, value_prefix_len: 0 })
+}
+
+/// Where the `index`-th pair of [`load_for_state`]'s store (same arguments) was written ([`super::locate_key`]):
+/// reloads the store and walks it as [`load_for_state`] does. For error paths only.
+pub(crate) fn locate_pair(
+    a: &mut dyn Archive,
+    store_dir: &str,
+    version: i64,
+    limits: &StateLimits,
+    repair: Option<bool>,
+    index: usize,
+) -> Option<super::KeySource> {
+    let store = load(a, store_dir, version, limits, repair).ok()?;
+    let mut n = 0usize;
+    let mut raw_key: Option<Vec<u8>> = None;
+    let _ = state_pairs(a, store_dir, &store, limits, |raw, _, _| {
+        if n == index {
+            raw_key = Some(raw.to_vec());
+            return false;
+        }
+        n += 1;
+        true
+    });
+    let key = raw_key?;
+    super::locate_key(a, store_dir, &store.plan, &key, &load_limits(limits))
+}
+
+fn load_limits(limits: &StateLimits) -> LoadLimits {
+    LoadLimits {
+        max_file_bytes: limits.max_file_bytes,
+        max_changelog_bytes: limits.max_decompressed_bytes,
+        ..LoadLimits::default()
+    }
+}
+
+/// A store entry's key and value UnsafeRows.
+type KeyValueRows = (Vec<u8>, Vec<u8>);
+
+/// The store's entries as (raw key, key UnsafeRow, value UnsafeRow) in key order, handed to `f` until it returns
+/// false. Errors in an entry's framing name the file the entry came from ([`super::locate_key`]).
+fn state_pairs(
+    a: &mut dyn Archive,
+    store_dir: &str,
+    store: &RocksStore,
+    limits: &StateLimits,
+    mut f: impl FnMut(&[u8], Vec<u8>, Vec<u8>) -> bool,
+) -> Result<(), StateError> {
+    let checksums = detect_row_checksums(store);
     let cf = store.uses_column_families();
     // Prefix-scan keys (session windows: `[len][0 prefix row][0 remaining row]`, 6 mod 8 bytes long) are joined
     // back into one key row with the key schema, as Spark's reader does; plain keys are 1 mod 8 bytes long.
     let prefix_scan =
         store.entries.keys().next().is_some_and(|k| k.len().saturating_sub(if cf { 2 } else { 0 }) % 8 == 6);
     let var_flags = if prefix_scan { Some(prefix_key_layout(a, store_dir)?) } else { None };
-    let mut pairs = Vec::with_capacity(store.entries.len());
     for (k, v) in &store.entries {
-        let vals = encoding::split_value(k, v, false, Some(checksums)).map_err(|e| row_error(store_dir, "value", e))?;
-        let Some(vr) = vals.first() else { continue };
-        let key = match &var_flags {
-            None => {
-                let kp =
-                    encoding::split_key(k, cf, &KeyEncoding::NoPrefix).map_err(|e| row_error(store_dir, "key", e))?;
-                kp.rows.first().map(|r| r.to_vec()).unwrap_or_default()
+        let converted = (|| -> Result<Option<KeyValueRows>, StateError> {
+            let vals =
+                encoding::split_value(k, v, false, Some(checksums)).map_err(|e| row_error(store_dir, "value", e))?;
+            let Some(vr) = vals.first() else { return Ok(None) };
+            let key = match &var_flags {
+                None => {
+                    let kp = encoding::split_key(k, cf, &KeyEncoding::NoPrefix)
+                        .map_err(|e| row_error(store_dir, "key", e))?;
+                    kp.rows.first().map(|r| r.to_vec()).unwrap_or_default()
+                }
+                Some(flags) => {
+                    let kp = encoding::split_key(k, cf, &KeyEncoding::PrefixScan { num_cols: flags.0.len() })
+                        .map_err(|e| row_error(store_dir, "key", e))?;
+                    let (Some(p), Some(r)) = (kp.rows.first(), kp.rows.get(1)) else { return Ok(None) };
+                    encoding::join_unsafe_rows(p, &flags.0, r, &flags.1).map_err(|e| row_error(store_dir, "key", e))?
+                }
+            };
+            Ok(Some((key, vr.to_vec())))
+        })();
+        match converted {
+            Ok(Some((key, val))) => {
+                if !f(k, key, val) {
+                    break;
+                }
             }
-            Some(flags) => {
-                let kp = encoding::split_key(k, cf, &KeyEncoding::PrefixScan { num_cols: flags.0.len() })
-                    .map_err(|e| row_error(store_dir, "key", e))?;
-                let (Some(p), Some(r)) = (kp.rows.first(), kp.rows.get(1)) else { continue };
-                encoding::join_unsafe_rows(p, &flags.0, r, &flags.1).map_err(|e| row_error(store_dir, "key", e))?
+            Ok(None) => {}
+            Err(e) => {
+                return Err(match super::locate_key(a, store_dir, &store.plan, k, &load_limits(limits)) {
+                    Some(src) => src.annotate(e),
+                    None => e,
+                })
             }
-        };
-        pairs.push((key, vr.to_vec()));
+        }
     }
-    Ok(RawStore { pairs, key_prefix_len: 0, value_prefix_len: 0 })
+    Ok(())
 }
 
 /// For a prefix-scan store: which key fields are variable-length, split into (prefix fields, remaining fields),
@@ -647,6 +718,24 @@ pub fn rows_for_column_family(
     max_rows: usize,
     out: &mut Vec<StateRow>,
 ) -> Result<(), StateError> {
+    let mut at = None;
+    rows_for_column_family_at(entries, cf_id, l, flatten, partition, dir, max_rows, out, &mut at)
+}
+
+/// [`rows_for_column_family`] that leaves in `at` the raw key of the entry being decoded (on an error: the entry
+/// that failed).
+#[allow(clippy::too_many_arguments)]
+fn rows_for_column_family_at<'a>(
+    entries: &'a std::collections::BTreeMap<Vec<u8>, Vec<u8>>,
+    cf_id: u16,
+    l: &VarLayout,
+    flatten: bool,
+    partition: u32,
+    dir: &str,
+    max_rows: usize,
+    out: &mut Vec<StateRow>,
+    at: &mut Option<&'a [u8]>,
+) -> Result<(), StateError> {
     let cf = cf_id.to_le_bytes();
     let push = |out: &mut Vec<StateRow>, r: StateRow| {
         if out.len() >= max_rows {
@@ -661,6 +750,7 @@ pub fn rows_for_column_family(
         if !k.starts_with(&cf) {
             break;
         }
+        *at = Some(k);
         let key = decode_key(k, l, dir)?;
         match l.kind {
             VarKind::Timer => {
@@ -877,7 +967,13 @@ pub(crate) fn read_state_var(
             != Some("2"),
         row_checksums,
     };
-    let version = batch + 1;
+    let version =
+        batch.checked_add(1).filter(|_| (0..=crate::log::MAX_BATCH_ID).contains(&batch)).ok_or_else(|| {
+            StateError::new(
+                crate::state::join(root, "commits"),
+                format!("batchId {batch} is not a batch id Spark writes (0..=2^60)"),
+            )
+        })?;
     let mut rows = Vec::new();
     for &p in parts {
         let dir = crate::state::store_dir(root, op, p, store_name);
@@ -893,7 +989,8 @@ pub(crate) fn read_state_var(
         if l.row_checksums.is_none() {
             l.row_checksums = Some(detect_row_checksums(&store));
         }
-        rows_for_column_family(
+        let mut at = None;
+        let r = rows_for_column_family_at(
             &store.entries,
             cf_id,
             &l,
@@ -902,7 +999,22 @@ pub(crate) fn read_state_var(
             &dir,
             limits.max_rows,
             &mut rows,
-        )?;
+            &mut at,
+        );
+        if let Err(e) = r {
+            // Row errors (they carry an error class; the row limit does not) name the file the entry came from.
+            let src = match at {
+                Some(k) if e.error_class.is_some() => {
+                    let k = k.to_vec();
+                    super::locate_key(a, &dir, &store.plan, &k, &load_limits(limits))
+                }
+                _ => None,
+            };
+            return Err(match src {
+                Some(s) => s.annotate(e),
+                None => e,
+            });
+        }
     }
     Ok(rows)
 }

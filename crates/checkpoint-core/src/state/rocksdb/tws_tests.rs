@@ -476,7 +476,20 @@ fn read_state_reads_map_list_and_timers_of_a_real_tws_checkpoint() {
     }
     let tprefix = ver(&urow(&[F::Row(urow(&[F::Str("a")]))]));
     rec(0x01, prefix_key(5, &tprefix, &ver(&urow(&[F::Long(10500)]))), ver(&urow(&[F::Null])));
+    // The same changelog with one more list record whose value is no row (read back below: the error names the
+    // changelog and the record's offset).
+    let bad_at = cl.len();
+    let mut bad_cl = cl.clone();
+    let bad_key = plain_key(4, &urow(&[F::Str("z")]));
+    bad_cl.push(0x01);
+    bad_cl.extend((bad_key.len() as i32).to_be_bytes());
+    bad_cl.extend(&bad_key);
+    bad_cl.extend(3i32.to_be_bytes());
+    bad_cl.extend([9, 9, 9]);
+    bad_cl.push(0x00);
     cl.push(0x00);
+    let mut bad_files = files.clone();
+    bad_files.push((format!("{dir}/5.changelog"), crate::codec::write::lz4_block_stream(&bad_cl, 32 * 1024)));
     files.push((format!("{dir}/5.changelog"), crate::codec::write::lz4_block_stream(&cl, 32 * 1024)));
     let mut a = MemArchive::new("t", files, Default::default()).unwrap();
 
@@ -517,6 +530,12 @@ fn read_state_reads_map_list_and_timers_of_a_real_tws_checkpoint() {
     assert_eq!(e.error_class.as_deref(), Some("STDS_CONFLICT_OPTIONS"));
     let e = read_state(&mut a, "", &q(Some("nope"), false, true)).unwrap_err();
     assert_eq!(e.error_class.as_deref(), Some("STDS_INVALID_OPTION_VALUE.WITH_MESSAGE"));
+    // A list entry that is no row: the error names the changelog and the record's offset, not the folder.
+    let mut bad = MemArchive::new("t", bad_files, Default::default()).unwrap();
+    let e = read_state(&mut bad, "", &q(Some("l"), false, true)).unwrap_err();
+    let want = format!("{dir}/5.changelog");
+    assert_eq!((e.path.as_str(), e.offset), (want.as_str(), Some(bad_at as u64)), "{e}");
+    assert!(e.message.contains(&format!("store {dir}")), "{e}");
 }
 
 #[test]
