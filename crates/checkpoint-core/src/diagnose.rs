@@ -38,6 +38,7 @@ pub fn diagnose(archive: &mut dyn Archive, ctx: &Context) -> Report {
             verify_state: true,
             check_rows: true,
             budget_bytes: ctx.verify_budget_bytes.unwrap_or(crate::reader::DEFAULT_VERIFY_BUDGET),
+            ..ReadOptions::default()
         };
         let cp = read_checkpoint_with(archive, root, &opts);
         checkpoints.push(report_for(&cp, ctx));
@@ -141,7 +142,7 @@ fn unexplained_error(cp: &Checkpoint, text: &str) -> Option<Finding> {
     Some(f)
 }
 
-fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport {
+pub(crate) fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport {
     let mut ctx = ctx_in.clone();
     ctx.spark_version = Some(assumed_version(cp, ctx_in));
     let mut findings = checks::run_all(cp, &ctx);

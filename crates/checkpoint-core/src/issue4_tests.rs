@@ -40,7 +40,7 @@ fn chain_of(files: &[(String, Vec<u8>)], part: u32) -> Vec<(String, ChainFileKin
     let cp = read_checkpoint_with(
         &mut a,
         &roots[0],
-        &ReadOptions { verify_state: false, check_rows: false, budget_bytes: 0 },
+        &ReadOptions { verify_state: false, check_rows: false, budget_bytes: 0, ..ReadOptions::default() },
     );
     let version = crate::reader::restart_batch(&cp).expect("restart version");
     let provider = crate::reader::operator_provider(&cp, 0);

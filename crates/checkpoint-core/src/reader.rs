@@ -13,6 +13,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Cap for one log file (offsets, commits, file logs, metadata).
 pub const MAX_LOG_BYTES: u64 = 16 * 1024 * 1024;
+/// Budget for the offsets and commits files read per checkpoint (newest batches first); files beyond it are
+/// listed with [`LogError::NotRead`].
+pub const MAX_TOTAL_LOG_BYTES: u64 = 64 * 1024 * 1024;
+/// Number of newest readable offsets files whose source offsets are kept whole (older ones are elided).
+pub const KEEP_FULL_OFFSETS: usize = 3;
 /// Cap for one sidecar file.
 pub const MAX_SIDECAR_BYTES: u64 = 1024 * 1024;
 /// Cap for one state file read for integrity checks.
@@ -31,11 +36,19 @@ pub struct ReadOptions {
     /// Bytes of state that may be processed for both: stored bytes read, or decompressed bytes when larger
     /// (`u64::MAX` = no budget). Files beyond it are listed in [`Checkpoint::unverified`].
     pub budget_bytes: u64,
+    /// Bytes of offsets and commits files that may be read, newest batches first (default
+    /// [`MAX_TOTAL_LOG_BYTES`]); older files are listed with [`LogError::NotRead`].
+    pub log_budget_bytes: u64,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        ReadOptions { verify_state: true, check_rows: true, budget_bytes: DEFAULT_VERIFY_BUDGET }
+        ReadOptions {
+            verify_state: true,
+            check_rows: true,
+            budget_bytes: DEFAULT_VERIFY_BUDGET,
+            log_budget_bytes: MAX_TOTAL_LOG_BYTES,
+        }
     }
 }
 
@@ -57,7 +70,57 @@ impl Ctx<'_> {
 }
 
 fn unreadable(e: &ArchiveError) -> LogError {
-    LogError::Unreadable { reason: e.to_string() }
+    LogError::Unreadable { reason: e.to_string(), archive_damaged: matches!(e, ArchiveError::Corrupt { .. }) }
+}
+
+/// Keeps memory bounded by the batches a check needs: the source offsets of the newest
+/// [`KEEP_FULL_OFFSETS`] readable offsets files, of the last committed batch (the restart plan's start) and of
+/// the batches an `offsets/` temp file targets stay whole; elsewhere valid JSON offsets are dropped (`elided`) and
+/// invalid ones cut to 1 KiB (still reported). Recorded confs are kept only for the latest readable file.
+fn elide_old_offsets(cp: &mut Checkpoint) {
+    let mut keep: BTreeSet<i64> = cp
+        .offsets
+        .iter()
+        .rev()
+        .filter(|(_, f)| f.file.content.is_ok())
+        .take(KEEP_FULL_OFFSETS)
+        .map(|(id, _)| *id)
+        .collect();
+    let latest_readable = keep.iter().next_back().copied();
+    keep.extend(cp.temp_files.iter().filter(|t| t.dir == "offsets").filter_map(|t| t.target_batch));
+    if let Some(c) = cp.last_committed_batch_id() {
+        if let Some((id, _)) = cp.offsets.range(..=c).rev().find(|(_, f)| f.file.content.is_ok()) {
+            keep.insert(*id);
+        }
+    }
+    for (id, f) in cp.offsets.iter_mut() {
+        let Ok(o) = &mut f.file.content else {
+            continue;
+        };
+        if Some(*id) != latest_readable {
+            if let Some(m) = &mut o.metadata {
+                m.conf = BTreeMap::new();
+            }
+        }
+        if keep.contains(id) {
+            continue;
+        }
+        for s in &mut o.offsets {
+            if s.json.is_some() {
+                s.json = None;
+                s.raw = None;
+                s.elided = true;
+            } else if let Some(r) = &mut s.raw {
+                if r.len() > 1024 {
+                    let mut end = 1024;
+                    while !r.is_char_boundary(end) {
+                        end -= 1;
+                    }
+                    r.truncate(end);
+                }
+            }
+        }
+    }
 }
 
 fn name_of(path: &str) -> &str {
@@ -82,7 +145,7 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
     read_checkpoint_with(
         archive,
         root,
-        &ReadOptions { verify_state, check_rows: verify_state, budget_bytes: DEFAULT_VERIFY_BUDGET },
+        &ReadOptions { verify_state, check_rows: verify_state, ..ReadOptions::default() },
     )
 }
 
@@ -179,27 +242,33 @@ pub fn read_checkpoint_with(archive: &mut dyn Archive, root: &Root, opts: &ReadO
         v.sort();
         v
     };
-    for (id, _, path, size) in batch_files(&cp, "offsets", false) {
-        let content = match cx.read(&path, MAX_LOG_BYTES) {
-            Ok(b) => {
-                verify_sidecars(&mut cp, &mut cx, &path, &b);
-                log::offsets::parse(&b)
-            }
-            Err(e) => Err(unreadable(&e)),
+    // Newest batches first, commits before offsets of the same batch, within a total byte budget: a restart
+    // reads only the latest offsets/commits, so older ones beyond the budget are listed, not read.
+    let mut todo: Vec<(i64, bool, String, u64)> = batch_files(&cp, "offsets", false)
+        .into_iter()
+        .map(|(id, _, p, s)| (id, true, p, s))
+        .chain(batch_files(&cp, "commits", false).into_iter().map(|(id, _, p, s)| (id, false, p, s)))
+        .collect();
+    todo.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut log_budget = opts.log_budget_bytes;
+    for (id, is_offsets, path, size) in todo {
+        let bytes = if size > log_budget {
+            Err(LogError::NotRead { budget: opts.log_budget_bytes })
+        } else {
+            log_budget -= size;
+            cx.read(&path, MAX_LOG_BYTES).map_err(|e| unreadable(&e))
         };
-        cp.offsets.insert(id, LogFile { batch_id: id, compact: false, file: ReadFile { path, size, content } });
+        if let Ok(b) = &bytes {
+            verify_sidecars(&mut cp, &mut cx, &path, b);
+        }
+        if is_offsets {
+            let content = bytes.and_then(|b| log::offsets::parse(&b));
+            cp.offsets.insert(id, LogFile { batch_id: id, compact: false, file: ReadFile { path, size, content } });
+        } else {
+            let content = bytes.and_then(|b| log::commits::parse(&b));
+            cp.commits.insert(id, LogFile { batch_id: id, compact: false, file: ReadFile { path, size, content } });
+        }
     }
-    for (id, _, path, size) in batch_files(&cp, "commits", false) {
-        let content = match cx.read(&path, MAX_LOG_BYTES) {
-            Ok(b) => {
-                verify_sidecars(&mut cp, &mut cx, &path, &b);
-                log::commits::parse(&b)
-            }
-            Err(e) => Err(unreadable(&e)),
-        };
-        cp.commits.insert(id, LogFile { batch_id: id, compact: false, file: ReadFile { path, size, content } });
-    }
-
     // Files in offsets/ and commits/ that Spark's listing ignores (not a batch id, not a sidecar or temp file).
     for f in &cp.files {
         let dir = dir_of(&f.path);
@@ -259,6 +328,7 @@ pub fn read_checkpoint_with(archive: &mut dyn Archive, root: &Root, opts: &ReadO
         }
         cp.temp_files.push(tf);
     }
+    elide_old_offsets(&mut cp);
 
     // sources/<n>/ and any _spark_metadata/ below the root
     let mut log_dirs: BTreeSet<String> = BTreeSet::new();

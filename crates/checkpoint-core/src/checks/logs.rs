@@ -63,6 +63,31 @@ fn version_issue(kind: LogKind, found: u32, cp: &Checkpoint, ctx: &Context) -> O
     None
 }
 
+/// A zip entry the archive reader cannot inflate (`ArchiveError::Corrupt`): the zip is broken, which says
+/// nothing about the checkpoint file. `needed` = a restart reads the file, so the diagnosis is incomplete:
+/// severity error (the verdict cannot be trusted, and the exit status must say so) and the prediction becomes
+/// `unknown` (see `predict`); otherwise a warning.
+pub(crate) fn archive_entry_unreadable(path: &str, size: u64, reason: &str, needed: bool) -> Finding {
+    Finding::new(
+        ARCHIVE_ENTRY_UNREADABLE,
+        if needed { Severity::Error } else { Severity::Warning },
+        format!("{path}: the zip entry cannot be unpacked, so this file was not checked"),
+    )
+    .evidence(path, format!("{path} ({size} bytes in the listing): {reason}"), None)
+    .why(if needed {
+        "The zip is damaged (the entry does not inflate, or its stored sizes or CRC do not match), not necessarily the checkpoint. A restart reads this file, so the restart prediction is unknown until it can be read."
+    } else {
+        "The zip is damaged (the entry does not inflate, or its stored sizes or CRC do not match), not necessarily the checkpoint. A restart does not read this file; other checks are unaffected."
+    })
+    .fix(&[
+        "Re-create the zip from the checkpoint folder (e.g. `cd <checkpoint> && zip -r ../checkpoint.zip .`) and run the inspector again.",
+        "If the folder itself is damaged (the file cannot be copied or read there either), restore that file from a backup or another copy of the checkpoint.",
+    ])
+}
+
+/// Finding code for a zip entry that cannot be unpacked.
+pub(crate) const ARCHIVE_ENTRY_UNREADABLE: &str = "archive-entry-unreadable";
+
 /// Damaged or too-new log files. The latest offsets file, the one before it and the latest commit file are
 /// read at restart (a problem there fails it); older ones are reported as warnings.
 pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
@@ -81,6 +106,7 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             _ => None,
         }
     };
+    let mut not_read: Vec<String> = Vec::new();
     let mut handle = |kind: LogKind,
                       dir: &str,
                       id: i64,
@@ -89,6 +115,14 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                       err: Option<&LogError>,
                       version: Option<u32>| {
         let stage = read_stage(kind, id);
+        if let Some(LogError::NotRead { .. }) = err {
+            not_read.push(format!("{path} ({size} bytes)"));
+            return;
+        }
+        if let Some(LogError::Unreadable { reason, archive_damaged: true }) = err {
+            out.push(archive_entry_unreadable(path, size, reason, stage.is_some()));
+            return;
+        }
         if let Some(e) = err {
             let (class, exc) = spark_error(e, ctx);
             let code = match e {
@@ -187,6 +221,26 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             f.file.content.as_ref().ok().map(|o| o.version),
         );
     }
+    if !not_read.is_empty() {
+        out.push(
+            Finding::new(
+                "log-files-not-read",
+                Severity::Info,
+                format!("{} older offsets/commits file(s) were listed but not read", not_read.len()),
+            )
+            .evidence(
+                "offsets",
+                format!(
+                    "over the {} MiB budget for log files, newest read first: {}",
+                    crate::reader::MAX_TOTAL_LOG_BYTES / (1024 * 1024),
+                    not_read.join(", ")
+                ),
+                None,
+            )
+            .why("A restart reads only the latest offsets and commits files; to keep memory bounded the inspector reads log files newest first up to a total byte budget, so damage in these older files is not reported.")
+            .fix(&["Nothing to do for the restart. To check these files too, remove old batches Spark no longer needs (spark.sql.streaming.minBatchesToRetain) or inspect a zip holding only them."]),
+        );
+    }
     // File source logs: Spark reads the newest compaction and the batches after it when the source starts.
     for (n, log) in &cp.source_logs {
         let latest = log.listed.keys().next_back().copied().unwrap_or(0);
@@ -195,6 +249,10 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             let needed = Some(*id) == compact || range.contains(id);
             let err = f.file.content.as_ref().err();
             let ver = f.file.content.as_ref().ok().map(|b| b.version);
+            if let Some(LogError::Unreadable { reason, archive_damaged: true }) = err {
+                out.push(archive_entry_unreadable(&f.file.path, f.file.size, reason, needed));
+                continue;
+            }
             if let Some(e) = err {
                 let mut fd = Finding::new(
                     if matches!(e, LogError::Empty) { "log-file-empty" } else { "log-file-malformed" },
