@@ -78,8 +78,9 @@ pub fn human(r: &Report, colour: bool) -> String {
                 let _ = writeln!(o, "    Spark error classes: {}", f.error_classes.join(", "));
             }
             for e in &f.evidence {
-                let off = e.offset.map(|x| format!(" @ byte {x}")).unwrap_or_default();
-                let _ = writeln!(o, "    evidence: {}{off}: {}", clip(&e.path, 300), clip(&e.detail, 600));
+                let size = e.size.map(|n| format!(" ({n} bytes)")).unwrap_or_default();
+                let off = e.offset.map(|x| format!(", byte {x}")).unwrap_or_default();
+                let _ = writeln!(o, "    evidence: {}{size}{off}: {}", clip(&e.path, 300), clip(&e.detail, 600));
             }
             if !f.why.is_empty() {
                 let _ = writeln!(o, "    why: {}", clip(&f.why, 2000));

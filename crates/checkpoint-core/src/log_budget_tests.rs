@@ -173,3 +173,62 @@ fn a_zip_entry_that_does_not_inflate_is_an_archive_problem_not_a_damaged_log() {
         assert_eq!(r.restart, healthy.restart, "{name}");
     }
 }
+
+fn replace(files: &mut [(String, Vec<u8>)], path: &str, f: impl FnOnce(&mut Vec<u8>)) {
+    let e = files.iter_mut().find(|(p, _)| p == path).expect("file in fixture");
+    f(&mut e.1);
+}
+
+fn report(files: Vec<(String, Vec<u8>)>, ctx: &Context) -> CheckpointReport {
+    let mut a = MemArchive::new("t", files, Limits::default()).expect("mem");
+    let mut r = diagnose(&mut a, ctx);
+    r.checkpoints.remove(0)
+}
+
+#[test]
+fn a_damaged_offsets_file_names_its_size_apart_and_the_fix_follows_whether_it_is_committed() {
+    let name = "ss-4.3.0-agg-hdfs";
+    let mut a = open_fixture(name);
+    let cp = read(&mut a, &ReadOptions::default());
+    let last_commit = cp.last_committed_batch_id().expect("commits");
+    let last = cp.last_batch_id().expect("offsets");
+    for id in [last_commit, 0] {
+        let path = format!("offsets/{id}");
+        let mut files = files_of(name);
+        files.retain(|(p, _)| *p != format!("offsets/.{id}.crc"));
+        let mut size = 0;
+        // Cut the metadata line (line 2) inside its JSON.
+        replace(&mut files, &path, |b| {
+            let text = String::from_utf8(b.clone()).expect("utf8");
+            *b = text.replacen("{\"batchWatermarkMs\":", "{\"batchWatermarkMs\":{{", 1).into_bytes();
+            size = b.len() as u64;
+        });
+        let r = report(files, &Context::default());
+        let f = r
+            .findings
+            .iter()
+            .find(|f| f.code.starts_with("log-file-") && f.evidence[0].path == path)
+            .unwrap_or_else(|| panic!("finding for {path}: {:?}", r.findings));
+        assert_eq!(f.evidence[0].size, Some(size));
+        assert!(!f.evidence[0].detail.contains("bytes;"), "{}", f.evidence[0].detail);
+        assert!(f.evidence[0].detail.starts_with("line 2:"), "{}", f.evidence[0].detail);
+        let fixes = f.fix.join("\n");
+        assert!(!fixes.contains("If batch"), "{fixes}");
+        assert!(fixes.contains(&format!("Batch {id} is committed: do not delete {path}")), "{fixes}");
+    }
+    assert!(last >= last_commit);
+}
+
+#[test]
+fn the_source_count_error_is_quoted_with_both_numbers() {
+    let ctx = Context {
+        error_text: Some(
+            "java.lang.AssertionError: assertion failed: There are [1] sources in the checkpoint offsets and now there are [3] sources requested by the query. Cannot continue.".into(),
+        ),
+        ..Default::default()
+    };
+    let r = report(files_of("ss-4.3.0-agg-hdfs"), &ctx);
+    let f = r.findings.iter().find(|f| f.code == "source-count-changed").expect("finding");
+    let d = &f.evidence[0].detail;
+    assert!(d.contains("(the error: 1 source(s) in the checkpoint, 3 in the query)"), "{d}");
+}
