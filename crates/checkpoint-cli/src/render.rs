@@ -50,14 +50,24 @@ pub fn human(r: &Report, colour: bool) -> String {
             RestartOutcome::Unknown => ("RESTART UNKNOWN", "1;33"),
         };
         let _ = writeln!(o, "{} on Spark {}", paint(verdict, code, colour), cp.restart.assumed_spark_version);
+        if let Some(a) = &cp.restart.assumption {
+            let _ = writeln!(o, "  ({})", clip(a, 400));
+        }
         if let Some(c) = &cp.restart.error_class {
             let _ = writeln!(o, "  error class: {c}");
         }
         if let Some(e) = &cp.restart.exception {
             let _ = writeln!(o, "  exception:   {e}");
         }
-        if !cp.restart.summary.is_empty() {
-            let _ = writeln!(o, "  {}", clip(&cp.restart.summary, 600));
+        // The assumption is printed next to the verdict; the summary repeats it for JSON readers only.
+        let summary = cp
+            .restart
+            .assumption
+            .as_ref()
+            .and_then(|a| cp.restart.summary.strip_suffix(&format!(" ({a}.)")))
+            .unwrap_or(&cp.restart.summary);
+        if !summary.is_empty() {
+            let _ = writeln!(o, "  {}", clip(summary, 600));
         }
         // What the verdict assumes (the Spark version when none was given, inputs it lacks) belongs next to it.
         for n in &cp.needs {

@@ -22,6 +22,7 @@ pub fn predict(cp: &Checkpoint, ctx: &Context, findings: &[Finding]) -> RestartP
         first_batch_id,
         state_version_loaded: if stateful { first_batch_id } else { None },
         summary: String::new(),
+        assumption: None,
     };
     if cp.kind.0 != CheckpointKind::StructuredStreaming {
         p.outcome = RestartOutcome::Unknown;

@@ -249,6 +249,11 @@ pub struct RestartPrediction {
     /// One sentence saying why, for people.
     #[serde(default)]
     pub summary: String,
+    /// Set when no Spark version was given: what `assumed_spark_version` stands for, e.g. "assumed Spark 4.3.0
+    /// (newest known; the checkpoint was written by Spark ≥ 4.1.0): pass --spark-version X.Y.Z". Also appended
+    /// to `summary`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assumption: Option<String>,
 }
 
 /// A DStream checkpoint's details.

@@ -275,6 +275,7 @@ mod tests {
                     first_batch_id: None,
                     state_version_loaded: None,
                     summary: String::new(),
+                    assumption: None,
                 },
                 dstream: None,
                 forced_conf: vec![ForcedConf {
