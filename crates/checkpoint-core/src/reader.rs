@@ -16,8 +16,9 @@ pub const MAX_LOG_BYTES: u64 = 16 * 1024 * 1024;
 /// Budget for the offsets and commits files read per checkpoint (newest batches first); files beyond it are
 /// listed with [`LogError::NotRead`].
 pub const MAX_TOTAL_LOG_BYTES: u64 = 64 * 1024 * 1024;
-/// Number of newest readable offsets files whose source offsets are kept whole (older ones are elided).
-pub const KEEP_FULL_OFFSETS: usize = 3;
+/// Number of newest readable offsets files whose source offsets are kept whole (a restart reads the latest and
+/// the one before it); older ones are elided.
+pub const KEEP_FULL_OFFSETS: usize = 2;
 /// Cap for one sidecar file.
 pub const MAX_SIDECAR_BYTES: u64 = 1024 * 1024;
 /// Cap for one state file read for integrity checks.
