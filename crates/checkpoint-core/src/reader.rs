@@ -74,51 +74,45 @@ fn unreadable(e: &ArchiveError) -> LogError {
     LogError::Unreadable { reason: e.to_string(), archive_damaged: matches!(e, ArchiveError::Corrupt { .. }) }
 }
 
-/// Keeps memory bounded by the batches a check needs: the source offsets of the newest
-/// [`KEEP_FULL_OFFSETS`] readable offsets files, of the last committed batch (the restart plan's start) and of
-/// the batches an `offsets/` temp file targets stay whole; elsewhere valid JSON offsets are dropped (`elided`) and
-/// invalid ones cut to 1 KiB (still reported). Recorded confs are kept only for the latest readable file.
-fn elide_old_offsets(cp: &mut Checkpoint) {
-    let mut keep: BTreeSet<i64> = cp
-        .offsets
-        .iter()
-        .rev()
-        .filter(|(_, f)| f.file.content.is_ok())
-        .take(KEEP_FULL_OFFSETS)
-        .map(|(id, _)| *id)
-        .collect();
-    let latest_readable = keep.iter().next_back().copied();
-    keep.extend(cp.temp_files.iter().filter(|t| t.dir == "offsets").filter_map(|t| t.target_batch));
-    if let Some(c) = cp.last_committed_batch_id() {
-        if let Some((id, _)) = cp.offsets.range(..=c).rev().find(|(_, f)| f.file.content.is_ok()) {
-            keep.insert(*id);
+/// `.<batch>.<uuid>.tmp` → the batch id an offsets temp file was meant to become.
+fn temp_target_batch(name: &str) -> Option<i64> {
+    if !state_files::is_temp_file(name) {
+        return None;
+    }
+    let inner = name.get(1..name.len().saturating_sub(4))?;
+    let target = match inner.rfind('.') {
+        Some(i) if i > 0 => &inner[..i],
+        _ => inner,
+    };
+    log::parse_batch_file_name(target, false).map(|(b, _)| b)
+}
+
+/// Keeps memory bounded by what a check needs, per offsets file as it is read (newest first): the source
+/// offsets of the newest [`KEEP_FULL_OFFSETS`] readable files, of the last committed batch (the restart plan's
+/// start) and of the batches an `offsets/` temp file targets stay whole (`whole`); elsewhere valid JSON offsets
+/// are dropped (`elided`) and invalid ones cut to 1 KiB (still reported). Recorded confs are kept only for the
+/// latest readable file (`drop_conf` for the others).
+fn elide(o: &mut crate::log::offsets::OffsetSeq, drop_conf: bool, whole: bool) {
+    if drop_conf {
+        if let Some(m) = &mut o.metadata {
+            m.conf = BTreeMap::new();
         }
     }
-    for (id, f) in cp.offsets.iter_mut() {
-        let Ok(o) = &mut f.file.content else {
-            continue;
-        };
-        if Some(*id) != latest_readable {
-            if let Some(m) = &mut o.metadata {
-                m.conf = BTreeMap::new();
-            }
-        }
-        if keep.contains(id) {
-            continue;
-        }
-        for s in &mut o.offsets {
-            if s.json.is_some() {
-                s.json = None;
-                s.raw = None;
-                s.elided = true;
-            } else if let Some(r) = &mut s.raw {
-                if r.len() > 1024 {
-                    let mut end = 1024;
-                    while !r.is_char_boundary(end) {
-                        end -= 1;
-                    }
-                    r.truncate(end);
+    if whole {
+        return;
+    }
+    for s in &mut o.offsets {
+        if s.json.is_some() {
+            s.json = None;
+            s.raw = None;
+            s.elided = true;
+        } else if let Some(r) = &mut s.raw {
+            if r.len() > 1024 {
+                let mut end = 1024;
+                while !r.is_char_boundary(end) {
+                    end -= 1;
                 }
+                r.truncate(end);
             }
         }
     }
@@ -252,6 +246,17 @@ pub fn read_checkpoint_with(archive: &mut dyn Archive, root: &Root, opts: &ReadO
         .collect();
     todo.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut log_budget = opts.log_budget_bytes;
+    // Bounded memory: decided per file while reading (see `elide`), so at most the kept batches and one being
+    // parsed are held whole.
+    let last_commit_listed = todo.iter().filter(|t| !t.1).map(|t| t.0).max();
+    let temp_targets: BTreeSet<i64> = cp
+        .files
+        .iter()
+        .filter(|f| dir_of(&f.path) == "offsets")
+        .filter_map(|f| temp_target_batch(name_of(&f.path)))
+        .collect();
+    let mut readable_seen = 0usize;
+    let mut start_found = false;
     for (id, is_offsets, path, size) in todo {
         let bytes = if size > log_budget {
             Err(LogError::NotRead { budget: opts.log_budget_bytes })
@@ -263,7 +268,14 @@ pub fn read_checkpoint_with(archive: &mut dyn Archive, root: &Root, opts: &ReadO
             verify_sidecars(&mut cp, &mut cx, &path, b);
         }
         if is_offsets {
-            let content = bytes.and_then(|b| log::offsets::parse(&b));
+            let mut content = bytes.and_then(|b| log::offsets::parse(&b));
+            if let Ok(o) = &mut content {
+                let is_start = !start_found && last_commit_listed.is_some_and(|c| id <= c);
+                start_found |= is_start;
+                let whole = readable_seen < KEEP_FULL_OFFSETS || is_start || temp_targets.contains(&id);
+                elide(o, readable_seen > 0, whole);
+                readable_seen += 1;
+            }
             cp.offsets.insert(id, LogFile { batch_id: id, compact: false, file: ReadFile { path, size, content } });
         } else {
             let content = bytes.and_then(|b| log::commits::parse(&b));
@@ -329,7 +341,6 @@ pub fn read_checkpoint_with(archive: &mut dyn Archive, root: &Root, opts: &ReadO
         }
         cp.temp_files.push(tf);
     }
-    elide_old_offsets(&mut cp);
 
     // sources/<n>/ and any _spark_metadata/ below the root
     let mut log_dirs: BTreeSet<String> = BTreeSet::new();
