@@ -71,7 +71,18 @@ impl Ctx<'_> {
 }
 
 fn unreadable(e: &ArchiveError) -> LogError {
-    LogError::Unreadable { reason: e.to_string(), archive_damaged: matches!(e, ArchiveError::Corrupt { .. }) }
+    match e {
+        // The path is the evidence's; the reason says where the inflated stream broke.
+        ArchiveError::Corrupt { offset, reason, .. } => LogError::Unreadable {
+            reason: format!("the zip entry does not unpack: inflated stream broken at byte {offset}: {reason}"),
+            archive_damaged: true,
+        },
+        // Inflates past the size the zip declares (below the read cap): the entry's header lies.
+        ArchiveError::OverLimit { what, limit, .. } if what.contains("declares") && *limit < MAX_LOG_BYTES => {
+            LogError::Unreadable { reason: e.to_string(), archive_damaged: true }
+        }
+        _ => LogError::Unreadable { reason: e.to_string(), archive_damaged: false },
+    }
 }
 
 /// `.<batch>.<uuid>.tmp` → the batch id an offsets temp file was meant to become.
