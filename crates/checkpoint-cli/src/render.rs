@@ -50,14 +50,24 @@ pub fn human(r: &Report, colour: bool) -> String {
             RestartOutcome::Unknown => ("RESTART UNKNOWN", "1;33"),
         };
         let _ = writeln!(o, "{} on Spark {}", paint(verdict, code, colour), cp.restart.assumed_spark_version);
+        if let Some(a) = &cp.restart.assumption {
+            let _ = writeln!(o, "  ({})", clip(a, 400));
+        }
         if let Some(c) = &cp.restart.error_class {
             let _ = writeln!(o, "  error class: {c}");
         }
         if let Some(e) = &cp.restart.exception {
             let _ = writeln!(o, "  exception:   {e}");
         }
-        if !cp.restart.summary.is_empty() {
-            let _ = writeln!(o, "  {}", clip(&cp.restart.summary, 600));
+        // The assumption is printed next to the verdict; the summary repeats it for JSON readers only.
+        let summary = cp
+            .restart
+            .assumption
+            .as_ref()
+            .and_then(|a| cp.restart.summary.strip_suffix(&format!(" ({a}.)")))
+            .unwrap_or(&cp.restart.summary);
+        if !summary.is_empty() {
+            let _ = writeln!(o, "  {}", clip(summary, 600));
         }
         // What the verdict assumes (the Spark version when none was given, inputs it lacks) belongs next to it.
         for n in &cp.needs {
@@ -78,8 +88,9 @@ pub fn human(r: &Report, colour: bool) -> String {
                 let _ = writeln!(o, "    Spark error classes: {}", f.error_classes.join(", "));
             }
             for e in &f.evidence {
-                let off = e.offset.map(|x| format!(" @ byte {x}")).unwrap_or_default();
-                let _ = writeln!(o, "    evidence: {}{off}: {}", clip(&e.path, 300), clip(&e.detail, 600));
+                let size = e.size.map(|n| format!(" ({n} bytes)")).unwrap_or_default();
+                let off = e.offset.map(|x| format!(", byte {x}")).unwrap_or_default();
+                let _ = writeln!(o, "    evidence: {}{size}{off}: {}", clip(&e.path, 300), clip(&e.detail, 600));
             }
             if !f.why.is_empty() {
                 let _ = writeln!(o, "    why: {}", clip(&f.why, 2000));

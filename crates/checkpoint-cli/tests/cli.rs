@@ -135,3 +135,39 @@ fn directory_input_and_context_options() {
     let out = bin().args(["diagnose", "x.zip", "--spark-version", "banana"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn the_assumed_spark_version_is_said_next_to_the_verdict() {
+    let zip = fixture("ss-4.1.4-agg-hdfs.zip");
+    let out = bin().args(["diagnose", zip.to_str().unwrap()]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    let i = lines
+        .iter()
+        .position(|l| l.starts_with("WILL RESTART") && l.ends_with("on Spark 4.3.0"))
+        .expect("verdict line");
+    assert!(lines[i + 1].contains("assumed Spark 4.3.0 (newest known"), "{text}");
+    assert!(lines[i + 1].contains("pass --spark-version"), "{text}");
+    assert_eq!(text.matches("assumed Spark 4.3.0").count(), 1, "said once: {text}");
+    let out = bin().args(["diagnose", zip.to_str().unwrap(), "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let summary = v["checkpoints"][0]["restart"]["summary"].as_str().unwrap();
+    assert!(summary.contains("assumed Spark 4.3.0 (newest known"), "{summary}");
+    // Given a version: no assumption.
+    let out = bin().args(["diagnose", zip.to_str().unwrap(), "--json", "--spark-version", "4.1.4"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["checkpoints"][0]["restart"].get("assumption").is_none());
+    assert!(!v["checkpoints"][0]["restart"]["summary"].as_str().unwrap().contains("assumed"));
+}
+
+#[test]
+fn evidence_shows_the_file_size_apart_from_the_reason() {
+    let out = bin()
+        .args(["diagnose", fixture("broken-ss-3.5.9-truncated-last-offsets.zip").to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let ev = text.lines().find(|l| l.trim_start().starts_with("evidence: offsets/")).expect("evidence line");
+    assert!(!ev.contains("bytes;") && !ev.contains(" @ byte"), "{ev}");
+    assert!(ev.contains(" bytes), byte "), "{ev}");
+}

@@ -174,3 +174,65 @@ fn truncated_fixture_zips_exit_2() {
         assert_eq!(o.status.code(), Some(2), "state, cut at {cut}: {o:?}");
     }
 }
+
+/// A zip whose entries Spark's files do not decide: the latest offsets entry does not inflate (its deflate
+/// stream is smashed) or inflates past the size its headers declare. The zip is broken, not necessarily the
+/// checkpoint: `archive-entry-unreadable`, the verdict unknown, exit 1.
+#[test]
+fn a_zip_entry_that_does_not_unpack_makes_the_verdict_unknown() {
+    let fixture = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/ss-4.3.0-agg-hdfs.zip"));
+    let mut src = zip::ZipArchive::new(std::fs::File::open(fixture).unwrap()).unwrap();
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    for i in 0..src.len() {
+        let mut f = src.by_index(i).unwrap();
+        if f.is_dir() {
+            continue;
+        }
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(&mut f, &mut b).unwrap();
+        files.push((f.name().unwrap().to_string(), b));
+    }
+    let last = files.iter().filter_map(|(p, _)| p.strip_prefix("offsets/")?.parse::<i64>().ok()).max().unwrap();
+    let name = format!("offsets/{last}");
+    let refs: Vec<(&str, &[u8])> = files.iter().map(|(p, b)| (p.as_str(), b.as_slice())).collect();
+    let z = zip_of(&refs);
+    // Local header of the entry: sizes at +18 (compressed) and +22; data after name and extra.
+    let at = z
+        .windows(4)
+        .enumerate()
+        .filter(|(_, w)| *w == b"PK\x03\x04")
+        .map(|(i, _)| i)
+        .find(|&i| z.get(i + 30..i + 30 + name.len()) == Some(name.as_bytes()))
+        .unwrap();
+    let csize = u32::from_le_bytes(z[at + 18..at + 22].try_into().unwrap()) as usize;
+    let (n, m) =
+        (u16::from_le_bytes([z[at + 26], z[at + 27]]) as usize, u16::from_le_bytes([z[at + 28], z[at + 29]]) as usize);
+    let data = at + 30 + n + m;
+    let mut smashed = z.clone();
+    smashed[data..data + csize].fill(0xFF);
+    let mut lying = z.clone();
+    for sig in [b"PK\x01\x02", b"PK\x03\x04"] {
+        let hits: Vec<usize> = lying.windows(4).enumerate().filter(|(_, w)| w == sig).map(|(i, _)| i).collect();
+        for h in hits {
+            let (size_at, name_at) = if sig == b"PK\x01\x02" { (h + 24, h + 46) } else { (h + 22, h + 30) };
+            if lying.get(name_at..name_at + name.len()) == Some(name.as_bytes()) {
+                lying[size_at..size_at + 4].copy_from_slice(&10u32.to_le_bytes());
+            }
+        }
+    }
+    for (label, bytes) in [("smashed", smashed), ("lying", lying)] {
+        let p = tmp(label).join("e.zip");
+        std::fs::write(&p, bytes).unwrap();
+        let o = run(&["diagnose", p.to_str().unwrap(), "--json"], Duration::from_secs(10));
+        assert_eq!(o.status.code(), Some(1), "{label}: {o:?}");
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let cp = &v["checkpoints"][0];
+        assert_eq!(cp["restart"]["outcome"], "unknown", "{label}: {}", cp["restart"]);
+        let f: Vec<&serde_json::Value> =
+            cp["findings"].as_array().unwrap().iter().filter(|f| f["code"] == "archive-entry-unreadable").collect();
+        assert_eq!(f.len(), 1, "{label}: {}", cp["findings"]);
+        assert_eq!(f[0]["severity"], "error");
+        assert_eq!(f[0]["evidence"][0]["path"], name.as_str());
+        assert!(!cp["findings"].as_array().unwrap().iter().any(|f| f["code"] == "log-file-malformed"));
+    }
+}

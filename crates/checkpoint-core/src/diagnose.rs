@@ -38,6 +38,7 @@ pub fn diagnose(archive: &mut dyn Archive, ctx: &Context) -> Report {
             verify_state: true,
             check_rows: true,
             budget_bytes: ctx.verify_budget_bytes.unwrap_or(crate::reader::DEFAULT_VERIFY_BUDGET),
+            ..ReadOptions::default()
         };
         let cp = read_checkpoint_with(archive, root, &opts);
         checkpoints.push(report_for(&cp, ctx));
@@ -141,7 +142,7 @@ fn unexplained_error(cp: &Checkpoint, text: &str) -> Option<Finding> {
     Some(f)
 }
 
-fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport {
+pub(crate) fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport {
     let mut ctx = ctx_in.clone();
     ctx.spark_version = Some(assumed_version(cp, ctx_in));
     let mut findings = checks::run_all(cp, &ctx);
@@ -159,7 +160,16 @@ fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport {
     findings.sort_by_key(|f| {
         (!f.explains_error_text, f.severity, f.restart_failure.as_ref().map(|r| r.stage).unwrap_or(u32::MAX))
     });
-    let restart = predict(cp, &ctx, &findings);
+    let mut restart = predict(cp, &ctx, &findings);
+    if ctx_in.spark_version.is_none() && cp.kind.0 == CheckpointKind::StructuredStreaming {
+        let note = format!(
+            "assumed Spark {} (newest known; the checkpoint was written by Spark ≥ {}): pass --spark-version X.Y.Z for the version you restart with",
+            restart.assumed_spark_version,
+            cp.min_writer_version()
+        );
+        restart.summary = format!("{} ({note}.)", restart.summary).trim_start().to_string();
+        restart.assumption = Some(note);
+    }
     let conf = cp.recorded_conf();
     let batches = batches(cp);
     let sources = cp
@@ -244,22 +254,18 @@ fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport {
             None
         },
         forced_conf: forced_conf(&conf, &ctx.session_conf),
-        needs: needs(cp, ctx_in, &ctx),
+        needs: needs(cp, &ctx),
     }
 }
 
 /// What extra input would sharpen the prediction.
-fn needs(cp: &Checkpoint, given: &Context, ctx: &Context) -> Vec<String> {
+fn needs(cp: &Checkpoint, ctx: &Context) -> Vec<String> {
     let mut out = Vec::new();
     if cp.kind.0 != CheckpointKind::StructuredStreaming {
         return out;
     }
     let v = ctx.spark_version.unwrap_or(SparkVersion::NEWEST);
-    if given.spark_version.is_none() {
-        out.push(format!(
-            "The prediction assumes Spark {v} (the newest release this tool knows); give --spark-version X.Y.Z for the version you restart with."
-        ));
-    }
+    // No --spark-version: said next to the verdict (`RestartPrediction::assumption`), not here.
     let fmt_key = "spark.sql.streaming.stateStore.checkpointFormatVersion";
     let v2_commits = cp.commits.values().any(|c| c.file.content.as_ref().is_ok_and(|m| m.version == 2));
     if v2_commits && !ctx.session_conf.contains_key(fmt_key) && !cp.recorded_conf().contains_key(fmt_key) {

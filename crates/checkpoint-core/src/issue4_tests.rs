@@ -40,7 +40,7 @@ fn chain_of(files: &[(String, Vec<u8>)], part: u32) -> Vec<(String, ChainFileKin
     let cp = read_checkpoint_with(
         &mut a,
         &roots[0],
-        &ReadOptions { verify_state: false, check_rows: false, budget_bytes: 0 },
+        &ReadOptions { verify_state: false, check_rows: false, budget_bytes: 0, ..ReadOptions::default() },
     );
     let version = crate::reader::restart_batch(&cp).expect("restart version");
     let provider = crate::reader::operator_provider(&cp, 0);
@@ -551,4 +551,27 @@ fn damaged_chain_files_never_panic_the_row_and_growth_checks() {
             assert_eq!(r.checkpoints.len(), 1);
         }
     }
+}
+
+#[test]
+fn an_lz4_block_that_does_not_decode_names_where_the_block_starts() {
+    let mut files = files_of("ss-4.3.0-agg-hdfs");
+    let chain = chain_of(&files, 0);
+    let (path, _) = chain.last().cloned().expect("chain");
+    // lz4-java block: magic (8), token (1), compressed length (4), original length (4), checksum (4), payload.
+    replace(&mut files, &path, |b| {
+        let clen = u32::from_le_bytes([b[9], b[10], b[11], b[12]]) as usize;
+        for x in b.iter_mut().skip(21).take(clen) {
+            *x = 0xF0;
+        }
+    });
+    let r = run(files, &ctx("4.3.0"));
+    let texts: Vec<String> = r
+        .checkpoints
+        .iter()
+        .flat_map(|c| c.findings.iter())
+        .flat_map(|f| f.evidence.iter().filter(|e| e.path == path).map(|e| e.detail.clone()))
+        .collect();
+    assert!(texts.iter().any(|t| t.contains("lz4 block starting at byte 0 d")), "{texts:?}");
+    assert!(!texts.iter().any(|t| t.contains("(byte 0)")), "{texts:?}");
 }

@@ -36,6 +36,8 @@ mod fixture_tests;
 #[cfg(test)]
 mod issue4_tests;
 #[cfg(test)]
+mod log_budget_tests;
+#[cfg(test)]
 pub(crate) mod testutil;
 
 pub use archive::{Archive, ArchiveError, Entry, Limits, MemArchive, ZipInput};

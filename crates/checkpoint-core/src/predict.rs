@@ -22,6 +22,7 @@ pub fn predict(cp: &Checkpoint, ctx: &Context, findings: &[Finding]) -> RestartP
         first_batch_id,
         state_version_loaded: if stateful { first_batch_id } else { None },
         summary: String::new(),
+        assumption: None,
     };
     if cp.kind.0 != CheckpointKind::StructuredStreaming {
         p.outcome = RestartOutcome::Unknown;
@@ -43,6 +44,16 @@ pub fn predict(cp: &Checkpoint, ctx: &Context, findings: &[Finding]) -> RestartP
             Some(t) => format!("Fails as in the pasted error: {t}."),
             None => "Fails as in the pasted error; the files do not show the cause (see the findings).".into(),
         };
+        return p;
+    }
+    // A zip entry a restart reads could not be unpacked: unless Spark fails before reading the logs (stage <
+    // 20, FORMATS.md §16), the outcome depends on that file.
+    let unreadable = findings.iter().find(|f| {
+        f.code == crate::checks::logs::ARCHIVE_ENTRY_UNREADABLE && f.severity == crate::report::Severity::Error
+    });
+    if let Some(u) = unreadable.filter(|_| failing.is_none_or(|(_, r)| r.stage >= 20)) {
+        p.outcome = RestartOutcome::Unknown;
+        p.summary = format!("Unknown: {}; re-create the zip and run again.", u.title);
         return p;
     }
     if let Some((f, r)) = failing {

@@ -13,6 +13,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Cap for one log file (offsets, commits, file logs, metadata).
 pub const MAX_LOG_BYTES: u64 = 16 * 1024 * 1024;
+/// Budget for the offsets and commits files read per checkpoint (newest batches first); files beyond it are
+/// listed with [`LogError::NotRead`].
+pub const MAX_TOTAL_LOG_BYTES: u64 = 64 * 1024 * 1024;
+/// Number of newest readable offsets files whose source offsets are kept whole (a restart reads the latest and
+/// the one before it); older ones are elided.
+pub const KEEP_FULL_OFFSETS: usize = 2;
 /// Cap for one sidecar file.
 pub const MAX_SIDECAR_BYTES: u64 = 1024 * 1024;
 /// Cap for one state file read for integrity checks.
@@ -31,11 +37,19 @@ pub struct ReadOptions {
     /// Bytes of state that may be processed for both: stored bytes read, or decompressed bytes when larger
     /// (`u64::MAX` = no budget). Files beyond it are listed in [`Checkpoint::unverified`].
     pub budget_bytes: u64,
+    /// Bytes of offsets and commits files that may be read, newest batches first (default
+    /// [`MAX_TOTAL_LOG_BYTES`]); older files are listed with [`LogError::NotRead`].
+    pub log_budget_bytes: u64,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        ReadOptions { verify_state: true, check_rows: true, budget_bytes: DEFAULT_VERIFY_BUDGET }
+        ReadOptions {
+            verify_state: true,
+            check_rows: true,
+            budget_bytes: DEFAULT_VERIFY_BUDGET,
+            log_budget_bytes: MAX_TOTAL_LOG_BYTES,
+        }
     }
 }
 
@@ -57,7 +71,62 @@ impl Ctx<'_> {
 }
 
 fn unreadable(e: &ArchiveError) -> LogError {
-    LogError::Unreadable { reason: e.to_string() }
+    match e {
+        // The path is the evidence's; the reason says where the inflated stream broke.
+        ArchiveError::Corrupt { offset, reason, .. } => LogError::Unreadable {
+            reason: format!("the zip entry does not unpack: inflated stream broken at byte {offset}: {reason}"),
+            archive_damaged: true,
+        },
+        // Inflates past the size the zip declares (below the read cap): the entry's header lies.
+        ArchiveError::OverLimit { what, limit, .. } if what.contains("declares") && *limit < MAX_LOG_BYTES => {
+            LogError::Unreadable { reason: e.to_string(), archive_damaged: true }
+        }
+        _ => LogError::Unreadable { reason: e.to_string(), archive_damaged: false },
+    }
+}
+
+/// `.<batch>.<uuid>.tmp` → the batch id an offsets temp file was meant to become.
+fn temp_target_batch(name: &str) -> Option<i64> {
+    if !state_files::is_temp_file(name) {
+        return None;
+    }
+    let inner = name.get(1..name.len().saturating_sub(4))?;
+    let target = match inner.rfind('.') {
+        Some(i) if i > 0 => &inner[..i],
+        _ => inner,
+    };
+    log::parse_batch_file_name(target, false).map(|(b, _)| b)
+}
+
+/// Keeps memory bounded by what a check needs, per offsets file as it is read (newest first): the source
+/// offsets of the newest [`KEEP_FULL_OFFSETS`] readable files, of the last committed batch (the restart plan's
+/// start) and of the batches an `offsets/` temp file targets stay whole (`whole`); elsewhere valid JSON offsets
+/// are dropped (`elided`) and invalid ones cut to 1 KiB (still reported). Recorded confs are kept only for the
+/// latest readable file (`drop_conf` for the others).
+fn elide(o: &mut crate::log::offsets::OffsetSeq, drop_conf: bool, whole: bool) {
+    if drop_conf {
+        if let Some(m) = &mut o.metadata {
+            m.conf = BTreeMap::new();
+        }
+    }
+    if whole {
+        return;
+    }
+    for s in &mut o.offsets {
+        if s.json.is_some() {
+            s.json = None;
+            s.raw = None;
+            s.elided = true;
+        } else if let Some(r) = &mut s.raw {
+            if r.len() > 1024 {
+                let mut end = 1024;
+                while !r.is_char_boundary(end) {
+                    end -= 1;
+                }
+                r.truncate(end);
+            }
+        }
+    }
 }
 
 fn name_of(path: &str) -> &str {
@@ -82,7 +151,7 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
     read_checkpoint_with(
         archive,
         root,
-        &ReadOptions { verify_state, check_rows: verify_state, budget_bytes: DEFAULT_VERIFY_BUDGET },
+        &ReadOptions { verify_state, check_rows: verify_state, ..ReadOptions::default() },
     )
 }
 
@@ -179,27 +248,51 @@ pub fn read_checkpoint_with(archive: &mut dyn Archive, root: &Root, opts: &ReadO
         v.sort();
         v
     };
-    for (id, _, path, size) in batch_files(&cp, "offsets", false) {
-        let content = match cx.read(&path, MAX_LOG_BYTES) {
-            Ok(b) => {
-                verify_sidecars(&mut cp, &mut cx, &path, &b);
-                log::offsets::parse(&b)
-            }
-            Err(e) => Err(unreadable(&e)),
+    // Newest batches first, commits before offsets of the same batch, within a total byte budget: a restart
+    // reads only the latest offsets/commits, so older ones beyond the budget are listed, not read.
+    let mut todo: Vec<(i64, bool, String, u64)> = batch_files(&cp, "offsets", false)
+        .into_iter()
+        .map(|(id, _, p, s)| (id, true, p, s))
+        .chain(batch_files(&cp, "commits", false).into_iter().map(|(id, _, p, s)| (id, false, p, s)))
+        .collect();
+    todo.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut log_budget = opts.log_budget_bytes;
+    // Bounded memory: decided per file while reading (see `elide`), so at most the kept batches and one being
+    // parsed are held whole.
+    let last_commit_listed = todo.iter().filter(|t| !t.1).map(|t| t.0).max();
+    let temp_targets: BTreeSet<i64> = cp
+        .files
+        .iter()
+        .filter(|f| dir_of(&f.path) == "offsets")
+        .filter_map(|f| temp_target_batch(name_of(&f.path)))
+        .collect();
+    let mut readable_seen = 0usize;
+    let mut start_found = false;
+    for (id, is_offsets, path, size) in todo {
+        let bytes = if size > log_budget {
+            Err(LogError::NotRead { budget: opts.log_budget_bytes })
+        } else {
+            log_budget -= size;
+            cx.read(&path, MAX_LOG_BYTES).map_err(|e| unreadable(&e))
         };
-        cp.offsets.insert(id, LogFile { batch_id: id, compact: false, file: ReadFile { path, size, content } });
-    }
-    for (id, _, path, size) in batch_files(&cp, "commits", false) {
-        let content = match cx.read(&path, MAX_LOG_BYTES) {
-            Ok(b) => {
-                verify_sidecars(&mut cp, &mut cx, &path, &b);
-                log::commits::parse(&b)
+        if let Ok(b) = &bytes {
+            verify_sidecars(&mut cp, &mut cx, &path, b);
+        }
+        if is_offsets {
+            let mut content = bytes.and_then(|b| log::offsets::parse(&b));
+            if let Ok(o) = &mut content {
+                let is_start = !start_found && last_commit_listed.is_some_and(|c| id <= c);
+                start_found |= is_start;
+                let whole = readable_seen < KEEP_FULL_OFFSETS || is_start || temp_targets.contains(&id);
+                elide(o, readable_seen > 0, whole);
+                readable_seen += 1;
             }
-            Err(e) => Err(unreadable(&e)),
-        };
-        cp.commits.insert(id, LogFile { batch_id: id, compact: false, file: ReadFile { path, size, content } });
+            cp.offsets.insert(id, LogFile { batch_id: id, compact: false, file: ReadFile { path, size, content } });
+        } else {
+            let content = bytes.and_then(|b| log::commits::parse(&b));
+            cp.commits.insert(id, LogFile { batch_id: id, compact: false, file: ReadFile { path, size, content } });
+        }
     }
-
     // Files in offsets/ and commits/ that Spark's listing ignores (not a batch id, not a sidecar or temp file).
     for f in &cp.files {
         let dir = dir_of(&f.path);

@@ -170,6 +170,9 @@ pub struct Evidence {
     /// Byte offset inside the file, when the evidence is about one place in it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset: Option<u64>,
+    /// Size of the file in bytes, when it matters to the evidence (shown next to the path, not in `detail`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
 }
 
 /// A finding: what is wrong (or notable), in Spark's words, why, and what to do.
@@ -246,6 +249,11 @@ pub struct RestartPrediction {
     /// One sentence saying why, for people.
     #[serde(default)]
     pub summary: String,
+    /// Set when no Spark version was given: what `assumed_spark_version` stands for, e.g. "assumed Spark 4.3.0
+    /// (newest known; the checkpoint was written by Spark ≥ 4.1.0): pass --spark-version X.Y.Z". Also appended
+    /// to `summary`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assumption: Option<String>,
 }
 
 /// A DStream checkpoint's details.
@@ -299,7 +307,18 @@ impl Finding {
     }
     /// Adds a piece of evidence.
     pub fn evidence(mut self, path: impl Into<String>, detail: impl Into<String>, offset: Option<u64>) -> Self {
-        self.evidence.push(Evidence { path: path.into(), detail: detail.into(), offset });
+        self.evidence.push(Evidence { path: path.into(), detail: detail.into(), offset, size: None });
+        self
+    }
+    /// Adds evidence about a file of `size` bytes (rendered as `path (size bytes), byte offset: detail`).
+    pub fn evidence_sized(
+        mut self,
+        path: impl Into<String>,
+        size: u64,
+        detail: impl Into<String>,
+        offset: Option<u64>,
+    ) -> Self {
+        self.evidence.push(Evidence { path: path.into(), detail: detail.into(), offset, size: Some(size) });
         self
     }
     /// Sets the error classes.

@@ -119,14 +119,9 @@ fn checkpoint_markdown(s: &mut String, c: &CheckpointReport) {
         if !f.evidence.is_empty() {
             let _ = writeln!(s, "\nEvidence:");
             for e in &f.evidence {
-                match e.offset {
-                    Some(o) => {
-                        let _ = writeln!(s, "- `{}` (byte {o}): {}", e.path, cell(&e.detail));
-                    }
-                    None => {
-                        let _ = writeln!(s, "- `{}`: {}", e.path, cell(&e.detail));
-                    }
-                }
+                let size = e.size.map(|n| format!(" ({n} bytes)")).unwrap_or_default();
+                let off = e.offset.map(|o| format!(", byte {o}")).unwrap_or_default();
+                let _ = writeln!(s, "- `{}`{size}{off}: {}", e.path, cell(&e.detail));
             }
         }
         if !f.why.is_empty() {
@@ -236,7 +231,12 @@ mod tests {
             severity: sev,
             title: format!("title of {code}"),
             error_classes: vec!["CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS".into()],
-            evidence: vec![Evidence { path: "state/0/1/7.delta".into(), detail: "absent | gone".into(), offset: None }],
+            evidence: vec![Evidence {
+                path: "state/0/1/7.delta".into(),
+                detail: "absent | gone".into(),
+                offset: None,
+                size: None,
+            }],
             why: "because".into(),
             fix: vec!["first".into(), "second".into()],
             explains_error_text: explains,
@@ -275,6 +275,7 @@ mod tests {
                     first_batch_id: None,
                     state_version_loaded: None,
                     summary: String::new(),
+                    assumption: None,
                 },
                 dstream: None,
                 forced_conf: vec![ForcedConf {

@@ -150,7 +150,11 @@ pub fn check_error_text(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             .unwrap_or_default();
         out.push(
             Finding::new("source-count-changed", Severity::Error, format!("The query now has {} source(s); the checkpoint recorded {n}", now.map(|x| x.to_string()).unwrap_or("a different number of".into())))
-                .evidence(format!("offsets/{id}"), format!("{n} source offset line(s): {}{}", listed.join("; "), in_ckpt.map(|c| format!(" (the error says {c})")).unwrap_or_default()), None)
+                .evidence(format!("offsets/{id}"), format!("{n} source offset line(s): {}{}", listed.join("; "), match (in_ckpt, now) {
+                    (Some(c), Some(q)) => format!(" (the error: {c} source(s) in the checkpoint, {q} in the query)"),
+                    (Some(c), None) => format!(" (the error: {c} source(s) in the checkpoint)"),
+                    _ => String::new(),
+                }), None)
                 .why("Spark matches sources to the offset lines by position in the logical plan; when the number of streaming sources changes (a union, a join or a new readStream added or removed), it asserts \"There are [N] sources in the checkpoint offsets and now there are [M] sources requested by the query. Cannot continue.\"")
                 .fix(&[
                     format!("Restore the query so it reads exactly the {n} recorded source(s) in the same order, then restart."),

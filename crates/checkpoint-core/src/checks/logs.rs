@@ -63,6 +63,49 @@ fn version_issue(kind: LogKind, found: u32, cp: &Checkpoint, ctx: &Context) -> O
     None
 }
 
+/// A zip entry the archive reader cannot inflate (`ArchiveError::Corrupt`): the zip is broken, which says
+/// nothing about the checkpoint file. `needed` = a restart reads the file, so the diagnosis is incomplete:
+/// severity error (the verdict cannot be trusted, and the exit status must say so) and the prediction becomes
+/// `unknown` (see `predict`); otherwise a warning.
+pub(crate) fn archive_entry_unreadable(path: &str, size: u64, reason: &str, needed: bool) -> Finding {
+    Finding::new(
+        ARCHIVE_ENTRY_UNREADABLE,
+        if needed { Severity::Error } else { Severity::Warning },
+        format!("{path}: the zip entry cannot be unpacked, so this file was not checked"),
+    )
+    .evidence_sized(path, size, reason.to_string(), None)
+    .why(if needed {
+        "The zip is damaged (the entry does not inflate, or its stored sizes or CRC do not match), not necessarily the checkpoint. A restart reads this file, so the restart prediction is unknown until it can be read."
+    } else {
+        "The zip is damaged (the entry does not inflate, or its stored sizes or CRC do not match), not necessarily the checkpoint. A restart does not read this file; other checks are unaffected."
+    })
+    .fix(&[
+        "Re-create the zip from the checkpoint folder (e.g. `cd <checkpoint> && zip -r ../checkpoint.zip .`) and run the inspector again.",
+        "If the folder itself is damaged (the file cannot be copied or read there either), restore that file from a backup or another copy of the checkpoint.",
+    ])
+}
+
+/// The repair step for a damaged `offsets/<id>`, from what the checkpoint shows: a committed batch's offsets
+/// must be restored (never deleted); the latest, uncommitted batch's may be deleted so Spark re-plans it.
+fn offsets_repair_step(cp: &Checkpoint, id: i64, path: &str) -> String {
+    let last = cp.last_batch_id();
+    let last_commit = cp.last_committed_batch_id();
+    if cp.commits.contains_key(&id) {
+        format!("Batch {id} is committed: do not delete {path}; restore it from a backup or another copy of the checkpoint (Spark needs a committed batch's end offsets to plan the next one).")
+    } else if Some(id) == last && last_commit.is_none_or(|c| c < id) {
+        let from = match last_commit {
+            Some(c) => format!("from the committed offsets of batch {c}"),
+            None => "from the sources' starting options (nothing is committed)".to_string(),
+        };
+        format!("Batch {id} was planned but never committed: delete {path} (and its .crc sidecar `offsets/.{id}.crc` if present), or restore it from a backup; Spark then re-plans batch {id} {from}.")
+    } else {
+        format!("Batch {id} is not committed but later batches exist: do not delete {path}; restore it from a backup or another copy of the checkpoint.")
+    }
+}
+
+/// Finding code for a zip entry that cannot be unpacked.
+pub(crate) const ARCHIVE_ENTRY_UNREADABLE: &str = "archive-entry-unreadable";
+
 /// Damaged or too-new log files. The latest offsets file, the one before it and the latest commit file are
 /// read at restart (a problem there fails it); older ones are reported as warnings.
 pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
@@ -81,6 +124,7 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             _ => None,
         }
     };
+    let mut not_read: Vec<String> = Vec::new();
     let mut handle = |kind: LogKind,
                       dir: &str,
                       id: i64,
@@ -89,6 +133,14 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                       err: Option<&LogError>,
                       version: Option<u32>| {
         let stage = read_stage(kind, id);
+        if let Some(LogError::NotRead { .. }) = err {
+            not_read.push(format!("{path} ({size} bytes)"));
+            return;
+        }
+        if let Some(LogError::Unreadable { reason, archive_damaged: true }) = err {
+            out.push(archive_entry_unreadable(path, size, reason, stage.is_some()));
+            return;
+        }
         if let Some(e) = err {
             let (class, exc) = spark_error(e, ctx);
             let code = match e {
@@ -102,7 +154,7 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 if stage.is_some() { Severity::Error } else { Severity::Warning },
                 format!("{path} cannot be read: {}", describe(e)),
             )
-            .evidence(path, format!("{size} bytes; {}", describe(e)), Some(e.offset()))
+            .evidence_sized(path, size, describe(e), Some(e.offset()))
             .why(if stage.is_some() {
                 format!(
                     "On restart Spark reads the latest {dir} file{} and fails when it does not parse (\"Failed to read log file {path}\" for version-line and incomplete-file errors; JSON errors surface as the parser's exception).",
@@ -114,23 +166,11 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             if let Some(c) = class {
                 f = f.classes(&[c]);
             }
-            let fixes: Vec<String> = if kind == LogKind::Offsets
-                && Some(id) == last
-                && last_commit.is_some_and(|c| c < id)
-            {
-                vec![
-                    BACKUP.to_string(),
-                    format!("Batch {id} was planned but never committed: delete {path} (and its .crc sidecar `{dir}/.{id}.crc` if present); Spark then re-plans batch {id} from the committed offsets of batch {}.", id - 1),
-                    super::new_checkpoint_step(cp),
-                ]
-            } else {
-                vec![
-                    BACKUP.to_string(),
-                    format!("Restore {path} from a backup or another copy of the checkpoint."),
-                    format!("If batch {id} is the latest and not committed, deleting {path} (and `{dir}/.{id}.crc`) makes Spark re-plan it; do not delete a committed batch's offsets."),
-                    super::new_checkpoint_step(cp),
-                ]
+            let step = match kind {
+                LogKind::Offsets => offsets_repair_step(cp, id, path),
+                _ => format!("Restore {path} from a backup or another copy of the checkpoint."),
             };
+            let fixes = vec![BACKUP.to_string(), step, super::new_checkpoint_step(cp)];
             f = f.fix(&fixes);
             if let Some(s) = stage {
                 f = f.fails(s, class, exc);
@@ -187,6 +227,26 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             f.file.content.as_ref().ok().map(|o| o.version),
         );
     }
+    if !not_read.is_empty() {
+        out.push(
+            Finding::new(
+                "log-files-not-read",
+                Severity::Info,
+                format!("{} older offsets/commits file(s) were listed but not read", not_read.len()),
+            )
+            .evidence(
+                "offsets",
+                format!(
+                    "over the {} MiB budget for log files, newest read first: {}",
+                    crate::reader::MAX_TOTAL_LOG_BYTES / (1024 * 1024),
+                    not_read.join(", ")
+                ),
+                None,
+            )
+            .why("A restart reads only the latest offsets and commits files; to keep memory bounded the inspector reads log files newest first up to a total byte budget, so damage in these older files is not reported.")
+            .fix(&["Nothing to do for the restart. To check these files too, remove old batches Spark no longer needs (spark.sql.streaming.minBatchesToRetain) or inspect a zip holding only them."]),
+        );
+    }
     // File source logs: Spark reads the newest compaction and the batches after it when the source starts.
     for (n, log) in &cp.source_logs {
         let latest = log.listed.keys().next_back().copied().unwrap_or(0);
@@ -195,13 +255,17 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             let needed = Some(*id) == compact || range.contains(id);
             let err = f.file.content.as_ref().err();
             let ver = f.file.content.as_ref().ok().map(|b| b.version);
+            if let Some(LogError::Unreadable { reason, archive_damaged: true }) = err {
+                out.push(archive_entry_unreadable(&f.file.path, f.file.size, reason, needed));
+                continue;
+            }
             if let Some(e) = err {
                 let mut fd = Finding::new(
                     if matches!(e, LogError::Empty) { "log-file-empty" } else { "log-file-malformed" },
                     if needed { Severity::Error } else { Severity::Warning },
                     format!("{} (file source log of source {n}) cannot be read: {}", f.file.path, describe(e)),
                 )
-                .evidence(&f.file.path, format!("{} bytes; {}", f.file.size, describe(e)), Some(e.offset()))
+                .evidence_sized(&f.file.path, f.file.size, describe(e), Some(e.offset()))
                 .why("The file source rebuilds its list of seen files from sources/<n>/ (the newest .compact file and the batches after it) when the query starts.")
                 .fix(&[BACKUP.to_string(), format!("Restore {} from a backup.", f.file.path), super::new_checkpoint_step(cp)]);
                 if needed {
@@ -327,7 +391,7 @@ pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 )
                 .evidence(&f.file.path, format!("line {}: {:?}", i + 3, s.raw.clone().unwrap_or_default().chars().take(80).collect::<String>()), Some(s.offset))
                 .why("Each source re-reads its offset JSON from the offsets file on restart; a cut or edited line makes the source fail to deserialize it.")
-                .fix(&[BACKUP.to_string(), format!("Restore {} from a backup; if batch {id} is the latest and uncommitted, delete it (and its .crc) so Spark re-plans it.", f.file.path)]);
+                .fix(&[BACKUP.to_string(), offsets_repair_step(cp, *id, &f.file.path)]);
                 if read_at_restart {
                     fd = fd.fails(36, None, "com.fasterxml.jackson.core.JsonParseException");
                 }

@@ -58,8 +58,11 @@ pub fn check_metadata(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         }
         Some(m) => match &m.content {
             Ok(_) => vec![],
+            Err(crate::log::LogError::Unreadable { reason, archive_damaged: true }) => {
+                vec![super::logs::archive_entry_unreadable(&m.path, m.size, reason, true)]
+            }
             Err(e) => vec![Finding::new("metadata-unreadable", Severity::Error, "The checkpoint's metadata file cannot be read")
-                .evidence(&m.path, format!("{} bytes; {e}", m.size), Some(e.offset()))
+                .evidence_sized(&m.path, m.size, e.to_string(), Some(e.offset()))
                 .why("Spark reads `metadata` when the query is created (StreamMetadata.read) and fails if it does not parse; the query id cannot be recovered from it.")
                 .fix(&[
                     BACKUP.to_string(),

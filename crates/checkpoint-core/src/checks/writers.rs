@@ -84,7 +84,7 @@ pub fn check_writers(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 Severity::Warning,
                 format!("Leftover temp file {} of an interrupted write", t.path),
             )
-            .evidence(&t.path, format!("{} bytes; meant to become {final_path}{}", t.size, if final_exists { " (which exists)" } else { " (which does not exist)" }), None)
+            .evidence_sized(&t.path, t.size, format!("meant to become {final_path}{}", if final_exists { " (which exists)" } else { " (which does not exist)" }), None)
             .why("Spark writes checkpoint files atomically through a temp file `.<name>.<uuid>.tmp` and a rename. A leftover temp file means a writer died mid-write or two writers raced. Spark ignores these files (they are not batch files), so the restart is not affected.")
             .fix(&[
                 "Check that no other query or job uses this checkpoint.".to_string(),

@@ -138,10 +138,16 @@ fn run(input: &[u8], max_out: usize, out: &mut Vec<u8>, mut emit: Option<Emit<'_
                     return err(
                         pos,
                         CodecErrorKind::Corrupt,
-                        format!("lz4 block decoded to {n} bytes, header says {olen}"),
+                        format!("lz4 block starting at byte {pos} decoded to {n} bytes, header says {olen}"),
                     )
                 }
-                Err(e) => return err(pos, CodecErrorKind::Corrupt, format!("lz4 block does not decode: {e}")),
+                Err(e) => {
+                    return err(
+                        pos,
+                        CodecErrorKind::Corrupt,
+                        format!("lz4 block starting at byte {pos} does not decode: {e}"),
+                    )
+                }
             }
         }
         let got = checksum(&out[start..]);

@@ -56,6 +56,15 @@ pub enum LogError {
     Unreadable {
         /// The archive's reason.
         reason: String,
+        /// True when the zip entry itself is damaged (`ArchiveError::Corrupt`: it does not inflate, or its
+        /// stored sizes/CRC lie): the zip is broken, which says nothing about the checkpoint file.
+        archive_damaged: bool,
+    },
+    /// Not read: the total budget for log bytes of one checkpoint (`reader::MAX_TOTAL_LOG_BYTES`) was spent on
+    /// newer batches. Listed only; no finding about its content.
+    NotRead {
+        /// The budget, in bytes.
+        budget: u64,
     },
 }
 
@@ -63,7 +72,10 @@ impl LogError {
     /// Byte offset inside the file where the problem is (0 for an empty or unreadable file).
     pub fn offset(&self) -> u64 {
         match self {
-            LogError::Empty | LogError::MalformedVersion { .. } | LogError::Unreadable { .. } => 0,
+            LogError::Empty
+            | LogError::MalformedVersion { .. }
+            | LogError::Unreadable { .. }
+            | LogError::NotRead { .. } => 0,
             LogError::MissingLine { offset, .. } | LogError::BadJson { offset, .. } | LogError::NotUtf8 { offset } => {
                 *offset
             }
@@ -96,7 +108,10 @@ impl fmt::Display for LogError {
                 write!(f, "line {line}: invalid JSON: {message}")
             }
             LogError::NotUtf8 { offset } => write!(f, "not UTF-8 text at byte {offset}"),
-            LogError::Unreadable { reason } => write!(f, "cannot read the file: {reason}"),
+            LogError::Unreadable { reason, .. } => write!(f, "cannot read the file: {reason}"),
+            LogError::NotRead { budget } => {
+                write!(f, "not read: the budget of {budget} bytes for log files was spent on newer batches")
+            }
         }
     }
 }

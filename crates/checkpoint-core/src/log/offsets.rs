@@ -37,6 +37,9 @@ pub struct SourceOffset {
     pub kind: SourceKind,
     /// Byte offset of the line in the file.
     pub offset: u64,
+    /// True when the reader dropped `raw` and `json` to bound memory (an older batch whose offsets no check
+    /// needs; see `reader::KEEP_FULL_OFFSETS`). The offset parsed as JSON when it was read.
+    pub elided: bool,
 }
 
 /// A parsed offsets file.
@@ -78,7 +81,7 @@ pub fn parse(bytes: &[u8]) -> Result<OffsetSeq, LogError> {
         let raw = if body == "-" { None } else { Some(body.to_string()) };
         let json = raw.as_deref().and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok());
         let kind = classify_offset(raw.as_deref(), json.as_ref());
-        offsets.push(SourceOffset { name, raw, json, kind, offset: off });
+        offsets.push(SourceOffset { name, raw, json, kind, offset: off, elided: false });
     }
     Ok(OffsetSeq { version, metadata, offsets })
 }

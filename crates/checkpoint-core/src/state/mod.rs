@@ -273,7 +273,8 @@ impl StateError {
 impl fmt::Display for StateError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.path)?;
-        if let Some(o) = self.offset {
+        // The offset once: messages that already name it ("lz4 block starting at byte 0 ...") are not repeated.
+        if let Some(o) = self.offset.filter(|o| !self.message.contains(&format!("byte {o} "))) {
             write!(f, " (byte {o})")?;
         }
         write!(f, ": {}", self.message)?;
