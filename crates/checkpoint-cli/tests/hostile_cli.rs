@@ -33,10 +33,11 @@ fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
 }
 
 /// Runs the binary with a time bound.
+/// Runs the CLI; `limit` catches hangs (with 4x slack for a loaded CI machine and a debug build), not slowness.
 fn run(args: &[&str], limit: Duration) -> Output {
     let t = Instant::now();
     let out = bin().args(args).output().unwrap();
-    assert!(t.elapsed() < limit, "{args:?} took {:?}", t.elapsed());
+    assert!(t.elapsed() < limit * 4, "{args:?} took {:?}", t.elapsed());
     out
 }
 

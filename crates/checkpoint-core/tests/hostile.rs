@@ -45,7 +45,12 @@ fn ctx() -> Context {
 }
 
 /// Runs `f` under catch_unwind and a time bound; the panic message is part of the failure.
+/// These limits catch hangs and runaway work, not slowness: a loaded 2-core CI machine running a debug build
+/// can be several times slower than a developer's, so every limit gets this much slack.
+const SLACK: u32 = 4;
+
 fn bounded<T>(what: &str, limit: Duration, f: impl FnOnce() -> T) -> T {
+    let limit = limit * SLACK;
     let t = Instant::now();
     let r = catch_unwind(AssertUnwindSafe(f));
     let el = t.elapsed();
@@ -327,7 +332,7 @@ fn hundred_thousand_offset_files() {
     }
     let t = Instant::now();
     let rep = diagnose_mem(files);
-    assert!(t.elapsed() < Duration::from_secs(20));
+    assert!(t.elapsed() < Duration::from_secs(20) * SLACK);
     assert_eq!(rep.checkpoints.len(), 1);
 }
 
@@ -464,9 +469,8 @@ fn random_mutations_never_panic_or_hang() {
     ];
     let loaded: Vec<Vec<(String, Vec<u8>)>> = fixtures.iter().map(|f| load(f)).collect();
     let mut seed = 0x5eed_1234_u64;
-    let deadline = Instant::now() + Duration::from_secs(4);
-    let mut iterations = 0;
-    while iterations < 3000 && Instant::now() < deadline {
+    // A fixed number of iterations from a fixed seed: the same inputs on every run, whatever the machine's load.
+    for iterations in 0..400 {
         let k = (xorshift(&mut seed) as usize) % loaded.len();
         let mut files = loaded[k].clone();
         let edits = 1 + xorshift(&mut seed) % 4;
@@ -502,9 +506,7 @@ fn random_mutations_never_panic_or_hang() {
             let _ = diagnose(&mut a, &ctx());
             let _ = state::read_state(&mut a, "", &StateQuery::default());
         });
-        iterations += 1;
     }
-    assert!(iterations >= 200, "only {iterations} iterations in the time budget");
 }
 
 /// A commit log far ahead of the state (a hostile or hand-made `commits/1000000000000`): the state chain to rebuild
