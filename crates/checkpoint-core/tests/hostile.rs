@@ -3,32 +3,16 @@
 //! plus a deterministic random-mutation run over real fixtures. Everything must end in an error or a finding that
 //! names the file, fast, without a panic.
 
+mod common;
+use common::*;
+
 use checkpoint_core::archive::{Archive, ArchiveError, Limits, MemArchive, ZipInput};
 use checkpoint_core::report::{Report, Severity};
 use checkpoint_core::state::{self, StateQuery};
 use checkpoint_core::{diagnose, Context, SparkVersion};
-use std::io::{Cursor, Read, Write};
+use std::io::{Cursor, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
-
-fn fixture_zip(name: &str) -> Vec<u8> {
-    std::fs::read(format!("{}/../../../shared/fixtures/{name}.zip", env!("CARGO_MANIFEST_DIR"))).unwrap()
-}
-
-fn load(name: &str) -> Vec<(String, Vec<u8>)> {
-    let mut z = zip::ZipArchive::new(Cursor::new(fixture_zip(name))).unwrap();
-    let mut files = Vec::new();
-    for i in 0..z.len() {
-        let mut f = z.by_index(i).unwrap();
-        if f.is_dir() {
-            continue;
-        }
-        let mut b = Vec::new();
-        f.read_to_end(&mut b).unwrap();
-        files.push((f.name().unwrap().to_string(), b));
-    }
-    files
-}
 
 fn zip_of(files: &[(&str, &[u8])], method: zip::CompressionMethod) -> Vec<u8> {
     let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));

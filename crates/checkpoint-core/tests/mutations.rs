@@ -1,25 +1,11 @@
 //! Damage applied to real fixtures in memory (the kinds of FORMATS.md §16.1/§16.2 that have no fixture of
 //! their own), checking the findings and the restart prediction Spark's observed behaviour implies.
 
+mod common;
+use common::*;
+
 use checkpoint_core::report::{CheckpointReport, RestartOutcome, Severity};
 use checkpoint_core::{diagnose, Context, Limits, MemArchive, SparkVersion};
-use std::io::Read;
-
-fn load(name: &str) -> Vec<(String, Vec<u8>)> {
-    let p = format!("{}/../../../shared/fixtures/{name}.zip", env!("CARGO_MANIFEST_DIR"));
-    let mut z = zip::ZipArchive::new(std::fs::File::open(p).unwrap()).unwrap();
-    let mut files = Vec::new();
-    for i in 0..z.len() {
-        let mut f = z.by_index(i).unwrap();
-        if f.is_dir() {
-            continue;
-        }
-        let mut b = Vec::new();
-        f.read_to_end(&mut b).unwrap();
-        files.push((f.name().unwrap().to_string(), b));
-    }
-    files
-}
 
 fn run(files: Vec<(String, Vec<u8>)>, v: &str) -> Vec<CheckpointReport> {
     let mut a = MemArchive::new("t.zip", files, Limits::default()).unwrap();

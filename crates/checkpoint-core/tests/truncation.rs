@@ -1,24 +1,10 @@
 //! Truncates every log file (metadata, offsets, commits, file source logs) of real fixtures at every byte
 //! and checks the diagnosis names the damaged file in a finding, without panicking.
 
-use checkpoint_core::{diagnose, Context, Limits, MemArchive};
-use std::io::Read;
+mod common;
+use common::*;
 
-fn load(name: &str) -> Vec<(String, Vec<u8>)> {
-    let p = format!("{}/../../../shared/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-    let mut z = zip::ZipArchive::new(std::fs::File::open(p).unwrap()).unwrap();
-    let mut files = Vec::new();
-    for i in 0..z.len() {
-        let mut f = z.by_index(i).unwrap();
-        if f.is_dir() {
-            continue;
-        }
-        let mut b = Vec::new();
-        f.read_to_end(&mut b).unwrap();
-        files.push((f.name().unwrap().to_string(), b));
-    }
-    files
-}
+use checkpoint_core::{diagnose, Context, Limits, MemArchive};
 
 fn is_log(p: &str) -> bool {
     let name = p.rsplit('/').next().unwrap_or(p);

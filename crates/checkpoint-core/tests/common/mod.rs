@@ -1,0 +1,33 @@
+//! Helpers shared by the integration tests: the real fixtures in `../shared/fixtures`, read into memory.
+
+#![allow(dead_code)]
+
+use std::io::{Cursor, Read};
+use std::path::PathBuf;
+
+/// The shared fixtures folder (`<repo>/../shared/fixtures`).
+pub fn fixtures_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures"))
+}
+
+/// The bytes of `<name>` (with or without its `.zip` suffix) in the fixtures folder.
+pub fn fixture_zip(name: &str) -> Vec<u8> {
+    let file = if name.ends_with(".zip") { name.to_string() } else { format!("{name}.zip") };
+    std::fs::read(fixtures_dir().join(&file)).unwrap_or_else(|e| panic!("fixture {file}: {e}"))
+}
+
+/// Every file of a fixture zip as `(path, bytes)`, in archive order, folders left out: the input of a `MemArchive`.
+pub fn load(name: &str) -> Vec<(String, Vec<u8>)> {
+    let mut z = zip::ZipArchive::new(Cursor::new(fixture_zip(name))).unwrap();
+    let mut files = Vec::new();
+    for i in 0..z.len() {
+        let mut f = z.by_index(i).unwrap();
+        if f.is_dir() {
+            continue;
+        }
+        let mut b = Vec::new();
+        f.read_to_end(&mut b).unwrap();
+        files.push((f.name().unwrap().to_string(), b));
+    }
+    files
+}
