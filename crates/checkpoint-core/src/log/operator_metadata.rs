@@ -8,10 +8,15 @@ use super::{json_error, lines_with_offsets, parse_version_line, utf8, LogError};
 /// One store recorded in operator metadata.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreInfo {
-    /// `storeName` (`default`, or the join stores).
+    /// `storeName` (`default`, or the join stores; `default` when absent, as Spark's default store).
     pub store_name: String,
     /// `numPartitions`.
     pub num_partitions: Option<i64>,
+    /// `numColsPrefixKey`: leading key columns used as a scan prefix (session windows); 0 when absent.
+    pub num_cols_prefix_key: i64,
+    /// v2: paths of the StateSchemaV3 files (`stateSchemaFilePaths`, or the singular `stateSchemaFilePath`),
+    /// absolute as Spark wrote them.
+    pub state_schema_file_paths: Vec<String>,
 }
 
 /// Parsed operator metadata (v1 or v2).
@@ -25,6 +30,8 @@ pub struct OperatorMetadata {
     pub operator_name: Option<String>,
     /// `stateStoreInfo`.
     pub stores: Vec<StoreInfo>,
+    /// v2: `operatorPropertiesJson`, a JSON document in a string (timeMode, outputMode, stateVariables).
+    pub operator_properties_json: Option<String>,
 }
 
 /// Parses an operator metadata file.
@@ -45,11 +52,21 @@ pub fn parse(bytes: &[u8]) -> Result<OperatorMetadata, LogError> {
         .and_then(|s| s.as_array())
         .map(|a| {
             a.iter()
-                .filter_map(|s| {
-                    Some(StoreInfo {
-                        store_name: s.get("storeName")?.as_str()?.to_string(),
+                .map(|s| {
+                    let mut paths: Vec<String> = s
+                        .get("stateSchemaFilePaths")
+                        .and_then(|a| a.as_array())
+                        .map(|a| a.iter().filter_map(|p| p.as_str().map(str::to_string)).collect())
+                        .unwrap_or_default();
+                    if let Some(p) = s.get("stateSchemaFilePath").and_then(|p| p.as_str()) {
+                        paths.push(p.to_string());
+                    }
+                    StoreInfo {
+                        store_name: s.get("storeName").and_then(|n| n.as_str()).unwrap_or("default").to_string(),
                         num_partitions: s.get("numPartitions").and_then(|n| n.as_i64()),
-                    })
+                        num_cols_prefix_key: s.get("numColsPrefixKey").and_then(|n| n.as_i64()).unwrap_or(0),
+                        state_schema_file_paths: paths,
+                    }
                 })
                 .collect()
         })
@@ -59,6 +76,7 @@ pub fn parse(bytes: &[u8]) -> Result<OperatorMetadata, LogError> {
         operator_id: info.and_then(|i| i.get("operatorId")).and_then(|x| x.as_i64()),
         operator_name: info.and_then(|i| i.get("operatorName")).and_then(|x| x.as_str()).map(str::to_string),
         stores,
+        operator_properties_json: v.get("operatorPropertiesJson").and_then(|x| x.as_str()).map(str::to_string),
     })
 }
 

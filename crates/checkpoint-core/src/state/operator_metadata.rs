@@ -2,7 +2,6 @@
 //! operator) and `state/<op>/_metadata/v2/<batchId>` (v2, transformWithState), each a version line then one JSON
 //! object. Mirrors `OperatorStateMetadata.scala` (sql/core/.../execution/streaming/state/).
 
-use serde_json::Value;
 use std::fmt;
 
 /// One state store of an operator, as the metadata lists it.
@@ -51,39 +50,38 @@ impl fmt::Display for MetadataError {
 
 impl std::error::Error for MetadataError {}
 
-/// Parses an operator metadata file (v1 or v2).
+/// Parses an operator metadata file (v1 or v2) for the state reader: the one parser is
+/// [`crate::log::operator_metadata::parse`]; this view requires what the state reader needs (a supported version,
+/// an operator id) and fills Spark's defaults (`default` store, 0 partitions, no prefix columns).
 pub fn parse_operator_metadata(bytes: &[u8]) -> Result<OperatorMetadata, MetadataError> {
-    let e = |offset: usize, m: String| MetadataError { offset: offset as u64, message: m };
-    let nl = bytes.iter().position(|&b| b == b'\n').ok_or_else(|| e(0, "no version line".into()))?;
-    let line = String::from_utf8_lossy(&bytes[..nl]).trim().to_string();
-    let version = match line.as_str() {
-        "v1" => 1,
-        "v2" => 2,
-        other => return Err(e(0, format!("unsupported operator metadata version line {other:?}"))),
-    };
-    let json_at = nl + 1;
-    let v: Value = serde_json::from_slice(&bytes[json_at..])
-        .map_err(|x| e(json_at, format!("metadata JSON does not parse: {x}")))?;
-    let info = &v["operatorInfo"];
-    let operator_id =
-        info["operatorId"].as_i64().ok_or_else(|| e(json_at, "operatorInfo.operatorId missing".into()))?;
-    let operator_name = info["operatorName"].as_str().unwrap_or("").to_string();
-    let mut stores = Vec::new();
-    for s in v["stateStoreInfo"].as_array().map(Vec::as_slice).unwrap_or(&[]) {
-        let mut paths: Vec<String> = s["stateSchemaFilePaths"]
-            .as_array()
-            .map(|a| a.iter().filter_map(|p| p.as_str().map(str::to_string)).collect())
-            .unwrap_or_default();
-        if let Some(p) = s["stateSchemaFilePath"].as_str() {
-            paths.push(p.to_string());
+    let m = crate::log::operator_metadata::parse(bytes)
+        .map_err(|err| MetadataError { offset: err.offset(), message: err.to_string() })?;
+    let json_at = bytes.iter().position(|&b| b == b'\n').map_or(0, |nl| nl as u64 + 1);
+    let version = match m.version {
+        1 => 1,
+        2 => 2,
+        other => {
+            return Err(MetadataError { offset: 0, message: format!("unsupported operator metadata version v{other}") })
         }
-        stores.push(StoreMetadata {
-            store_name: s["storeName"].as_str().unwrap_or("default").to_string(),
-            num_cols_prefix_key: s["numColsPrefixKey"].as_i64().unwrap_or(0),
-            num_partitions: s["numPartitions"].as_i64().unwrap_or(0),
-            state_schema_file_paths: paths,
-        });
-    }
-    let operator_properties_json = v["operatorPropertiesJson"].as_str().map(str::to_string);
-    Ok(OperatorMetadata { version, operator_id, operator_name, stores, operator_properties_json })
+    };
+    let operator_id = m
+        .operator_id
+        .ok_or_else(|| MetadataError { offset: json_at, message: "operatorInfo.operatorId missing".into() })?;
+    let stores = m
+        .stores
+        .into_iter()
+        .map(|s| StoreMetadata {
+            store_name: s.store_name,
+            num_cols_prefix_key: s.num_cols_prefix_key,
+            num_partitions: s.num_partitions.unwrap_or(0),
+            state_schema_file_paths: s.state_schema_file_paths,
+        })
+        .collect();
+    Ok(OperatorMetadata {
+        version,
+        operator_id,
+        operator_name: m.operator_name.unwrap_or_default(),
+        stores,
+        operator_properties_json: m.operator_properties_json,
+    })
 }
