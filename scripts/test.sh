@@ -5,11 +5,13 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 START=$(date +%s)
 FAILED=()
+PASSED=0
 step() {   # step <required|report> <name> <command...>
   local kind=$1 name=$2; shift 2
   local t0=$(date +%s)
   printf '\n==== %s\n' "$name"
   if "$@"; then
+    [ "$kind" = required ] && PASSED=$((PASSED + 1))
     printf '==== ok: %s (%ss)\n' "$name" $(( $(date +%s) - t0 ))
   else
     local rc=$?
@@ -44,6 +46,8 @@ step required "browser end-to-end tests (playwright-core + /usr/bin/chromium)" \
 printf '\n==== total %ss\n' $(( $(date +%s) - START ))
 if [ ${#FAILED[@]} -gt 0 ]; then
   printf 'FAILED steps:\n'; printf '  - %s\n' "${FAILED[@]}"
+  printf 'steps: %s passed, %s failed\n' "$PASSED" "${#FAILED[@]}"
   exit 1
 fi
 echo "all required steps passed"
+printf 'steps: %s passed, 0 failed\n' "$PASSED"
