@@ -400,6 +400,19 @@ pub fn committed_batches(a: &dyn Archive, root: &str) -> Vec<i64> {
     v
 }
 
+/// The newest file of `<root>/offsets/` (by batch id, as [`committed_batches`] reads names), parsed by the offset
+/// log reader; `None` when there is none or it does not parse.
+pub fn last_offsets(a: &mut dyn Archive, root: &str) -> Option<crate::log::offsets::OffsetSeq> {
+    let dir = join(root, "offsets");
+    let batch = children(a, &dir)
+        .into_iter()
+        .filter(|(_, is_file)| *is_file)
+        .filter_map(|(n, _)| crate::log::parse_batch_file_name(&n, false).map(|(b, _)| b))
+        .max()?;
+    let raw = a.read(&format!("{dir}/{batch}"), 16 << 20).ok()?;
+    crate::log::offsets::parse(&raw).ok()
+}
+
 /// Partition ids of `state/<op>/` (folders whose name is an integer), ascending.
 pub fn list_partitions(a: &dyn Archive, root: &str, operator_id: i64) -> Vec<u32> {
     let mut v: Vec<u32> = children(a, &join(root, &format!("state/{operator_id}")))
@@ -532,23 +545,41 @@ pub fn store_schemas(
     Ok((f.key, f.value))
 }
 
-/// The operator name recorded in the operator metadata (latest v2, else v1), when readable.
-fn operator_name(a: &mut dyn Archive, root: &str, operator_id: i64) -> Option<String> {
+/// Path of the operator metadata file Spark's state reader uses for an operator: the newest
+/// `state/<op>/_metadata/v2/<batchId>` (transformWithState, 4.0+), else `state/<op>/_metadata/metadata` (v1);
+/// `None` when neither is in the archive. Mirrors `OperatorStateMetadataReader` and `StateMetadataSource`
+/// (apache/spark sql/core/.../execution/streaming/state/OperatorStateMetadata.scala).
+pub fn operator_metadata_path(a: &dyn Archive, root: &str, operator_id: i64) -> Option<String> {
     let meta_dir = join(root, &format!("state/{operator_id}/_metadata"));
     let latest_v2 = children(a, &format!("{meta_dir}/v2"))
         .into_iter()
         .filter(|(n, f)| *f && !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
         .filter_map(|(n, _)| n.parse::<i64>().ok())
         .max();
-    let path = match latest_v2 {
-        Some(b) => format!("{meta_dir}/v2/{b}"),
-        None => format!("{meta_dir}/metadata"),
-    };
-    if !a.entries().iter().any(|e| e.path == path) {
-        return None;
+    match latest_v2 {
+        Some(b) => Some(format!("{meta_dir}/v2/{b}")),
+        None => {
+            let p = format!("{meta_dir}/metadata");
+            a.entries().iter().any(|e| e.path == p).then_some(p)
+        }
     }
+}
+
+/// The operator metadata Spark's state reader uses for an operator ([`operator_metadata_path`]), parsed; `None`
+/// when absent or unreadable.
+fn read_operator_metadata(
+    a: &mut dyn Archive,
+    root: &str,
+    operator_id: i64,
+) -> Option<operator_metadata::OperatorMetadata> {
+    let path = operator_metadata_path(a, root, operator_id)?;
     let bytes = a.read(&path, 16 << 20).ok()?;
-    operator_metadata::parse_operator_metadata(&bytes).ok().map(|m| m.operator_name)
+    operator_metadata::parse_operator_metadata(&bytes).ok()
+}
+
+/// The operator name recorded in the operator metadata (latest v2, else v1), when readable.
+fn operator_name(a: &mut dyn Archive, root: &str, operator_id: i64) -> Option<String> {
+    read_operator_metadata(a, root, operator_id).map(|m| m.operator_name)
 }
 
 /// Operator names of transformWithState (`StateDataSource.twsShortNameSeq`).
@@ -558,22 +589,7 @@ const TWS_OPERATORS: [&str; 3] =
 /// Number of partitions the operator metadata records for an operator (largest over its stores), 0 when there is
 /// no readable metadata.
 pub fn expected_partitions(a: &mut dyn Archive, root: &str, operator_id: i64) -> i64 {
-    let meta_dir = join(root, &format!("state/{operator_id}/_metadata"));
-    let latest_v2 = children(a, &format!("{meta_dir}/v2"))
-        .into_iter()
-        .filter(|(n, f)| *f && !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
-        .filter_map(|(n, _)| n.parse::<i64>().ok())
-        .max();
-    let path = match latest_v2 {
-        Some(b) => format!("{meta_dir}/v2/{b}"),
-        None => format!("{meta_dir}/metadata"),
-    };
-    if !a.entries().iter().any(|e| e.path == path) {
-        return 0;
-    }
-    a.read(&path, 16 << 20)
-        .ok()
-        .and_then(|b| operator_metadata::parse_operator_metadata(&b).ok())
+    read_operator_metadata(a, root, operator_id)
         .map_or(0, |m| m.stores.iter().map(|s| s.num_partitions).max().unwrap_or(0))
 }
 
@@ -879,19 +895,7 @@ pub fn read_state_metadata(a: &mut dyn Archive, root: &str) -> Result<Vec<StateM
     let mut out = Vec::new();
     for op in list_operators(a, root) {
         let parts = list_partitions(a, root, op);
-        let meta_dir = join(root, &format!("state/{op}/_metadata"));
-        let v2_latest = children(a, &format!("{meta_dir}/v2"))
-            .into_iter()
-            .filter(|(n, f)| *f && n.bytes().all(|c| c.is_ascii_digit()))
-            .filter_map(|(n, _)| n.parse::<i64>().ok())
-            .max();
-        let meta_path = match v2_latest {
-            Some(b) => Some(format!("{meta_dir}/v2/{b}")),
-            None => {
-                let p = format!("{meta_dir}/metadata");
-                a.entries().iter().any(|e| e.path == p).then_some(p)
-            }
-        };
+        let meta_path = operator_metadata_path(a, root, op);
         let provider_of = |a: &dyn Archive, store: &str| {
             parts.first().map(|&p| detect_provider(a, &store_dir(root, op, p, store))).unwrap_or(Provider::Unknown)
         };

@@ -137,40 +137,14 @@ pub fn verify_rocksdb_stores(
 /// (a deleted partition folder is still loaded, and fails, on restart).
 fn expected_partitions(a: &mut dyn Archive, root: &str, op: i64) -> Vec<u32> {
     let mut parts = crate::state::list_partitions(a, root, op);
-    let second_line_json = |a: &mut dyn Archive, path: &str| -> Option<serde_json::Value> {
-        let raw = a.read(path, 16 << 20).ok()?;
-        let text = String::from_utf8(raw).ok()?;
-        serde_json::from_str(text.lines().nth(1)?).ok()
-    };
-    let latest_in = |a: &dyn Archive, dir: &str| -> Option<String> {
-        a.entries()
-            .iter()
-            .filter_map(|e| {
-                let name = e.path.strip_prefix(&format!("{dir}/"))?;
-                name.parse::<i64>().ok().map(|b| (b, e.path.clone()))
-            })
-            .max_by_key(|(b, _)| *b)
-            .map(|(_, p)| p)
-    };
-    let meta_dir = crate::state::join(root, &format!("state/{op}/_metadata"));
-    let mut n: Option<u64> = None;
-    let v2 = latest_in(a, &format!("{meta_dir}/v2"));
-    for path in v2.into_iter().chain(std::iter::once(format!("{meta_dir}/metadata"))) {
-        if n.is_some() {
-            break;
-        }
-        if let Some(j) = second_line_json(a, &path) {
-            n = j["stateStoreInfo"].as_array().and_then(|s| s.iter().filter_map(|i| i["numPartitions"].as_u64()).max());
-        }
+    let mut n = crate::state::expected_partitions(a, root, op);
+    if n <= 0 {
+        n = crate::state::last_offsets(a, root)
+            .and_then(|o| o.metadata)
+            .and_then(|m| m.conf.get("spark.sql.shuffle.partitions").and_then(|v| v.trim().parse().ok()))
+            .unwrap_or(0);
     }
-    if n.is_none() {
-        if let Some(path) = latest_in(a, &crate::state::join(root, "offsets")) {
-            if let Some(j) = second_line_json(a, &path) {
-                n = j["conf"]["spark.sql.shuffle.partitions"].as_str().and_then(|v| v.parse().ok());
-            }
-        }
-    }
-    if let Some(n) = n.filter(|n| *n <= 100_000) {
+    if (1..=100_000).contains(&n) {
         for p in 0..n as u32 {
             if !parts.contains(&p) {
                 parts.push(p);
@@ -183,14 +157,13 @@ fn expected_partitions(a: &mut dyn Archive, root: &str, op: i64) -> Vec<u32> {
 
 /// The conf map of the offset log entry of `batch` (`offsets/<batch>`, second line, `conf`), which Spark's state
 /// reader applies over the session conf (`StateDataSource.buildStateStoreConf`). Empty when unreadable.
-pub(crate) fn offset_conf(a: &mut dyn Archive, root: &str, batch: i64) -> serde_json::Map<String, serde_json::Value> {
+pub(crate) fn offset_conf(a: &mut dyn Archive, root: &str, batch: i64) -> std::collections::BTreeMap<String, String> {
     let path = crate::state::join(root, &format!("offsets/{batch}"));
-    let Ok(raw) = a.read(&path, 16 << 20) else { return Default::default() };
-    let Ok(text) = String::from_utf8(raw) else { return Default::default() };
-    text.lines()
-        .nth(1)
-        .and_then(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .and_then(|j| j.get("conf").and_then(|c| c.as_object().cloned()))
+    a.read(&path, 16 << 20)
+        .ok()
+        .and_then(|raw| crate::log::offsets::parse(&raw).ok())
+        .and_then(|o| o.metadata)
+        .map(|m| m.conf)
         .unwrap_or_default()
 }
 
@@ -201,7 +174,6 @@ pub(crate) fn auto_repair(a: &mut dyn Archive, root: &str, batch: i64, explicit:
     explicit.unwrap_or_else(|| {
         offset_conf(a, root, batch)
             .get("spark.sql.streaming.stateStore.autoSnapshotRepair.enabled")
-            .and_then(|v| v.as_str())
             .is_none_or(|v| !v.trim().eq_ignore_ascii_case("false"))
     })
 }
@@ -211,7 +183,6 @@ pub(crate) fn auto_repair(a: &mut dyn Archive, root: &str, batch: i64, explicit:
 pub(crate) fn max_change_file_replay(a: &mut dyn Archive, root: &str, batch: i64) -> Option<i64> {
     offset_conf(a, root, batch)
         .get("spark.sql.streaming.stateStore.autoSnapshotRepair.maxChangeFileReplay")
-        .and_then(|v| v.as_str())
         .and_then(|v| v.trim().parse().ok())
 }
 
@@ -946,7 +917,7 @@ pub(crate) fn read_state_var(
         ));
     }
     let conf = offset_conf(a, root, batch);
-    let conf_str = |k: &str| conf.get(k).and_then(|v| v.as_str()).map(|s| s.trim().to_ascii_lowercase());
+    let conf_str = |k: &str| conf.get(k).map(|s| s.trim().to_ascii_lowercase());
     let format = match conf_str("spark.sql.streaming.stateStore.encodingFormat").as_deref() {
         Some("avro") => RowFormat::Avro,
         _ => RowFormat::UnsafeRow,
