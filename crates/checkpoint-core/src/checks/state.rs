@@ -6,7 +6,7 @@
 use super::{conf_bool, effective_conf, legacy, spark, BACKUP};
 use crate::model::Checkpoint;
 use crate::reader::{operator_provider, restart_batch, store_index, unique_id_for};
-use crate::report::{CheckpointKind, Finding, Severity};
+use crate::report::{CheckpointKind, Code, Finding, RestartStage, Severity};
 use crate::state_files::{load_chain, ChainFileKind, LoadChain, StoreFiles};
 use crate::{Context, SparkVersion};
 use std::collections::BTreeSet;
@@ -26,7 +26,7 @@ pub fn check_layout(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         if let Some(session) = ctx.session_conf.get("spark.sql.shuffle.partitions") {
             if session.trim() != n.to_string() && !cp.state.operators.is_empty() {
                 out.push(
-                    Finding::new("shuffle-partitions-overridden", Severity::Info, format!("spark.sql.shuffle.partitions={session} in the session is ignored: the checkpoint recorded {n}"))
+                    Finding::new(Code::ShufflePartitionsOverridden, Severity::Info, format!("spark.sql.shuffle.partitions={session} in the session is ignored: the checkpoint recorded {n}"))
                         .evidence(cp.latest_readable_offsets().map(|(id, _)| format!("offsets/{id}")).unwrap_or_default(), format!("conf spark.sql.shuffle.partitions = {n}"), None)
                         .why("The number of state partitions is fixed when a stateful query first runs; on restart Spark takes spark.sql.shuffle.partitions from the offset log and overrides the session value.")
                         .fix(&["Nothing to do for the restart. To change the partition count of a stateful query you need a new checkpoint (or Spark 4.3's offline state repartitioning)."]),
@@ -44,7 +44,7 @@ pub fn check_layout(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 // Fatal only when the restart loads a version > 0 (a batch was committed).
                 let loads = restart_batch(cp).is_some_and(|v| v > 0);
                 let mut f = Finding::new(
-                    "state-partition-missing",
+                    Code::StatePartitionMissing,
                     if loads { Severity::Error } else { Severity::Info },
                     format!("Operator {op} has no state directory for partition(s) {}", missing.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")),
                 )
@@ -58,7 +58,7 @@ pub fn check_layout(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             }
             if !extra.is_empty() {
                 out.push(
-                    Finding::new("state-partition-extra", Severity::Warning, format!("Operator {op} has partition directories beyond the recorded {n} partitions"))
+                    Finding::new(Code::StatePartitionExtra, Severity::Warning, format!("Operator {op} has partition directories beyond the recorded {n} partitions"))
                         .evidence(format!("state/{op}/{}", extra[0]), format!("partition {} >= spark.sql.shuffle.partitions = {n}", extra[0]), None)
                         .why("Spark only loads partitions 0..n-1 of the recorded count; extra directories are leftovers from another run or a copy of another checkpoint.")
                         .fix(&["Check that this state belongs to this checkpoint; extra partition directories are ignored by Spark."]),
@@ -68,7 +68,7 @@ pub fn check_layout(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         if o.partitions.is_empty() && o.metadata_v1.is_none() && o.metadata_v2.is_empty() {
             out.push(
                 Finding::new(
-                    "state-operator-empty",
+                    Code::StateOperatorEmpty,
                     Severity::Warning,
                     format!("state/{op} has no partition directories"),
                 )
@@ -83,7 +83,7 @@ pub fn check_layout(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         for id in 0..*max {
             if !cp.state.operators.contains_key(&id) {
                 out.push(
-                    Finding::new("state-operator-missing", Severity::Warning, format!("State directory of operator {id} is missing (operators up to {max} exist)"))
+                    Finding::new(Code::StateOperatorMissing, Severity::Warning, format!("State directory of operator {id} is missing (operators up to {max} exist)"))
                         .evidence(format!("state/{id}"), format!("absent; state/{max} exists"), None)
                         .why("Stateful operators are numbered 0, 1, 2, ... in plan order and each keeps state/<id>/; a hole usually means a whole operator's state was deleted or not copied (Spark then fails loading its first partition), unless that operator never wrote state.")
                         .fix(&[BACKUP.to_string(), format!("Restore state/{id} from the original checkpoint."), super::new_checkpoint_step(cp)]),
@@ -93,7 +93,7 @@ pub fn check_layout(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     }
     if cp.state.present && cp.state.operators.is_empty() && cp.last_committed_batch_id().is_some() {
         out.push(
-            Finding::new("state-dir-empty", Severity::Warning, "state/ exists but holds no operator directory")
+            Finding::new(Code::StateDirEmpty, Severity::Warning, "state/ exists but holds no operator directory")
                 .evidence("state", "no state/<operatorId>/ directory", None)
                 .why("A stateful query writes state/<operatorId>/<partition>/ from its first batch; an empty state/ after committed batches means the state was deleted or not copied (Spark 4.3 refuses to restart a stateful query on it: STREAMING_STATEFUL_OPERATOR_MISSING_STATE_DIRECTORY).")
                 .classes(&["STREAMING_STATEFUL_OPERATOR_MISSING_STATE_DIRECTORY"])
@@ -120,7 +120,7 @@ pub fn check_config(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     if fmt >= 2 && provider == "hdfs" && v.at_least(4, 1) {
         let recorded = cp.recorded_conf().contains_key("spark.sql.streaming.stateStore.checkpointFormatVersion");
         out.push(
-            Finding::new("checkpoint-ids-not-supported", Severity::Error, "HDFSBackedStateStoreProvider does not support state checkpoint format v2")
+            Finding::new(Code::CheckpointIdsNotSupported, Severity::Error, "HDFSBackedStateStoreProvider does not support state checkpoint format v2")
                 .classes(&["STATE_STORE_CHECKPOINT_IDS_NOT_SUPPORTED"])
                 .evidence(
                     cp.latest_readable_offsets().map(|(id, _)| format!("offsets/{id}")).unwrap_or_else(|| "offsets".into()),
@@ -136,7 +136,7 @@ pub fn check_config(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                     "Restart without spark.sql.streaming.stateStore.checkpointFormatVersion=2 (it defaults to 1) if the checkpoint has no committed v2 batch.".to_string(),
                     "Or use spark.sql.streaming.stateStore.providerClass=org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider on a NEW checkpoint (the provider of an existing checkpoint cannot be changed).".to_string(),
                 ])
-                .fails(60, Some("STATE_STORE_CHECKPOINT_IDS_NOT_SUPPORTED"), "org.apache.spark.sql.execution.streaming.state.StateStoreCheckpointIdsNotSupported"),
+                .fails(RestartStage::StateStoreConfig, Some("STATE_STORE_CHECKPOINT_IDS_NOT_SUPPORTED"), "org.apache.spark.sql.execution.streaming.state.StateStoreCheckpointIdsNotSupported"),
         );
     }
     out
@@ -296,7 +296,7 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                     };
                     out.push(
                         Finding::new(
-                            if m.kind == ChainFileKind::Delta { "state-delta-missing" } else { "state-changelog-missing" },
+                            if m.kind == ChainFileKind::Delta { Code::StateDeltaMissing } else { Code::StateChangelogMissing },
                             Severity::Error,
                             format!("State version {version} of {where_} cannot be rebuilt: {} is missing", m.path),
                         )
@@ -315,7 +315,7 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                             format!("Restore {} (and the rest of {dir}) from the original checkpoint or a backup.", m.path),
                             super::new_checkpoint_step(cp),
                         ])
-                        .fails(70, class, exc),
+                        .fails(RestartStage::StateLoad, class, exc),
                     );
                     continue;
                 }
@@ -325,12 +325,12 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                         chain.steps.iter().map(|s| s.path.rsplit('/').next().unwrap_or("").to_string()).collect();
                     let lowest = chain.steps.first().map(|s| s.version).unwrap_or(version);
                     out.push(
-                        Finding::new("state-base-snapshot-missing", Severity::Error, format!("State version {version} of {where_} has no base snapshot (checkpoint format v2)"))
+                        Finding::new(Code::StateBaseSnapshotMissing, Severity::Error, format!("State version {version} of {where_} has no base snapshot (checkpoint format v2)"))
                             .classes(&["CANNOT_LOAD_STATE_STORE.CANNOT_FIND_BASE_SNAPSHOT_CHECKPOINT"])
                             .evidence(chain.steps.last().map(|s| s.path.clone()).unwrap_or(dir.clone()), format!("changelogs {} are present but no zip at or below version {lowest} continues the chain (version {} has neither a zip nor a changelog)", lineage.join(", "), lowest - 1), None)
                             .why("With state checkpoint format v2 every version has a unique id; Spark follows the lineage recorded in the changelog of the version it loads back to a snapshot zip of the same lineage. Here the snapshot zips of that lineage are gone, so the chain cannot start.")
                             .fix(&[BACKUP.to_string(), format!("Restore the deleted .zip files (and changelogs) of {dir} from the original checkpoint."), super::new_checkpoint_step(cp)])
-                            .fails(70, class, exc),
+                            .fails(RestartStage::StateLoad, class, exc),
                     );
                     continue;
                 }
@@ -403,7 +403,7 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                     }
                 }
                 let mut f = Finding::new(
-                    "state-file-corrupt",
+                    Code::StateFileCorrupt,
                     if repaired.is_some() { Severity::Warning } else { Severity::Error },
                     format!("{} (state version {} of {where_}) is damaged", d.path, step.version),
                 )
@@ -449,7 +449,7 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                             steps.push(super::new_checkpoint_step(cp));
                             steps
                         })
-                        .fails(70, class, exc);
+                        .fails(RestartStage::StateLoad, class, exc);
                 }
                 out.push(f);
             }
@@ -457,7 +457,7 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     }
     if !silent.is_empty() {
         let mut f = Finding::new(
-            "state-file-crc-mismatch-unchecked",
+            Code::StateFileCrcMismatchUnchecked,
             Severity::Warning,
             format!("{} state file(s) a restart loads do not match their Hadoop .crc; Spark {v} loads them without checking", silent.len()),
         )
