@@ -5,7 +5,7 @@ use crate::checks;
 use crate::layout::{find_roots, Root};
 use crate::model::Checkpoint;
 use crate::predict::predict;
-use crate::reader::{operator_provider, read_checkpoint, read_checkpoint_with, ReadOptions};
+use crate::read::{read_checkpoint, read_checkpoint_with, ReadOptions};
 use crate::report::*;
 use crate::{Context, SparkVersion};
 use std::collections::BTreeMap;
@@ -37,7 +37,7 @@ pub fn diagnose(archive: &mut dyn Archive, ctx: &Context) -> Report {
         let opts = ReadOptions {
             verify_state: true,
             check_rows: true,
-            budget_bytes: ctx.verify_budget_bytes.unwrap_or(crate::reader::DEFAULT_VERIFY_BUDGET),
+            budget_bytes: ctx.verify_budget_bytes.unwrap_or(crate::read::DEFAULT_VERIFY_BUDGET),
             ..ReadOptions::default()
         };
         let cp = read_checkpoint_with(archive, root, &opts);
@@ -212,7 +212,7 @@ pub(crate) fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport 
                 name: meta.and_then(|m| m.operator_name.clone()),
                 store_names: stores,
                 partitions: o.partitions.len() as u64,
-                provider: operator_provider(cp, o.operator_id),
+                provider: cp.operator_provider(o.operator_id),
                 latest_version: latest,
                 state_size: cp
                     .state_growth

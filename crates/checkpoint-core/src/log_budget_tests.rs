@@ -6,7 +6,7 @@ use crate::diagnose::report_for;
 use crate::layout::find_roots;
 use crate::log::LogError;
 use crate::model::Checkpoint;
-use crate::reader::{read_checkpoint_with, ReadOptions};
+use crate::read::{read_checkpoint_with, ReadOptions};
 use crate::report::{CheckpointReport, RestartOutcome, Severity};
 use crate::testutil::open_fixture;
 use crate::{diagnose, Context};
@@ -75,7 +75,7 @@ fn log_files_beyond_the_budget_are_listed_not_read_and_old_offsets_are_elided() 
     assert!(cp.commits.values().all(|f| f.file.content.is_ok()));
     // The latest three readable offsets and the last committed batch keep their source offsets; older read
     // ones are elided, and only the latest keeps its confs.
-    let keep: Vec<i64> = read_ids.iter().rev().take(crate::reader::KEEP_FULL_OFFSETS).copied().collect();
+    let keep: Vec<i64> = read_ids.iter().rev().take(crate::read::KEEP_FULL_OFFSETS).copied().collect();
     let start = crate::restart_plan::start_batch(&cp).expect("committed batch").0;
     let mut elided = 0;
     for id in &read_ids {

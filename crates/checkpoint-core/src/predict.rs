@@ -5,14 +5,13 @@
 
 use crate::checks::error_text::parse_error_text;
 use crate::model::Checkpoint;
-use crate::reader::restart_batch;
 use crate::report::{CheckpointKind, Finding, RestartOutcome, RestartPrediction};
 use crate::Context;
 
 /// Predicts the restart for one checkpoint from its findings (already matched to the error text).
 pub fn predict(cp: &Checkpoint, ctx: &Context, findings: &[Finding]) -> RestartPrediction {
     let v = ctx.spark_version.unwrap_or(crate::SparkVersion::NEWEST);
-    let first_batch_id = restart_batch(cp);
+    let first_batch_id = cp.restart_batch();
     let stateful = cp.state.present && !cp.state.operators.is_empty();
     let mut p = RestartPrediction {
         outcome: RestartOutcome::Resumes,

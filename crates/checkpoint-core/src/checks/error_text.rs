@@ -249,7 +249,7 @@ pub fn check_error_text(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                     .evidence(latest.map(|(id, _)| format!("offsets/{id}")).unwrap_or("offsets".into()), format!("batches ran up to {} without this operator's state", committed.map(|c| c.to_string()).unwrap_or("-".into())), None)
                     .why(format!(
                         "Either the state files were deleted or not copied, or the query was changed to add a stateful operator (aggregation, dropDuplicates, join, mapGroupsWithState) that the checkpoint never had. On restart the operator loads state version {} and finds no files; Spark {v} reports {}.",
-                        crate::reader::restart_batch(cp).unwrap_or(0),
+                        cp.restart_batch().unwrap_or(0),
                         if v.at_least(4, 3) { "STREAMING_STATEFUL_OPERATOR_MISSING_STATE_DIRECTORY" } else if v.at_least(4, 0) { "CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS for version 1's delta" } else { "\"Error reading delta file ... 1.delta does not exist\"" }
                     ))
                     .fix(&[

@@ -235,7 +235,7 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 "offsets",
                 format!(
                     "over the {} MiB budget for log files, newest read first: {}",
-                    crate::reader::MAX_TOTAL_LOG_BYTES / (1024 * 1024),
+                    crate::log::MAX_TOTAL_LOG_BYTES / (1024 * 1024),
                     not_read.join(", ")
                 ),
                 None,

@@ -5,7 +5,7 @@
 
 use super::{conf_bool, effective_conf, legacy, spark, BACKUP};
 use crate::model::Checkpoint;
-use crate::reader::{operator_provider, restart_batch, store_index, unique_id_for};
+use crate::model::{provider_from_conf, store_index};
 use crate::report::{CheckpointKind, Code, Finding, RestartStage, Severity};
 use crate::state_files::{load_chain, ChainFileKind, LoadChain, StoreFiles};
 use crate::{Context, SparkVersion};
@@ -42,7 +42,7 @@ pub fn check_layout(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             let extra: Vec<u32> = have.iter().filter(|p| **p >= n).copied().collect();
             if !missing.is_empty() {
                 // Fatal only when the restart loads a version > 0 (a batch was committed).
-                let loads = restart_batch(cp).is_some_and(|v| v > 0);
+                let loads = cp.restart_version().is_some_and(|v| v > 0);
                 let mut f = Finding::new(
                     Code::StatePartitionMissing,
                     if loads { Severity::Error } else { Severity::Info },
@@ -114,7 +114,7 @@ pub fn check_config(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         .get("spark.sql.streaming.stateStore.checkpointFormatVersion")
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(1);
-    let provider = crate::reader::provider_from_conf(&conf);
+    let provider = provider_from_conf(&conf);
     let v = spark(ctx);
     let mut out = Vec::new();
     if fmt >= 2 && provider == "hdfs" && v.at_least(4, 1) {
@@ -232,7 +232,7 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     if cp.kind.0 != CheckpointKind::StructuredStreaming || cp.state.operators.is_empty() {
         return vec![];
     }
-    let Some(version) = restart_batch(cp) else {
+    let Some(version) = cp.restart_version() else {
         return vec![];
     };
     let v = spark(ctx);
@@ -243,7 +243,7 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut silent: Vec<(String, String)> = Vec::new();
     for (op, o) in &cp.state.operators {
-        let provider = operator_provider(cp, *op);
+        let provider = cp.operator_provider(*op);
         // Store names: from any partition, else operator metadata, else `default`.
         let mut names: BTreeSet<String> = o.partitions.values().flat_map(|p| p.stores.keys().cloned()).collect();
         if let Some(Ok(m)) = cp.operator_metadata.get(op).map(|m| &m.content) {
@@ -263,7 +263,7 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                     if name == "default" { format!("state/{op}/{part}") } else { format!("state/{op}/{part}/{name}") };
                 let empty = StoreFiles { dir: dir.clone(), ..Default::default() };
                 let store = o.partitions.get(&part).and_then(|p| p.stores.get(name)).unwrap_or(&empty);
-                let uid = unique_id_for(cp, *op, part, store_index(&names, name), version);
+                let uid = cp.unique_id(*op, part, store_index(&names, name), version);
                 let ckpt_v2 = uid.is_some();
                 let top = uid.as_ref().and_then(|u| {
                     store

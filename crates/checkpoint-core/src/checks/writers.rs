@@ -5,7 +5,6 @@
 
 use super::BACKUP;
 use crate::model::Checkpoint;
-use crate::reader::restart_batch;
 use crate::report::{CheckpointKind, Code, Finding, RestartStage, Severity};
 use crate::Context;
 
@@ -122,7 +121,7 @@ pub fn check_writers(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
 pub fn check_orphan_crc(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let _ = ctx;
     let mut out = Vec::new();
-    let next = restart_batch(cp);
+    let next = cp.restart_batch();
     for c in cp.hadoop_crcs.values().filter(|c| !c.main_exists) {
         let dir = c.main.rfind('/').map(|i| &c.main[..i]).unwrap_or("");
         let name = c.main.rsplit('/').next().unwrap_or("");
