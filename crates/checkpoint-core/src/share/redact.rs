@@ -320,6 +320,31 @@ pub fn redact(report: &Value, redaction: &Redaction) -> Redacted {
     Redacted { report, counts, stripped }
 }
 
+/// A root or input name that is a plain word (`checkpoint`, `chk`, `query1`): replaced only as a path prefix,
+/// since as a word of text it would match the inspector's own sentences. Anything else (`orders_prod`,
+/// `chk%20x`, `orders.zip`) is distinctive and replaced wherever it stands alone.
+fn common_word(v: &str) -> bool {
+    v.len() <= 12 && v.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+}
+
+/// One round of URL percent-decoding (`%20` → space); invalid escapes are kept as they are.
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() && b[i + 1].is_ascii_hexdigit() && b[i + 2].is_ascii_hexdigit() {
+            let hex = |c: u8| (c as char).to_digit(16).unwrap_or(0) as u8;
+            out.push(hex(b[i + 1]) * 16 + hex(b[i + 2]));
+            i += 3;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8(out).unwrap_or_else(|_| s.to_string())
+}
+
 fn placeholder(kind: Kind, n: usize, orig: &str) -> String {
     match kind {
         Kind::Query => format!("query-{n}"),
@@ -401,7 +426,18 @@ fn collect_structured(report: &Value, c: &mut Collector) {
     }
     for cp in report.get("checkpoints").and_then(Value::as_array).into_iter().flatten() {
         if let Some(root) = cp.get("root").and_then(as_str) {
-            c.add(root.trim_end_matches('/'), Kind::Root);
+            let root = root.trim_end_matches('/');
+            c.add(root, Kind::Root);
+            // Findings may quote the folder decoded (a percent-escaped legacy folder, `escaped-path`).
+            let mut r = root.to_string();
+            for _ in 0..4 {
+                let d = percent_decode(&r);
+                if d == r {
+                    break;
+                }
+                c.add(&d, Kind::Root);
+                r = d;
+            }
         }
     }
     walk_keys(report, c);
@@ -938,7 +974,7 @@ impl Replacer<'_> {
             }
             for (start, _) in s.match_indices(orig.as_str()) {
                 let end = start + orig.len();
-                let prefix_only = *kind == Kind::Root || (*kind == Kind::InputName && !orig.contains('.'));
+                let prefix_only = matches!(kind, Kind::Root | Kind::InputName) && common_word(orig);
                 if prefix_only && (b.get(end) != Some(&b'/') || (start > 0 && word_byte(b[start - 1]))) {
                     continue;
                 }
