@@ -152,7 +152,7 @@ def js_string(s: str) -> str:
 app_glue_path = next(dist.glob("app-*.js"))
 app_glue = app_glue_path.read_text(encoding="utf-8")
 app_wasm = next(p for p in dist.glob("app-*_bg.wasm")).read_bytes()
-exports = re.findall(r"^export function (\w+)", app_glue, re.M)
+exports = re.findall(r"^export (?:function|class) (\w+)", app_glue, re.M)
 if not exports or "__wbg_init as default" not in app_glue:
     sys.exit(f"error: unexpected wasm-bindgen glue in {app_glue_path.name}")
 glue_script = (
@@ -207,6 +207,6 @@ out = dist / "checkpoint-inspector.html"
 out.write_text(single, encoding="utf-8")
 
 # 3. Sizes.
-for label, data in (("worker_bg.wasm (diagnosis, in the Web Worker)", wasm), ("app_bg.wasm (page: report rendering)", app_wasm)):
+for label, data in (("worker_bg.wasm (diagnosis, in the Web Worker)", wasm), ("app_bg.wasm (page: presenting and exporting reports)", app_wasm)):
     print(f"{label}: {len(data):,} bytes ({len(gzip.compress(data, 9)):,} gzip -9)")
 print(f"checkpoint-inspector.html (single file): {out.stat().st_size:,} bytes")

@@ -19,6 +19,7 @@ const ERROR_HELP = {
 async function run(msg, label) {
   await whenReady();
   clearMessage();
+  dropLinkFromAddress();
   const results = $('#results');
   results.dataset.run = 'busy';
   progressStart(label);
@@ -78,3 +79,13 @@ export function rediagnose() {
   return run({ type: 'rediagnose', options: options() }, `Diagnosing ${state.input.name} again…`);
 }
 
+
+/** A dropped checkpoint replaces a shared report: the address no longer carries the link's `#report=`. */
+function dropLinkFromAddress() {
+  if (!/^#report=/.test(location.hash)) return;
+  try {
+    history.replaceState(null, '', location.href.split('#')[0]);
+  } catch (_) {
+    // file:// may refuse; the dropped checkpoint is shown all the same.
+  }
+}

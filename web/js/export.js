@@ -2,6 +2,7 @@
 // wasm (crates/checkpoint-web) from the report the page shows.
 import { $, el } from './dom.js';
 import { state } from './app-state.js';
+import { inspector } from './core.js';
 
 function baseName() {
   return (state.last?.report.input.name || 'checkpoint').replace(/\.zip$/i, '');
@@ -15,10 +16,10 @@ function download(name, type, text) {
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 export function markdown() {
-  return state.last ? window.wasmBindings.renderMarkdown(state.last.reportJson) : null;
+  return state.last ? inspector().markdown(state.last.reportJson) : null;
 }
 export function summary() {
-  return state.last ? window.wasmBindings.renderSummary(state.last.reportJson) : null;
+  return state.last ? inspector().summary(state.last.reportJson) : null;
 }
 export function exportMarkdown() {
   if (state.last) download(`${baseName()}-inspection.md`, 'text/markdown', markdown());

@@ -10,11 +10,13 @@
 // report-view.js (verdict, findings, then every view of views/index.js) · state-browser.js + state-charts.js (the
 // State tab) · file-view.js · export.js · settings.js · status.js · dom.js / format.js (helpers) · app-state.js.
 import { state } from './app-state.js';
-import { initSparkVersions } from './settings.js';
+import { initSparkVersions, initTheme } from './settings.js';
 import { initInputs, initSamples } from './input.js';
-import { startWorker, checkReady } from './worker-client.js';
+import { startWorker, checkReady, readyHooks } from './worker-client.js';
 import { markdown, summary } from './export.js';
 import { views } from './report-view.js';
+import { initShare } from './share.js';
+import { initLinks, openFromAddress } from './link.js';
 
 // Test/scripting hook (read-only): the last report shown.
 window.checkpointInspector = {
@@ -27,8 +29,13 @@ window.checkpointInspector = {
   get views() { return views.map((v) => v.name); },
 };
 
-initSparkVersions();
+initTheme();
+readyHooks.push(initSparkVersions);
+// A shared link (#report=…) opens once the page's wasm runs (it reads the link).
+readyHooks.push(openFromAddress);
 initInputs();
+initShare();
+initLinks();
 initSamples();
 startWorker();
 checkReady();

@@ -8,9 +8,10 @@ import { request } from './worker-client.js';
 import { showEntry } from './file-view.js';
 import { exportMarkdown, exportJson, copySummary } from './export.js';
 import { resetStateBrowser, openStateBrowser } from './state-browser.js';
+import { inspector } from './core.js';
+import { openShareDialog, linkBanner } from './share.js';
 import * as registry from './views/index.js';
 
-const SEVERITY_RANK = { error: 0, warning: 1, info: 2 };
 const MAX_SHOWN_BYTES = 256 * 1024;
 
 /** The registered views, in display order. */
@@ -19,27 +20,7 @@ export const views = Object.entries(registry)
   .filter((v) => typeof v.module.render === 'function')
   .sort((a, b) => a.order - b.order || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 
-function verdictText(c) {
-  const r = c.restart;
-  switch (r.outcome) {
-    case 'resumes': return r.first_batch_id !== undefined && r.first_batch_id !== null ? `Will resume with batch ${r.first_batch_id}` : 'Will resume';
-    case 'replays_last_batch': {
-      const b = r.first_batch_id ?? c.last_batch_id;
-      return b !== null && b !== undefined ? `Will replay batch ${b}` : 'Will replay the last batch';
-    }
-    case 'fails': return `Will fail with ${r.error_class || r.exception || 'an error'}`;
-    default: return 'Outcome unknown';
-  }
-}
 const VERDICT_ICON = { resumes: '✓', replays_last_batch: '↻', fails: '✕', unknown: '?' };
-
-function sortedFindings(c) {
-  return c.findings
-    .map((f, i) => ({ f, i }))
-    .sort((a, b) => (Number(b.f.explains_error_text) - Number(a.f.explains_error_text))
-      || (SEVERITY_RANK[a.f.severity] - SEVERITY_RANK[b.f.severity]) || (a.i - b.i))
-    .map((x) => x.f);
-}
 
 function archivePath(root, path) {
   return root ? `${root}/${path}` : path;
@@ -63,6 +44,7 @@ export function render() {
     el('button', { type: 'button', class: 'primary', id: 'export-md', onclick: exportMarkdown }, 'Export Markdown'),
     el('button', { type: 'button', id: 'export-json', onclick: exportJson }, 'Export JSON'),
     el('button', { type: 'button', id: 'copy-summary', onclick: copySummary }, 'Copy summary'),
+    el('button', { type: 'button', id: 'share-link', onclick: openShareDialog, title: 'A link that carries this report (redacted; you see exactly what it holds first)' }, 'Copy link to this report'),
     el('span', { class: 'muted', id: 'copy-note', role: 'status' }),
   ));
   if (report.checkpoints.length === 0) {
@@ -71,19 +53,29 @@ export function render() {
       el('div', { class: 'headline' }, 'No Spark checkpoint found'),
       el('div', { class: 'detail' }, `${report.input.name} holds ${report.input.entries} entries, none of which looks like a checkpoint (metadata, offsets/, commits/, state/).`)));
   }
+  const link = state.last.link;
+  if (link) parts.unshift(linkBanner(link));
   const diag = el('div', { id: 'panel-diagnosis', role: 'tabpanel', 'aria-labelledby': 'tab-diagnosis' });
   const page = pageApi(report);
-  for (const c of report.checkpoints) diag.append(renderCheckpoint(c, report, page));
+  const shown = inspector().present(state.last.reportJson);
+  report.checkpoints.forEach((c, i) => diag.append(renderCheckpoint(c, report, page, shown[i])));
+  resetStateBrowser();
+  if (link) {
+    // A report from a link: no checkpoint is loaded, so there are no files to list and no state to browse.
+    parts.push(diag);
+    root.replaceChildren(...parts);
+    return;
+  }
   diag.append(renderFiles());
   const statePanelEl = el('div', { id: 'panel-state', role: 'tabpanel', 'aria-labelledby': 'tab-state', hidden: true, class: 'state-browser', 'data-testid': 'state-panel' });
   const stateWasOpen = document.querySelector('#tab-state')?.getAttribute('aria-selected') === 'true';
-  resetStateBrowser();
   parts.push(renderTabs(), diag, statePanelEl);
   root.replaceChildren(...parts);
   if (stateWasOpen) selectTab('state');
 }
 
-function renderCheckpoint(c, report, page) {
+/** One checkpoint: `p` is the core's presentation of it (`Inspector.present`: headline, summary, assumption, needs, finding order). */
+function renderCheckpoint(c, report, page, p) {
   const r = c.restart;
   const sec = el('section', { class: 'checkpoint', dataset: { root: c.root } });
   const head = el('div', { class: 'checkpoint-head' },
@@ -94,10 +86,11 @@ function renderCheckpoint(c, report, page) {
     dataset: { outcome: r.outcome, errorClass: r.error_class || '' },
   },
   el('div', { class: 'icon', 'aria-hidden': 'true' }, VERDICT_ICON[r.outcome] || '?'),
-  el('div', { class: 'headline' }, verdictText(c)),
-  el('div', { class: 'detail' }, `Assuming a restart on Spark ${r.assumed_spark_version} (change it above).`,
+  el('div', { class: 'headline' }, p.headline),
+  el('div', { class: 'detail' }, `Assuming a restart on Spark ${r.assumed_spark_version}${page.readOnly ? '' : ' (change it above)'}.`,
     r.exception ? ` Exception: ${r.exception}.` : ''),
-  r.summary ? el('div', { class: 'detail' }, r.summary) : null);
+  p.assumption ? el('div', { class: 'detail', 'data-testid': 'assumption' }, `${p.assumption[0].toUpperCase()}${p.assumption.slice(1)}.`) : null,
+  p.summary ? el('div', { class: 'detail' }, p.summary) : null);
   const facts = el('ul', { class: 'facts' },
     el('li', {}, 'Query id ', el('b', {}, c.query_id || '—')),
     el('li', {}, 'Last planned batch ', el('b', {}, c.last_batch_id ?? '—')),
@@ -105,29 +98,14 @@ function renderCheckpoint(c, report, page) {
     r.state_version_loaded !== undefined && r.state_version_loaded !== null ? el('li', {}, 'State version loaded ', el('b', {}, r.state_version_loaded)) : null,
     el('li', {}, 'Findings ', el('b', {}, c.findings.length)));
 
-  const findings = sortedFindings(c);
+  const findings = p.finding_order.map((i) => c.findings[i]);
   const fpanel = el('div', { class: 'panel' }, el('h3', {}, `Findings (${findings.length})`),
     findings.length ? el('div', { class: 'findings' }, findings.map((f, i) => renderFinding(f, c, i === 0 && f.severity !== 'info')))
       : el('p', { class: 'muted' }, 'No findings.'));
-  const needs = c.needs && c.needs.length ? el('div', { class: 'panel' }, el('h3', {}, 'To sharpen the diagnosis'), el('ul', { 'data-testid': 'needs' }, c.needs.map((n) => el('li', {}, pageWording(n))))) : null;
+  const needs = p.needs.length ? el('div', { class: 'panel' }, el('h3', {}, 'To sharpen the diagnosis'), el('ul', { 'data-testid': 'needs' }, p.needs.map((n) => el('li', {}, n)))) : null;
 
   sec.append(head, verdict, facts, fpanel, needs || '', renderViews(c, page));
   return sec;
-}
-
-/**
- * The core's hints speak to the CLI ("give --spark-version X.Y.Z", "give --conf k=v"); on the page they point at the
- * page's own controls instead. The core's text is not changed, only reworded here.
- */
-function pageWording(text) {
-  const cap = (m, s) => (/^[A-Z]/.test(m) ? s[0].toUpperCase() + s.slice(1) : s);
-  return String(text)
-    .replace(/give --spark-version X\.Y\.Z for the version you restart with/gi, (m) => cap(m, 'pick the Spark version you restart with above ("Restart with Spark")'))
-    .replace(/give --spark-version(\s+\S+)?/gi, (m) => cap(m, 'pick the Spark version above'))
-    .replace(/give --conf ([\w.-]+)=([^\s.;,)]+) if your session disables it/gi, (m, k, v) => cap(m, `if your restarted session sets ${k}=${v}, the verdict may differ`))
-    .replace(/give --conf ([\w.-]+)=<[^>]*>/gi, (m, k) => cap(m, `the verdict changes if the restarted session sets ${k} to another value`))
-    .replace(/give --conf ([\w.-]+)=([^\s.;,)]+)/gi, (m, k, v) => cap(m, `the verdict may differ when the restarted session sets ${k}=${v}`))
-    .replace(/--error-text\b/gi, 'the error box above');
 }
 
 function renderFinding(f, c, open) {
@@ -203,7 +181,7 @@ function pageApi(report) {
     entries: last ? last.entries : [],
     entriesTotal: last ? last.entriesTotal : 0,
     /** True when the report came from a shared link: there is no checkpoint to read files or state from. */
-    readOnly: false,
+    readOnly: Boolean(last && last.link),
     /** Element builders (text only, never HTML) and a table: see ./dom.js. */
     el, svg, table,
     /** Formatting: bytes, UTC times, ages. */

@@ -3,6 +3,7 @@
 import { $ } from './dom.js';
 import { setStatus, showMessage } from './status.js';
 import { state } from './app-state.js';
+import { ready as coreReady } from './core.js';
 
 export function startWorker() {
   const url = window.TC_WORKER_URL || './worker_loader.js';
@@ -54,9 +55,13 @@ function onWorkerMessage(m) {
   else p.resolve(m);
 }
 
+/** Called once, when the page becomes ready (both wasm modules run), before it says so. */
+export const readyHooks = [];
+
 /** The page is ready once both wasm modules run: the worker's (diagnosis) and the page's (rendering). */
 export function checkReady() {
-  if (!state.workerReady || !window.wasmBindings) return;
+  if (!state.workerReady || !coreReady()) return;
+  if (!state.ready) for (const hook of readyHooks) hook();
   state.ready = true;
   document.body.dataset.status = 'ready';
   if (!state.last && !state.input) setStatus('Ready. Drop a checkpoint zip or folder, pick a file, or try a sample.');
