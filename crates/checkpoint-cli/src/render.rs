@@ -1,6 +1,7 @@
 //! Human-readable rendering of a report for the terminal: the verdict first, then the findings with their
 //! evidence, then the summary. Colour (ANSI) only when asked (stdout is a terminal).
 
+use checkpoint_core::present::{self, Frontend};
 use checkpoint_core::report::{CheckpointKind, Report, RestartOutcome, Severity};
 use std::fmt::Write;
 
@@ -43,15 +44,15 @@ pub fn human(r: &Report, colour: bool) -> String {
             CheckpointKind::Unknown => "unknown",
         };
         let _ = writeln!(o, "\n== Checkpoint {root} [{kind}]");
-        let (verdict, code) = match cp.restart.outcome {
-            RestartOutcome::Resumes => ("WILL RESTART (resumes)", "1;32"),
-            RestartOutcome::ReplaysLastBatch => ("WILL RESTART (replays the last batch)", "1;32"),
-            RestartOutcome::Fails => ("WILL NOT RESTART", "1;31"),
-            RestartOutcome::Unknown => ("RESTART UNKNOWN", "1;33"),
+        let code = match cp.restart.outcome {
+            RestartOutcome::Resumes | RestartOutcome::ReplaysLastBatch => "1;32",
+            RestartOutcome::Fails => "1;31",
+            RestartOutcome::Unknown => "1;33",
         };
-        let _ = writeln!(o, "{} on Spark {}", paint(verdict, code, colour), cp.restart.assumed_spark_version);
-        if let Some(a) = &cp.restart.assumption {
-            let _ = writeln!(o, "  ({})", clip(a, 400));
+        let verdict = present::headline(cp, Frontend::Cli);
+        let _ = writeln!(o, "{} on Spark {}", paint(&verdict, code, colour), cp.restart.assumed_spark_version);
+        if let Some(a) = present::assumption(cp, Frontend::Cli) {
+            let _ = writeln!(o, "  ({})", clip(&a, 400));
         }
         if let Some(c) = &cp.restart.error_class {
             let _ = writeln!(o, "  error class: {c}");
@@ -60,23 +61,18 @@ pub fn human(r: &Report, colour: bool) -> String {
             let _ = writeln!(o, "  exception:   {e}");
         }
         // The assumption is printed next to the verdict; the summary repeats it for JSON readers only.
-        let summary = cp
-            .restart
-            .assumption
-            .as_ref()
-            .and_then(|a| cp.restart.summary.strip_suffix(&format!(" ({a}.)")))
-            .unwrap_or(&cp.restart.summary);
+        let summary = present::summary(&cp.restart);
         if !summary.is_empty() {
             let _ = writeln!(o, "  {}", clip(summary, 600));
         }
         // What the verdict assumes (the Spark version when none was given, inputs it lacks) belongs next to it.
-        for n in &cp.needs {
-            let _ = writeln!(o, "  note: {}", clip(n, 2000));
+        for n in present::needs(cp, Frontend::Cli) {
+            let _ = writeln!(o, "  note: {}", clip(&n, 2000));
         }
         if !cp.findings.is_empty() {
             let _ = writeln!(o, "\nFindings:");
         }
-        for f in &cp.findings {
+        for f in present::ordered_findings(cp) {
             let (tag, c) = match f.severity {
                 Severity::Error => ("ERROR", "31"),
                 Severity::Warning => ("WARN ", "33"),

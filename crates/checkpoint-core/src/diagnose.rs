@@ -5,6 +5,7 @@ use crate::checks;
 use crate::layout::{find_roots, Root};
 use crate::model::Checkpoint;
 use crate::predict::predict;
+use crate::present::{Frontend, Hint};
 use crate::read::{read_checkpoint, read_checkpoint_with, ReadOptions};
 use crate::report::*;
 use crate::{Context, SparkVersion};
@@ -157,19 +158,21 @@ pub(crate) fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport 
             }
         }
     }
-    findings.sort_by_key(|f| {
-        (!f.explains_error_text, f.severity, f.restart_failure.as_ref().map(|r| r.stage.number()).unwrap_or(u32::MAX))
-    });
+    crate::present::sort_findings(&mut findings);
     let mut restart = predict(cp, &ctx, &findings);
+    let mut hints = Vec::new();
     if ctx_in.spark_version.is_none() && cp.kind.0 == CheckpointKind::StructuredStreaming {
-        let note = format!(
-            "assumed Spark {} (newest known; the checkpoint was written by Spark ≥ {}): pass --spark-version X.Y.Z for the version you restart with",
-            restart.assumed_spark_version,
-            cp.min_writer_version()
-        );
+        let hint = Hint::SparkVersionAssumed {
+            assumed: restart.assumed_spark_version.clone(),
+            written_by_at_least: cp.min_writer_version().to_string(),
+        };
+        let note = hint.text(Frontend::Cli);
         restart.summary = format!("{} ({note}.)", restart.summary).trim_start().to_string();
         restart.assumption = Some(note);
+        hints.push(hint);
     }
+    let needs = needs(cp, &ctx);
+    hints.extend(needs.iter().cloned());
     let conf = cp.recorded_conf();
     let batches = batches(cp);
     let sources = cp
@@ -254,12 +257,13 @@ pub(crate) fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport 
             None
         },
         forced_conf: forced_conf(&conf, &ctx.session_conf),
-        needs: needs(cp, &ctx),
+        needs: needs.iter().map(|h| h.text(Frontend::Cli)).collect(),
+        hints,
     }
 }
 
-/// What extra input would sharpen the prediction.
-fn needs(cp: &Checkpoint, ctx: &Context) -> Vec<String> {
+/// What extra input would sharpen the prediction (worded per front end by [`Hint::text`]).
+fn needs(cp: &Checkpoint, ctx: &Context) -> Vec<Hint> {
     let mut out = Vec::new();
     if cp.kind.0 != CheckpointKind::StructuredStreaming {
         return out;
@@ -269,24 +273,17 @@ fn needs(cp: &Checkpoint, ctx: &Context) -> Vec<String> {
     let fmt_key = "spark.sql.streaming.stateStore.checkpointFormatVersion";
     let v2_commits = cp.commits.values().any(|c| c.file.content.as_ref().is_ok_and(|m| m.version == 2));
     if v2_commits && !ctx.session_conf.contains_key(fmt_key) && !cp.recorded_conf().contains_key(fmt_key) {
-        out.push(format!(
-            "The commit log is v2 (state checkpoint format v2). Spark reads it only when the restarted session sets {fmt_key}=2; give --conf {fmt_key}=<your value> (the prediction assumes 2)."
-        ));
+        out.push(Hint::CommitLogV2FormatAssumed { key: fmt_key.to_string() });
     }
     if !cp.unverified.is_empty() {
-        out.push(format!(
-            "{} state file(s) or stores were not verified within the read budget; the prediction assumes they are intact. Run with --deep to verify them.",
-            cp.unverified.len()
-        ));
+        out.push(Hint::StateNotVerified { count: cp.unverified.len() });
     }
     let repair_key = "spark.sql.streaming.stateStore.autoSnapshotRepair.enabled";
     if v.at_least(4, 3)
         && !ctx.session_conf.contains_key(repair_key)
         && !cp.state_integrity.values().all(|i| i.problem.is_none())
     {
-        out.push(format!(
-            "A damaged state snapshot is in the restart's path; the prediction assumes {repair_key}=true (the 4.3 default). Give --conf {repair_key}=false if your session disables it."
-        ));
+        out.push(Hint::SnapshotRepairAssumed { key: repair_key.to_string() });
     }
     out
 }

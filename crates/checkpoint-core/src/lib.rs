@@ -23,6 +23,7 @@ pub mod layout;
 pub mod log;
 pub mod model;
 pub mod predict;
+pub mod present;
 pub mod read;
 pub mod report;
 pub mod restart_plan;

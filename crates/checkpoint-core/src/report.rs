@@ -78,6 +78,11 @@ pub struct CheckpointReport {
     /// Hints on what extra input would sharpen the diagnosis (e.g. "give --kafka-earliest").
     #[serde(default)]
     pub needs: Vec<String>,
+    /// The structured form of `restart.assumption` and of `needs` (same facts, kinds in
+    /// [`crate::present::Hint`]), so that each front end words them for its own controls
+    /// ([`crate::present::needs`]). Absent when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hints: Vec<crate::present::Hint>,
 }
 
 /// One batch as seen in the offset and commit logs.

@@ -10,19 +10,22 @@
 //! * [`worker`]: the Web Worker's message loop (see `web/app.js` for the other side of the protocol).
 //! * [`state`]: the State tab's paged state browser over the core's state reader (decoded only on request).
 //! * [`share`]: share links (redacted report in the URL fragment): `shareLink`, `openShareFragment`.
-//! * [`api`]: plain `#[wasm_bindgen]` functions over bytes, for tests and scripting.
+//! * [`Inspector`] ([`inspector`]): the one type exported to JavaScript (ruff's `ruff_wasm::Workspace` style): the
+//!   page presents and exports reports through it; tests and scripts diagnose bytes with it.
 //!
 //! Nothing here does network I/O; the page's CSP forbids it anyway.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod api;
 pub mod blob;
+pub mod inspector;
 pub mod render;
 pub mod share;
 pub mod state;
 pub mod worker;
+
+pub use inspector::Inspector;
 
 use checkpoint_core::{Archive, ArchiveError, Context, Limits, Report, SparkVersion, ZipInput};
 use serde::{Deserialize, Serialize};

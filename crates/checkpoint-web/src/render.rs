@@ -2,44 +2,23 @@
 //!
 //! Both render the same [`Report`] value the page shows; nothing is recomputed here.
 
-use checkpoint_core::report::{CheckpointReport, Finding, RestartOutcome, Severity};
+use checkpoint_core::present::{self, Frontend};
+use checkpoint_core::report::{CheckpointReport, Finding, Severity};
 use checkpoint_core::Report;
 use std::fmt::Write;
 
-/// The verdict sentence for one checkpoint: "will resume", "will replay batch N" or "will fail with ERROR_CLASS".
+/// The verdict sentence for one checkpoint (the core's words: [`present::verdict`]).
 pub fn verdict(c: &CheckpointReport) -> String {
-    let r = &c.restart;
-    match r.outcome {
-        RestartOutcome::Resumes => match r.first_batch_id {
-            Some(b) => format!("will resume with batch {b}"),
-            None => "will resume".to_string(),
-        },
-        RestartOutcome::ReplaysLastBatch => match r.first_batch_id.or(c.last_batch_id) {
-            Some(b) => format!("will replay batch {b}"),
-            None => "will replay the last batch".to_string(),
-        },
-        RestartOutcome::Fails => match (&r.error_class, &r.exception) {
-            (Some(ec), _) => format!("will fail with {ec}"),
-            (None, Some(ex)) => format!("will fail with {ex}"),
-            (None, None) => "will fail".to_string(),
-        },
-        RestartOutcome::Unknown => "outcome unknown".to_string(),
-    }
+    present::verdict(c)
 }
 
 fn severity_word(s: Severity) -> &'static str {
-    match s {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-        Severity::Info => "info",
-    }
+    present::severity_word(s)
 }
 
-/// Findings in display order: those explaining the pasted error first, then by severity, then as reported.
+/// Findings in display order (the core's order: [`present::ordered_findings`]).
 pub fn ordered_findings(c: &CheckpointReport) -> Vec<&Finding> {
-    let mut v: Vec<&Finding> = c.findings.iter().collect();
-    v.sort_by_key(|f| (!f.explains_error_text, f.severity));
-    v
+    present::ordered_findings(c)
 }
 
 /// Escapes text for a Markdown table cell or inline text (pipes and line breaks).
@@ -88,8 +67,12 @@ fn checkpoint_markdown(s: &mut String, c: &CheckpointReport) {
     if let Some(ex) = &c.restart.exception {
         let _ = writeln!(s, "Exception: `{ex}`.");
     }
-    if !c.restart.summary.is_empty() {
-        let _ = writeln!(s, "\n{}", c.restart.summary);
+    let summary = present::summary(&c.restart);
+    if !summary.is_empty() {
+        let _ = writeln!(s, "\n{summary}");
+    }
+    if let Some(a) = present::assumption(c, Frontend::Document) {
+        let _ = writeln!(s, "\n_The verdict {a}._");
     }
     let _ = writeln!(
         s,
@@ -188,9 +171,10 @@ fn checkpoint_markdown(s: &mut String, c: &CheckpointReport) {
             );
         }
     }
-    if !c.needs.is_empty() {
+    let needs = present::needs(c, Frontend::Document);
+    if !needs.is_empty() {
         let _ = writeln!(s, "\n### To sharpen the diagnosis");
-        for n in &c.needs {
+        for n in &needs {
             let _ = writeln!(s, "- {}", cell(n));
         }
     }
@@ -223,7 +207,9 @@ pub fn summary(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use checkpoint_core::report::{BatchInfo, CheckpointKind, Evidence, ForcedConf, InputInfo, RestartPrediction};
+    use checkpoint_core::report::{
+        BatchInfo, CheckpointKind, Evidence, ForcedConf, InputInfo, RestartOutcome, RestartPrediction,
+    };
 
     fn sample() -> Report {
         let finding = |code: &str, sev: Severity, explains: bool| Finding {
@@ -285,6 +271,7 @@ mod tests {
                     note: "n".into(),
                 }],
                 needs: vec![],
+                hints: vec![],
             }],
         }
     }

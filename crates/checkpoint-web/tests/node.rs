@@ -3,7 +3,7 @@
 
 mod common;
 
-use checkpoint_web::api;
+use checkpoint_web::Inspector;
 use common::*;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::*;
@@ -11,7 +11,7 @@ use wasm_bindgen_test::*;
 #[wasm_bindgen_test]
 fn diagnoses_fixtures_in_node() {
     for fx in [healthy_agg(), missing_delta(), missing_last_commit()] {
-        let json = api::diagnose_zip(fx.zip, fx.name, JsValue::UNDEFINED).unwrap();
+        let json = Inspector::new(JsValue::UNDEFINED).unwrap().diagnose_zip(fx.zip, fx.name).unwrap();
         assert_matches_facts(&json, &fx);
     }
 }
@@ -23,7 +23,7 @@ fn uncommitted_last_batch_is_replayed() {
     let first_run = fx.record["restart_outcome"]["batches_run_on_restart"][0].as_i64().unwrap();
     let o = js_sys::Object::new();
     js_sys::Reflect::set(&o, &"spark_version".into(), &"4.3.0".into()).unwrap();
-    let json = api::diagnose_zip(fx.zip, fx.name, o.into()).unwrap();
+    let json = Inspector::new(o.into()).unwrap().diagnose_zip(fx.zip, fx.name).unwrap();
     let r: serde_json::Value = serde_json::from_str(&json).unwrap();
     let restart = &r["checkpoints"][0]["restart"];
     assert_eq!(restart["outcome"], "replays_last_batch");

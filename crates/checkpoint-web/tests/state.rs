@@ -4,7 +4,7 @@
 //! them consistently. Runs in Node (`cargo test -p checkpoint-web --target wasm32-unknown-unknown --test state`).
 #![cfg(target_arch = "wasm32")]
 
-use checkpoint_web::api;
+use checkpoint_web::Inspector;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use wasm_bindgen::JsValue;
@@ -107,7 +107,8 @@ fn all_pages(zip: &[u8], name: &str, sel: &JsValue, search: &str) -> (Value, Vec
     let mut rows = Vec::new();
     let mut page = 0;
     loop {
-        let text = api::state_rows(zip, name, sel.clone(), None, search, page, 3)
+        let text = Inspector::default()
+            .state_rows(zip, name, sel.clone(), None, search, page, 3)
             .unwrap_or_else(|e| panic!("{name}: state rows: {:?}", js_sys::Error::from(e).message()));
         let r: Value = serde_json::from_str(&text).expect("page is JSON");
         rows.extend(r["rows"].as_array().cloned().unwrap_or_default());
@@ -182,7 +183,8 @@ fn search_and_partition_narrow_the_rows() {
         for row in &rows {
             assert!(row["key"].to_string().to_lowercase().contains(&lower), "{name}: {row}");
         }
-        let none = api::state_rows(zip, name, sel.clone(), None, "no key holds this \u{1}", 0, 100).unwrap();
+        let none =
+            Inspector::default().state_rows(zip, name, sel.clone(), None, "no key holds this \u{1}", 0, 100).unwrap();
         let none: Value = serde_json::from_str(&none).unwrap();
         assert_eq!(none["matching_rows"], 0, "{name}");
         assert_eq!(none["total_rows"].as_u64(), Some(want.len() as u64), "{name}");
@@ -191,7 +193,7 @@ fn search_and_partition_narrow_the_rows() {
         }
         // Partition filter: exactly Spark's rows of that partition.
         let p = want[0]["partition_id"].as_u64().expect("partition_id") as u32;
-        let text = api::state_rows(zip, name, sel, Some(p), "", 0, 1000).unwrap();
+        let text = Inspector::default().state_rows(zip, name, sel, Some(p), "", 0, 1000).unwrap();
         let r: Value = serde_json::from_str(&text).unwrap();
         let n = want.iter().filter(|w| w["partition_id"].as_u64() == Some(u64::from(p))).count();
         assert_eq!(r["matching_rows"].as_u64(), Some(n as u64), "{name}: partition {p}");
@@ -204,7 +206,7 @@ fn search_and_partition_narrow_the_rows() {
 fn overview_lists_stores_schemas_and_sizes_by_version() {
     let mut hdfs_sizes_checked = 0;
     for (name, zip, golden) in FIXTURES {
-        let o: Value = serde_json::from_str(&api::state_overview(zip, name).unwrap()).unwrap();
+        let o: Value = serde_json::from_str(&Inspector::default().state_overview(zip, name).unwrap()).unwrap();
         for ((op, store, var), _) in golden_groups(golden) {
             let ops = o["operators"].as_array().expect("operators");
             let opv = ops.iter().find(|x| x["operator_id"] == op).unwrap_or_else(|| panic!("{name}: operator {op}"));
@@ -279,7 +281,9 @@ fn a_state_that_does_not_decode_names_the_file() {
     }
     let bytes = w.finish().unwrap().into_inner();
     assert!(!broken.is_empty(), "{name}: no delta file");
-    let err = api::state_rows(&bytes, name, selection(op, &store, &var), None, "", 0, 100).expect_err("must fail");
+    let err = Inspector::default()
+        .state_rows(&bytes, name, selection(op, &store, &var), None, "", 0, 100)
+        .expect_err("must fail");
     let err = js_sys::Error::from(err);
     let e: Value = serde_json::from_str(&String::from(err.message())).expect("error JSON");
     let path = e["path"].as_str().unwrap_or("");

@@ -1,0 +1,13 @@
+// The page's shared state: the worker, requests in flight, and the last report shown.
+
+export const state = {
+  worker: null,
+  workerReady: false,
+  ready: false,
+  nextId: 1,
+  pending: new Map(), // id -> {resolve, reject, onProgress}
+  input: null, // {name} of what the worker holds
+  last: null, // {report, reportJson, entries, entriesTotal, ms, bytesRead, reads}
+  entrySizes: new Map(),
+  runs: 0,
+};

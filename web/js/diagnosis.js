@@ -1,0 +1,91 @@
+// Running a diagnosis: sends the input to the worker, shows progress, then the report or a clear message.
+import { $ } from './dom.js';
+import { fmtBytes } from './format.js';
+import { state } from './app-state.js';
+import { request, whenReady } from './worker-client.js';
+import { setStatus, showMessage, clearMessage, progressStart, progressUpdate, progressEnd } from './status.js';
+import { options } from './settings.js';
+import { render } from './report-view.js';
+
+const ERROR_HELP = {
+  'not-a-zip': 'This file is not a zip archive. Zip the checkpoint folder (e.g. `zip -r chk.zip <checkpointLocation>`), or drop the folder itself.',
+  empty: 'The input is empty: there is nothing to inspect.',
+  'over-limit': 'The input is over one of the inspector\'s safety limits, so it was not read further.',
+  'bad-path': 'The zip contains an unsafe entry path; it was not read.',
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// Running a diagnosis
+async function run(msg, label) {
+  await whenReady();
+  clearMessage();
+  dropLinkFromAddress();
+  const results = $('#results');
+  results.dataset.run = 'busy';
+  progressStart(label);
+  try {
+    const m = await request(msg, progressUpdate);
+    const report = JSON.parse(m.report);
+    state.last = {
+      report, reportJson: m.report, entries: m.entries || [],
+      entriesTotal: m.entries_total || 0, ms: m.ms, bytesRead: m.bytes_read, reads: m.reads,
+    };
+    state.entrySizes = new Map(state.last.entries.map(([p, s]) => [p, s]));
+    render();
+    state.runs += 1;
+    results.dataset.runCount = String(state.runs);
+    results.dataset.run = 'done';
+    const read = m.bytes_read !== undefined ? ` (${m.reads} slice reads of the ${fmtBytes(report.input.bytes)} file)` : '';
+    setStatus(`Diagnosed ${report.input.name} in ${Math.round(m.ms)} ms${read}.`);
+  } catch (e) {
+    const kind = e.kind || 'internal';
+    state.last = null;
+    $('#results').replaceChildren();
+    const help = ERROR_HELP[kind] ? ` ${ERROR_HELP[kind]}` : '';
+    const text = String(e.message || e);
+    showMessage(`${/[.!?]$/.test(text) ? text : `${text}.`}${help}`);
+    const box = $('#message');
+    box.dataset.errorKind = kind;
+    state.runs += 1;
+    results.dataset.runCount = String(state.runs);
+    results.dataset.run = 'error';
+    setStatus('Could not diagnose this input.');
+  } finally {
+    progressEnd();
+  }
+}
+
+export function openFile(file, fromSample = false) {
+  if (!fromSample) $('#sample-select').value = '';
+  state.input = { name: file.name };
+  $('#intro').hidden = true;
+  return run({ type: 'open-file', file, name: file.name, options: options() }, `Opening ${file.name}…`);
+}
+
+export function openFolder(name, files) {
+  $('#sample-select').value = '';
+  state.input = { name };
+  $('#intro').hidden = true;
+  if (files.length === 0) {
+    showMessage(`The folder ${name} is empty: there is nothing to inspect.`);
+    $('#results').dataset.run = 'error';
+    return Promise.resolve();
+  }
+  return run({ type: 'open-folder', name, files, options: options() }, `Opening folder ${name} (${files.length} files)…`);
+}
+
+export function rediagnose() {
+  if (!state.input) return Promise.resolve();
+  return run({ type: 'rediagnose', options: options() }, `Diagnosing ${state.input.name} again…`);
+}
+
+
+/** A dropped checkpoint replaces a shared report: the address no longer carries the link's `#report=`. */
+function dropLinkFromAddress() {
+  if (!/^#report=/.test(location.hash)) return;
+  try {
+    history.replaceState(null, '', location.href.split('#')[0]);
+  } catch (_) {
+    // file:// may refuse; the dropped checkpoint is shown all the same.
+  }
+}

@@ -1,0 +1,210 @@
+// The report view: per checkpoint the verdict, the facts, the findings (evidence, why, fix) and what would sharpen
+// the diagnosis, then every registered view (./views/index.js: timeline, sources, operators, confs, ...); the
+// input's files; and the tabs (Diagnosis, State).
+import { $, el, svg, table } from './dom.js';
+import { fmtBytes, fmtTime, fmtAge } from './format.js';
+import { state } from './app-state.js';
+import { request } from './worker-client.js';
+import { showEntry } from './file-view.js';
+import { exportMarkdown, exportJson, copySummary } from './export.js';
+import { resetStateBrowser, openStateBrowser } from './state-browser.js';
+import { inspector } from './core.js';
+import { openShareDialog, linkBanner } from './share.js';
+import * as registry from './views/index.js';
+
+const MAX_SHOWN_BYTES = 256 * 1024;
+
+/** The registered views, in display order. */
+export const views = Object.entries(registry)
+  .map(([name, m]) => ({ name, module: m, order: Number.isFinite(m.order) ? m.order : 100, layout: m.layout || 'wide' }))
+  .filter((v) => typeof v.module.render === 'function')
+  .sort((a, b) => a.order - b.order || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+
+const VERDICT_ICON = { resumes: '✓', replays_last_batch: '↻', fails: '✕', unknown: '?' };
+
+function archivePath(root, path) {
+  return root ? `${root}/${path}` : path;
+}
+
+/** A file path: a button that shows the file when it is in the input and small enough, else plain code. */
+export function pathLink(root, path) {
+  const full = archivePath(root, path);
+  const size = state.entrySizes.get(full);
+  if (size !== undefined && size <= MAX_SHOWN_BYTES) {
+    return el('button', { type: 'button', class: 'linkish', title: `Show ${full} (${fmtBytes(size)})`, onclick: () => showEntry(full) }, path);
+  }
+  return el('code', {}, path);
+}
+
+export function render() {
+  const { report } = state.last;
+  const root = $('#results');
+  const parts = [];
+  parts.push(el('div', { class: 'toolbar' },
+    el('button', { type: 'button', class: 'primary', id: 'export-md', onclick: exportMarkdown }, 'Export Markdown'),
+    el('button', { type: 'button', id: 'export-json', onclick: exportJson }, 'Export JSON'),
+    el('button', { type: 'button', id: 'copy-summary', onclick: copySummary }, 'Copy summary'),
+    el('button', { type: 'button', id: 'share-link', onclick: openShareDialog, title: 'A link that carries this report (redacted; you see exactly what it holds first)' }, 'Copy link to this report'),
+    el('span', { class: 'muted', id: 'copy-note', role: 'status' }),
+  ));
+  if (report.checkpoints.length === 0) {
+    parts.push(el('div', { class: 'verdict', 'data-testid': 'verdict', dataset: { outcome: 'unknown', errorClass: '' } },
+      el('div', { class: 'icon', 'aria-hidden': 'true' }, '?'),
+      el('div', { class: 'headline' }, 'No Spark checkpoint found'),
+      el('div', { class: 'detail' }, `${report.input.name} holds ${report.input.entries} entries, none of which looks like a checkpoint (metadata, offsets/, commits/, state/).`)));
+  }
+  const link = state.last.link;
+  if (link) parts.unshift(linkBanner(link));
+  const diag = el('div', { id: 'panel-diagnosis', role: 'tabpanel', 'aria-labelledby': 'tab-diagnosis' });
+  const page = pageApi(report);
+  const shown = inspector().present(state.last.reportJson);
+  report.checkpoints.forEach((c, i) => diag.append(renderCheckpoint(c, report, page, shown[i])));
+  resetStateBrowser();
+  if (link) {
+    // A report from a link: no checkpoint is loaded, so there are no files to list and no state to browse.
+    parts.push(diag);
+    root.replaceChildren(...parts);
+    return;
+  }
+  diag.append(renderFiles());
+  const statePanelEl = el('div', { id: 'panel-state', role: 'tabpanel', 'aria-labelledby': 'tab-state', hidden: true, class: 'state-browser', 'data-testid': 'state-panel' });
+  const stateWasOpen = document.querySelector('#tab-state')?.getAttribute('aria-selected') === 'true';
+  parts.push(renderTabs(), diag, statePanelEl);
+  root.replaceChildren(...parts);
+  if (stateWasOpen) selectTab('state');
+}
+
+/** One checkpoint: `p` is the core's presentation of it (`Inspector.present`: headline, summary, assumption, needs, finding order). */
+function renderCheckpoint(c, report, page, p) {
+  const r = c.restart;
+  const sec = el('section', { class: 'checkpoint', dataset: { root: c.root } });
+  const head = el('div', { class: 'checkpoint-head' },
+    el('h2', {}, c.root ? `Checkpoint ${c.root}` : `Checkpoint ${report.input.name}`),
+    el('span', { class: 'muted' }, `${c.kind.replace('_', ' ')} · ${fmtBytes(report.input.bytes)} · ${report.input.entries} entries`));
+  const verdict = el('div', {
+    class: 'verdict', 'data-testid': 'verdict', role: 'status',
+    dataset: { outcome: r.outcome, errorClass: r.error_class || '' },
+  },
+  el('div', { class: 'icon', 'aria-hidden': 'true' }, VERDICT_ICON[r.outcome] || '?'),
+  el('div', { class: 'headline' }, p.headline),
+  el('div', { class: 'detail' }, `Assuming a restart on Spark ${r.assumed_spark_version}${page.readOnly ? '' : ' (change it above)'}.`,
+    r.exception ? ` Exception: ${r.exception}.` : ''),
+  p.assumption ? el('div', { class: 'detail', 'data-testid': 'assumption' }, `${p.assumption[0].toUpperCase()}${p.assumption.slice(1)}.`) : null,
+  p.summary ? el('div', { class: 'detail' }, p.summary) : null);
+  const facts = el('ul', { class: 'facts' },
+    el('li', {}, 'Query id ', el('b', {}, c.query_id || '—')),
+    el('li', {}, 'Last planned batch ', el('b', {}, c.last_batch_id ?? '—')),
+    el('li', {}, 'Last committed batch ', el('b', {}, c.last_committed_batch_id ?? '—')),
+    r.state_version_loaded !== undefined && r.state_version_loaded !== null ? el('li', {}, 'State version loaded ', el('b', {}, r.state_version_loaded)) : null,
+    el('li', {}, 'Findings ', el('b', {}, c.findings.length)));
+
+  const findings = p.finding_order.map((i) => c.findings[i]);
+  const fpanel = el('div', { class: 'panel' }, el('h3', {}, `Findings (${findings.length})`),
+    findings.length ? el('div', { class: 'findings' }, findings.map((f, i) => renderFinding(f, c, i === 0 && f.severity !== 'info')))
+      : el('p', { class: 'muted' }, 'No findings.'));
+  const needs = p.needs.length ? el('div', { class: 'panel' }, el('h3', {}, 'To sharpen the diagnosis'), el('ul', { 'data-testid': 'needs' }, p.needs.map((n) => el('li', {}, n)))) : null;
+
+  sec.append(head, verdict, facts, fpanel, needs || '', renderViews(c, page));
+  return sec;
+}
+
+function renderFinding(f, c, open) {
+  const d = el('details', { class: 'finding', dataset: { findingCode: f.code, severity: f.severity } });
+  if (open) d.open = true;
+  if (f.explains_error_text) d.dataset.explains = 'true';
+  d.append(el('summary', {},
+    el('span', { class: `badge ${f.severity}` }, f.severity),
+    f.explains_error_text ? el('span', { class: 'badge explains' }, 'explains your error') : null,
+    el('span', { class: 'title' }, f.title),
+    el('span', { class: 'code mono' }, f.code)));
+  const body = el('div', { class: 'body' });
+  if (f.error_classes && f.error_classes.length) {
+    body.append(el('h4', {}, 'Spark error classes'), el('div', {}, f.error_classes.map((e, i) => [i ? ', ' : '', el('code', {}, e)])));
+  }
+  if (f.evidence && f.evidence.length) {
+    body.append(el('h4', {}, 'Evidence'), el('ul', {}, f.evidence.map((e) => el('li', {},
+      pathLink(c.root, e.path), e.offset !== undefined && e.offset !== null ? ` (byte ${e.offset})` : '', ': ', e.detail))));
+  }
+  if (f.why) body.append(el('h4', {}, 'Why'), el('p', {}, f.why));
+  if (f.fix && f.fix.length) body.append(el('h4', {}, 'Fix, safest first'), el('ol', {}, f.fix.map((s) => el('li', {}, s))));
+  d.append(body);
+  return d;
+}
+
+function renderFiles() {
+  const { entries, entriesTotal } = state.last;
+  const d = el('details', { class: 'panel files' }, el('summary', {}, `Files in the input (${entriesTotal})`));
+  const shown = entries.slice(0, 5000);
+  d.append(el('div', { class: 'files-list' }, table(['path', { label: 'size', num: true }],
+    shown.map(([p, s]) => [s <= MAX_SHOWN_BYTES ? el('button', { type: 'button', class: 'linkish', onclick: () => showEntry(p) }, p) : el('code', { title: 'too large to show' }, p), fmtBytes(s)]))));
+  if (entriesTotal > shown.length) d.append(el('p', { class: 'muted' }, `Listing the first ${shown.length} of ${entriesTotal} files.`));
+  return d;
+}
+
+/** The tabs above the results: the diagnosis (default) and the state browser. */
+function renderTabs() {
+  const tab = (id, label, selected) => el('button', {
+    type: 'button', role: 'tab', id: `tab-${id}`, 'aria-controls': `panel-${id}`, 'aria-selected': String(selected),
+    tabindex: selected ? '0' : '-1', 'data-testid': id === 'state' ? 'state-tab' : 'diagnosis-tab',
+    onclick: () => selectTab(id),
+  }, label);
+  const bar = el('div', { class: 'tabs', role: 'tablist', 'aria-label': 'Views' },
+    tab('diagnosis', 'Diagnosis', true), tab('state', 'State', false));
+  bar.addEventListener('keydown', (ev) => {
+    if (ev.key !== 'ArrowRight' && ev.key !== 'ArrowLeft') return;
+    const next = document.querySelector('#tab-state').getAttribute('aria-selected') === 'true' ? 'diagnosis' : 'state';
+    selectTab(next);
+    document.querySelector(`#tab-${next}`).focus();
+  });
+  return bar;
+}
+
+function selectTab(id) {
+  for (const t of ['diagnosis', 'state']) {
+    const on = t === id;
+    const b = document.querySelector(`#tab-${t}`);
+    if (!b) continue;
+    b.setAttribute('aria-selected', String(on));
+    b.tabIndex = on ? 0 : -1;
+    document.querySelector(`#panel-${t}`).hidden = !on;
+  }
+  if (id === 'state') openStateBrowser();
+}
+
+/** What a view gets besides its checkpoint (the third argument of `render`). */
+function pageApi(report) {
+  const last = state.last;
+  return {
+    /** The whole report (`checkpoints`, `input`, `inspector_version`). */
+    report,
+    /** The input's files as `[path, size]` (cut at the worker's listing limit) and how many there are in all. */
+    entries: last ? last.entries : [],
+    entriesTotal: last ? last.entriesTotal : 0,
+    /** True when the report came from a shared link: there is no checkpoint to read files or state from. */
+    readOnly: Boolean(last && last.link),
+    /** Element builders (text only, never HTML) and a table: see ./dom.js. */
+    el, svg, table,
+    /** Formatting: bytes, UTC times, ages. */
+    fmtBytes, fmtTime, fmtAge,
+    /** A file path of a checkpoint as a button that opens the file (when it is in the input and small), else code. */
+    pathLink,
+    /** Shows one file of the input (archive path) in the file dialog. */
+    showEntry,
+    /** Sends a request to the diagnosis worker (see crates/checkpoint-web/src/worker.rs); resolves with its answer. */
+    request,
+  };
+}
+
+function renderViews(c, page) {
+  const box = el('div', { class: 'views' });
+  for (const v of views) {
+    const container = el('div', { class: `view view-${v.layout}`, dataset: { view: v.name } });
+    try {
+      v.module.render(container, c, page);
+    } catch (e) {
+      container.replaceChildren(el('p', { class: 'message', role: 'alert' }, `The ${v.name} view failed: ${e && e.message ? e.message : e}`));
+    }
+    if (container.childNodes.length) box.append(container);
+  }
+  return box;
+}

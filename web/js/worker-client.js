@@ -1,0 +1,87 @@
+// The worker client: starts the diagnosis Web Worker (wasm, crates/checkpoint-web/src/worker.rs), sends it requests
+// (each with an id) and resolves them with its answer; progress messages go to the request's callback.
+import { $ } from './dom.js';
+import { setStatus, showMessage } from './status.js';
+import { state } from './app-state.js';
+import { ready as coreReady } from './core.js';
+
+export function startWorker() {
+  const url = window.TC_WORKER_URL || './worker_loader.js';
+  let w;
+  try {
+    w = new Worker(url);
+  } catch (e) {
+    showMessage(`The inspector could not start its worker: ${e.message}`);
+    setStatus('Failed to start.');
+    return;
+  }
+  state.worker = w;
+  w.onmessage = (ev) => onWorkerMessage(ev.data);
+  w.onerror = (ev) => {
+    ev.preventDefault?.();
+    const msg = ev.message || 'the worker stopped';
+    for (const [, p] of state.pending) p.reject({ kind: 'internal', message: `Internal error in the inspector: ${msg}` });
+    state.pending.clear();
+    if (!state.ready) {
+      showMessage(`The inspector could not load its WebAssembly module: ${msg}`);
+      setStatus('Failed to load.');
+    }
+    // Start a fresh worker so the page stays usable.
+    state.ready = false;
+    state.workerReady = false;
+    state.worker = null;
+    document.body.dataset.status = 'loading';
+    setTimeout(startWorker, 50);
+  };
+}
+
+function onWorkerMessage(m) {
+  if (!m || typeof m !== 'object') return;
+  if (m.type === 'ready') {
+    state.workerReady = true;
+    $('#version-note').textContent = `checkpoint-inspector ${m.version}`;
+    checkReady();
+    return;
+  }
+  const p = state.pending.get(m.id);
+  if (!p) return;
+  if (m.type === 'progress') {
+    p.onProgress?.(m);
+    return;
+  }
+  state.pending.delete(m.id);
+  $('#results').dataset.pending = String(state.pending.size);
+  if (m.type === 'error') p.reject({ kind: m.kind, message: m.message });
+  else p.resolve(m);
+}
+
+/** Called once, when the page becomes ready (both wasm modules run), before it says so. */
+export const readyHooks = [];
+
+/** The page is ready once both wasm modules run: the worker's (diagnosis) and the page's (rendering). */
+export function checkReady() {
+  if (!state.workerReady || !coreReady()) return;
+  if (!state.ready) for (const hook of readyHooks) hook();
+  state.ready = true;
+  document.body.dataset.status = 'ready';
+  if (!state.last && !state.input) setStatus('Ready. Drop a checkpoint zip or folder, pick a file, or try a sample.');
+}
+addEventListener('TrunkApplicationStarted', checkReady);
+
+export function request(msg, onProgress) {
+  return new Promise((resolve, reject) => {
+    if (!state.worker) {
+      reject({ kind: 'internal', message: 'The inspector is not loaded yet.' });
+      return;
+    }
+    const id = state.nextId++;
+    state.pending.set(id, { resolve, reject, onProgress });
+    $('#results').dataset.pending = String(state.pending.size);
+    state.worker.postMessage({ ...msg, id });
+  });
+}
+
+export async function whenReady() {
+  while (!state.ready) await new Promise((r) => setTimeout(r, 30));
+}
+
