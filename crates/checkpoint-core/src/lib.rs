@@ -25,6 +25,7 @@ pub mod model;
 pub mod predict;
 pub mod read;
 pub mod report;
+pub mod restart_chain;
 pub mod restart_plan;
 pub mod source;
 pub mod state;

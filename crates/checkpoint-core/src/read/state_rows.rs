@@ -4,7 +4,7 @@
 
 use super::{Reader, MAX_STATE_FILE_BYTES};
 use crate::model::{store_index, Checkpoint, StoreRows, Unverified};
-use crate::state_files::{self, ChainFileKind};
+use crate::restart_chain::{plan, ChainFileKind, ChainStep, PlanInput};
 use std::collections::BTreeSet;
 
 /// Most stores whose rows are decoded in one diagnosis (each costs a listing scan besides its bytes).
@@ -59,8 +59,9 @@ pub(crate) fn read_store_rows(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
                 });
                 let lineage: Option<Vec<(i64, String)>> =
                     top.and_then(|t| cp.lineage_of(&t.file.path)).map(|l| l.to_vec());
-                let chain =
-                    state_files::load_chain(&store, version, &provider, uid.as_deref(), lineage.as_deref(), &[]);
+                let input =
+                    PlanInput { unique_id: uid.as_deref(), lineage: lineage.as_deref(), ..PlanInput::new(&provider) };
+                let chain = plan(&store, version, &input);
                 let intact = chain.missing.is_none()
                     && !chain.base_not_found
                     && chain.steps.iter().all(|s| cp.integrity_of(&s.path).is_some_and(|i| i.problem.is_none()));
@@ -175,7 +176,7 @@ fn window_end_ms(row: &[u8], n: usize, idx: usize) -> Option<i64> {
 /// (`isValidated` is set after it). `Some` when it violates the key or value schema.
 fn first_row_check(
     rd: &mut Reader<'_>,
-    step: &state_files::ChainStep,
+    step: &ChainStep,
     ks: &crate::state::schema::StructType,
     vs: &crate::state::schema::StructType,
     check_value: bool,
