@@ -31,6 +31,7 @@ pub mod source;
 pub mod state;
 pub mod state_files;
 pub mod state_integrity;
+pub mod time;
 
 #[cfg(test)]
 mod fixture_tests;

@@ -68,6 +68,18 @@ impl StoreFiles {
         .max()
         .copied()
     }
+    /// Every file of the store except its schema file and temp files: state files by version, `SSTs/`, `logs/`,
+    /// then anything else.
+    pub fn all_files(&self) -> impl Iterator<Item = &FileRef> {
+        self.deltas
+            .values()
+            .chain(self.snapshots.values())
+            .chain(self.zips.values().flatten().map(|f| &f.file))
+            .chain(self.changelogs.values().flatten().map(|f| &f.file))
+            .chain(self.ssts.iter())
+            .chain(self.wal_logs.iter())
+            .chain(self.other.iter())
+    }
     /// `hdfs`, `rocksdb` or `unknown` from the files present.
     pub fn provider(&self) -> &'static str {
         if !self.zips.is_empty() || !self.changelogs.is_empty() || !self.ssts.is_empty() {
@@ -133,6 +145,20 @@ pub fn parse_versioned_stem(stem: &str) -> Option<(i64, Option<String>)> {
 /// True for `.<name>.<uuid>.tmp` (CheckpointFileManager temp files) and other `*.tmp` leftovers.
 pub fn is_temp_file(name: &str) -> bool {
     name.ends_with(".tmp") && name.starts_with('.')
+}
+
+/// The `state/` tree of the checkpoint at `root` (an archive folder, `""` = the top) from the archive's entries;
+/// paths in it are relative to `root`.
+pub fn list_state_in(entries: &[crate::archive::Entry], root: &str) -> StateTree {
+    let r = root.trim_matches('/');
+    let prefix = if r.is_empty() { String::new() } else { format!("{r}/") };
+    let listing: Vec<(String, u64, bool)> = entries
+        .iter()
+        .filter_map(|e| {
+            e.path.strip_prefix(&prefix).filter(|rel| !rel.is_empty()).map(|rel| (rel.to_string(), e.size, e.is_dir))
+        })
+        .collect();
+    list_state(&listing)
 }
 
 /// Builds the tree from the checkpoint's entries (`(relative path, size, is_dir)`), ignoring sidecars.

@@ -384,6 +384,14 @@ pub fn load_store(
             .class("CANNOT_LOAD_STATE_STORE.UNEXPECTED_VERSION"));
     }
     let (_, chain) = plan(a, store_dir, version);
+    load_chain(a, &chain, limits)
+}
+
+/// Executes a load chain of the HDFS provider (paths inside the archive, from [`crate::restart_chain::plan`]):
+/// the snapshot, then the deltas in order, removals applied; the chain's missing delta is
+/// `CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS`.
+pub fn load_chain(a: &mut dyn Archive, chain: &LoadChain, limits: &StateLimits) -> Result<RawStore, StateError> {
+    let version = chain.version;
     let mut map: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
     for step in &chain.steps {
         if step.kind == ChainFileKind::Snapshot {

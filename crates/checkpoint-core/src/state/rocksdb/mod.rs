@@ -168,24 +168,16 @@ pub struct StateFileName {
     pub is_zip: bool,
 }
 
-/// Parses a file name of a RocksDB store directory; `None` for anything else (`.crc`, `SSTs/`, temp files).
+/// Parses a file name of a RocksDB store directory; `None` for anything else (`.crc`, `SSTs/`, temp files, HDFS
+/// files). The state file-name parser is [`crate::state_files::parse_state_file_name`]; this is its RocksDB view.
 pub fn parse_state_file_name(name: &str) -> Option<StateFileName> {
-    let (stem, is_zip) = if let Some(s) = name.strip_suffix(".zip") {
-        (s, true)
-    } else if let Some(s) = name.strip_suffix(".changelog") {
-        (s, false)
-    } else {
-        return None;
+    let f = crate::state_files::parse_state_file_name(name)?;
+    let is_zip = match f.kind {
+        ChainFileKind::Zip => true,
+        ChainFileKind::Changelog => false,
+        ChainFileKind::Delta | ChainFileKind::Snapshot => return None,
     };
-    let (v, id) = match stem.split_once('_') {
-        Some((v, id)) if !id.is_empty() => (v, Some(id.to_string())),
-        Some(_) => return None,
-        None => (stem, None),
-    };
-    if v.is_empty() || !v.bytes().all(|c| c.is_ascii_digit()) || v.len() > 18 {
-        return None;
-    }
-    Some(StateFileName { version: v.parse().ok()?, unique_id: id, is_zip })
+    Some(StateFileName { version: f.version, unique_id: f.unique_id, is_zip })
 }
 
 /// Files directly in a store directory: (file name, size), plus `SSTs/`/`logs/` entries relative to it.
