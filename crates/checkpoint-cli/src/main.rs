@@ -72,65 +72,8 @@ fn parse_conf(s: &str) -> Result<(String, String), String> {
     Ok((k.trim().to_string(), v.trim().to_string()))
 }
 
-/// Days since 1970-01-01 of a civil date (proleptic Gregorian).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146097 + doe - 719468
-}
-
 fn parse_now(s: &str) -> Result<i64, String> {
-    let s = s.trim();
-    if let Ok(ms) = s.parse::<i64>() {
-        return Ok(ms);
-    }
-    let err = || format!("not RFC 3339 or epoch ms: {s:?}");
-    let b = s.as_bytes();
-    if b.len() < 20
-        || b[4] != b'-'
-        || b[7] != b'-'
-        || !(b[10] == b'T' || b[10] == b't' || b[10] == b' ')
-        || b[13] != b':'
-        || b[16] != b':'
-    {
-        return Err(err());
-    }
-    let num = |r: std::ops::Range<usize>| s.get(r).and_then(|x| x.parse::<i64>().ok()).ok_or_else(err);
-    let (y, mo, d, h, mi, se) = (num(0..4)?, num(5..7)?, num(8..10)?, num(11..13)?, num(14..16)?, num(17..19)?);
-    // RFC 3339 ranges (a leap second 60 is allowed); days beyond the month's length are refused too.
-    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
-    let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-    if !(1..=12).contains(&mo) || d < 1 || d > month_days[(mo - 1) as usize] || h > 23 || mi > 59 || se > 60 {
-        return Err(err());
-    }
-    let mut i = 19;
-    let mut ms = 0i64;
-    if b.get(i) == Some(&b'.') {
-        let start = i + 1;
-        i = start;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        let frac = &s[start..i];
-        let f3: String = frac.chars().chain("000".chars()).take(3).collect();
-        ms = f3.parse().map_err(|_| err())?;
-    }
-    let offset_min = match &s[i..] {
-        "Z" | "z" => 0,
-        tz if tz.len() == 6 && (tz.starts_with('+') || tz.starts_with('-')) => {
-            let h: i64 = tz[1..3].parse().map_err(|_| err())?;
-            let m: i64 = tz[4..6].parse().map_err(|_| err())?;
-            let sign = if tz.starts_with('-') { -1 } else { 1 };
-            sign * (h * 60 + m)
-        }
-        _ => return Err(err()),
-    };
-    let days = days_from_civil(y, mo, d);
-    Ok(((days * 86400 + h * 3600 + mi * 60 + se - offset_min * 60) * 1000) + ms)
+    checkpoint_core::time::parse_now(s)
 }
 
 fn read_text_file(p: &Path, cap: u64) -> Result<String, String> {

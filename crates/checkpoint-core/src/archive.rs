@@ -57,19 +57,9 @@ pub struct Entry {
     pub modified_ms: Option<i64>,
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
 /// A zip entry's DOS date-time as ms since the epoch (taken as UTC).
 fn dos_ms(t: zip::DateTime) -> i64 {
-    let days = days_from_civil(t.year() as i64, t.month() as i64, t.day() as i64);
+    let days = crate::time::days_from_civil(t.year() as i64, t.month() as i64, t.day() as i64);
     ((days * 24 + t.hour() as i64) * 60 + t.minute() as i64) * 60_000 + t.second() as i64 * 1000
 }
 

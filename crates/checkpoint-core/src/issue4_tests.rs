@@ -5,7 +5,7 @@
 use crate::archive::{Archive, Limits, MemArchive};
 use crate::read::{read_checkpoint_with, ReadOptions};
 use crate::report::{Finding, Report, Severity};
-use crate::state_files::{load_chain, ChainFileKind};
+use crate::restart_chain::{plan, ChainFileKind, PlanInput};
 use crate::testutil::{fixtures_dir, open_fixture};
 use crate::{diagnose, Context, SparkVersion};
 use std::collections::BTreeMap;
@@ -45,7 +45,7 @@ fn chain_of(files: &[(String, Vec<u8>)], part: u32) -> Vec<(String, ChainFileKin
     let version = cp.restart_version().expect("restart version");
     let provider = cp.operator_provider(0);
     let store = &cp.state.operators[&0].partitions[&part].stores["default"];
-    let chain = load_chain(store, version, &provider, None, None, &[]);
+    let chain = plan(store, version, &PlanInput::new(&provider));
     assert!(chain.missing.is_none(), "fixture chain is complete");
     chain.steps.into_iter().map(|s| (s.path, s.kind)).collect()
 }

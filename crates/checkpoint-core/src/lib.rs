@@ -26,12 +26,14 @@ pub mod predict;
 pub mod present;
 pub mod read;
 pub mod report;
+pub mod restart_chain;
 pub mod restart_plan;
 pub mod share;
 pub mod source;
 pub mod state;
 pub mod state_files;
 pub mod state_integrity;
+pub mod time;
 
 #[cfg(test)]
 mod fixture_tests;

@@ -68,6 +68,18 @@ impl StoreFiles {
         .max()
         .copied()
     }
+    /// Every file of the store except its schema file and temp files: state files by version, `SSTs/`, `logs/`,
+    /// then anything else.
+    pub fn all_files(&self) -> impl Iterator<Item = &FileRef> {
+        self.deltas
+            .values()
+            .chain(self.snapshots.values())
+            .chain(self.zips.values().flatten().map(|f| &f.file))
+            .chain(self.changelogs.values().flatten().map(|f| &f.file))
+            .chain(self.ssts.iter())
+            .chain(self.wal_logs.iter())
+            .chain(self.other.iter())
+    }
     /// `hdfs`, `rocksdb` or `unknown` from the files present.
     pub fn provider(&self) -> &'static str {
         if !self.zips.is_empty() || !self.changelogs.is_empty() || !self.ssts.is_empty() {
@@ -133,6 +145,20 @@ pub fn parse_versioned_stem(stem: &str) -> Option<(i64, Option<String>)> {
 /// True for `.<name>.<uuid>.tmp` (CheckpointFileManager temp files) and other `*.tmp` leftovers.
 pub fn is_temp_file(name: &str) -> bool {
     name.ends_with(".tmp") && name.starts_with('.')
+}
+
+/// The `state/` tree of the checkpoint at `root` (an archive folder, `""` = the top) from the archive's entries;
+/// paths in it are relative to `root`.
+pub fn list_state_in(entries: &[crate::archive::Entry], root: &str) -> StateTree {
+    let r = root.trim_matches('/');
+    let prefix = if r.is_empty() { String::new() } else { format!("{r}/") };
+    let listing: Vec<(String, u64, bool)> = entries
+        .iter()
+        .filter_map(|e| {
+            e.path.strip_prefix(&prefix).filter(|rel| !rel.is_empty()).map(|rel| (rel.to_string(), e.size, e.is_dir))
+        })
+        .collect();
+    list_state(&listing)
 }
 
 /// Builds the tree from the checkpoint's entries (`(relative path, size, is_dir)`), ignoring sidecars.
@@ -246,17 +272,21 @@ fn classify_store_file(store: &mut StoreFiles, inner: &[&str], fref: FileRef) {
     if name.ends_with(".crc") {
         return; // sidecars are handled by the checksum pass
     }
-    let version = |s: &str| parse_versioned_stem(s).filter(|(_, id)| id.is_none()).map(|(v, _)| v);
-    if let Some(v) = name.strip_suffix(".delta").and_then(version) {
-        store.deltas.insert(v, fref);
-    } else if let Some(v) = name.strip_suffix(".snapshot").and_then(version) {
-        store.snapshots.insert(v, fref);
-    } else if let Some((v, id)) = name.strip_suffix(".zip").and_then(parse_versioned_stem) {
-        store.zips.entry(v).or_default().push(VersionFile { version: v, unique_id: id, file: fref });
-    } else if let Some((v, id)) = name.strip_suffix(".changelog").and_then(parse_versioned_stem) {
-        store.changelogs.entry(v).or_default().push(VersionFile { version: v, unique_id: id, file: fref });
-    } else {
-        store.other.push(fref);
+    use crate::restart_chain::ChainFileKind as K;
+    match parse_state_file_name(name) {
+        Some(StateFileName { version: v, kind: K::Delta, .. }) => {
+            store.deltas.insert(v, fref);
+        }
+        Some(StateFileName { version: v, kind: K::Snapshot, .. }) => {
+            store.snapshots.insert(v, fref);
+        }
+        Some(StateFileName { version: v, unique_id, kind: K::Zip }) => {
+            store.zips.entry(v).or_default().push(VersionFile { version: v, unique_id, file: fref });
+        }
+        Some(StateFileName { version: v, unique_id, kind: K::Changelog }) => {
+            store.changelogs.entry(v).or_default().push(VersionFile { version: v, unique_id, file: fref });
+        }
+        None => store.other.push(fref),
     }
 }
 
@@ -302,206 +332,50 @@ mod tests {
     }
 }
 
-/// The kind of a file in a state load chain.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChainFileKind {
-    /// HDFS `<v>.snapshot`.
-    Snapshot,
-    /// HDFS `<v>.delta`.
-    Delta,
-    /// RocksDB `<v>[_<id>].zip`.
-    Zip,
-    /// RocksDB `<v>[_<id>].changelog`.
-    Changelog,
+/// The files of one store folder of an archive (`store_dir` is an archive path such as `state/0/1` or
+/// `root/state/0/1/left-keyToNumValues`; [`FileRef::path`]s are archive paths), classified as [`list_state`]
+/// does: what the State Data Source loaders plan from. One pass over the listing.
+pub fn store_files(entries: &[crate::archive::Entry], store_dir: &str) -> StoreFiles {
+    let dir = store_dir.trim_end_matches('/');
+    let prefix = if dir.is_empty() { String::new() } else { format!("{dir}/") };
+    let mut store = StoreFiles { dir: dir.to_string(), ..Default::default() };
+    for e in entries {
+        if e.is_dir {
+            continue;
+        }
+        let Some(rel) = e.path.strip_prefix(&prefix) else { continue };
+        if rel.is_empty() {
+            continue;
+        }
+        let inner: Vec<&str> = rel.split('/').collect();
+        classify_store_file(&mut store, &inner, FileRef { path: e.path.clone(), size: e.size });
+    }
+    store
 }
 
-/// One file a state load reads (or would read, when `present` is false).
+/// A state file name of a store folder: `<v>.delta`, `<v>.snapshot` (HDFS provider), `<v>[_<uniqueId>].zip`,
+/// `<v>[_<uniqueId>].changelog` (RocksDB; the unique id with checkpoint format v2).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChainStep {
-    /// State version of the file.
+pub struct StateFileName {
+    /// The state version.
     pub version: i64,
-    /// Kind of file.
-    pub kind: ChainFileKind,
-    /// Path relative to the root (for a missing file, the path Spark looks for).
-    pub path: String,
+    /// Checkpoint format v2 unique id.
+    pub unique_id: Option<String>,
+    /// Which file it is.
+    pub kind: crate::restart_chain::ChainFileKind,
 }
 
-/// The files Spark reads to load one version of one store, in read order, and where it stops.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct LoadChain {
-    /// The version loaded.
-    pub version: i64,
-    /// Files read, base first.
-    pub steps: Vec<ChainStep>,
-    /// The first file Spark needs that is absent (it fails there).
-    pub missing: Option<ChainStep>,
-    /// Checkpoint format v2: no snapshot zip reachable through the changelog lineage
-    /// (`CANNOT_LOAD_STATE_STORE.CANNOT_FIND_BASE_SNAPSHOT_CHECKPOINT`).
-    pub base_not_found: bool,
-}
-
-/// Computes the load chain of `version` for a store, like Spark's providers:
-/// HDFS (`HDFSBackedStateStoreProvider.loadMap`): `V.snapshot`, else the newest snapshot `S < V` (or
-/// nothing) and deltas `S+1..V` in order, failing at the first missing delta. RocksDB
-/// (`RocksDBFileManager`): the newest zip `S <= V` and changelogs `S+1..V`, failing at the first missing
-/// changelog; with checkpoint format v2 (`unique_id` from the commit log), `V_<id>.zip`, else
-/// `V_<id>.changelog` and the changelogs below it down to a zip (`lineage`, when known from the
-/// changelog header, restricts which versions and ids qualify). Snapshots/zips whose version is in
-/// `skip` (known corrupt, for 4.3's auto snapshot repair) are passed over.
-pub fn load_chain(
-    store: &StoreFiles,
-    version: i64,
-    provider: &str,
-    unique_id: Option<&str>,
-    lineage: Option<&[(i64, String)]>,
-    skip: &[i64],
-) -> LoadChain {
-    let mut chain = LoadChain { version, ..Default::default() };
-    if version <= 0 {
-        return chain;
+/// The one parser of state file names (see [`StateFileName`]); `None` for anything else (sidecars, temp files,
+/// `SSTs/`, a version over [`crate::log::MAX_BATCH_ID`], an id on a `.delta`/`.snapshot`).
+pub fn parse_state_file_name(name: &str) -> Option<StateFileName> {
+    use crate::restart_chain::ChainFileKind as K;
+    let (stem, kind) =
+        [(".delta", K::Delta), (".snapshot", K::Snapshot), (".zip", K::Zip), (".changelog", K::Changelog)]
+            .into_iter()
+            .find_map(|(suffix, k)| name.strip_suffix(suffix).map(|s| (s, k)))?;
+    let (version, unique_id) = parse_versioned_stem(stem)?;
+    if unique_id.is_some() && matches!(kind, K::Delta | K::Snapshot) {
+        return None;
     }
-    let dir = &store.dir;
-    if provider == "hdfs" {
-        // The plan is the HDFS reader's (`crate::state::hdfs::load_plan`); snapshots in `skip` are left out.
-        let files = crate::state::hdfs::StoreFiles {
-            deltas: store.deltas.keys().copied().collect(),
-            snapshots: store.snapshots.keys().copied().filter(|v| !skip.contains(v)).collect(),
-        };
-        // `load_plan` lists every delta version after the snapshot; a hand-edited huge batch id would make
-        // that list huge, and then some delta is certainly missing: cap the range at what can exist.
-        let base = files.snapshots.iter().copied().filter(|s| *s <= version && *s > 0).max().unwrap_or(0);
-        let cap = base.saturating_add(files.deltas.len() as i64 + 1).min(version);
-        let (snap, deltas) = crate::state::hdfs::load_plan(&files, cap);
-        let deltas: Vec<i64> = if cap < version { deltas.into_iter().chain([cap + 1]).collect() } else { deltas };
-        if let Some(base) = snap {
-            if let Some(f) = store.snapshots.get(&base) {
-                chain.steps.push(ChainStep { version: base, kind: ChainFileKind::Snapshot, path: f.path.clone() });
-            }
-        }
-        for d in deltas {
-            match store.deltas.get(&d) {
-                Some(f) => chain.steps.push(ChainStep { version: d, kind: ChainFileKind::Delta, path: f.path.clone() }),
-                None => {
-                    chain.missing =
-                        Some(ChainStep { version: d, kind: ChainFileKind::Delta, path: format!("{dir}/{d}.delta") });
-                    break;
-                }
-            }
-        }
-        return chain;
-    }
-    // RocksDB.
-    let pick = |m: &BTreeMap<i64, Vec<VersionFile>>, v: i64, id: Option<&str>| -> Option<VersionFile> {
-        let files = m.get(&v)?;
-        match id {
-            Some(id) => files.iter().find(|f| f.unique_id.as_deref() == Some(id)).cloned(),
-            None => files.iter().find(|f| f.unique_id.is_none()).or_else(|| files.first()).cloned(),
-        }
-    };
-    if let Some(uid) = unique_id {
-        if !skip.contains(&version) {
-            if let Some(z) = pick(&store.zips, version, Some(uid)) {
-                chain.steps.push(ChainStep { version, kind: ChainFileKind::Zip, path: z.file.path });
-                return chain;
-            }
-        }
-        let Some(top) = pick(&store.changelogs, version, Some(uid)) else {
-            chain.missing = Some(ChainStep {
-                version,
-                kind: ChainFileKind::Changelog,
-                path: format!("{dir}/{version}_{uid}.changelog"),
-            });
-            return chain;
-        };
-        let mut rev = vec![ChainStep { version, kind: ChainFileKind::Changelog, path: top.file.path }];
-        let mut v = version - 1;
-        loop {
-            if v <= 0 {
-                break;
-            }
-            let want: Option<&str> = lineage.and_then(|l| l.iter().find(|(lv, _)| *lv == v).map(|(_, id)| id.as_str()));
-            let in_lineage = lineage.map(|l| l.iter().any(|(lv, _)| *lv == v)).unwrap_or(true);
-            if in_lineage && !skip.contains(&v) {
-                if let Some(z) = pick(&store.zips, v, want) {
-                    rev.push(ChainStep { version: v, kind: ChainFileKind::Zip, path: z.file.path });
-                    break;
-                }
-            }
-            if !in_lineage {
-                chain.base_not_found = true;
-                break;
-            }
-            match pick(&store.changelogs, v, want) {
-                Some(c) => rev.push(ChainStep { version: v, kind: ChainFileKind::Changelog, path: c.file.path }),
-                None => {
-                    chain.base_not_found = true;
-                    break;
-                }
-            }
-            v -= 1;
-        }
-        rev.reverse();
-        chain.steps = rev;
-        return chain;
-    }
-    let base = store.zips.range(..=version).rev().map(|(v, _)| *v).find(|v| !skip.contains(v)).unwrap_or(0);
-    if base > 0 {
-        if let Some(z) = pick(&store.zips, base, None) {
-            chain.steps.push(ChainStep { version: base, kind: ChainFileKind::Zip, path: z.file.path });
-        }
-        if base == version {
-            return chain;
-        }
-    }
-    for c in (base + 1)..=version {
-        match pick(&store.changelogs, c, None) {
-            Some(f) => chain.steps.push(ChainStep { version: c, kind: ChainFileKind::Changelog, path: f.file.path }),
-            None => {
-                chain.missing = Some(ChainStep {
-                    version: c,
-                    kind: ChainFileKind::Changelog,
-                    path: format!("{dir}/{c}.changelog"),
-                });
-                break;
-            }
-        }
-    }
-    chain
-}
-
-#[cfg(test)]
-mod chain_tests {
-    use super::*;
-
-    fn store(files: &[&str]) -> StoreFiles {
-        let entries: Vec<(String, u64, bool)> = files.iter().map(|f| (format!("state/0/0/{f}"), 1, false)).collect();
-        list_state(&entries).operators[&0].partitions[&0].stores["default"].clone()
-    }
-
-    #[test]
-    fn hdfs_chain() {
-        let s = store(&["1.delta", "2.delta", "3.delta", "3.snapshot", "4.delta", "6.delta"]);
-        let c = load_chain(&s, 5, "hdfs", None, None, &[]);
-        assert_eq!(c.steps.iter().map(|s| s.version).collect::<Vec<_>>(), vec![3, 4]);
-        assert_eq!(c.missing.unwrap().path, "state/0/0/5.delta");
-        let c = load_chain(&s, 3, "hdfs", None, None, &[]);
-        assert_eq!(c.steps[0].kind, ChainFileKind::Snapshot);
-        let c = load_chain(&s, 4, "hdfs", None, None, &[3]);
-        assert_eq!(c.steps.len(), 4);
-        assert!(c.missing.is_none());
-    }
-
-    #[test]
-    fn rocksdb_chains() {
-        let s = store(&["2.zip", "3.changelog", "5.changelog"]);
-        let c = load_chain(&s, 5, "rocksdb", None, None, &[]);
-        assert_eq!(c.missing.unwrap().path, "state/0/0/4.changelog");
-        let s = store(&["6_a.zip", "7_b.changelog", "8_c.changelog", "8_c.zip"]);
-        let c = load_chain(&s, 8, "rocksdb", Some("c"), None, &[]);
-        assert_eq!(c.steps.len(), 1);
-        let c = load_chain(&s, 8, "rocksdb", Some("c"), None, &[8]);
-        assert_eq!(c.steps.iter().map(|s| s.version).collect::<Vec<_>>(), vec![6, 7, 8]);
-        let s = store(&["2_a.zip", "4_b.changelog", "5_c.changelog"]);
-        assert!(load_chain(&s, 5, "rocksdb", Some("c"), None, &[]).base_not_found);
-    }
+    Some(StateFileName { version, unique_id, kind })
 }

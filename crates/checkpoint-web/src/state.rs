@@ -115,16 +115,20 @@ pub fn schema_tree(s: &StructType) -> Value {
     json!({"type": "struct", "simple": s.simple_string(), "fields": struct_fields(s)})
 }
 
-/// Version of a state file name: `<v>.delta`, `<v>.snapshot`, `<v>[_<id>].zip`, `<v>[_<id>].changelog`.
+/// Version of a state file name: `<v>.delta`, `<v>.snapshot`, `<v>[_<id>].zip`, `<v>[_<id>].changelog` (the
+/// core's one parser, [`checkpoint_core::state_files::parse_state_file_name`]).
 fn file_version(name: &str) -> Option<(i64, &'static str)> {
-    for (suffix, kind) in [(".delta", "delta"), (".snapshot", "snapshot")] {
-        if let Some(v) = name.strip_suffix(suffix) {
-            if !v.is_empty() && v.len() <= 18 && v.bytes().all(|c| c.is_ascii_digit()) {
-                return v.parse().ok().map(|v| (v, kind));
-            }
-        }
-    }
-    rocksdb::parse_state_file_name(name).map(|f| (f.version, if f.is_zip { "zip" } else { "changelog" }))
+    use checkpoint_core::restart_chain::ChainFileKind as K;
+    let f = checkpoint_core::state_files::parse_state_file_name(name)?;
+    Some((
+        f.version,
+        match f.kind {
+            K::Delta => "delta",
+            K::Snapshot => "snapshot",
+            K::Zip => "zip",
+            K::Changelog => "changelog",
+        },
+    ))
 }
 
 /// Per-version size of one store over all partitions.
@@ -142,30 +146,33 @@ struct VersionStat {
 type OperatorFiles = BTreeMap<(String, u32), Vec<(String, String, u64)>>;
 
 fn operator_files(a: &dyn Archive, root: &str, op: i64) -> OperatorFiles {
+    // The core's listing of the state tree; files kept in archive order.
     let r = root.trim_matches('/');
-    let prefix = if r.is_empty() { format!("state/{op}/") } else { format!("{r}/state/{op}/") };
+    let base = if r.is_empty() { String::new() } else { format!("{r}/") };
+    let tree = checkpoint_core::state_files::list_state_in(a.entries(), r);
+    let order: BTreeMap<&str, usize> = a.entries().iter().enumerate().map(|(i, e)| (e.path.as_str(), i)).collect();
     let mut out: OperatorFiles = BTreeMap::new();
-    for e in a.entries() {
-        if e.is_dir {
-            continue;
+    let Some(o) = tree.operators.get(&op) else { return out };
+    for (p, pf) in &o.partitions {
+        for (store, s) in &pf.stores {
+            let dir = format!("{}/", s.dir);
+            let mut v: Vec<(usize, (String, String, u64))> = s
+                .all_files()
+                .filter_map(|f| {
+                    let rel = f.path.strip_prefix(&dir)?;
+                    if rel.starts_with("_metadata/") || rel.rsplit('/').next().is_some_and(|n| n.starts_with('.')) {
+                        return None;
+                    }
+                    let path = format!("{base}{}", f.path);
+                    Some((order.get(path.as_str()).copied().unwrap_or(usize::MAX), (rel.to_string(), path, f.size)))
+                })
+                .collect();
+            if v.is_empty() {
+                continue;
+            }
+            v.sort_by_key(|x| x.0);
+            out.insert((store.clone(), *p), v.into_iter().map(|x| x.1).collect());
         }
-        let Some(rest) = e.path.strip_prefix(&prefix) else { continue };
-        let Some((p, rest)) = rest.split_once('/') else { continue };
-        if p.is_empty() || p.len() > 9 || !p.bytes().all(|c| c.is_ascii_digit()) {
-            continue;
-        }
-        let Ok(p) = p.parse::<u32>() else { continue };
-        let (store, rel) = match rest.split_once('/') {
-            None => ("default", rest),
-            Some(("SSTs" | "logs", _)) => ("default", rest),
-            Some(("_metadata", _)) => continue,
-            Some((store, tail)) => (store, tail),
-        };
-        if rel.is_empty() || rel.starts_with("_metadata/") || rel.rsplit('/').next().is_some_and(|n| n.starts_with('.'))
-        {
-            continue;
-        }
-        out.entry((store.to_string(), p)).or_default().push((rel.to_string(), e.path.clone(), e.size));
     }
     out
 }

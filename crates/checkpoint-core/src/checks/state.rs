@@ -3,11 +3,12 @@
 //! i.e. last committed batch + 1) whether every partition's chain of snapshot + deltas (HDFS) or zip +
 //! changelogs (RocksDB, incl. checkpoint format v2) exists and is intact (FORMATS.md §8, §11, §14, §16).
 
-use super::{conf_bool, effective_conf, legacy, spark, BACKUP};
+use super::{effective_conf, legacy, spark, BACKUP};
 use crate::model::Checkpoint;
 use crate::model::{provider_from_conf, store_index};
 use crate::report::{CheckpointKind, Code, Finding, RestartStage, Severity};
-use crate::state_files::{load_chain, ChainFileKind, LoadChain, StoreFiles};
+use crate::restart_chain::{plan, ChainFileKind, LoadChain, PlanInput};
+use crate::state_files::StoreFiles;
 use crate::{Context, SparkVersion};
 use std::collections::BTreeSet;
 
@@ -237,13 +238,13 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     };
     let v = spark(ctx);
     let conf = effective_conf(cp, ctx);
-    let repair =
-        v.at_least(4, 3) && conf_bool(&conf, "spark.sql.streaming.stateStore.autoSnapshotRepair.enabled", true);
+    let repair = PlanInput { release: v, conf: Some(&conf), ..PlanInput::new("") }.repairs_snapshots();
     let partitions = recorded_partitions(cp);
     let mut out = Vec::new();
     let mut silent: Vec<(String, String)> = Vec::new();
     for (op, o) in &cp.state.operators {
         let provider = cp.operator_provider(*op);
+        let base_input = PlanInput { release: v, conf: Some(&conf), ..PlanInput::new(&provider) };
         // Store names: from any partition, else operator metadata, else `default`.
         let mut names: BTreeSet<String> = o.partitions.values().flat_map(|p| p.stores.keys().cloned()).collect();
         if let Some(Ok(m)) = cp.operator_metadata.get(op).map(|m| &m.content) {
@@ -276,7 +277,7 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 let lineage_v: Option<Vec<(i64, String)>> =
                     top.as_deref().and_then(|t| cp.lineage_of(t)).map(|l| l.to_vec());
                 let lineage = lineage_v.as_deref();
-                let chain = load_chain(store, version, &provider, uid.as_deref(), lineage, &[]);
+                let chain = plan(store, version, &PlanInput { unique_id: uid.as_deref(), lineage, ..base_input });
                 let where_ = format!(
                     "operator {op}, partition {part}{}",
                     if name == "default" { String::new() } else { format!(", store {name}") }
@@ -355,7 +356,11 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                         let mut skip = vec![step.version];
                         let mut result = None;
                         for _ in 0..4 {
-                            let alt = load_chain(store, version, &provider, uid.as_deref(), lineage, &skip);
+                            let alt = plan(
+                                store,
+                                version,
+                                &PlanInput { unique_id: uid.as_deref(), lineage, skip: &skip, ..base_input },
+                            );
                             if alt.missing.is_some() || alt.base_not_found {
                                 break;
                             }
@@ -419,7 +424,11 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                         ))
                         .fix(&[BACKUP.to_string(), format!("Optionally delete {} (after a backup) so no reader trips on it; Spark rebuilds it from {}.", d.path, files.join(", "))]);
                 } else {
-                    let alt = load_chain(store, version, &provider, uid.as_deref(), None, &[step.version]);
+                    let alt = plan(
+                        store,
+                        version,
+                        &PlanInput { unique_id: uid.as_deref(), skip: &[step.version], ..base_input },
+                    );
                     let alt_ok = is_base
                         && alt.missing.is_none()
                         && !alt.base_not_found

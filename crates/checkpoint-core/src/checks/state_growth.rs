@@ -20,10 +20,7 @@ const GROWTH_FACTOR: f64 = 2.0;
 /// Batches with an unchanged watermark that are reported.
 const STUCK_BATCHES: usize = 5;
 
-fn ms_to_utc(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    crate::state::unsafe_row::format_timestamp(secs.saturating_mul(1_000_000), true)
-}
+use crate::time::utc as ms_to_utc;
 
 /// State that keeps growing from snapshot to snapshot.
 pub fn check_growth(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {

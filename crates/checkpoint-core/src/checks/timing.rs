@@ -14,9 +14,7 @@ use crate::Context;
 /// Tolerance for timestamp comparisons: DOS times in zips have 2-second resolution.
 const SLACK_MS: i64 = 2_000;
 
-fn utc(ms: i64) -> String {
-    crate::state::unsafe_row::format_timestamp(ms.div_euclid(1000).saturating_mul(1_000_000), true)
-}
+use crate::time::utc;
 
 /// `3 days`, `5 hours`, `12 minutes`, `40 seconds`.
 pub fn human_age(ms: i64) -> String {

@@ -5,7 +5,8 @@
 
 use super::{sidecars, Reader, MAX_STATE_FILE_BYTES};
 use crate::model::{store_index, Checkpoint, Problem, StateFileIntegrity, Unverified};
-use crate::state_files::{self, ChainFileKind, StoreFiles};
+use crate::restart_chain::{plan, ChainFileKind, PlanInput};
+use crate::state_files::StoreFiles;
 use std::collections::BTreeSet;
 
 /// For every store, computes the chain for the restart version and reads its files (sidecars, integrity).
@@ -18,6 +19,8 @@ pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
     let mut done: BTreeSet<String> = BTreeSet::new();
     for op in ops {
         let provider = cp.operator_provider(op);
+        let conf = cp.recorded_conf();
+        let base_input = PlanInput { conf: Some(&conf), ..PlanInput::new(&provider) };
         let parts: Vec<u32> = cp.state.operators[&op].partitions.keys().copied().collect();
         for part in parts {
             let names: Vec<String> = cp.state.operators[&op].partitions[&part].stores.keys().cloned().collect();
@@ -45,8 +48,9 @@ pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
                     top.as_deref().and_then(|t| cp.lineage_of(t)).map(|l| l.to_vec());
                 let mut skip: Vec<i64> = Vec::new();
                 for _round in 0..4 {
-                    let chain =
-                        state_files::load_chain(&store, version, &provider, uid.as_deref(), lineage.as_deref(), &skip);
+                    let input =
+                        PlanInput { unique_id: uid.as_deref(), lineage: lineage.as_deref(), skip: &skip, ..base_input };
+                    let chain = plan(&store, version, &input);
                     to_read.clear();
                     for s in &chain.steps {
                         to_read.push((s.path.clone(), s.kind));

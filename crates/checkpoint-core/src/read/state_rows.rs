@@ -4,7 +4,7 @@
 
 use super::{Reader, MAX_STATE_FILE_BYTES};
 use crate::model::{store_index, Checkpoint, StoreRows, Unverified};
-use crate::state_files::{self, ChainFileKind};
+use crate::restart_chain::{plan, ChainFileKind, ChainStep, LoadChain, PlanInput};
 use std::collections::BTreeSet;
 
 /// Most stores whose rows are decoded in one diagnosis (each costs a listing scan besides its bytes).
@@ -26,7 +26,6 @@ pub(crate) fn read_store_rows(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
         .and_then(|o| o.metadata.as_ref())
         .and_then(|m| m.batch_watermark_ms)
         .unwrap_or(0);
-    let root = cp.root.clone();
     let mut stores_read = 0usize;
     let ops: Vec<i64> = cp.state.operators.keys().copied().collect();
     for op in ops {
@@ -34,7 +33,7 @@ pub(crate) fn read_store_rows(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
         let names: BTreeSet<String> =
             cp.state.operators[&op].partitions.values().flat_map(|p| p.stores.keys().cloned()).collect();
         for name in names {
-            let Ok((ks, vs)) = crate::state::store_schemas(rd.archive, &root, op, &name) else {
+            let Some((ks, vs)) = stored_schemas(cp, rd, op, &name) else {
                 continue; // no readable schema file: nothing to validate against
             };
             // Deduplication without watermark stores a dummy value Spark does not validate.
@@ -59,8 +58,9 @@ pub(crate) fn read_store_rows(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
                 });
                 let lineage: Option<Vec<(i64, String)>> =
                     top.and_then(|t| cp.lineage_of(&t.file.path)).map(|l| l.to_vec());
-                let chain =
-                    state_files::load_chain(&store, version, &provider, uid.as_deref(), lineage.as_deref(), &[]);
+                let input =
+                    PlanInput { unique_id: uid.as_deref(), lineage: lineage.as_deref(), ..PlanInput::new(&provider) };
+                let chain = plan(&store, version, &input);
                 let intact = chain.missing.is_none()
                     && !chain.base_not_found
                     && chain.steps.iter().all(|s| cp.integrity_of(&s.path).is_some_and(|i| i.problem.is_none()));
@@ -91,7 +91,15 @@ pub(crate) fn read_store_rows(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
                 stores_read += 1;
                 let abs = rd.abs(&store.dir);
                 let mut sr = StoreRows { store_dir: store.dir.clone(), version, ..Default::default() };
-                match crate::state::load_raw_store(rd.archive, &abs, version, &crate::state::StateLimits::default()) {
+                let limits = crate::state::StateLimits::default();
+                // HDFS: the chain planned above, executed; RocksDB: its loader (which plans with the same planner).
+                let loaded = if store.provider() == "hdfs" {
+                    let abs_chain = absolute(rd, &chain);
+                    crate::state::hdfs::load_chain(rd.archive, &abs_chain, &limits)
+                } else {
+                    crate::state::load_raw_store(rd.archive, &abs, version, &limits)
+                };
+                match loaded {
                     Err(e) => sr.error = Some(e.to_string()),
                     Ok(raw) => {
                         scan_rows(&raw, &mut sr, &RowSchemas { ks: &ks, vs: &vs, check_value, window_end }, wm_ms)
@@ -105,6 +113,29 @@ pub(crate) fn read_store_rows(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
                 cp.store_rows.insert(store.dir.clone(), sr);
             }
         }
+    }
+}
+
+/// The key and value schemas of a store: its schema file (v1/v2) in partition 0, from the listing.
+fn stored_schemas(
+    cp: &Checkpoint,
+    rd: &mut Reader<'_>,
+    op: i64,
+    name: &str,
+) -> Option<(crate::state::schema::StructType, crate::state::schema::StructType)> {
+    let f = cp.state.operators.get(&op)?.partitions.get(&0)?.stores.get(name)?.schema.as_ref()?;
+    let bytes = rd.read(&f.path, 16 << 20).ok()?;
+    let s = crate::state::schema::parse_schema_file(&bytes).ok()?;
+    Some((s.key, s.value))
+}
+
+/// A chain with archive paths (the model's are relative to the root).
+fn absolute(rd: &Reader<'_>, chain: &LoadChain) -> LoadChain {
+    let abs = |s: &ChainStep| ChainStep { path: rd.abs(&s.path), ..s.clone() };
+    LoadChain {
+        steps: chain.steps.iter().map(abs).collect(),
+        missing: chain.missing.as_ref().map(abs),
+        ..chain.clone()
     }
 }
 
@@ -175,7 +206,7 @@ fn window_end_ms(row: &[u8], n: usize, idx: usize) -> Option<i64> {
 /// (`isValidated` is set after it). `Some` when it violates the key or value schema.
 fn first_row_check(
     rd: &mut Reader<'_>,
-    step: &state_files::ChainStep,
+    step: &ChainStep,
     ks: &crate::state::schema::StructType,
     vs: &crate::state::schema::StructType,
     check_value: bool,

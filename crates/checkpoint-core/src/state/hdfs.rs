@@ -159,9 +159,11 @@ pub fn scan_records(decompressed: &[u8]) -> Result<RecordStats, RecordError> {
     for_each_record(decompressed, RecordFileKind::Delta, |_| {})
 }
 
-use super::{children, RawStore, StateError, StateLimits};
+use super::{RawStore, StateError, StateLimits};
 use crate::archive::Archive;
 use crate::codec::{self, CodecErrorKind};
+use crate::restart_chain::{ChainFileKind, LoadChain, PlanInput};
+use crate::state_files::StoreFiles;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Why one `.delta`/`.snapshot` file does not decode: in the framing (offset in the file) or in the record
@@ -333,53 +335,16 @@ pub fn for_each_record_in_file_at(
     Ok(st)
 }
 
-/// Versions of the `.delta` and `.snapshot` files directly inside a store folder.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct StoreFiles {
-    /// Versions with a `<v>.delta`, ascending.
-    pub deltas: Vec<i64>,
-    /// Versions with a `<v>.snapshot`, ascending.
-    pub snapshots: Vec<i64>,
-}
-
-fn version_of(name: &str, ext: &str) -> Option<i64> {
-    let stem = name.strip_suffix(ext)?;
-    if stem.is_empty() || !stem.bytes().all(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    stem.parse().ok()
-}
-
-/// Lists a store folder's delta and snapshot versions (hidden files, `.crc` and temp files ignored).
-pub fn list_store_files(a: &dyn Archive, store_dir: &str) -> StoreFiles {
-    let mut f = StoreFiles::default();
-    for (name, is_file) in children(a, store_dir) {
-        if !is_file {
-            continue;
-        }
-        if let Some(v) = version_of(&name, ".delta") {
-            f.deltas.push(v);
-        } else if let Some(v) = version_of(&name, ".snapshot") {
-            f.snapshots.push(v);
-        }
-    }
-    f.deltas.sort_unstable();
-    f.snapshots.sort_unstable();
-    f
-}
-
-/// The most delta versions [`load_plan`] lists. An archive holds at most `Limits::max_entries` files, so a longer
-/// chain (a hostile `commits/1000000000000`) has missing deltas long before this; the cap keeps the plan small.
+/// The most delta versions [`check_chain`] walks. An archive holds at most `Limits::max_entries` files, so a
+/// longer chain (a hostile `commits/1000000000000`) has missing deltas long before this; the cap keeps it small.
 pub const MAX_PLAN_DELTAS: i64 = 1 << 18;
 
-/// The files Spark reads to load `version` (`HDFSBackedStateStoreProvider.loadMap`): the newest snapshot at or
-/// below it (or none), then every delta after it up to `version`. Returns (snapshot, deltas); the deltas are the
-/// first [`MAX_PLAN_DELTAS`] versions of the chain when it is longer.
-pub fn load_plan(files: &StoreFiles, version: i64) -> (Option<i64>, Vec<i64>) {
-    let snap = files.snapshots.iter().copied().filter(|s| *s <= version && *s > 0).max();
-    let from = snap.unwrap_or(0).saturating_add(1);
-    let to = version.min(from.saturating_add(MAX_PLAN_DELTAS - 1));
-    (snap, (from..=to).collect())
+/// The chain Spark reads to load `version` of the HDFS store in `store_dir`, by the one planner
+/// ([`crate::restart_chain::plan`]) over the store's listing.
+fn plan(a: &dyn Archive, store_dir: &str, version: i64) -> (StoreFiles, LoadChain) {
+    let store = crate::state_files::store_files(a.entries(), store_dir);
+    let chain = crate::restart_chain::plan(&store, version, &PlanInput::new("hdfs"));
+    (store, chain)
 }
 
 /// Missing deltas [`check_chain`] reports one by one; more are summed up in one further problem.
@@ -418,30 +383,26 @@ pub fn load_store(
         return Err(StateError::new(store_dir, format!("version {version} is negative"))
             .class("CANNOT_LOAD_STATE_STORE.UNEXPECTED_VERSION"));
     }
-    let files = list_store_files(a, store_dir);
-    let snap = files.snapshots.iter().copied().filter(|s| *s <= version && *s > 0).max();
-    // Walked lazily: the first missing delta ends the load, so a huge version costs nothing.
-    let deltas = snap.unwrap_or(0).saturating_add(1)..=version;
+    let (_, chain) = plan(a, store_dir, version);
+    load_chain(a, &chain, limits)
+}
+
+/// Executes a load chain of the HDFS provider (paths inside the archive, from [`crate::restart_chain::plan`]):
+/// the snapshot, then the deltas in order, removals applied; the chain's missing delta is
+/// `CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS`.
+pub fn load_chain(a: &mut dyn Archive, chain: &LoadChain, limits: &StateLimits) -> Result<RawStore, StateError> {
+    let version = chain.version;
     let mut map: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
-    if let Some(s) = snap {
-        let path = format!("{store_dir}/{s}.snapshot");
-        read_record_file(a, &path, RecordFileKind::Snapshot, limits, |k, v| {
-            if let Some(v) = v {
-                map.insert(k.to_vec(), unwrap_value(k, v).to_vec());
-            }
-        })?;
-    }
-    let have: std::collections::BTreeSet<i64> = files.deltas.iter().copied().collect();
-    for d in deltas {
-        let path = format!("{store_dir}/{d}.delta");
-        if !have.contains(&d) {
-            return Err(StateError::new(
-                &path,
-                format!("delta file of version {d} does not exist; it is needed to rebuild version {version}"),
-            )
-            .class("CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS"));
+    for step in &chain.steps {
+        if step.kind == ChainFileKind::Snapshot {
+            read_record_file(a, &step.path, RecordFileKind::Snapshot, limits, |k, v| {
+                if let Some(v) = v {
+                    map.insert(k.to_vec(), unwrap_value(k, v).to_vec());
+                }
+            })?;
+            continue;
         }
-        read_record_file(a, &path, RecordFileKind::Delta, limits, |k, v| match v {
+        read_record_file(a, &step.path, RecordFileKind::Delta, limits, |k, v| match v {
             Some(v) => {
                 map.insert(k.to_vec(), unwrap_value(k, v).to_vec());
             }
@@ -449,6 +410,14 @@ pub fn load_store(
                 map.remove(unwrap_removed_key(k));
             }
         })?;
+    }
+    if let Some(m) = &chain.missing {
+        let d = m.version;
+        return Err(StateError::new(
+            &m.path,
+            format!("delta file of version {d} does not exist; it is needed to rebuild version {version}"),
+        )
+        .class("CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS"));
     }
     // Deterministic order: by key bytes.
     let sorted: BTreeMap<Vec<u8>, Vec<u8>> = map.into_iter().collect();
@@ -465,16 +434,13 @@ pub fn locate_key(
     key: &[u8],
     limits: &StateLimits,
 ) -> Option<crate::state::rocksdb::KeySource> {
-    let files = list_store_files(a, store_dir);
-    let snap = files.snapshots.iter().copied().filter(|s| *s <= version && *s > 0).max();
-    let mut deltas: Vec<i64> =
-        files.deltas.iter().copied().filter(|d| *d > snap.unwrap_or(0) && *d <= version).collect();
-    deltas.sort_unstable();
-    let candidates = deltas
-        .iter()
-        .rev()
-        .map(|d| (format!("{store_dir}/{d}.delta"), RecordFileKind::Delta))
-        .chain(snap.map(|s| (format!("{store_dir}/{s}.snapshot"), RecordFileKind::Snapshot)));
+    let (_, chain) = plan(a, store_dir, version);
+    let candidates = chain.steps.iter().rev().map(|s| {
+        (
+            s.path.clone(),
+            if s.kind == ChainFileKind::Snapshot { RecordFileKind::Snapshot } else { RecordFileKind::Delta },
+        )
+    });
     for (path, kind) in candidates {
         let Ok(bytes) = a.read(&path, limits.max_file_bytes) else { continue };
         let mut hit: Option<u64> = None;
@@ -512,9 +478,12 @@ pub struct ChainCheck {
 /// every delta present, every file decoding (framing, checksums, record stream). Unlike [`load_store`] it goes
 /// on after a problem so that a report can list them all.
 pub fn check_chain(a: &mut dyn Archive, store_dir: &str, version: i64, limits: &StateLimits) -> ChainCheck {
-    let files = list_store_files(a, store_dir);
-    let (snapshot, deltas) = load_plan(&files, version.max(0));
-    let have: HashSet<i64> = files.deltas.iter().copied().collect();
+    let store = crate::state_files::store_files(a.entries(), store_dir);
+    // Every file of the chain, not only up to the first missing one: the base is the planner's.
+    let snapshot = crate::restart_chain::hdfs_base(&store, version.max(0), &[]);
+    let from = snapshot.unwrap_or(0).saturating_add(1);
+    let deltas: Vec<i64> = (from..=version.max(0).min(from.saturating_add(MAX_PLAN_DELTAS - 1))).collect();
+    let have: HashSet<i64> = store.deltas.keys().copied().collect();
     let mut missing_listed = 0usize;
     let mut problems = Vec::new();
     let mut keys: Option<HashSet<Vec<u8>>> = Some(HashSet::new());

@@ -535,13 +535,21 @@ fn damaged_hdfs_fixtures_fail_with_the_file_named() {
 }
 
 #[test]
-fn load_plan_picks_newest_snapshot_at_or_below() {
-    use super::hdfs::{load_plan, StoreFiles};
-    let f = StoreFiles { deltas: (1..=12).collect(), snapshots: vec![3, 6, 9, 12] };
-    assert_eq!(load_plan(&f, 12), (Some(12), vec![]));
-    assert_eq!(load_plan(&f, 11), (Some(9), vec![10, 11]));
-    assert_eq!(load_plan(&f, 2), (None, vec![1, 2]));
-    assert_eq!(load_plan(&f, 0), (None, vec![]));
+fn hdfs_base_picks_newest_snapshot_at_or_below() {
+    use crate::restart_chain::{hdfs_base, plan, PlanInput};
+    let names: Vec<String> =
+        (1..=12).map(|v| format!("{v}.delta")).chain([3, 6, 9, 12].map(|v| format!("{v}.snapshot"))).collect();
+    let entries: Vec<(String, u64, bool)> = names.iter().map(|n| (format!("state/0/0/{n}"), 1, false)).collect();
+    let f = crate::state_files::list_state(&entries).operators[&0].partitions[&0].stores["default"].clone();
+    assert_eq!(hdfs_base(&f, 12, &[]), Some(12));
+    assert_eq!(hdfs_base(&f, 11, &[]), Some(9));
+    assert_eq!(hdfs_base(&f, 2, &[]), None);
+    assert_eq!(hdfs_base(&f, 0, &[]), None);
+    let versions = |v: i64| plan(&f, v, &PlanInput::new("hdfs")).steps.iter().map(|s| s.version).collect::<Vec<_>>();
+    assert_eq!(versions(12), vec![12]);
+    assert_eq!(versions(11), vec![9, 10, 11]);
+    assert_eq!(versions(2), vec![1, 2]);
+    assert!(versions(0).is_empty());
 }
 
 /// Reading an older batch replays fewer deltas: version 1 of every HDFS store holds exactly the puts of 1.delta.
@@ -564,7 +572,7 @@ fn older_batches_rebuild_from_deltas() {
 /// every store and partition): the snapshot and delta readers agree with each other and with Spark.
 #[test]
 fn snapshots_equal_delta_replay() {
-    use super::hdfs::{list_store_files, load_store};
+    use super::hdfs::load_store;
     use super::StateLimits;
     let mut checked = 0;
     for name in fixture_names() {
@@ -579,10 +587,10 @@ fn snapshots_equal_delta_replay() {
             .filter_map(|p| p.rsplit_once('/').map(|(d, _)| d.to_string()))
             .collect();
         for dir in dirs {
-            let sf = list_store_files(&a, &dir);
+            let sf = crate::state_files::store_files(a.entries(), &dir);
             let deltas_only: Vec<(String, Vec<u8>)> = sf
                 .deltas
-                .iter()
+                .keys()
                 .map(|v| {
                     let p = format!("{dir}/{v}.delta");
                     let b = a.read(&p, 1 << 24).unwrap();
@@ -591,7 +599,7 @@ fn snapshots_equal_delta_replay() {
                 .collect();
             let mut mem =
                 crate::archive::MemArchive::new("deltas", deltas_only, crate::archive::Limits::default()).unwrap();
-            for &v in &sf.snapshots {
+            for &v in sf.snapshots.keys() {
                 let with_snapshot = load_store(&mut a, &dir, v, &StateLimits::default()).unwrap();
                 let replayed = load_store(&mut mem, &dir, v, &StateLimits::default()).unwrap();
                 assert_eq!(with_snapshot, replayed, "{name}: {dir} version {v}");
@@ -1106,15 +1114,15 @@ fn hdfs_row_errors_name_the_delta_and_record_offset() {
     use crate::codec::write::lz4_block_stream;
     let files = fixture_files("ss-4.1.4-agg-hdfs");
     let mut a = crate::archive::MemArchive::new("m", files.clone(), crate::archive::Limits::default()).unwrap();
-    let listed = super::hdfs::list_store_files(&a, "state/0/0");
+    let listed = crate::state_files::store_files(a.entries(), "state/0/0");
     // The newest version that is not a snapshot: a snapshot and at least one delta after it.
     let mut version = super::last_committed_batch(&a, "").unwrap() + 1;
-    while listed.snapshots.contains(&version) {
+    while listed.snapshots.contains_key(&version) {
         version -= 1;
     }
     let q = StateQuery { batch_id: Some(version - 1), ..Default::default() };
-    let snap = listed.snapshots.iter().copied().filter(|s| *s <= version).max();
-    let deltas: Vec<i64> = listed.deltas.iter().copied().filter(|d| *d > snap.unwrap_or(0) && *d <= version).collect();
+    let snap = listed.snapshots.keys().copied().filter(|s| *s <= version).max();
+    let deltas: Vec<i64> = listed.deltas.keys().copied().filter(|d| *d > snap.unwrap_or(0) && *d <= version).collect();
     assert!(!deltas.is_empty());
     assert!(read_state(&mut a, "", &q).is_ok());
     let mut picks =

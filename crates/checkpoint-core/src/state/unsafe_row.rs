@@ -377,19 +377,7 @@ pub(crate) fn decimal_value(unscaled: i128, scale: u8) -> Value {
     s.parse::<f64>().ok().and_then(Number::from_f64).map(Value::Number).unwrap_or(Value::String(s))
 }
 
-/// Civil date (proleptic Gregorian) of a day count since 1970-01-01.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
+use crate::time::civil_from_days;
 
 /// Year as Java's `uuuu` pattern prints it: 4 digits, a sign beyond.
 fn format_year(y: i64) -> String {

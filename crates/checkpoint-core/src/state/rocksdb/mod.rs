@@ -29,6 +29,7 @@ mod sst_writer_test;
 mod tws_tests;
 
 use crate::archive::{Archive, ArchiveError};
+use crate::restart_chain::{ChainFileKind, LoadChain, PlanInput};
 use std::collections::BTreeMap;
 
 /// The delimiter of RocksDB's `StringAppendOperator`, the merge operator Spark configures.
@@ -167,24 +168,16 @@ pub struct StateFileName {
     pub is_zip: bool,
 }
 
-/// Parses a file name of a RocksDB store directory; `None` for anything else (`.crc`, `SSTs/`, temp files).
+/// Parses a file name of a RocksDB store directory; `None` for anything else (`.crc`, `SSTs/`, temp files, HDFS
+/// files). The state file-name parser is [`crate::state_files::parse_state_file_name`]; this is its RocksDB view.
 pub fn parse_state_file_name(name: &str) -> Option<StateFileName> {
-    let (stem, is_zip) = if let Some(s) = name.strip_suffix(".zip") {
-        (s, true)
-    } else if let Some(s) = name.strip_suffix(".changelog") {
-        (s, false)
-    } else {
-        return None;
+    let f = crate::state_files::parse_state_file_name(name)?;
+    let is_zip = match f.kind {
+        ChainFileKind::Zip => true,
+        ChainFileKind::Changelog => false,
+        ChainFileKind::Delta | ChainFileKind::Snapshot => return None,
     };
-    let (v, id) = match stem.split_once('_') {
-        Some((v, id)) if !id.is_empty() => (v, Some(id.to_string())),
-        Some(_) => return None,
-        None => (stem, None),
-    };
-    if v.is_empty() || !v.bytes().all(|c| c.is_ascii_digit()) || v.len() > 18 {
-        return None;
-    }
-    Some(StateFileName { version: v.parse().ok()?, unique_id: id, is_zip })
+    Some(StateFileName { version: f.version, unique_id: f.unique_id, is_zip })
 }
 
 /// Files directly in a store directory: (file name, size), plus `SSTs/`/`logs/` entries relative to it.
@@ -249,7 +242,9 @@ pub fn plan_load(
     plan_load_skipping(archive, store_dir, version, opts, &[])
 }
 
-/// [`plan_load`] ignoring the snapshot zips in `skip` (unreadable ones, for auto snapshot repair).
+/// [`plan_load`] ignoring the snapshot zips in `skip` (unreadable ones, for auto snapshot repair). The chain is the
+/// one planner's ([`crate::restart_chain::plan`]); here the inputs are gathered (the unique id, the lineage from
+/// the loaded changelog's header) and a broken chain is worded as Spark's error.
 fn plan_load_skipping(
     archive: &mut dyn Archive,
     store_dir: &str,
@@ -258,64 +253,56 @@ fn plan_load_skipping(
     skip: &[String],
 ) -> Result<LoadPlan, RocksDbError> {
     let limits = opts.limits.unwrap_or_default();
-    let (mut files, _) = list_store(archive, store_dir);
-    files.retain(|(f, p)| !(f.is_zip && skip.contains(p)));
-    let dir = store_dir.trim_end_matches('/');
+    let store = crate::state_files::store_files(archive.entries(), store_dir);
+    let dir = store.dir.clone();
     if version < 0 {
-        return Err(rerr(dir, None, format!("version {version} is negative"), None));
+        return Err(rerr(&dir, None, format!("version {version} is negative"), None));
     }
     if version == 0 {
         return Ok(LoadPlan::default());
     }
-    let uses_ids = files.iter().any(|(f, _)| f.unique_id.is_some());
-    if !uses_ids {
-        let find =
-            |v: i64, zip: bool| files.iter().find(|(f, _)| f.version == v && f.is_zip == zip).map(|(_, p)| p.clone());
-        if let Some(p) = find(version, true) {
-            return Ok(LoadPlan { snapshot: Some((version, p)), changelogs: Vec::new() });
+    let skip_v: Vec<i64> =
+        store.zips.iter().filter(|(_, fs)| fs.iter().any(|f| skip.contains(&f.file.path))).map(|(v, _)| *v).collect();
+    let all = || store.zips.values().chain(store.changelogs.values()).flatten();
+    let input = PlanInput { skip: &skip_v, ..PlanInput::new("rocksdb") };
+    if !all().any(|f| f.unique_id.is_some()) {
+        let chain = crate::restart_chain::plan(&store, version, &input);
+        if let Some(m) = &chain.missing {
+            let path = &m.path;
+            let start = chain.steps.first().filter(|s| s.kind == ChainFileKind::Zip).map_or(0, |s| s.version);
+            return Err(rerr(
+                path,
+                None,
+                if !store.changelogs.is_empty() {
+                    format!("Error reading streaming state file of {path} does not exist (needed to replay version {version} from snapshot {start})")
+                } else {
+                    format!("Error reading streaming state file of {path} does not exist: version {version} has no snapshot {dir}/{version}.zip and the store has no changelog files (changelog checkpointing off)")
+                },
+                Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE"),
+            ));
         }
-        // Spark 4.x loads the newest snapshot <= version and replays changelogs after it whether or not
-        // changelog checkpointing is on (without it, the exact <version>.zip is that snapshot).
-        let changelog_mode = files.iter().any(|(f, _)| !f.is_zip);
-        let base = files.iter().filter(|(f, _)| f.is_zip && f.version <= version).max_by_key(|(f, _)| f.version);
-        let (snapshot, start) = match base {
-            Some((f, p)) => (Some((f.version, p.clone())), f.version),
-            None => (None, 0),
-        };
-        let mut changelogs = Vec::new();
-        for v in start + 1..=version {
-            match find(v, false) {
-                Some(p) => changelogs.push((v, p)),
-                None => {
-                    let path = format!("{dir}/{v}.changelog");
-                    return Err(rerr(
-                        &path,
-                        None,
-                        if changelog_mode {
-                            format!("Error reading streaming state file of {path} does not exist (needed to replay version {version} from snapshot {start})")
-                        } else {
-                            format!("Error reading streaming state file of {path} does not exist: version {version} has no snapshot {dir}/{version}.zip and the store has no changelog files (changelog checkpointing off)")
-                        },
-                        Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE"),
-                    ));
-                }
-            }
-        }
-        return Ok(LoadPlan { snapshot, changelogs });
+        return Ok(load_plan_of(&chain));
     }
     // Checkpoint format v2.
     let unique_id = match &opts.unique_id {
         Some(u) => u.clone(),
         None => {
-            let mut ids: Vec<&String> =
-                files.iter().filter(|(f, _)| f.version == version).filter_map(|(f, _)| f.unique_id.as_ref()).collect();
+            let mut ids: Vec<&String> = store
+                .zips
+                .get(&version)
+                .into_iter()
+                .chain(store.changelogs.get(&version))
+                .flatten()
+                .filter(|f| !skip.contains(&f.file.path))
+                .filter_map(|f| f.unique_id.as_ref())
+                .collect();
             ids.sort();
             ids.dedup();
             match ids.as_slice() {
                 [one] => (*one).clone(),
                 [] => {
                     return Err(rerr(
-                        dir,
+                        &dir,
                         None,
                         format!("no file of version {version} (`{version}_<uniqueId>.zip/.changelog`) in the store"),
                         Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE"),
@@ -323,7 +310,7 @@ fn plan_load_skipping(
                 }
                 many => {
                     return Err(rerr(
-                        dir,
+                        &dir,
                         None,
                         format!(
                         "version {version} has {} candidate unique ids ({}); the commit log's stateUniqueIds decides",
@@ -336,76 +323,92 @@ fn plan_load_skipping(
             }
         }
     };
-    let find_id = |v: i64, id: &str, zip: bool| {
-        files
-            .iter()
-            .find(|(f, _)| f.version == v && f.is_zip == zip && f.unique_id.as_deref() == Some(id))
-            .map(|(_, p)| p.clone())
-    };
-    if let Some(p) = find_id(version, &unique_id, true) {
-        return Ok(LoadPlan { snapshot: Some((version, p)), changelogs: Vec::new() });
+    let by_id = PlanInput { unique_id: Some(&unique_id), ..input };
+    let first = crate::restart_chain::plan(&store, version, &by_id);
+    if let Some(m) = &first.missing {
+        let path = &m.path;
+        return Err(rerr(
+            path,
+            None,
+            format!("Error reading streaming state file of {path} does not exist"),
+            Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE"),
+        ));
     }
-    let cl_path = match find_id(version, &unique_id, false) {
-        Some(p) => p,
-        None => {
-            let path = format!("{dir}/{version}_{unique_id}.changelog");
-            return Err(rerr(
-                &path,
-                None,
-                format!("Error reading streaming state file of {path} does not exist"),
-                Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE"),
-            ));
-        }
+    let Some(top) = first.steps.last().filter(|s| s.kind == ChainFileKind::Changelog && s.version == version) else {
+        return Ok(load_plan_of(&first)); // the zip of the version itself
     };
+    let cl_path = top.path.clone();
     let cl = read_changelog_file(archive, &cl_path, &limits)?;
     let mut lineage: Vec<(i64, String)> =
         cl.lineage.iter().map(|l| (l.version, l.checkpoint_unique_id.clone())).collect();
     lineage.push((version, unique_id.clone()));
     lineage.sort_by_key(|(v, _)| *v);
-    let base = lineage.iter().rev().find_map(|(v, id)| find_id(*v, id, true).map(|p| (*v, p)));
-    let (snapshot, start) = match base {
-        Some((v, p)) => (Some((v, p)), v),
-        None if lineage.first().map(|(v, _)| *v) == Some(1) => (None, 0),
-        None => {
-            let items: Vec<String> = lineage.iter().map(|(v, id)| format!("{v}:{id}")).collect();
-            return Err(rerr(
-                &cl_path,
-                None,
-                format!(
-                    "Cannot find a base snapshot checkpoint in lineage [{}]; no `<v>_<uniqueId>.zip` of it exists",
-                    items.join(", ")
-                ),
-                Some("CANNOT_LOAD_STATE_STORE.CANNOT_FIND_BASE_SNAPSHOT_CHECKPOINT"),
-            ));
-        }
-    };
-    let mut changelogs = Vec::new();
-    for v in start + 1..=version {
-        let id = match lineage.iter().find(|(lv, _)| *lv == v) {
-            Some((_, id)) => id.clone(),
-            None => {
-                return Err(rerr(
-                    &cl_path,
-                    None,
-                    format!("the lineage has no entry for version {v} between snapshot {start} and {version}"),
-                    Some("CANNOT_LOAD_STATE_STORE.INVALID_CHECKPOINT_LINEAGE"),
-                ))
-            }
-        };
-        match find_id(v, &id, false) {
-            Some(p) => changelogs.push((v, p)),
-            None => {
-                let path = format!("{dir}/{v}_{id}.changelog");
-                return Err(rerr(
-                    &path,
-                    None,
-                    format!("Error reading streaming state file of {path} does not exist"),
-                    Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE"),
-                ));
-            }
+    let chain = crate::restart_chain::plan(&store, version, &PlanInput { lineage: Some(&lineage), ..by_id });
+    if chain.base_not_found {
+        return Err(broken_lineage(&store, &chain, &lineage, &skip_v, &cl_path, version));
+    }
+    Ok(load_plan_of(&chain))
+}
+
+/// The chain's files as the loader reads them.
+fn load_plan_of(chain: &LoadChain) -> LoadPlan {
+    let mut plan = LoadPlan::default();
+    for s in &chain.steps {
+        match s.kind {
+            ChainFileKind::Zip => plan.snapshot = Some((s.version, s.path.clone())),
+            _ => plan.changelogs.push((s.version, s.path.clone())),
         }
     }
-    Ok(LoadPlan { snapshot, changelogs })
+    plan
+}
+
+/// Spark's error for a format v2 chain that does not reach a snapshot (`RocksDB.loadWithCheckpointId`): a zip of
+/// the lineage exists but a changelog above it is missing, or the lineage skips a version, or no zip of the lineage
+/// exists (`CANNOT_FIND_BASE_SNAPSHOT_CHECKPOINT`).
+fn broken_lineage(
+    store: &crate::state_files::StoreFiles,
+    chain: &LoadChain,
+    lineage: &[(i64, String)],
+    skip: &[i64],
+    cl_path: &str,
+    version: i64,
+) -> RocksDbError {
+    let dir = &store.dir;
+    let zip_of = |v: i64, id: &str| {
+        !skip.contains(&v) && store.zips.get(&v).is_some_and(|fs| fs.iter().any(|f| f.unique_id.as_deref() == Some(id)))
+    };
+    let base = lineage.iter().rev().find(|(v, id)| zip_of(*v, id)).map(|(v, _)| *v);
+    let Some(start) = base else {
+        let items: Vec<String> = lineage.iter().map(|(v, id)| format!("{v}:{id}")).collect();
+        return rerr(
+            cl_path,
+            None,
+            format!(
+                "Cannot find a base snapshot checkpoint in lineage [{}]; no `<v>_<uniqueId>.zip` of it exists",
+                items.join(", ")
+            ),
+            Some("CANNOT_LOAD_STATE_STORE.CANNOT_FIND_BASE_SNAPSHOT_CHECKPOINT"),
+        );
+    };
+    // The chain stopped below its lowest file: that version has neither a usable zip nor the changelog.
+    let v = chain.steps.first().map_or(version, |s| s.version) - 1;
+    match lineage.iter().find(|(lv, _)| *lv == v) {
+        None => rerr(
+            cl_path,
+            None,
+            format!("the lineage has no entry for version {v} between snapshot {start} and {version}"),
+            Some("CANNOT_LOAD_STATE_STORE.INVALID_CHECKPOINT_LINEAGE"),
+        ),
+        Some((_, id)) => {
+            let path = format!("{dir}/{v}_{id}.changelog");
+            rerr(
+                &path,
+                None,
+                format!("Error reading streaming state file of {path} does not exist"),
+                Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE"),
+            )
+        }
+    }
 }
 
 // ---------------------------------------------------------------- reading
