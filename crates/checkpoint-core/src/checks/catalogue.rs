@@ -173,7 +173,7 @@ catalogue! {
         "An operator's state grew at least twofold from snapshot to snapshot and never shrank: it is not evicting.";
     StateKeysBehindWatermark = "state-keys-behind-watermark", [Warning], [],
         "State holds windows that ended at or before the watermark of the batch that wrote it: they are not being evicted.";
-    WatermarkNotAdvancing = "watermark-not-advancing", [Warning], [],
+    WatermarkNotAdvancing = "watermark-not-advancing", [Info], [],
         "The watermark has not moved over the last batches while batches kept running.";
     // Time and checksums.
     OffsetsRewrittenAfterCommit = "offsets-rewritten-after-commit", [Warning], [],
