@@ -47,10 +47,6 @@ fn zip_at(path: PathBuf) -> (Files, Vec<(String, Option<i64>)>) {
     (read_all(&mut z), times_of(&z))
 }
 
-fn zip_files(path: PathBuf) -> Files {
-    zip_at(path).0
-}
-
 fn fixture(name: &str) -> Files {
     read_all(&mut open_fixture(name))
 }
