@@ -26,6 +26,7 @@ pub mod predict;
 pub mod read;
 pub mod report;
 pub mod restart_plan;
+pub mod share;
 pub mod source;
 pub mod state;
 pub mod state_files;

@@ -9,6 +9,7 @@
 //!   of a dropped folder.
 //! * [`worker`]: the Web Worker's message loop (see `web/app.js` for the other side of the protocol).
 //! * [`state`]: the State tab's paged state browser over the core's state reader (decoded only on request).
+//! * [`share`]: share links (redacted report in the URL fragment): `shareLink`, `openShareFragment`.
 //! * [`api`]: plain `#[wasm_bindgen]` functions over bytes, for tests and scripting.
 //!
 //! Nothing here does network I/O; the page's CSP forbids it anyway.
@@ -19,6 +20,7 @@
 pub mod api;
 pub mod blob;
 pub mod render;
+pub mod share;
 pub mod state;
 pub mod worker;
 
