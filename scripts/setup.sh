@@ -14,6 +14,10 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver
 fi
 
+if ! rustup component list --installed 2>/dev/null | grep -q '^clippy'; then
+  say "rustup component clippy"
+  rustup component add clippy
+fi
 if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
   say "rustup target wasm32-unknown-unknown"
   rustup target add wasm32-unknown-unknown

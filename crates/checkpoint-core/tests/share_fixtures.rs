@@ -231,9 +231,8 @@ fn share_links_of_every_shared_checkpoint_carry_no_original_value() {
         for (a, b) in typed.checkpoints.iter().zip(&report.checkpoints) {
             assert_eq!(a.restart.outcome, b.restart.outcome, "{name}");
             assert_eq!(a.restart.error_class, b.restart.error_class, "{name}");
-            let codes = |c: &checkpoint_core::report::CheckpointReport| {
-                c.findings.iter().map(|f| f.code.clone()).collect::<Vec<_>>()
-            };
+            let codes =
+                |c: &checkpoint_core::report::CheckpointReport| c.findings.iter().map(|f| f.code).collect::<Vec<_>>();
             assert_eq!(codes(a), codes(b), "{name}");
             assert_eq!(a.batches.len(), b.batches.len().min(a.batches.len()), "{name}");
             if link.cut_notes.is_empty() {

@@ -173,7 +173,7 @@ catalogue! {
         "An operator's state grew at least twofold from snapshot to snapshot and never shrank: it is not evicting.";
     StateKeysBehindWatermark = "state-keys-behind-watermark", [Warning], [],
         "State holds windows that ended at or before the watermark of the batch that wrote it: they are not being evicted.";
-    WatermarkNotAdvancing = "watermark-not-advancing", [Warning], [],
+    WatermarkNotAdvancing = "watermark-not-advancing", [Info], [],
         "The watermark has not moved over the last batches while batches kept running.";
     // Time and checksums.
     OffsetsRewrittenAfterCommit = "offsets-rewritten-after-commit", [Warning], [],
@@ -211,6 +211,32 @@ impl Code {
     pub const fn as_str(self) -> &'static str {
         self.info().code
     }
+}
+
+/// The catalogue as a Markdown table (code, severities, error classes, meaning), as the README lists it.
+pub fn markdown_table() -> String {
+    let mut out = String::from("| code | severity | Spark error classes | meaning |\n|---|---|---|---|\n");
+    for c in Code::ALL {
+        let i = c.info();
+        let sev: Vec<&str> = i
+            .severities
+            .iter()
+            .map(|s| match s {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+                Severity::Info => "info",
+            })
+            .collect();
+        let classes: Vec<String> = i.error_classes.iter().map(|c| format!("`{c}`")).collect();
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} |\n",
+            i.code,
+            sev.join(", "),
+            if classes.is_empty() { "—".to_string() } else { classes.join(", ") },
+            i.doc
+        ));
+    }
+    out
 }
 
 impl fmt::Display for Code {
@@ -341,6 +367,19 @@ mod tests {
             assert!(!info.severities.is_empty() && !info.doc.is_empty(), "{s}");
             assert!(info.severities.windows(2).all(|w| w[0] < w[1]), "{s}: severities most severe first");
         }
+    }
+
+    #[test]
+    fn the_readme_lists_the_catalogue() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).expect("README");
+        let start =
+            readme.find("<!-- finding-codes:start -->").expect("start marker") + "<!-- finding-codes:start -->\n".len();
+        let end = readme.find("<!-- finding-codes:end -->").expect("end marker");
+        assert_eq!(
+            &readme[start..end],
+            markdown_table(),
+            "README's finding table differs from the catalogue; paste markdown_table()'s output between the markers"
+        );
     }
 
     #[test]

@@ -14,6 +14,9 @@ pub mod state_rows;
 pub mod timing;
 pub mod writers;
 
+#[cfg(test)]
+mod snapshots;
+
 use crate::model::Checkpoint;
 use crate::report::{Code, Finding};
 use crate::{Context, SparkVersion};

@@ -366,7 +366,7 @@ const CUT_LEVELS: [CutLevel; 12] = [
 ];
 
 fn kib(bytes: usize) -> String {
-    if bytes % 1024 == 0 {
+    if bytes.is_multiple_of(1024) {
         format!("{} KB", bytes / 1024)
     } else {
         format!("{bytes} bytes")

@@ -1,0 +1,455 @@
+//! A snapshot per finding code: for every [`Code`] of the catalogue, one real input (a shared fixture, case
+//! or code change, or the smallest honest change of a real fixture in memory) and the finding our tool
+//! renders for it (severity, title, error classes, restart stage, evidence, why, fix), committed under
+//! `checks/snapshots/<code>.snap` and reviewed by hand. The clock is pinned (`--now` 2026-12-01T00:00:00Z).
+//!
+//! [`case_for`] matches every code exhaustively, so a new code does not compile until it has a case; the
+//! test fails when a case does not produce its code.
+
+use crate::archive::{Archive, ArchiveError, Entry, Limits, MemArchive};
+use crate::report::{Code, Finding, Report};
+use crate::testutil::{fixture_record, fixtures_dir, open_fixture};
+use crate::{diagnose, Context, SparkVersion};
+use std::path::PathBuf;
+
+/// `--now` of every snapshot: 2026-12-01T00:00:00Z.
+const NOW_MS: i64 = 1_796_083_200_000;
+
+type Files = Vec<(String, Vec<u8>)>;
+
+/// An input and what the user adds.
+struct Case {
+    files: Files,
+    /// Last-modified times of the zip entries (ms since the epoch), kept as the zip recorded them.
+    times: Vec<(String, Option<i64>)>,
+    /// A zip entry (path) whose content does not inflate, as [`crate::ArchiveError::Corrupt`] reports.
+    corrupt_entry: Option<String>,
+    ctx: Context,
+}
+
+fn shared(dir: &str) -> PathBuf {
+    fixtures_dir().join("..").join(dir)
+}
+
+fn read_all(z: &mut dyn Archive) -> Files {
+    let paths: Vec<String> = z.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
+    paths.into_iter().map(|p| (p.clone(), z.read(&p, 1 << 30).expect("entry reads"))).collect()
+}
+
+fn times_of(z: &dyn Archive) -> Vec<(String, Option<i64>)> {
+    z.entries().iter().map(|e| (e.path.clone(), e.modified_ms)).collect()
+}
+
+fn zip_at(path: PathBuf) -> (Files, Vec<(String, Option<i64>)>) {
+    let f = std::fs::File::open(&path).expect("open zip");
+    let len = f.metadata().expect("metadata").len();
+    let mut z = crate::ZipInput::open(f, len, "case", Limits::default()).expect("zip opens");
+    (read_all(&mut z), times_of(&z))
+}
+
+fn fixture(name: &str) -> Files {
+    read_all(&mut open_fixture(name))
+}
+
+fn fixture_times(name: &str) -> Vec<(String, Option<i64>)> {
+    times_of(&open_fixture(name))
+}
+
+fn ctx(v: &str) -> Context {
+    Context {
+        spark_version: Some(v.parse::<SparkVersion>().expect("version")),
+        now_ms: Some(NOW_MS),
+        ..Default::default()
+    }
+}
+
+/// The error text a user would paste for a fixture: Spark's recorded cause chain, as Java prints it.
+fn recorded_error(dir: &str, name: &str) -> String {
+    let j: serde_json::Value = if dir == "fixtures" {
+        fixture_record(name)
+    } else {
+        serde_json::from_slice(&std::fs::read(shared(dir).join(format!("{name}.json"))).expect("record"))
+            .expect("record parses")
+    };
+    let ro = &j["restart_outcome"];
+    let mut out = String::new();
+    for (i, c) in ro["cause_chain"].as_array().into_iter().flatten().enumerate() {
+        if i > 0 {
+            out.push_str("Caused by: ");
+        }
+        out.push_str(&format!("{}: {}\n", c["class"].as_str().unwrap_or(""), c["message_head"].as_str().unwrap_or("")));
+    }
+    if out.is_empty() {
+        out = format!("{}: {}\n", ro["exception"].as_str().unwrap_or(""), ro["message_head"].as_str().unwrap_or(""));
+    }
+    out
+}
+
+fn plain(files: Files, v: &str) -> Case {
+    Case { files, times: Vec::new(), corrupt_entry: None, ctx: ctx(v) }
+}
+
+/// A fixture as it is, with the zip's entry times.
+fn timed(name: &str, v: &str) -> Case {
+    Case { times: fixture_times(name), ..plain(fixture(name), v) }
+}
+
+fn with_error(dir: &str, name: &str, v: &str) -> Case {
+    let (files, times) = if dir == "fixtures" {
+        (fixture(name), fixture_times(name))
+    } else {
+        zip_at(shared(dir).join(format!("{name}.zip")))
+    };
+    let mut c = Case { times, ..plain(files, v) };
+    c.ctx.error_text = Some(recorded_error(dir, name));
+    c
+}
+
+/// A shared case (`../shared/cases/<name>`) with its error text, if it has one.
+fn shared_case(name: &str) -> Case {
+    let (files, times) = zip_at(shared("cases").join(format!("{name}.zip")));
+    let mut c = Case { times, ..plain(files, "4.3.0") };
+    c.ctx.error_text = std::fs::read_to_string(shared("cases").join(format!("{name}.error.txt"))).ok();
+    c
+}
+
+fn text_of(files: &Files, path: &str) -> String {
+    String::from_utf8(files.iter().find(|(p, _)| p == path).expect("file").1.clone()).expect("utf8")
+}
+
+/// Replaces a file's content and drops its Hadoop sidecar (the change is in the file itself).
+fn put(files: &mut Files, path: &str, content: Vec<u8>) {
+    let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+    let crc = if dir.is_empty() { format!(".{name}.crc") } else { format!("{dir}/.{name}.crc") };
+    files.retain(|(p, _)| *p != crc && p != path);
+    files.push((path.to_string(), content));
+}
+
+fn remove(files: &mut Files, path: &str) {
+    let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+    let crc = if dir.is_empty() { format!(".{name}.crc") } else { format!("{dir}/.{name}.crc") };
+    files.retain(|(p, _)| *p != crc && p != path);
+}
+
+/// `ss-4.3.0-agg-hdfs` (a real 4.3.0 windowed aggregation, HDFS state, batches 0..=11) changed by `f`.
+fn agg(f: impl FnOnce(&mut Files)) -> Case {
+    let mut c = timed("ss-4.3.0-agg-hdfs", "4.3.0");
+    f(&mut c.files);
+    c
+}
+
+/// Rewrites one key's value in an offsets file's metadata line.
+fn edit_offsets(files: &mut Files, path: &str, from: &str, to: &str) {
+    let t = text_of(files, path);
+    assert!(t.contains(from), "{path} holds {from}");
+    put(files, path, t.replacen(from, to, 1).into_bytes());
+}
+
+fn watermark_of(files: &Files, batch: i64) -> String {
+    let t = text_of(files, &format!("offsets/{batch}"));
+    let i = t.find("\"batchWatermarkMs\":").expect("watermark") + "\"batchWatermarkMs\":".len();
+    t[i..].chars().take_while(|c| c.is_ascii_digit()).collect()
+}
+
+/// Marks the key row of the first record of partition 0's first chain file null in field 0 although its
+/// slot is set (the file re-framed as Spark's lz4 codec frames it).
+fn with_bad_key_row(files: &mut Files) {
+    let mut a = MemArchive::new("t", files.clone(), Limits::default()).expect("archive");
+    let roots = crate::layout::find_roots(a.entries());
+    let opts =
+        crate::read::ReadOptions { verify_state: false, check_rows: false, budget_bytes: 0, ..Default::default() };
+    let cp = crate::read::read_checkpoint_with(&mut a, &roots[0], &opts);
+    let version = cp.restart_version().expect("restart version");
+    let store = &cp.state.operators[&0].partitions[&0].stores["default"];
+    let chain = crate::state_files::load_chain(store, version, &cp.operator_provider(0), None, None, &[]);
+    let path = chain.steps.first().expect("chain").path.clone();
+    let e = files.iter_mut().find(|(p, _)| *p == path).expect("chain file");
+    let mut data = crate::codec::decompress(&e.1, 1 << 30).expect("decompresses");
+    data[4] |= 1;
+    e.1 = crate::codec::write::lz4_block_stream(&data, 32 * 1024);
+    let (dir, name) = path.rsplit_once('/').expect("dir");
+    files.retain(|(p, _)| *p != format!("{dir}/.{name}.crc"));
+}
+
+/// Codes no shared input shows and no honest change of one produces yet: Spark writes its checksum files
+/// only for state files (which the state checks judge), and no fixture's state grows twofold.
+const PENDING: &[Code] = &[Code::SparkChecksumMismatch, Code::StateGrowing];
+
+/// The input for a code: exhaustive, so a new code needs a case before the tests compile.
+fn case_for(code: Code) -> Case {
+    use Code::*;
+    match code {
+        MetadataMissing => with_error("fixtures", "broken-ss-4.3.0-missing-metadata", "4.3.0"),
+        MetadataUnreadable => agg(|f| put(f, "metadata", b"{\"id\":".to_vec())),
+        EscapedPath => shared_case("case-20-escaped-checkpoint-path"),
+        ArchiveEntryUnreadable => {
+            let mut c = agg(|_| {});
+            c.corrupt_entry = Some("offsets/11".into());
+            c
+        }
+        LogFileEmpty => with_error("fixtures", "broken-ss-4.3.0-truncated-last-offsets", "4.3.0"),
+        LogVersionMalformed => agg(|f| {
+            let t = text_of(f, "offsets/11");
+            put(f, "offsets/11", t.replacen("v1\n", "version 1\n", 1).into_bytes())
+        }),
+        LogFileTruncated => with_error("fixtures", "broken-ss-4.3.0-garbage-last-offsets", "4.3.0"),
+        LogFileMalformed => agg(|f| {
+            let t = text_of(f, "commits/5");
+            put(f, "commits/5", t.replacen('{', "[", 1).into_bytes())
+        }),
+        LogVersionUnsupported => plain(fixture("broken-ss-4.3.0-agg-rocksdb-ckptv2-restarted-on-3.5.9"), "3.5.9"),
+        LogFilesNotRead => agg(|f| {
+            // Older offsets files padded (a long conf value) so the newest ones fill the 64 MiB budget.
+            for b in 0..=6 {
+                let p = format!("offsets/{b}");
+                let t = text_of(f, &p);
+                let pad = format!("\"conf\":{{\"x.pad\":\"{}\",", "p".repeat(10 << 20));
+                put(f, &p, t.replacen("\"conf\":{", &pad, 1).into_bytes());
+            }
+        }),
+        UnexpectedLogFile => agg(|f| f.push(("offsets/11.bak".into(), text_of(f, "offsets/11").into_bytes()))),
+        OperatorMetadataUnreadable => agg(|f| put(f, "state/0/_metadata/metadata", b"v1\n{\"operatorInfo\":".to_vec())),
+        FileSinkLog => plain(fixture("ss-4.3.0-stateless.sink-output"), "4.3.0"),
+        SinkLogUnreadable => {
+            let mut files = fixture("ss-4.3.0-stateless.sink-output");
+            let t = text_of(&files, "_spark_metadata/1");
+            put(&mut files, "_spark_metadata/1", t.replacen('{', "[", 1).into_bytes());
+            plain(files, "4.3.0")
+        }
+        SourceOffsetUnparsable => agg(|f| {
+            let t = text_of(f, "offsets/11");
+            let (head, last) = t.rsplit_once('\n').expect("source line");
+            put(f, "offsets/11", format!("{head}\n{}", &last[..last.len() / 2]).into_bytes())
+        }),
+        SourceCountDiffers => agg(|f| {
+            let t = text_of(f, "offsets/11");
+            let last = t.rsplit('\n').next().expect("source line").to_string();
+            put(f, "offsets/11", format!("{t}\n{last}").into_bytes())
+        }),
+        CommitWithoutOffsets => agg(|f| remove(f, "offsets/4")),
+        OffsetsGap => shared_case("case-07-offset-log-gap"),
+        CommitsGap => agg(|f| remove(f, "commits/4")),
+        CommitAheadOfOffsets => agg(|f| remove(f, "offsets/11")),
+        LastBatchUncommitted => with_error("fixtures", "broken-ss-4.3.0-missing-last-commit", "4.3.0"),
+        ConcurrentWriterTempFile => shared_case("case-02-concurrent-batch-rewrite-file-source"),
+        LeftoverTempFile => with_error("fixtures", "broken-ss-4.3.0-stray-tmp-offsets", "4.3.0"),
+        BatchTimestampBackwards => agg(|f| {
+            let t = text_of(f, "offsets/11");
+            let i = t.find("\"batchTimestampMs\":").expect("ts") + "\"batchTimestampMs\":".len();
+            let ts: String = t[i..].chars().take_while(|c| c.is_ascii_digit()).collect();
+            edit_offsets(f, "offsets/11", &format!("\"batchTimestampMs\":{ts}"), "\"batchTimestampMs\":1000");
+        }),
+        OrphanHadoopCrc => agg(|f| {
+            let crc = f.iter().find(|(p, _)| p == "offsets/.11.crc").expect("crc").1.clone();
+            f.push(("offsets/.12.crc".into(), crc));
+        }),
+        OrphanSparkChecksum => plain(fixture("broken-ss-4.1.4-missing-changelog-agg-rocksdb-ckptv2"), "4.1.4"),
+        ShufflePartitionsOverridden => {
+            let mut c = agg(|_| {});
+            c.ctx.session_conf.insert("spark.sql.shuffle.partitions".into(), "200".into());
+            c
+        }
+        StatePartitionMissing => with_error("fixtures", "broken-ss-4.3.0-missing-state-partition", "4.3.0"),
+        StatePartitionExtra => agg(|f| {
+            let copies: Files = f
+                .iter()
+                .filter(|(p, _)| p.starts_with("state/0/0/"))
+                .map(|(p, b)| (p.replacen("state/0/0/", "state/0/7/", 1), b.clone()))
+                .collect();
+            f.extend(copies);
+        }),
+        StateOperatorEmpty => agg(|f| f.push(("state/1/README.txt".into(), b"copied by hand\n".to_vec()))),
+        StateOperatorMissing => agg(|f| {
+            for e in f.iter_mut().filter(|(p, _)| p.starts_with("state/0/")) {
+                e.0 = e.0.replacen("state/0/", "state/1/", 1);
+            }
+        }),
+        StateDirEmpty => agg(|f| {
+            f.retain(|(p, _)| !p.starts_with("state/"));
+            f.push(("state/README.txt".into(), b"copied by hand\n".to_vec()));
+        }),
+        CheckpointIdsNotSupported => {
+            let mut c = agg(|_| {});
+            c.ctx.session_conf.insert("spark.sql.streaming.stateStore.checkpointFormatVersion".into(), "2".into());
+            c
+        }
+        StateDeltaMissing => with_error("fixtures", "broken-ss-4.1.4-missing-delta", "4.1.4"),
+        StateChangelogMissing => with_error("fixtures", "broken-ss-4.3.0-missing-changelog", "4.3.0"),
+        StateBaseSnapshotMissing => {
+            with_error("fixtures", "broken-ss-4.1.4-missing-changelog-agg-rocksdb-ckptv2", "4.1.4")
+        }
+        StateFileCorrupt => with_error("fixtures", "broken-ss-4.3.0-corrupt-state-file-norepair-agg-hdfs", "4.3.0"),
+        StateFileCrcMismatchUnchecked => plain(fixture("broken-ss-3.5.9-corrupt-state-file"), "3.5.9"),
+        StateRowSchemaViolation => agg(with_bad_key_row),
+        StateVerificationBudget => {
+            let mut c = agg(|_| {});
+            c.ctx.verify_budget_bytes = Some(0);
+            c
+        }
+        StateGrowing => plain(fixture("ss-4.3.0-agg-rocksdb"), "4.3.0"),
+        StateKeysBehindWatermark => agg(|f| {
+            let wm = watermark_of(f, 11);
+            let (from, to) = (format!("\"batchWatermarkMs\":{wm}"), "\"batchWatermarkMs\":4102444800000");
+            edit_offsets(f, "offsets/11", &from, to);
+        }),
+        WatermarkNotAdvancing => agg(|f| {
+            let frozen = watermark_of(f, 6);
+            for b in 7..=11 {
+                let wm = watermark_of(f, b);
+                let p = format!("offsets/{b}");
+                edit_offsets(f, &p, &format!("\"batchWatermarkMs\":{wm}"), &format!("\"batchWatermarkMs\":{frozen}"));
+            }
+        }),
+        OffsetsRewrittenAfterCommit => timed("broken-ss-4.3.0-crc-mismatch-last-offsets", "4.3.0"),
+        LastActivityAge => timed("ss-4.3.0-agg-hdfs", "4.3.0"),
+        HadoopCrcMismatch => timed("broken-ss-4.3.0-crc-mismatch-last-offsets", "4.3.0"),
+        SparkChecksumMismatch => {
+            let mut files = fixture("ss-4.3.0-agg-rocksdb-ckptv2");
+            let (path, _) = files
+                .iter()
+                .find(|(p, _)| {
+                    !p.starts_with("state/")
+                        && !p.ends_with(".crc")
+                        && files.iter().any(|(c, _)| *c == format!("{p}.crc"))
+                })
+                .cloned()
+                .expect("a file outside state/ with a Spark checksum file");
+            let mut t = text_of(&files, &path);
+            t.push('\n');
+            files.retain(|(p, _)| *p != path);
+            files.push((path, t.into_bytes()));
+            plain(files, "4.3.0")
+        }
+        OffsetsUnknownKeys => timed("broken-ss-4.3.0-crc-mismatch-last-offsets", "4.3.0"),
+        SourceCountChanged => shared_case("case-03-source-count-changed"),
+        ConcurrentWriters => with_error("fixtures", "broken-ss-3.5.9-concurrent-two-processes", "3.5.9"),
+        StatefulOperatorWithoutState => with_error("fixtures", "broken-ss-4.3.0-add-stateful-operator", "4.3.0"),
+        StateSchemaChanged => with_error("code-changes", "broken-ss-3.5.9-code-agg-add-max", "3.5.9"),
+        ErrorNotExplainedByFiles => with_error("code-changes", "broken-ss-4.0.5-code-agg-to-dropduplicates", "4.0.5"),
+        NoCheckpointFound => plain(vec![("notes/README.txt".into(), b"not a checkpoint\n".to_vec())], "4.3.0"),
+    }
+}
+
+/// An archive whose one entry does not inflate (as a damaged zip reports it).
+struct CorruptEntry {
+    inner: MemArchive,
+    bad: String,
+}
+
+impl Archive for CorruptEntry {
+    fn entries(&self) -> &[Entry] {
+        self.inner.entries()
+    }
+    fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ArchiveError> {
+        if path == self.bad {
+            return Err(ArchiveError::Corrupt {
+                path: path.into(),
+                offset: 0,
+                reason: "invalid deflate stream".into(),
+            });
+        }
+        self.inner.read(path, max_bytes)
+    }
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn input_bytes(&self) -> u64 {
+        self.inner.input_bytes()
+    }
+}
+
+fn run(case: Case) -> Report {
+    let mut mem = MemArchive::new("case.zip", case.files, Limits::default()).expect("archive");
+    for (p, t) in &case.times {
+        mem.set_modified(p, *t);
+    }
+    match case.corrupt_entry {
+        Some(bad) => diagnose(&mut CorruptEntry { inner: mem, bad }, &case.ctx),
+        None => diagnose(&mut { mem }, &case.ctx),
+    }
+}
+
+/// The finding as people read it.
+fn render(f: &Finding) -> String {
+    let mut s = format!("{} [{}]\n{}\n", f.code, serde_json::to_string(&f.severity).unwrap_or_default(), f.title);
+    if !f.error_classes.is_empty() {
+        s.push_str(&format!("error classes: {}\n", f.error_classes.join(", ")));
+    }
+    if let Some(r) = &f.restart_failure {
+        s.push_str(&format!(
+            "fails the restart at stage {} ({:?}): {} {}\n",
+            r.stage.number(),
+            r.stage,
+            r.error_class.as_deref().unwrap_or("-"),
+            r.exception
+        ));
+    }
+    if f.explains_error_text {
+        s.push_str("explains the pasted error\n");
+    }
+    s.push_str("evidence:\n");
+    for e in &f.evidence {
+        let size = e.size.map(|b| format!(" ({b} bytes)")).unwrap_or_default();
+        let off = e.offset.map(|o| format!(" @{o}")).unwrap_or_default();
+        s.push_str(&format!("  - {}{size}{off}: {}\n", e.path, e.detail));
+    }
+    s.push_str(&format!("why: {}\nfix:\n", f.why));
+    for (i, step) in f.fix.iter().enumerate() {
+        s.push_str(&format!("  {}. {step}\n", i + 1));
+    }
+    s
+}
+
+fn snapshot_of(code: Code) -> String {
+    let r = run(case_for(code));
+    let found: Vec<&Finding> = r.checkpoints.iter().flat_map(|c| &c.findings).filter(|f| f.code == code).collect();
+    assert!(
+        !found.is_empty(),
+        "the case of {code} does not produce it; it produced {:?}",
+        r.checkpoints.iter().flat_map(|c| &c.findings).map(|f| f.code).collect::<Vec<_>>()
+    );
+    let info = code.info();
+    for f in &found {
+        assert!(info.severities.contains(&f.severity), "{code}: severity {:?} not in the catalogue", f.severity);
+        if code != Code::ErrorNotExplainedByFiles {
+            for c in &f.error_classes {
+                assert!(info.error_classes.contains(&c.as_str()), "{code}: error class {c} not in the catalogue");
+            }
+        }
+    }
+    found.iter().map(|f| render(f)).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn every_code_of_the_catalogue_has_a_snapshot_case() {
+    let mut failed = Vec::new();
+    for &code in Code::ALL.iter().filter(|c| !PENDING.contains(c)) {
+        let text = match std::panic::catch_unwind(|| snapshot_of(code)) {
+            Ok(t) => t,
+            Err(_) => {
+                failed.push(code.as_str());
+                continue;
+            }
+        };
+        let ok = std::panic::catch_unwind(|| {
+            insta::with_settings!({ prepend_module_to_snapshot => false, omit_expression => true }, {
+                insta::assert_snapshot!(code.as_str(), text);
+            });
+        });
+        if ok.is_err() {
+            failed.push(code.as_str());
+        }
+    }
+    assert!(failed.is_empty(), "codes whose snapshot case fails or differs: {failed:?}");
+}
+
+#[test]
+fn every_code_has_one_place_that_emits_it() {
+    for &code in Code::ALL {
+        let rows = super::rules_for(code).count();
+        assert!(rows > 0 || super::DIAGNOSE_CODES.contains(&code), "{code}: no registry row emits it");
+    }
+    for r in super::REGISTRY {
+        assert!(!r.codes.is_empty());
+    }
+}
