@@ -104,6 +104,9 @@ single = html
 single = re.sub(r'<link rel="stylesheet" href="web/style.css">', lambda m: "<style>" + css + "</style>", single)
 single = single.replace('href="web/icon.svg"', f'href="{icon_uri}"').replace('src="web/icon.svg"', f'src="{icon_uri}"')
 single = re.sub(r'<script type="module" src="web/app.js"></script>', "", single)
+# No service worker in the single file (file:// has none; the hosted build registers it).
+single = re.sub(r'<script type="module" src="web/js/sw-register.js"></script>', "", single)
+single = re.sub(r'<link rel="copy-file"[^>]*>', "", single)
 # Drop any Trunk bootstrap / preload links (none for a worker-only page, but be safe).
 single = re.sub(r"<link[^>]*rel=\"(?:modulepreload|preload)\"[^>]*>", "", single)
 single = re.sub(r"<script(?![^>]*\bsrc=)(?![^>]*application/json)[^>]*>.*?</script>", "", single, flags=re.S)
