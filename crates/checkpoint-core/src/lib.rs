@@ -23,7 +23,7 @@ pub mod layout;
 pub mod log;
 pub mod model;
 pub mod predict;
-pub mod reader;
+pub mod read;
 pub mod report;
 pub mod restart_plan;
 pub mod share;
