@@ -123,8 +123,10 @@ describe('hosted page offline (service worker)', () => {
     const sw = fs.readFileSync(path.join(dist, 'sw.js'), 'utf8');
     const files = JSON.parse(sw.match(/const FILES = (\[.*\]);/)[1]);
     assert.ok(files.includes('index.html') && files.some((f) => f.endsWith('_bg.wasm')) && files.some((f) => f.startsWith('web/samples/')));
+    assert.ok(swRequests.length >= files.length, `the worker cached the files: ${swRequests.length}`);
     for (const u of swRequests) {
-      assert.ok(u.startsWith(base()) && files.includes(decodeURIComponent(u.slice(base().length))), `unexpected request of the worker: ${u}`);
+      const rel = decodeURIComponent(u.slice(base().length));
+      assert.ok(u.startsWith(base()) && (files.includes(rel) || rel === 'sw.js'), `unexpected request of the worker: ${u}`);
     }
 
     await cut();
@@ -151,8 +153,12 @@ describe('hosted page offline (service worker)', () => {
     await page.evaluate(async () => (await navigator.serviceWorker.getRegistration()).update());
     await page.waitForFunction(async () => {
       const k = await caches.keys();
-      return k.length === 1 && k[0].startsWith('checkpoint-inspector-e2e-second-');
+      const reg = await navigator.serviceWorker.getRegistration();
+      return k.length === 1 && k[0].startsWith('checkpoint-inspector-e2e-second-')
+        && reg.active && reg.active.state === 'activated' && !reg.installing && !reg.waiting;
     }, null, { timeout: 30000, polling: 250 });
+    // The page says a newer build was installed.
+    await page.waitForSelector('#update-note', { timeout: 10000 });
     await page.reload();
     await loaded();
     assert.equal(await buildNote(), 'e2e-second', 'the new build is shown');
