@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the browser inspector: `trunk build --release` into dist/, then the CSP hash step and the single
+# Builds the browser inspector: `trunk build --release` into dist/, the build id and service worker step
+# (tools/offline.py), then the CSP hash step and the single
 # self-contained dist/checkpoint-inspector.html (tools/single_file.py). Prints the wasm sizes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,4 +9,5 @@ cd "$(dirname "$0")/.."
 # builds at once in the same target dir, which can race on the shared lib's LTO bitcode on a cold cache.
 cargo build --profile web --offline --target wasm32-unknown-unknown -p checkpoint-web --no-default-features --bin app --bin worker
 trunk build --release --public-url ./
+python3 tools/offline.py dist
 python3 tools/single_file.py dist

@@ -187,6 +187,9 @@ single = single.replace('href="web/icon.svg"', f'href="{icon_uri}"').replace('sr
 single, n = re.subn(r'<script type="module" src="web/js/main.js"></script>', "", single)
 if n != 1:
     sys.exit("error: index.html does not load web/js/main.js")
+# No service worker in the single file (file:// has none; the hosted build registers it).
+single = re.sub(r'<script type="module" src="web/js/sw-register.js"></script>', "", single)
+single = re.sub(r'<link rel="copy-file"[^>]*>', "", single)
 # Drop any Trunk bootstrap / preload links (none for a worker-only page, but be safe).
 single = re.sub(r"<link[^>]*rel=\"(?:modulepreload|preload)\"[^>]*>", "", single)
 single = re.sub(r"<script(?![^>]*\bsrc=)(?![^>]*application/json)[^>]*>.*?</script>", "", single, flags=re.S)

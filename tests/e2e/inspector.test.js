@@ -82,7 +82,8 @@ const requests = []; // every request any page or worker made: {url, phase}
 let phase = 'load';
 
 async function newPage(opts = {}) {
-  const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 800 }, ...opts });
+  // Service workers are blocked here: this suite checks the page's own requests; offline.test.js tests the worker.
+  const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 800 }, serviceWorkers: 'block', ...opts });
   context.on('request', (r) => requests.push({ url: r.url(), phase }));
   const page = await context.newPage();
   const errors = [];

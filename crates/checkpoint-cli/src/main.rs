@@ -61,6 +61,33 @@ struct DiagnoseArgs {
     /// Read budget for state files in MiB (default 256): state files beyond it are listed as not verified.
     #[arg(long = "verify-budget-mib")]
     verify_budget_mib: Option<u64>,
+    /// Print a share link to this report instead of the report: the report (never the checkpoint) redacted,
+    /// compressed into the URL fragment `#report=1.…`. Without --base (or CHECKPOINT_INSPECTOR_BASE) only
+    /// `#report=…` is printed: append it to the address of any copy of the inspector.
+    #[arg(long = "share-link", conflicts_with = "json")]
+    share_link: bool,
+    /// The inspector's address the link starts with, e.g. https://team.example/inspector/ (default: the
+    /// CHECKPOINT_INSPECTOR_BASE environment variable, else none).
+    #[arg(long, requires = "share_link")]
+    base: Option<String>,
+    /// Leave one category unredacted in the share link (repeatable): ids, paths, hosts, topics, tables,
+    /// secrets, or all.
+    #[arg(long = "no-redact", value_name = "CATEGORY", requires = "share_link", value_parser = parse_no_redact)]
+    no_redact: Vec<NoRedact>,
+    /// Size budget of the link's fragment in bytes (default 16384); long lists are cut, with notes, to fit.
+    #[arg(long = "share-budget", value_name = "BYTES", requires = "share_link")]
+    share_budget: Option<usize>,
+}
+
+/// One `--no-redact` value: a category, a comma-separated list, or `all`.
+#[derive(Clone)]
+struct NoRedact(Vec<checkpoint_core::share::Category>);
+
+fn parse_no_redact(s: &str) -> Result<NoRedact, String> {
+    if s.trim().eq_ignore_ascii_case("all") {
+        return Ok(NoRedact(checkpoint_core::share::Category::ALL.to_vec()));
+    }
+    s.split(',').map(|p| p.parse()).collect::<Result<_, _>>().map(NoRedact)
 }
 
 fn parse_version(s: &str) -> Result<SparkVersion, String> {
@@ -142,7 +169,30 @@ fn run_diagnose(a: DiagnoseArgs) -> Result<ExitCode, String> {
     let report = diagnose(archive.as_mut(), &ctx);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    if a.json {
+    if a.share_link {
+        let mut redaction = checkpoint_core::share::Redaction::default();
+        for c in a.no_redact.iter().flat_map(|n| n.0.iter()) {
+            redaction.set(*c, false);
+        }
+        let options = checkpoint_core::share::ShareOptions {
+            redaction,
+            budget_bytes: a.share_budget.unwrap_or(checkpoint_core::share::DEFAULT_BUDGET_BYTES),
+        };
+        let link = checkpoint_core::share::share_report(&report, &options).map_err(|e| format!("--share-link: {e}"))?;
+        let base = a.base.clone().or_else(|| std::env::var("CHECKPOINT_INSPECTOR_BASE").ok());
+        let _ = writeln!(out, "{}", link.url(base.as_deref().filter(|b| !b.trim().is_empty())));
+        // For people, on stderr (stdout stays the link alone, for scripts).
+        let replaced: Vec<String> = link.replaced.iter().map(|(c, n)| format!("{n} {c}")).collect();
+        eprintln!(
+            "share link: {} bytes of fragment (budget {}); redacted: {}",
+            link.bytes,
+            link.budget_bytes,
+            if replaced.is_empty() { "nothing found to redact".to_string() } else { replaced.join(", ") }
+        );
+        for note in &link.cut_notes {
+            eprintln!("share link: cut: {note}");
+        }
+    } else if a.json {
         let s = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
         let _ = writeln!(out, "{s}");
     } else {

@@ -171,3 +171,61 @@ fn evidence_shows_the_file_size_apart_from_the_reason() {
     assert!(!ev.contains("bytes;") && !ev.contains(" @ byte"), "{ev}");
     assert!(ev.contains(" bytes), byte "), "{ev}");
 }
+
+/// `diagnose --share-link`: one line on stdout, the link; the core decodes it to the redacted report.
+#[test]
+fn share_link_prints_a_redacted_link() {
+    let zip = fixture("broken-ss-4.1.4-missing-delta.zip");
+    let json_out = bin().args(["diagnose", zip.to_str().unwrap(), "--json", "--now", "0"]).output().unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&json_out.stdout).unwrap();
+    let query_id = report["checkpoints"][0]["query_id"].as_str().unwrap().to_string();
+
+    let run = |extra: &[&str]| {
+        let mut args = vec!["diagnose", zip.to_str().unwrap(), "--now", "0", "--share-link"];
+        args.extend_from_slice(extra);
+        bin().env_remove("CHECKPOINT_INSPECTOR_BASE").args(&args).output().unwrap()
+    };
+    let out = run(&["--base", "https://team.example/inspector/"]);
+    // Same exit status as the diagnosis: 1, the fixture has an error finding (a CI job can post the link).
+    assert_eq!(out.status.code(), json_out.status.code());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    let link = stdout.trim();
+    assert!(link.starts_with("https://team.example/inspector/#report=1."), "{link}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bytes of fragment (budget 16384)") && err.contains("ids"), "{err}");
+    let opened = checkpoint_core::share::open_fragment(link).unwrap();
+    let text = opened.report.to_string();
+    assert!(!text.contains(&query_id) && !text.contains("missing-delta"), "{text}");
+    assert_eq!(opened.report["checkpoints"][0]["restart"], report["checkpoints"][0]["restart"]);
+    // Deterministic: the same input gives the same link.
+    assert_eq!(String::from_utf8(run(&["--base", "https://team.example/inspector/"]).stdout).unwrap(), stdout);
+
+    // No base: the relative fragment alone; the environment variable gives a default base.
+    let rel = String::from_utf8(run(&[]).stdout).unwrap();
+    assert!(rel.starts_with("#report=1."), "{rel}");
+    let env = bin()
+        .env("CHECKPOINT_INSPECTOR_BASE", "https://ci.example/i/")
+        .args(["diagnose", zip.to_str().unwrap(), "--now", "0", "--share-link"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8(env.stdout).unwrap().starts_with("https://ci.example/i/#report=1."));
+
+    // --no-redact ids keeps the query id (and only that category is off).
+    let kept = String::from_utf8(run(&["--no-redact", "ids"]).stdout).unwrap();
+    let opened = checkpoint_core::share::open_fragment(kept.trim()).unwrap();
+    assert!(opened.report.to_string().contains(&query_id));
+    assert!(!opened.redacted.contains(&"ids".to_string()) && opened.redacted.contains(&"paths".to_string()));
+
+    // Wrong uses exit 2 with one line.
+    let bad = run(&["--no-redact", "everything"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown redaction category"));
+    let tiny = run(&["--share-budget", "100"]);
+    assert_eq!(tiny.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&tiny.stderr);
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(e.contains("does not fit a share link of 100 bytes"), "{e}");
+    let both = bin().args(["diagnose", zip.to_str().unwrap(), "--share-link", "--json"]).output().unwrap();
+    assert_eq!(both.status.code(), Some(2));
+}
