@@ -4,7 +4,7 @@
 
 mod common;
 
-use checkpoint_web::{api, share};
+use checkpoint_web::{share, Inspector};
 use common::*;
 use js_sys::Reflect;
 use wasm_bindgen::{JsCast, JsValue};
@@ -21,7 +21,7 @@ fn err_kind(e: JsValue) -> String {
 #[wasm_bindgen_test]
 fn share_link_round_trip_in_wasm() {
     let fx = missing_delta();
-    let json = api::diagnose_zip(fx.zip, fx.name, JsValue::UNDEFINED).unwrap();
+    let json = Inspector::new(JsValue::UNDEFINED).unwrap().diagnose_zip(fx.zip, fx.name).unwrap();
     let report: serde_json::Value = serde_json::from_str(&json).unwrap();
     let query_id = report["checkpoints"][0]["query_id"].as_str().unwrap().to_string();
 
@@ -55,7 +55,7 @@ fn share_link_round_trip_in_wasm() {
 #[wasm_bindgen_test]
 fn share_redaction_toggles_in_wasm() {
     let fx = missing_delta();
-    let json = api::diagnose_zip(fx.zip, fx.name, JsValue::UNDEFINED).unwrap();
+    let json = Inspector::new(JsValue::UNDEFINED).unwrap().diagnose_zip(fx.zip, fx.name).unwrap();
     let report: serde_json::Value = serde_json::from_str(&json).unwrap();
     let query_id = report["checkpoints"][0]["query_id"].as_str().unwrap().to_string();
     // As an object and as JSON text: ids off keeps the query id, everything else stays on.
@@ -80,7 +80,7 @@ fn share_redaction_toggles_in_wasm() {
 #[wasm_bindgen_test]
 fn share_damaged_fragments_throw_typed_errors_in_wasm() {
     let fx = healthy_agg();
-    let json = api::diagnose_zip(fx.zip, fx.name, JsValue::UNDEFINED).unwrap();
+    let json = Inspector::new(JsValue::UNDEFINED).unwrap().diagnose_zip(fx.zip, fx.name).unwrap();
     let fragment = get(&share::share_link(&json, JsValue::UNDEFINED, None).unwrap(), "fragment").as_string().unwrap();
     let kind = |f: &str| err_kind(share::open_share_fragment(f).unwrap_err());
     assert_eq!(kind(&fragment[..fragment.len() / 2]), "truncated");
