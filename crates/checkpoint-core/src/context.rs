@@ -68,7 +68,7 @@ pub struct Context {
     /// Kafka brokers' earliest offsets, `{"topic":{"0":123}}`.
     pub kafka_earliest: Option<serde_json::Value>,
     /// Bytes of state the diagnosis may process (read and decompress) to verify the chains a restart loads
-    /// and to check their rows; `None` = [`crate::reader::DEFAULT_VERIFY_BUDGET`] (256 MiB), `Some(u64::MAX)` = no budget (the
+    /// and to check their rows; `None` = [`crate::read::DEFAULT_VERIFY_BUDGET`] (256 MiB), `Some(u64::MAX)` = no budget (the
     /// CLI's `--deep`). What the budget leaves unread is reported as an info finding
     /// (`state-verification-budget`). Listing and log files are always read.
     pub verify_budget_bytes: Option<u64>,

@@ -6,7 +6,7 @@ use crate::layout::{find_roots, Root};
 use crate::model::Checkpoint;
 use crate::predict::predict;
 use crate::present::{Frontend, Hint};
-use crate::reader::{operator_provider, read_checkpoint, read_checkpoint_with, ReadOptions};
+use crate::read::{read_checkpoint, read_checkpoint_with, ReadOptions};
 use crate::report::*;
 use crate::{Context, SparkVersion};
 use std::collections::BTreeMap;
@@ -27,7 +27,7 @@ pub fn diagnose(archive: &mut dyn Archive, ctx: &Context) -> Report {
         let cp = read_checkpoint(archive, &root, false);
         let mut r = report_for(&cp, ctx);
         r.findings.push(
-            Finding::new("no-checkpoint-found", Severity::Warning, "No Spark checkpoint found in the input")
+            Finding::new(Code::NoCheckpointFound, Severity::Warning, "No Spark checkpoint found in the input")
                 .evidence("", format!("{} file(s) listed; none is a `metadata`, `offsets/<n>`, `commits/<n>`, `state/<op>/` or `checkpoint-<ms>` file", input.entries), None)
                 .why("A Structured Streaming checkpoint folder holds metadata, offsets/, commits/ and usually state/; a DStream checkpoint holds checkpoint-<time> files.")
                 .fix(&["Zip the checkpointLocation folder itself (or a parent of it)."]),
@@ -38,7 +38,7 @@ pub fn diagnose(archive: &mut dyn Archive, ctx: &Context) -> Report {
         let opts = ReadOptions {
             verify_state: true,
             check_rows: true,
-            budget_bytes: ctx.verify_budget_bytes.unwrap_or(crate::reader::DEFAULT_VERIFY_BUDGET),
+            budget_bytes: ctx.verify_budget_bytes.unwrap_or(crate::read::DEFAULT_VERIFY_BUDGET),
             ..ReadOptions::default()
         };
         let cp = read_checkpoint_with(archive, root, &opts);
@@ -82,7 +82,7 @@ fn explains(f: &Finding, text: &str, cp: &Checkpoint) -> bool {
     // Damaged state files explain decompression / zip / checksum failures that name no path.
     let damage_words =
         ["Stream is corrupted", "LZ4Exception", "ZipException", "ChecksumException", "invalid entry CRC"];
-    if (f.code == "state-file-corrupt" || f.code == "state-file-crc-mismatch-unchecked")
+    if (f.code == Code::StateFileCorrupt || f.code == Code::StateFileCrcMismatchUnchecked)
         && damage_words.iter().any(|w| text.contains(w))
     {
         return true;
@@ -122,7 +122,7 @@ fn unexplained_error(cp: &Checkpoint, text: &str) -> Option<Finding> {
     let what = class.clone().or(exc.clone()).unwrap_or_default();
     let meaning = class.as_deref().and_then(class_meaning);
     let mut f = Finding::new(
-        "error-not-explained-by-files",
+        Code::ErrorNotExplainedByFiles,
         Severity::Error,
         format!("Spark reported {what}; the checkpoint files do not show the cause"),
     )
@@ -215,7 +215,7 @@ pub(crate) fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport 
                 name: meta.and_then(|m| m.operator_name.clone()),
                 store_names: stores,
                 partitions: o.partitions.len() as u64,
-                provider: operator_provider(cp, o.operator_id),
+                provider: cp.operator_provider(o.operator_id),
                 latest_version: latest,
                 state_size: cp
                     .state_growth

@@ -3,7 +3,7 @@
 //! Spark's own `.state.jsonl` dumps.
 
 use crate::archive::{Archive, Limits, MemArchive};
-use crate::reader::{read_checkpoint_with, ReadOptions};
+use crate::read::{read_checkpoint_with, ReadOptions};
 use crate::report::{Finding, Report, Severity};
 use crate::state_files::{load_chain, ChainFileKind};
 use crate::testutil::{fixtures_dir, open_fixture};
@@ -42,8 +42,8 @@ fn chain_of(files: &[(String, Vec<u8>)], part: u32) -> Vec<(String, ChainFileKin
         &roots[0],
         &ReadOptions { verify_state: false, check_rows: false, budget_bytes: 0, ..ReadOptions::default() },
     );
-    let version = crate::reader::restart_batch(&cp).expect("restart version");
-    let provider = crate::reader::operator_provider(&cp, 0);
+    let version = cp.restart_version().expect("restart version");
+    let provider = cp.operator_provider(0);
     let store = &cp.state.operators[&0].partitions[&part].stores["default"];
     let chain = load_chain(store, version, &provider, None, None, &[]);
     assert!(chain.missing.is_none(), "fixture chain is complete");

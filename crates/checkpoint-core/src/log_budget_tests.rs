@@ -6,7 +6,7 @@ use crate::diagnose::report_for;
 use crate::layout::find_roots;
 use crate::log::LogError;
 use crate::model::Checkpoint;
-use crate::reader::{read_checkpoint_with, ReadOptions};
+use crate::read::{read_checkpoint_with, ReadOptions};
 use crate::report::{CheckpointReport, RestartOutcome, Severity};
 use crate::testutil::open_fixture;
 use crate::{diagnose, Context};
@@ -75,7 +75,7 @@ fn log_files_beyond_the_budget_are_listed_not_read_and_old_offsets_are_elided() 
     assert!(cp.commits.values().all(|f| f.file.content.is_ok()));
     // The latest three readable offsets and the last committed batch keep their source offsets; older read
     // ones are elided, and only the latest keeps its confs.
-    let keep: Vec<i64> = read_ids.iter().rev().take(crate::reader::KEEP_FULL_OFFSETS).copied().collect();
+    let keep: Vec<i64> = read_ids.iter().rev().take(crate::read::KEEP_FULL_OFFSETS).copied().collect();
     let start = crate::restart_plan::start_batch(&cp).expect("committed batch").0;
     let mut elided = 0;
     for id in &read_ids {
@@ -104,7 +104,7 @@ fn log_files_beyond_the_budget_are_listed_not_read_and_old_offsets_are_elided() 
     for id in &not_read {
         assert!(detail.contains(&format!("offsets/{id} (")), "{detail}");
     }
-    assert!(!limited.findings.iter().any(|f| f.code.starts_with("log-file-")));
+    assert!(!limited.findings.iter().any(|f| f.code.as_str().starts_with("log-file-")));
     assert!(!full.findings.iter().any(|f| f.code == "log-files-not-read"));
     assert_eq!(limited.restart, full.restart);
 }
@@ -161,7 +161,10 @@ fn a_zip_entry_that_does_not_inflate_is_an_archive_problem_not_a_damaged_log() {
             assert_eq!(f[0].severity, Severity::Error, "{name} {bad}");
             assert!(f[0].evidence[0].path == bad);
             assert!(f[0].fix.iter().any(|s| s.contains("zip -r")), "{:?}", f[0].fix);
-            assert!(!r.findings.iter().any(|f| f.code.starts_with("log-file-") || f.code == "metadata-unreadable"));
+            assert!(!r
+                .findings
+                .iter()
+                .any(|f| f.code.as_str().starts_with("log-file-") || f.code == "metadata-unreadable"));
             assert_eq!(r.restart.outcome, RestartOutcome::Unknown, "{name} {bad}");
             assert!(r.restart.exception.is_none());
         }
@@ -207,7 +210,7 @@ fn a_damaged_offsets_file_names_its_size_apart_and_the_fix_follows_whether_it_is
         let f = r
             .findings
             .iter()
-            .find(|f| f.code.starts_with("log-file-") && f.evidence[0].path == path)
+            .find(|f| f.code.as_str().starts_with("log-file-") && f.evidence[0].path == path)
             .unwrap_or_else(|| panic!("finding for {path}: {:?}", r.findings));
         assert_eq!(f.evidence[0].size, Some(size));
         assert!(!f.evidence[0].detail.contains("bytes;"), "{}", f.evidence[0].detail);

@@ -1,6 +1,7 @@
 //! `Checkpoint`: everything read from one checkpoint root, typed, each fact with the file it came from
 //! (paths relative to the checkpoint root) and every problem met while reading (path, byte offset, reason).
-//! Built by [`crate::reader::read_checkpoint`]; consumed by the checks.
+//! Built by the read stage ([`crate::read::read_checkpoint`]); consumed by the checks, the prediction and the
+//! restart plan, which ask it questions through its methods (`queries`), never the read stage.
 
 use crate::hadoop::CrcError;
 use crate::log::commits::CommitMetadata;
@@ -12,6 +13,9 @@ use crate::log::LogError;
 use crate::report::CheckpointKind;
 use crate::state_files::{FileRef, StateTree};
 use std::collections::{BTreeMap, BTreeSet};
+
+mod queries;
+pub use queries::{provider_from_conf, store_index};
 
 /// A problem met while reading: which file, where in it, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]

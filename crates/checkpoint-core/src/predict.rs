@@ -5,14 +5,13 @@
 
 use crate::checks::error_text::parse_error_text;
 use crate::model::Checkpoint;
-use crate::reader::restart_batch;
 use crate::report::{CheckpointKind, Finding, RestartOutcome, RestartPrediction};
 use crate::Context;
 
 /// Predicts the restart for one checkpoint from its findings (already matched to the error text).
 pub fn predict(cp: &Checkpoint, ctx: &Context, findings: &[Finding]) -> RestartPrediction {
     let v = ctx.spark_version.unwrap_or(crate::SparkVersion::NEWEST);
-    let first_batch_id = restart_batch(cp);
+    let first_batch_id = cp.restart_batch();
     let stateful = cp.state.present && !cp.state.operators.is_empty();
     let mut p = RestartPrediction {
         outcome: RestartOutcome::Resumes,
@@ -49,9 +48,11 @@ pub fn predict(cp: &Checkpoint, ctx: &Context, findings: &[Finding]) -> RestartP
     // A zip entry a restart reads could not be unpacked: unless Spark fails before reading the logs (stage <
     // 20, FORMATS.md §16), the outcome depends on that file.
     let unreadable = findings.iter().find(|f| {
-        f.code == crate::checks::logs::ARCHIVE_ENTRY_UNREADABLE && f.severity == crate::report::Severity::Error
+        f.code == crate::report::Code::ArchiveEntryUnreadable && f.severity == crate::report::Severity::Error
     });
-    if let Some(u) = unreadable.filter(|_| failing.is_none_or(|(_, r)| r.stage >= 20)) {
+    if let Some(u) =
+        unreadable.filter(|_| failing.is_none_or(|(_, r)| r.stage >= crate::report::RestartStage::LatestOffsets))
+    {
         p.outcome = RestartOutcome::Unknown;
         p.summary = format!("Unknown: {}; re-create the zip and run again.", u.title);
         return p;

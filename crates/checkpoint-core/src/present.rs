@@ -182,7 +182,7 @@ pub fn severity_word(s: Severity) -> &'static str {
 /// The display order of findings: those explaining the pasted error first, then by severity (errors first), then by
 /// the restart stage they fail at (earliest first; findings that do not fail the restart last), then as found.
 pub fn finding_order_key(f: &Finding) -> (bool, Severity, u32) {
-    (!f.explains_error_text, f.severity, f.restart_failure.as_ref().map(|r| r.stage).unwrap_or(u32::MAX))
+    (!f.explains_error_text, f.severity, f.restart_failure.as_ref().map(|r| r.stage.number()).unwrap_or(u32::MAX))
 }
 
 /// Sorts findings into display order ([`finding_order_key`]; stable). The diagnosis stores them in this order.

@@ -4,6 +4,7 @@
 //! Fields named in the contract are never renamed or dropped; unknown values are `None` (`null`), never invented.
 //! Rendering (terminal, HTML, Markdown) lives in the front ends; this module is data only.
 
+pub use crate::checks::catalogue::{Code, RestartStage};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -183,8 +184,8 @@ pub struct Evidence {
 /// A finding: what is wrong (or notable), in Spark's words, why, and what to do.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Finding {
-    /// Stable kebab-case code, e.g. `state-delta-missing`.
-    pub code: String,
+    /// Stable code, serialised kebab-case, e.g. `state-delta-missing` (the catalogue: [`Code`]).
+    pub code: Code,
     /// How bad it is.
     pub severity: Severity,
     /// A title in plain words.
@@ -210,10 +211,10 @@ pub struct Finding {
 /// How a finding makes the restart fail, for the restart prediction.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct RestartFailure {
-    /// Position in Spark's restart sequence (lower fails first): 10 metadata, 20-30 offset/commit logs,
-    /// 35 sources, 50 log writes of the next batch, 55 state directory, 60 state store configuration,
-    /// 70 state loading, 80 commit write.
-    pub stage: u32,
+    /// Position in Spark's restart sequence (lower fails first), serialised as its number: 10 metadata,
+    /// 20-30 offset/commit logs, 35-36 sources, 40 state schema, 50 log writes of the next batch, 55 state
+    /// directory, 60 state store configuration, 70-72 state loading ([`RestartStage`]).
+    pub stage: RestartStage,
     /// The specific error class Spark prints (not `STREAM_FAILED`), when it prints one.
     pub error_class: Option<String>,
     /// The Java exception class (outermost below `StreamingQueryException`).
@@ -297,9 +298,9 @@ pub struct ForcedConf {
 
 impl Finding {
     /// A finding with a code, severity and title; the other fields empty.
-    pub fn new(code: &str, severity: Severity, title: impl Into<String>) -> Self {
+    pub fn new(code: Code, severity: Severity, title: impl Into<String>) -> Self {
         Finding {
-            code: code.to_string(),
+            code,
             severity,
             title: title.into(),
             error_classes: Vec::new(),
@@ -342,7 +343,7 @@ impl Finding {
         self
     }
     /// Marks the finding as failing the restart.
-    pub fn fails(mut self, stage: u32, error_class: Option<&str>, exception: &str) -> Self {
+    pub fn fails(mut self, stage: RestartStage, error_class: Option<&str>, exception: &str) -> Self {
         self.restart_failure = Some(RestartFailure {
             stage,
             error_class: error_class.map(str::to_string),

@@ -106,7 +106,7 @@ mod tests {
         let files = files.into_iter().map(|(p, c)| (p.to_string(), c.as_bytes().to_vec())).collect();
         let mut a = MemArchive::new("t", files, Limits::default()).unwrap();
         let roots = find_roots(a.entries());
-        crate::reader::read_checkpoint(&mut a, &roots[0], false)
+        crate::read::read_checkpoint(&mut a, &roots[0], false)
     }
 
     #[test]

@@ -7,10 +7,11 @@
 //! * [`blob`]: `Read + Seek` over a browser `Blob` (a dropped `File`) using `Blob.slice` + `FileReaderSync`, so a
 //!   multi-gigabyte zip is read lazily inside a Web Worker; and a lazy [`checkpoint_core::Archive`] over the files
 //!   of a dropped folder.
-//! * [`worker`]: the Web Worker's message loop (see `web/app.js` for the other side of the protocol).
+//! * [`worker`]: the Web Worker's message loop (see `web/js/worker-client.js` for the other side of the protocol).
 //! * [`state`]: the State tab's paged state browser over the core's state reader (decoded only on request).
 //! * [`Inspector`] ([`inspector`]): the one type exported to JavaScript (ruff's `ruff_wasm::Workspace` style): the
 //!   page presents and exports reports through it; tests and scripts diagnose bytes with it.
+//! * [`share`]: share links (a redacted report in the URL fragment), as `Inspector` methods.
 //!
 //! Nothing here does network I/O; the page's CSP forbids it anyway.
 
@@ -20,6 +21,7 @@
 pub mod blob;
 pub mod inspector;
 pub mod render;
+pub mod share;
 pub mod state;
 pub mod worker;
 

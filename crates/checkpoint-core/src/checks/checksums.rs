@@ -5,7 +5,7 @@
 
 use super::spark;
 use crate::model::Checkpoint;
-use crate::report::{Finding, Severity};
+use crate::report::{Code, Finding, Severity};
 use crate::Context;
 
 /// Reports sidecar mismatches and hand-edited offset metadata keys.
@@ -22,7 +22,7 @@ pub fn check_checksums(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 _ => None,
             };
             out.push(
-                Finding::new("hadoop-crc-mismatch", Severity::Warning, format!("{} does not match its Hadoop checksum {}", c.main, c.path))
+                Finding::new(Code::HadoopCrcMismatch, Severity::Warning, format!("{} does not match its Hadoop checksum {}", c.main, c.path))
                     .evidence(&c.main, format!("{e}"), offset)
                     .evidence(&c.path, "Hadoop .crc sidecar (CRC32 per 512-byte chunk)", None)
                     .why(format!(
@@ -41,7 +41,7 @@ pub fn check_checksums(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         }
         if let Some(Err(e)) = &c.verified {
             out.push(
-                Finding::new("spark-checksum-mismatch", Severity::Warning, format!("{} does not match its Spark checksum file {}", c.main, c.path))
+                Finding::new(Code::SparkChecksumMismatch, Severity::Warning, format!("{} does not match its Spark checksum file {}", c.main, c.path))
                     .classes(&["CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED"])
                     .evidence(&c.main, e.clone(), None)
                     .why("Spark 4.1+ writes a CRC32C checksum file next to checkpoint files it writes through its checksum file manager and fails with CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED when it reads a file that no longer matches.")
@@ -53,7 +53,7 @@ pub fn check_checksums(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         if let Some(m) = &o.metadata {
             if !m.unknown_keys.is_empty() {
                 out.push(
-                    Finding::new("offsets-unknown-keys", Severity::Warning, format!("offsets/{id} has metadata keys Spark does not know: {}", m.unknown_keys.join(", ")))
+                    Finding::new(Code::OffsetsUnknownKeys, Severity::Warning, format!("offsets/{id} has metadata keys Spark does not know: {}", m.unknown_keys.join(", ")))
                         .evidence(format!("offsets/{id}"), format!("unknown keys {:?}; batchWatermarkMs = {}", m.unknown_keys, m.batch_watermark_ms.map(|x| x.to_string()).unwrap_or_else(|| "absent (Spark uses 0)".into())), None)
                         .why("Spark ignores keys it does not know in OffsetSeqMetadata; a misspelled batchWatermarkMs or batchTimestampMs silently becomes 0, which changes watermark-based results (late data, state eviction) of the replayed batch.")
                         .fix(&[super::BACKUP, "Fix the key spelling (e.g. batchWatermarkMs) if the file was edited by hand."]),

@@ -4,7 +4,7 @@
 
 use super::{spark, BACKUP};
 use crate::model::Checkpoint;
-use crate::report::{CheckpointKind, Finding, Severity};
+use crate::report::{CheckpointKind, Code, Finding, RestartStage, Severity};
 use crate::Context;
 
 /// What an error text names.
@@ -149,7 +149,7 @@ pub fn check_error_text(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             })
             .unwrap_or_default();
         out.push(
-            Finding::new("source-count-changed", Severity::Error, format!("The query now has {} source(s); the checkpoint recorded {n}", now.map(|x| x.to_string()).unwrap_or("a different number of".into())))
+            Finding::new(Code::SourceCountChanged, Severity::Error, format!("The query now has {} source(s); the checkpoint recorded {n}", now.map(|x| x.to_string()).unwrap_or("a different number of".into())))
                 .evidence(format!("offsets/{id}"), format!("{n} source offset line(s): {}{}", listed.join("; "), match (in_ckpt, now) {
                     (Some(c), Some(q)) => format!(" (the error: {c} source(s) in the checkpoint, {q} in the query)"),
                     (Some(c), None) => format!(" (the error: {c} source(s) in the checkpoint)"),
@@ -161,7 +161,7 @@ pub fn check_error_text(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                     "To add or remove sources you need a new checkpoint (or Spark 4.3's named sources with spark.sql.streaming.offsetLog.formatVersion=2 from the start).".to_string(),
                     super::new_checkpoint_step(cp),
                 ])
-                .fails(35, None, "java.lang.AssertionError"),
+                .fails(RestartStage::SourceCount, None, "java.lang.AssertionError"),
         );
     }
     // Two writers.
@@ -175,7 +175,7 @@ pub fn check_error_text(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
             .and_then(|n| n.parse::<i64>().ok());
         let mut f = Finding::new(
-            "concurrent-writers",
+            Code::ConcurrentWriters,
             Severity::Error,
             "Two queries wrote to this checkpoint at the same time",
         )
@@ -218,7 +218,7 @@ pub fn check_error_text(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 "Then restart once: the checkpoint itself is consistent (the winner's files).".to_string(),
                 "If no other run exists, look for orphan `.<n>.crc` files in offsets/, commits/, sources/<n>/ and delete them.".to_string(),
             ])
-            .fails(50, parsed.error_class().filter(|c| c.starts_with("CONCURRENT")), parsed.exception().unwrap_or("org.apache.spark.SparkException"));
+            .fails(RestartStage::LogWrite, parsed.error_class().filter(|c| c.starts_with("CONCURRENT")), parsed.exception().unwrap_or("org.apache.spark.SparkException"));
         out.push(f);
     }
     // A stateful operator whose state is not in the checkpoint.
@@ -243,13 +243,13 @@ pub fn check_error_text(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             };
             let committed = cp.last_committed_batch_id();
             out.push(
-                Finding::new("stateful-operator-without-state", Severity::Error, "The restarted query has a stateful operator whose state is not in the checkpoint")
+                Finding::new(Code::StatefulOperatorWithoutState, Severity::Error, "The restarted query has a stateful operator whose state is not in the checkpoint")
                     .classes(&["STREAMING_STATEFUL_OPERATOR_MISSING_STATE_DIRECTORY", "CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS", "CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE"])
                     .evidence(path, detail, None)
                     .evidence(latest.map(|(id, _)| format!("offsets/{id}")).unwrap_or("offsets".into()), format!("batches ran up to {} without this operator's state", committed.map(|c| c.to_string()).unwrap_or("-".into())), None)
                     .why(format!(
                         "Either the state files were deleted or not copied, or the query was changed to add a stateful operator (aggregation, dropDuplicates, join, mapGroupsWithState) that the checkpoint never had. On restart the operator loads state version {} and finds no files; Spark {v} reports {}.",
-                        crate::reader::restart_batch(cp).unwrap_or(0),
+                        cp.restart_batch().unwrap_or(0),
                         if v.at_least(4, 3) { "STREAMING_STATEFUL_OPERATOR_MISSING_STATE_DIRECTORY" } else if v.at_least(4, 0) { "CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS for version 1's delta" } else { "\"Error reading delta file ... 1.delta does not exist\"" }
                     ))
                     .fix(&[
@@ -257,7 +257,7 @@ pub fn check_error_text(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                         "If you added a stateful operator: run the changed query on a NEW checkpoint location (adding stateful operators to an existing checkpoint is not supported), or remove the operator.".to_string(),
                         super::new_checkpoint_step(cp),
                     ])
-                    .fails(55, parsed.error_class(), parsed.exception().unwrap_or("org.apache.spark.SparkException")),
+                    .fails(RestartStage::StateDirectory, parsed.error_class(), parsed.exception().unwrap_or("org.apache.spark.SparkException")),
             );
         }
     }
@@ -269,7 +269,7 @@ pub fn check_error_text(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         || text.contains("schema doesn't match to the schema for existing state")
     {
         let mut f = Finding::new(
-            "state-schema-changed",
+            Code::StateSchemaChanged,
             Severity::Error,
             "The restarted query's state schema does not match the schema stored in the checkpoint",
         )
@@ -291,7 +291,7 @@ pub fn check_error_text(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 "Only if you are sure the layout is binary compatible: spark.sql.streaming.stateStore.stateSchemaCheck=false skips the check (results may be wrong).".to_string(),
                 super::new_checkpoint_step(cp),
             ])
-            .fails(40, parsed.error_class(), parsed.exception().unwrap_or("org.apache.spark.sql.execution.streaming.state.StateSchemaNotCompatible"));
+            .fails(RestartStage::StateSchema, parsed.error_class(), parsed.exception().unwrap_or("org.apache.spark.sql.execution.streaming.state.StateSchemaNotCompatible"));
         out.push(f);
     }
     let _ = BACKUP;

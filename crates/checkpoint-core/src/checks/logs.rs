@@ -4,7 +4,7 @@
 use super::{effective_conf, legacy, spark, BACKUP};
 use crate::log::{max_supported, LogError, LogKind};
 use crate::model::Checkpoint;
-use crate::report::{CheckpointKind, Finding, Severity};
+use crate::report::{CheckpointKind, Code, Finding, RestartStage, Severity};
 use crate::Context;
 
 /// How Spark reports a damaged log file: (error class, exception).
@@ -69,7 +69,7 @@ fn version_issue(kind: LogKind, found: u32, cp: &Checkpoint, ctx: &Context) -> O
 /// `unknown` (see `predict`); otherwise a warning.
 pub(crate) fn archive_entry_unreadable(path: &str, size: u64, reason: &str, needed: bool) -> Finding {
     Finding::new(
-        ARCHIVE_ENTRY_UNREADABLE,
+        Code::ArchiveEntryUnreadable,
         if needed { Severity::Error } else { Severity::Warning },
         format!("{path}: the zip entry cannot be unpacked, so this file was not checked"),
     )
@@ -103,9 +103,6 @@ fn offsets_repair_step(cp: &Checkpoint, id: i64, path: &str) -> String {
     }
 }
 
-/// Finding code for a zip entry that cannot be unpacked.
-pub(crate) const ARCHIVE_ENTRY_UNREADABLE: &str = "archive-entry-unreadable";
-
 /// Damaged or too-new log files. The latest offsets file, the one before it and the latest commit file are
 /// read at restart (a problem there fails it); older ones are reported as warnings.
 pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
@@ -116,11 +113,11 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
     let last = cp.last_batch_id();
     let last_commit = cp.last_committed_batch_id();
-    let read_stage = |kind: LogKind, id: i64| -> Option<u32> {
+    let read_stage = |kind: LogKind, id: i64| -> Option<RestartStage> {
         match kind {
-            LogKind::Offsets if Some(id) == last => Some(20),
-            LogKind::Offsets if last.is_some_and(|l| l != 0 && id == l - 1) => Some(25),
-            LogKind::Commits if Some(id) == last_commit => Some(30),
+            LogKind::Offsets if Some(id) == last => Some(RestartStage::LatestOffsets),
+            LogKind::Offsets if last.is_some_and(|l| l != 0 && id == l - 1) => Some(RestartStage::PreviousOffsets),
+            LogKind::Commits if Some(id) == last_commit => Some(RestartStage::LatestCommit),
             _ => None,
         }
     };
@@ -144,10 +141,10 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         if let Some(e) = err {
             let (class, exc) = spark_error(e, ctx);
             let code = match e {
-                LogError::Empty => "log-file-empty",
-                LogError::MalformedVersion { .. } => "log-version-malformed",
-                LogError::BadJson { eof: true, .. } | LogError::MissingLine { .. } => "log-file-truncated",
-                _ => "log-file-malformed",
+                LogError::Empty => Code::LogFileEmpty,
+                LogError::MalformedVersion { .. } => Code::LogVersionMalformed,
+                LogError::BadJson { eof: true, .. } | LogError::MissingLine { .. } => Code::LogFileTruncated,
+                _ => Code::LogFileMalformed,
             };
             let mut f = Finding::new(
                 code,
@@ -179,7 +176,7 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         } else if let Some(found) = version {
             if let Some(issue) = version_issue(kind, found, cp, ctx) {
                 let mut f = Finding::new(
-                    "log-version-unsupported",
+                    Code::LogVersionUnsupported,
                     if stage.is_some() { Severity::Error } else { Severity::Warning },
                     format!("{path} has log version v{found}, which Spark {v} cannot read"),
                 )
@@ -230,7 +227,7 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     if !not_read.is_empty() {
         out.push(
             Finding::new(
-                "log-files-not-read",
+                Code::LogFilesNotRead,
                 Severity::Info,
                 format!("{} older offsets/commits file(s) were listed but not read", not_read.len()),
             )
@@ -238,7 +235,7 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 "offsets",
                 format!(
                     "over the {} MiB budget for log files, newest read first: {}",
-                    crate::reader::MAX_TOTAL_LOG_BYTES / (1024 * 1024),
+                    crate::log::MAX_TOTAL_LOG_BYTES / (1024 * 1024),
                     not_read.join(", ")
                 ),
                 None,
@@ -261,7 +258,7 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             }
             if let Some(e) = err {
                 let mut fd = Finding::new(
-                    if matches!(e, LogError::Empty) { "log-file-empty" } else { "log-file-malformed" },
+                    if matches!(e, LogError::Empty) { Code::LogFileEmpty } else { Code::LogFileMalformed },
                     if needed { Severity::Error } else { Severity::Warning },
                     format!("{} (file source log of source {n}) cannot be read: {}", f.file.path, describe(e)),
                 )
@@ -273,13 +270,13 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                     if let Some(c) = class {
                         fd = fd.classes(&[c]);
                     }
-                    fd = fd.fails(36, class, exc);
+                    fd = fd.fails(RestartStage::SourceOffsets, class, exc);
                 }
                 out.push(fd);
             } else if let Some(found) = ver {
                 if let Some(issue) = version_issue(LogKind::FileSource, found, cp, ctx) {
                     let mut fd = Finding::new(
-                        "log-version-unsupported",
+                        Code::LogVersionUnsupported,
                         Severity::Error,
                         format!("{} has log version v{found}", f.file.path),
                     )
@@ -288,7 +285,7 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                     .why(issue.message.clone())
                     .fix(&["Restart with the Spark version that wrote the checkpoint.".to_string()]);
                     if needed {
-                        fd = fd.fails(36, issue.class, "java.lang.IllegalStateException");
+                        fd = fd.fails(RestartStage::SourceOffsets, issue.class, "java.lang.IllegalStateException");
                     }
                     out.push(fd);
                 }
@@ -298,7 +295,7 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     out.extend(check_sink_logs(cp));
     for p in &cp.problems {
         out.push(
-            Finding::new("unexpected-log-file", Severity::Info, format!("{} is not a log batch file", p.path))
+            Finding::new(Code::UnexpectedLogFile, Severity::Info, format!("{} is not a log batch file", p.path))
                 .evidence(&p.path, &p.reason, p.offset)
                 .why("Only files named by a batch id are batch files; Spark ignores anything else in the log directories, so a renamed or copied-in file here is not read.")
                 .fix(&["Remove the file if it was left by a manual repair, or rename it to the batch id it was meant to be."]),
@@ -307,7 +304,7 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     for (op, m) in &cp.operator_metadata {
         if let Err(e) = &m.content {
             out.push(
-                Finding::new("operator-metadata-unreadable", Severity::Warning, format!("Operator metadata of operator {op} cannot be read"))
+                Finding::new(Code::OperatorMetadataUnreadable, Severity::Warning, format!("Operator metadata of operator {op} cannot be read"))
                     .evidence(&m.path, describe(e), Some(e.offset()))
                     .why("Spark 4.0+ reads operator metadata to compare the restarted plan with the recorded operators and for the state data sources.")
                     .fix(&[BACKUP.to_string(), format!("Restore {} from a backup.", m.path)]),
@@ -324,7 +321,7 @@ fn check_sink_logs(cp: &Checkpoint) -> Vec<Finding> {
         let Some((&latest, (path, _, _))) = log.listed.iter().next_back() else { continue };
         let files = log.read.get(&latest).and_then(|f| f.file.content.as_ref().ok()).map(|b| b.entries.len());
         out.push(
-            Finding::new("file-sink-log", Severity::Info, format!("File sink log {} (batches up to {latest})", log.dir))
+            Finding::new(Code::FileSinkLog, Severity::Info, format!("File sink log {} (batches up to {latest})", log.dir))
                 .evidence(path, format!(
                     "{} batch file(s) listed, compaction interval {}{}",
                     log.listed.len(),
@@ -339,7 +336,7 @@ fn check_sink_logs(cp: &Checkpoint) -> Vec<Finding> {
         for f in log.read.values() {
             if let Err(e) = &f.file.content {
                 out.push(
-                    Finding::new("sink-log-unreadable", Severity::Warning, format!("{} (file sink log) cannot be read: {}", f.file.path, describe(e)))
+                    Finding::new(Code::SinkLogUnreadable, Severity::Warning, format!("{} (file sink log) cannot be read: {}", f.file.path, describe(e)))
                         .evidence(&f.file.path, describe(e), Some(e.offset()))
                         .why("The file sink's _spark_metadata log lists the files of each batch; readers of the output (and the sink on restart) read it.")
                         .fix(&[BACKUP.to_string(), format!("Restore {} from a backup.", f.file.path)]),
@@ -385,7 +382,7 @@ pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         for (i, s) in o.offsets.iter().enumerate() {
             if s.raw.is_some() && s.json.is_none() {
                 let mut fd = Finding::new(
-                    "source-offset-unparsable",
+                    Code::SourceOffsetUnparsable,
                     if read_at_restart { Severity::Error } else { Severity::Warning },
                     format!("Offset of source {i} in {} is not valid JSON", f.file.path),
                 )
@@ -393,7 +390,7 @@ pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 .why("Each source re-reads its offset JSON from the offsets file on restart; a cut or edited line makes the source fail to deserialize it.")
                 .fix(&[BACKUP.to_string(), offsets_repair_step(cp, *id, &f.file.path)]);
                 if read_at_restart {
-                    fd = fd.fails(36, None, "com.fasterxml.jackson.core.JsonParseException");
+                    fd = fd.fails(RestartStage::SourceOffsets, None, "com.fasterxml.jackson.core.JsonParseException");
                 }
                 out.push(fd);
             }
@@ -401,7 +398,7 @@ pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         if let Some((pid, pn)) = prev {
             if pn != o.offsets.len() {
                 let mut fd = Finding::new(
-                    "source-count-differs",
+                    Code::SourceCountDiffers,
                     if Some(*id) == last_id { Severity::Error } else { Severity::Warning },
                     format!("offsets/{id} lists {} source(s) but offsets/{pid} lists {pn}", o.offsets.len()),
                 )
@@ -410,7 +407,7 @@ pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 .why("The number of sources of a query is fixed; Spark asserts that the latest offsets file has one line per source of the restarted query (\"There are [N] sources in the checkpoint offsets and now there are [M] sources\"). A changed count means a cut file or a changed query.")
                 .fix(&[BACKUP.to_string(), format!("Restore {} from a backup.", f.file.path)]);
                 if Some(*id) == last_id {
-                    fd = fd.fails(35, None, "java.lang.AssertionError");
+                    fd = fd.fails(RestartStage::SourceCount, None, "java.lang.AssertionError");
                 }
                 out.push(fd);
             }
@@ -420,7 +417,7 @@ pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let (Some(first), Some(last)) = (cp.offsets.keys().next().copied(), cp.last_batch_id()) else {
         if let Some((id, c)) = cp.commits.iter().next() {
             out.push(
-                Finding::new("commit-without-offsets", Severity::Warning, format!("Commit for batch {id} but no offsets file at all"))
+                Finding::new(Code::CommitWithoutOffsets, Severity::Warning, format!("Commit for batch {id} but no offsets file at all"))
                     .evidence(&c.file.path, "commits/ has files but offsets/ is empty", None)
                     .why("Without offsets Spark starts the query from the beginning (as a new query) although commits say batches ran.")
                     .fix(&[BACKUP, "Restore offsets/ from a backup, or start over with a new checkpoint."]),
@@ -432,7 +429,7 @@ pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     if !missing.is_empty() {
         let before_latest = last != 0 && missing.contains(&(last - 1));
         let mut f = Finding::new(
-            "offsets-gap",
+            Code::OffsetsGap,
             if before_latest { Severity::Error } else { Severity::Warning },
             if before_latest {
                 format!("offsets/{} is missing: a restart needs the batch before the latest ({last})", last - 1)
@@ -471,7 +468,7 @@ pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                     },
                     super::new_checkpoint_step(cp),
                 ])
-                .fails(25, None, "java.lang.IllegalStateException");
+                .fails(RestartStage::PreviousOffsets, None, "java.lang.IllegalStateException");
         } else {
             f = f
                 .why("A restart only reads the latest two offsets files, so older gaps do not stop it; they show files were deleted by hand or by a broken copy.")
@@ -485,7 +482,7 @@ pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         if !cmissing.is_empty() {
             out.push(
                 Finding::new(
-                    "commits-gap",
+                    Code::CommitsGap,
                     Severity::Warning,
                     format!("Gap in the commit log: {} file(s) missing between {cf} and {cl}", cmissing.len()),
                 )
@@ -499,14 +496,14 @@ pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         let ahead: Vec<i64> = cp.commits.keys().filter(|c| **c > last).copied().collect();
         if !ahead.is_empty() {
             out.push(
-                Finding::new("commit-ahead-of-offsets", Severity::Warning, format!("commits/{} exists but the offset log ends at {last}", ahead[ahead.len() - 1]))
+                Finding::new(Code::CommitAheadOfOffsets, Severity::Warning, format!("commits/{} exists but the offset log ends at {last}", ahead[ahead.len() - 1]))
                     .evidence(format!("commits/{}", ahead[0]), format!("committed batch beyond the latest offsets file {last}"), None)
                     .why("Commits can only follow planned batches; offsets files were deleted by hand. Spark re-runs batch {last} and its commit may clash.")
                     .fix(&[BACKUP, "Restore the deleted offsets files, or delete the commit files above the latest offsets file."]),
             );
         } else if !orphan.is_empty() {
             out.push(
-                Finding::new("commit-without-offsets", Severity::Warning, format!("commits/{} has no offsets file", orphan[0]))
+                Finding::new(Code::CommitWithoutOffsets, Severity::Warning, format!("commits/{} has no offsets file", orphan[0]))
                     .evidence(format!("commits/{}", orphan[0]), "no matching offsets file", None)
                     .why("Every committed batch was planned first; a commit without its offsets file means offsets were deleted.")
                     .fix(&[BACKUP, "Restore the offsets files from a backup."]),
@@ -517,7 +514,7 @@ pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     if lc.is_none_or(|c| c < last) {
         let path = format!("offsets/{last}");
         let mut f = Finding::new(
-            "last-batch-uncommitted",
+            Code::LastBatchUncommitted,
             Severity::Info,
             format!("Batch {last} was planned but not committed: a restart runs it again"),
         )

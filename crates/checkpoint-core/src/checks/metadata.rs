@@ -2,7 +2,7 @@
 
 use super::{conf_bool, effective_conf, spark, BACKUP};
 use crate::model::Checkpoint;
-use crate::report::{CheckpointKind, Finding, Severity};
+use crate::report::{CheckpointKind, Code, Finding, RestartStage, Severity};
 use crate::Context;
 
 /// `metadata` missing while offsets/commits exist, or unreadable.
@@ -17,7 +17,7 @@ pub fn check_metadata(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             let conf = effective_conf(cp, ctx);
             let verify = v.at_least(4, 3) && conf_bool(&conf, "spark.sql.streaming.checkpoint.verifyMetadataExists.enabled", true);
             let mut f = Finding::new(
-                "metadata-missing",
+                Code::MetadataMissing,
                 if verify { Severity::Error } else { Severity::Warning },
                 "The checkpoint's metadata file (the query id) is missing while its offset/commit logs hold batches",
             )
@@ -52,7 +52,7 @@ pub fn check_metadata(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 super::new_checkpoint_step(cp),
             ]);
             if verify {
-                f = f.fails(10, Some("STREAMING_CHECKPOINT_MISSING_METADATA_FILE"), "org.apache.spark.SparkRuntimeException");
+                f = f.fails(RestartStage::Metadata, Some("STREAMING_CHECKPOINT_MISSING_METADATA_FILE"), "org.apache.spark.SparkRuntimeException");
             }
             vec![f]
         }
@@ -61,14 +61,14 @@ pub fn check_metadata(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             Err(crate::log::LogError::Unreadable { reason, archive_damaged: true }) => {
                 vec![super::logs::archive_entry_unreadable(&m.path, m.size, reason, true)]
             }
-            Err(e) => vec![Finding::new("metadata-unreadable", Severity::Error, "The checkpoint's metadata file cannot be read")
+            Err(e) => vec![Finding::new(Code::MetadataUnreadable, Severity::Error, "The checkpoint's metadata file cannot be read")
                 .evidence_sized(&m.path, m.size, e.to_string(), Some(e.offset()))
                 .why("Spark reads `metadata` when the query is created (StreamMetadata.read) and fails if it does not parse; the query id cannot be recovered from it.")
                 .fix(&[
                     BACKUP.to_string(),
                     "Restore `metadata` from a backup, or rewrite it as one line {\"id\":\"<query id>\"} with the old query id if you know it (else a new UUID).".to_string(),
                 ])
-                .fails(10, None, e.spark_exception())],
+                .fails(RestartStage::Metadata, None, e.spark_exception())],
         },
         None => vec![],
     }
@@ -127,7 +127,7 @@ pub fn check_escaped_path(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             let evidence_path = if is_checkpoint { "metadata".to_string() } else { p.clone() };
             out.push(
                 Finding::new(
-                    "escaped-path",
+                    Code::EscapedPath,
                     sev,
                     format!("Folder name {comp:?} is percent-escaped ({rounds} round(s)); it decodes to {cur:?}"),
                 )

@@ -1,7 +1,9 @@
 //! The checks: one module per family of findings. Each check is a plain function
-//! `(&Checkpoint, &Context) -> Vec<Finding>` listed in [`REGISTRY`]. `Context::spark_version` is filled in
+//! `(&Checkpoint, &Context) -> Vec<Finding>` listed in [`REGISTRY`] under the codes it emits; every code, its
+//! severities, error classes and meaning are in the [`catalogue`]. `Context::spark_version` is filled in
 //! by [`crate::diagnose`] before the checks run (the assumed Spark version).
 
+pub mod catalogue;
 pub mod checksums;
 pub mod error_text;
 pub mod logs;
@@ -13,37 +15,130 @@ pub mod timing;
 pub mod writers;
 
 use crate::model::Checkpoint;
-use crate::report::Finding;
+use crate::report::{Code, Finding};
 use crate::{Context, SparkVersion};
 use std::collections::BTreeMap;
 
 /// A check: reads the model, returns findings.
 pub type Check = fn(&Checkpoint, &Context) -> Vec<Finding>;
 
-/// Every check, with a short name, in the order they run.
-pub const REGISTRY: &[(&str, Check)] = &[
-    ("metadata", metadata::check_metadata),
-    ("escaped-path", metadata::check_escaped_path),
-    ("log-files", logs::check_log_files),
-    ("log-continuity", logs::check_continuity),
-    ("concurrent-writers", writers::check_writers),
-    ("orphan-crc", writers::check_orphan_crc),
-    ("state-layout", state::check_layout),
-    ("state-config", state::check_config),
-    ("state-chain", state::check_chains),
-    ("state-row-schema", state_rows::check_row_schema),
-    ("state-verification-budget", state_rows::check_budget),
-    ("state-growth", state_growth::check_growth),
-    ("state-keys-behind-watermark", state_growth::check_keys_behind_watermark),
-    ("watermark-not-advancing", state_growth::check_watermark_stuck),
-    ("log-timing", timing::check_timing),
-    ("checksums", checksums::check_checksums),
-    ("error-text", error_text::check_error_text),
+/// One row of the [`REGISTRY`]: a check and the codes of the findings it emits (one code, except where one
+/// decision per item picks the code, e.g. how a log file is damaged).
+#[derive(Debug, Clone, Copy)]
+pub struct Rule {
+    /// The codes the check emits (a test keeps this true on every fixture).
+    pub codes: &'static [Code],
+    /// The check.
+    pub check: Check,
+}
+
+const fn rule(codes: &'static [Code], check: Check) -> Rule {
+    Rule { codes, check }
+}
+
+/// Every check, keyed by the codes it emits, in the order they run (the order of findings of equal
+/// severity and restart stage in the report).
+pub const REGISTRY: &[Rule] = &[
+    rule(&[Code::MetadataMissing, Code::MetadataUnreadable, Code::ArchiveEntryUnreadable], metadata::check_metadata),
+    rule(&[Code::EscapedPath], metadata::check_escaped_path),
+    rule(
+        &[
+            Code::ArchiveEntryUnreadable,
+            Code::LogFileEmpty,
+            Code::LogVersionMalformed,
+            Code::LogFileTruncated,
+            Code::LogFileMalformed,
+            Code::LogVersionUnsupported,
+            Code::LogFilesNotRead,
+            Code::FileSinkLog,
+            Code::SinkLogUnreadable,
+            Code::UnexpectedLogFile,
+            Code::OperatorMetadataUnreadable,
+        ],
+        logs::check_log_files,
+    ),
+    rule(
+        &[
+            Code::SourceOffsetUnparsable,
+            Code::SourceCountDiffers,
+            Code::CommitWithoutOffsets,
+            Code::OffsetsGap,
+            Code::CommitsGap,
+            Code::CommitAheadOfOffsets,
+            Code::LastBatchUncommitted,
+        ],
+        logs::check_continuity,
+    ),
+    rule(
+        &[Code::ConcurrentWriterTempFile, Code::LeftoverTempFile, Code::BatchTimestampBackwards],
+        writers::check_writers,
+    ),
+    rule(&[Code::OrphanHadoopCrc, Code::OrphanSparkChecksum], writers::check_orphan_crc),
+    rule(
+        &[
+            Code::ShufflePartitionsOverridden,
+            Code::StatePartitionMissing,
+            Code::StatePartitionExtra,
+            Code::StateOperatorEmpty,
+            Code::StateOperatorMissing,
+            Code::StateDirEmpty,
+        ],
+        state::check_layout,
+    ),
+    rule(&[Code::CheckpointIdsNotSupported], state::check_config),
+    rule(
+        &[
+            Code::StateDeltaMissing,
+            Code::StateChangelogMissing,
+            Code::StateBaseSnapshotMissing,
+            Code::StateFileCorrupt,
+            Code::StateFileCrcMismatchUnchecked,
+        ],
+        state::check_chains,
+    ),
+    rule(&[Code::StateRowSchemaViolation], state_rows::check_row_schema),
+    rule(&[Code::StateVerificationBudget], state_rows::check_budget),
+    rule(&[Code::StateGrowing], state_growth::check_growth),
+    rule(&[Code::StateKeysBehindWatermark], state_growth::check_keys_behind_watermark),
+    rule(&[Code::WatermarkNotAdvancing], state_growth::check_watermark_stuck),
+    rule(&[Code::OffsetsRewrittenAfterCommit, Code::LastActivityAge], timing::check_timing),
+    rule(&[Code::HadoopCrcMismatch, Code::SparkChecksumMismatch, Code::OffsetsUnknownKeys], checksums::check_checksums),
+    rule(
+        &[
+            Code::SourceCountChanged,
+            Code::ConcurrentWriters,
+            Code::StatefulOperatorWithoutState,
+            Code::StateSchemaChanged,
+        ],
+        error_text::check_error_text,
+    ),
 ];
+
+/// Codes that no registry row emits: [`crate::diagnose`] reports them about the input as a whole
+/// (`no-checkpoint-found`) or after matching the pasted error to the other findings
+/// (`error-not-explained-by-files`).
+pub const DIAGNOSE_CODES: &[Code] = &[Code::NoCheckpointFound, Code::ErrorNotExplainedByFiles];
+
+/// The registry rows that emit `code`.
+pub fn rules_for(code: Code) -> impl Iterator<Item = &'static Rule> {
+    REGISTRY.iter().filter(move |r| r.codes.contains(&code))
+}
 
 /// Runs every check of the registry.
 pub fn run_all(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
-    REGISTRY.iter().flat_map(|(_, f)| f(cp, ctx)).collect()
+    REGISTRY
+        .iter()
+        .flat_map(|r| {
+            let found = (r.check)(cp, ctx);
+            debug_assert!(
+                found.iter().all(|f| r.codes.contains(&f.code)),
+                "a check emitted a code its registry row does not list: {:?} not in {:?}",
+                found.iter().map(|f| f.code).collect::<Vec<_>>(),
+                r.codes
+            );
+            found
+        })
+        .collect()
 }
 
 /// The assumed Spark version.

@@ -5,8 +5,8 @@
 
 use super::{conf_bool, effective_conf, legacy, spark, BACKUP};
 use crate::model::Checkpoint;
-use crate::reader::{operator_provider, restart_batch, store_index, unique_id_for};
-use crate::report::{CheckpointKind, Finding, Severity};
+use crate::model::{provider_from_conf, store_index};
+use crate::report::{CheckpointKind, Code, Finding, RestartStage, Severity};
 use crate::state_files::{load_chain, ChainFileKind, LoadChain, StoreFiles};
 use crate::{Context, SparkVersion};
 use std::collections::BTreeSet;
@@ -26,7 +26,7 @@ pub fn check_layout(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         if let Some(session) = ctx.session_conf.get("spark.sql.shuffle.partitions") {
             if session.trim() != n.to_string() && !cp.state.operators.is_empty() {
                 out.push(
-                    Finding::new("shuffle-partitions-overridden", Severity::Info, format!("spark.sql.shuffle.partitions={session} in the session is ignored: the checkpoint recorded {n}"))
+                    Finding::new(Code::ShufflePartitionsOverridden, Severity::Info, format!("spark.sql.shuffle.partitions={session} in the session is ignored: the checkpoint recorded {n}"))
                         .evidence(cp.latest_readable_offsets().map(|(id, _)| format!("offsets/{id}")).unwrap_or_default(), format!("conf spark.sql.shuffle.partitions = {n}"), None)
                         .why("The number of state partitions is fixed when a stateful query first runs; on restart Spark takes spark.sql.shuffle.partitions from the offset log and overrides the session value.")
                         .fix(&["Nothing to do for the restart. To change the partition count of a stateful query you need a new checkpoint (or Spark 4.3's offline state repartitioning)."]),
@@ -42,9 +42,9 @@ pub fn check_layout(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             let extra: Vec<u32> = have.iter().filter(|p| **p >= n).copied().collect();
             if !missing.is_empty() {
                 // Fatal only when the restart loads a version > 0 (a batch was committed).
-                let loads = restart_batch(cp).is_some_and(|v| v > 0);
+                let loads = cp.restart_version().is_some_and(|v| v > 0);
                 let mut f = Finding::new(
-                    "state-partition-missing",
+                    Code::StatePartitionMissing,
                     if loads { Severity::Error } else { Severity::Info },
                     format!("Operator {op} has no state directory for partition(s) {}", missing.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")),
                 )
@@ -58,7 +58,7 @@ pub fn check_layout(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             }
             if !extra.is_empty() {
                 out.push(
-                    Finding::new("state-partition-extra", Severity::Warning, format!("Operator {op} has partition directories beyond the recorded {n} partitions"))
+                    Finding::new(Code::StatePartitionExtra, Severity::Warning, format!("Operator {op} has partition directories beyond the recorded {n} partitions"))
                         .evidence(format!("state/{op}/{}", extra[0]), format!("partition {} >= spark.sql.shuffle.partitions = {n}", extra[0]), None)
                         .why("Spark only loads partitions 0..n-1 of the recorded count; extra directories are leftovers from another run or a copy of another checkpoint.")
                         .fix(&["Check that this state belongs to this checkpoint; extra partition directories are ignored by Spark."]),
@@ -68,7 +68,7 @@ pub fn check_layout(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         if o.partitions.is_empty() && o.metadata_v1.is_none() && o.metadata_v2.is_empty() {
             out.push(
                 Finding::new(
-                    "state-operator-empty",
+                    Code::StateOperatorEmpty,
                     Severity::Warning,
                     format!("state/{op} has no partition directories"),
                 )
@@ -83,7 +83,7 @@ pub fn check_layout(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         for id in 0..*max {
             if !cp.state.operators.contains_key(&id) {
                 out.push(
-                    Finding::new("state-operator-missing", Severity::Warning, format!("State directory of operator {id} is missing (operators up to {max} exist)"))
+                    Finding::new(Code::StateOperatorMissing, Severity::Warning, format!("State directory of operator {id} is missing (operators up to {max} exist)"))
                         .evidence(format!("state/{id}"), format!("absent; state/{max} exists"), None)
                         .why("Stateful operators are numbered 0, 1, 2, ... in plan order and each keeps state/<id>/; a hole usually means a whole operator's state was deleted or not copied (Spark then fails loading its first partition), unless that operator never wrote state.")
                         .fix(&[BACKUP.to_string(), format!("Restore state/{id} from the original checkpoint."), super::new_checkpoint_step(cp)]),
@@ -93,7 +93,7 @@ pub fn check_layout(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     }
     if cp.state.present && cp.state.operators.is_empty() && cp.last_committed_batch_id().is_some() {
         out.push(
-            Finding::new("state-dir-empty", Severity::Warning, "state/ exists but holds no operator directory")
+            Finding::new(Code::StateDirEmpty, Severity::Warning, "state/ exists but holds no operator directory")
                 .evidence("state", "no state/<operatorId>/ directory", None)
                 .why("A stateful query writes state/<operatorId>/<partition>/ from its first batch; an empty state/ after committed batches means the state was deleted or not copied (Spark 4.3 refuses to restart a stateful query on it: STREAMING_STATEFUL_OPERATOR_MISSING_STATE_DIRECTORY).")
                 .classes(&["STREAMING_STATEFUL_OPERATOR_MISSING_STATE_DIRECTORY"])
@@ -114,13 +114,13 @@ pub fn check_config(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         .get("spark.sql.streaming.stateStore.checkpointFormatVersion")
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(1);
-    let provider = crate::reader::provider_from_conf(&conf);
+    let provider = provider_from_conf(&conf);
     let v = spark(ctx);
     let mut out = Vec::new();
     if fmt >= 2 && provider == "hdfs" && v.at_least(4, 1) {
         let recorded = cp.recorded_conf().contains_key("spark.sql.streaming.stateStore.checkpointFormatVersion");
         out.push(
-            Finding::new("checkpoint-ids-not-supported", Severity::Error, "HDFSBackedStateStoreProvider does not support state checkpoint format v2")
+            Finding::new(Code::CheckpointIdsNotSupported, Severity::Error, "HDFSBackedStateStoreProvider does not support state checkpoint format v2")
                 .classes(&["STATE_STORE_CHECKPOINT_IDS_NOT_SUPPORTED"])
                 .evidence(
                     cp.latest_readable_offsets().map(|(id, _)| format!("offsets/{id}")).unwrap_or_else(|| "offsets".into()),
@@ -136,7 +136,7 @@ pub fn check_config(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                     "Restart without spark.sql.streaming.stateStore.checkpointFormatVersion=2 (it defaults to 1) if the checkpoint has no committed v2 batch.".to_string(),
                     "Or use spark.sql.streaming.stateStore.providerClass=org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider on a NEW checkpoint (the provider of an existing checkpoint cannot be changed).".to_string(),
                 ])
-                .fails(60, Some("STATE_STORE_CHECKPOINT_IDS_NOT_SUPPORTED"), "org.apache.spark.sql.execution.streaming.state.StateStoreCheckpointIdsNotSupported"),
+                .fails(RestartStage::StateStoreConfig, Some("STATE_STORE_CHECKPOINT_IDS_NOT_SUPPORTED"), "org.apache.spark.sql.execution.streaming.state.StateStoreCheckpointIdsNotSupported"),
         );
     }
     out
@@ -232,7 +232,7 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     if cp.kind.0 != CheckpointKind::StructuredStreaming || cp.state.operators.is_empty() {
         return vec![];
     }
-    let Some(version) = restart_batch(cp) else {
+    let Some(version) = cp.restart_version() else {
         return vec![];
     };
     let v = spark(ctx);
@@ -243,7 +243,7 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut silent: Vec<(String, String)> = Vec::new();
     for (op, o) in &cp.state.operators {
-        let provider = operator_provider(cp, *op);
+        let provider = cp.operator_provider(*op);
         // Store names: from any partition, else operator metadata, else `default`.
         let mut names: BTreeSet<String> = o.partitions.values().flat_map(|p| p.stores.keys().cloned()).collect();
         if let Some(Ok(m)) = cp.operator_metadata.get(op).map(|m| &m.content) {
@@ -263,7 +263,7 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                     if name == "default" { format!("state/{op}/{part}") } else { format!("state/{op}/{part}/{name}") };
                 let empty = StoreFiles { dir: dir.clone(), ..Default::default() };
                 let store = o.partitions.get(&part).and_then(|p| p.stores.get(name)).unwrap_or(&empty);
-                let uid = unique_id_for(cp, *op, part, store_index(&names, name), version);
+                let uid = cp.unique_id(*op, part, store_index(&names, name), version);
                 let ckpt_v2 = uid.is_some();
                 let top = uid.as_ref().and_then(|u| {
                     store
@@ -296,7 +296,7 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                     };
                     out.push(
                         Finding::new(
-                            if m.kind == ChainFileKind::Delta { "state-delta-missing" } else { "state-changelog-missing" },
+                            if m.kind == ChainFileKind::Delta { Code::StateDeltaMissing } else { Code::StateChangelogMissing },
                             Severity::Error,
                             format!("State version {version} of {where_} cannot be rebuilt: {} is missing", m.path),
                         )
@@ -315,7 +315,7 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                             format!("Restore {} (and the rest of {dir}) from the original checkpoint or a backup.", m.path),
                             super::new_checkpoint_step(cp),
                         ])
-                        .fails(70, class, exc),
+                        .fails(RestartStage::StateLoad, class, exc),
                     );
                     continue;
                 }
@@ -325,12 +325,12 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                         chain.steps.iter().map(|s| s.path.rsplit('/').next().unwrap_or("").to_string()).collect();
                     let lowest = chain.steps.first().map(|s| s.version).unwrap_or(version);
                     out.push(
-                        Finding::new("state-base-snapshot-missing", Severity::Error, format!("State version {version} of {where_} has no base snapshot (checkpoint format v2)"))
+                        Finding::new(Code::StateBaseSnapshotMissing, Severity::Error, format!("State version {version} of {where_} has no base snapshot (checkpoint format v2)"))
                             .classes(&["CANNOT_LOAD_STATE_STORE.CANNOT_FIND_BASE_SNAPSHOT_CHECKPOINT"])
                             .evidence(chain.steps.last().map(|s| s.path.clone()).unwrap_or(dir.clone()), format!("changelogs {} are present but no zip at or below version {lowest} continues the chain (version {} has neither a zip nor a changelog)", lineage.join(", "), lowest - 1), None)
                             .why("With state checkpoint format v2 every version has a unique id; Spark follows the lineage recorded in the changelog of the version it loads back to a snapshot zip of the same lineage. Here the snapshot zips of that lineage are gone, so the chain cannot start.")
                             .fix(&[BACKUP.to_string(), format!("Restore the deleted .zip files (and changelogs) of {dir} from the original checkpoint."), super::new_checkpoint_step(cp)])
-                            .fails(70, class, exc),
+                            .fails(RestartStage::StateLoad, class, exc),
                     );
                     continue;
                 }
@@ -403,7 +403,7 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                     }
                 }
                 let mut f = Finding::new(
-                    "state-file-corrupt",
+                    Code::StateFileCorrupt,
                     if repaired.is_some() { Severity::Warning } else { Severity::Error },
                     format!("{} (state version {} of {where_}) is damaged", d.path, step.version),
                 )
@@ -449,7 +449,7 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                             steps.push(super::new_checkpoint_step(cp));
                             steps
                         })
-                        .fails(70, class, exc);
+                        .fails(RestartStage::StateLoad, class, exc);
                 }
                 out.push(f);
             }
@@ -457,7 +457,7 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     }
     if !silent.is_empty() {
         let mut f = Finding::new(
-            "state-file-crc-mismatch-unchecked",
+            Code::StateFileCrcMismatchUnchecked,
             Severity::Warning,
             format!("{} state file(s) a restart loads do not match their Hadoop .crc; Spark {v} loads them without checking", silent.len()),
         )

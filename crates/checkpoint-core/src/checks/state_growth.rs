@@ -10,7 +10,7 @@
 use super::state_rows::human_bytes;
 use super::BACKUP;
 use crate::model::Checkpoint;
-use crate::report::{CheckpointKind, Finding, Severity};
+use crate::report::{CheckpointKind, Code, Finding, Severity};
 use crate::Context;
 
 /// Minimum snapshot versions for a growth judgement.
@@ -55,7 +55,7 @@ pub fn check_growth(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
         let (v0, v1) = (snaps[0].0, snaps[snaps.len() - 1].0);
         let unit = |x: f64| if by_keys { format!("{x:.0} keys") } else { human_bytes(x as u64) };
         let mut f = Finding::new(
-            "state-growing",
+            Code::StateGrowing,
             Severity::Warning,
             format!(
                 "State of operator {op} grew {:.1}x from version {v0} to {v1} ({} → {} per partition) and never shrank",
@@ -106,7 +106,7 @@ pub fn check_keys_behind_watermark(cp: &Checkpoint, _ctx: &Context) -> Vec<Findi
     let rows: u64 = cp.store_rows.values().map(|s| s.rows).sum();
     let oldest = stores.iter().filter_map(|s| s.window_end_min_ms).min().unwrap_or(wm);
     let mut f = Finding::new(
-        "state-keys-behind-watermark",
+        Code::StateKeysBehindWatermark,
         Severity::Warning,
         format!("{behind} of {rows} state keys have a window that ended at or before the watermark ({}); they are not being evicted", ms_to_utc(wm)),
     )
@@ -170,7 +170,7 @@ pub fn check_watermark_stuck(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
         return vec![];
     }
     vec![Finding::new(
-        "watermark-not-advancing",
+        Code::WatermarkNotAdvancing,
         Severity::Info,
         format!("The watermark stayed at {} for the last {same} batches ({:.1} min of batch time)", if wm == 0 { "0 (none yet)".to_string() } else { ms_to_utc(wm) }, span as f64 / 60_000.0),
     )

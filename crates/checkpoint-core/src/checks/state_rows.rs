@@ -13,7 +13,7 @@
 
 use super::{legacy, BACKUP};
 use crate::model::Checkpoint;
-use crate::report::{CheckpointKind, Finding, Severity};
+use crate::report::{CheckpointKind, Code, Finding, RestartStage, Severity};
 use crate::Context;
 
 /// Rows of the restart's state version that violate the key or value schema stored in the checkpoint.
@@ -51,7 +51,7 @@ pub fn check_row_schema(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     };
     let total: u64 = bad.iter().map(|s| s.bad_rows).sum::<u64>().max(1);
     let mut f = Finding::new(
-        "state-row-schema-violation",
+        Code::StateRowSchemaViolation,
         if checked.is_some() { Severity::Error } else { Severity::Warning },
         format!(
             "{total} state row(s) in {} store(s) do not match the stored {} schema",
@@ -71,7 +71,7 @@ pub fn check_row_schema(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         } else {
             "org.apache.spark.sql.execution.streaming.state.StateStoreValueRowFormatValidationFailure"
         };
-        f = f.fails(72, classes.first().map(String::as_str), exc);
+        f = f.fails(RestartStage::StateRowValidation, classes.first().map(String::as_str), exc);
     }
     for s in bad.iter().take(10) {
         let (side, (row, off, why)) = match (&s.bad_key, &s.bad_value) {
@@ -110,7 +110,7 @@ pub fn check_budget(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
     let bytes: u64 = cp.unverified.iter().fold(0u64, |a, u| a.saturating_add(u.bytes));
     let (budget, spent) = cp.verify_budget;
     let mut f = Finding::new(
-        "state-verification-budget",
+        Code::StateVerificationBudget,
         Severity::Info,
         format!(
             "{} state item(s) ({}) were not verified: the {} read budget was spent",

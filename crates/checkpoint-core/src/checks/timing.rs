@@ -8,7 +8,7 @@
 
 use super::BACKUP;
 use crate::model::Checkpoint;
-use crate::report::{CheckpointKind, Finding, Severity};
+use crate::report::{CheckpointKind, Code, Finding, Severity};
 use crate::Context;
 
 /// Tolerance for timestamp comparisons: DOS times in zips have 2-second resolution.
@@ -65,7 +65,7 @@ pub fn check_timing(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let copied = pairs >= 3 && rewritten.len() * 2 > pairs;
     if let Some((n, cpath, com, rule, off)) = rewritten.first().cloned().filter(|_| !copied) {
         let mut f = Finding::new(
-            "offsets-rewritten-after-commit",
+            Code::OffsetsRewrittenAfterCommit,
             Severity::Warning,
             format!(
                 "offsets/{n} was modified {} after {cpath}: a committed batch's offsets were rewritten",
@@ -96,7 +96,7 @@ pub fn check_timing(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         let last_commit = cp.commits.iter().next_back().and_then(|(id, c)| Some((*id, mt(&c.file.path)?)));
         if last_batch.is_some() || last_commit.is_some() {
             let mut parts = Vec::new();
-            let mut f = Finding::new("last-activity-age", Severity::Info, "");
+            let mut f = Finding::new(Code::LastActivityAge, Severity::Info, "");
             if let Some((id, ts)) = last_batch {
                 parts.push(format!("the last batch ({id}) started {} ago", human_age(now.saturating_sub(ts))));
                 f = f.evidence(format!("offsets/{id}"), format!("batchTimestampMs = {ts} ({})", utc(ts)), None);

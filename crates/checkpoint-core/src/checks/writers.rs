@@ -5,8 +5,7 @@
 
 use super::BACKUP;
 use crate::model::Checkpoint;
-use crate::reader::restart_batch;
-use crate::report::{CheckpointKind, Finding, Severity};
+use crate::report::{CheckpointKind, Code, Finding, RestartStage, Severity};
 use crate::Context;
 
 /// Temp files and timestamps.
@@ -66,7 +65,7 @@ pub fn check_writers(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             && t.target_batch.is_some_and(|b| last_commit.is_some_and(|c| b <= c));
         let f = if let Some(d) = differs {
             Finding::new(
-                "concurrent-writer-temp-file",
+                Code::ConcurrentWriterTempFile,
                 Severity::Warning,
                 format!("A second, different copy of {final_path} was left by another writer"),
             )
@@ -80,7 +79,7 @@ pub fn check_writers(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             ])
         } else {
             Finding::new(
-                "leftover-temp-file",
+                Code::LeftoverTempFile,
                 Severity::Warning,
                 format!("Leftover temp file {} of an interrupted write", t.path),
             )
@@ -104,7 +103,7 @@ pub fn check_writers(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         if let Some((pid, pts)) = prev {
             if ts < pts && ts != 0 {
                 out.push(
-                    Finding::new("batch-timestamp-backwards", Severity::Warning, format!("batchTimestampMs goes backwards from batch {pid} to batch {id}"))
+                    Finding::new(Code::BatchTimestampBackwards, Severity::Warning, format!("batchTimestampMs goes backwards from batch {pid} to batch {id}"))
                         .evidence(format!("offsets/{pid}"), format!("batchTimestampMs {pts}"), None)
                         .evidence(format!("offsets/{id}"), format!("batchTimestampMs {ts} ({} ms earlier)", pts - ts), None)
                         .why("Each batch records the processing time it was planned at. A later batch planned at an earlier time means another writer (a second process or a restored copy) wrote these offsets, or the driver clock jumped back.")
@@ -122,7 +121,7 @@ pub fn check_writers(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
 pub fn check_orphan_crc(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let _ = ctx;
     let mut out = Vec::new();
-    let next = restart_batch(cp);
+    let next = cp.restart_batch();
     for c in cp.hadoop_crcs.values().filter(|c| !c.main_exists) {
         let dir = c.main.rfind('/').map(|i| &c.main[..i]).unwrap_or("");
         let name = c.main.rsplit('/').next().unwrap_or("");
@@ -151,7 +150,7 @@ pub fn check_orphan_crc(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 let later = b >= n;
                 if later {
                     let mut f = Finding::new(
-                        "orphan-hadoop-crc",
+                        Code::OrphanHadoopCrc,
                         if written_first { Severity::Error } else { Severity::Warning },
                         format!("Orphan checksum file {} blocks Spark from writing {}", c.path, c.main),
                     )
@@ -163,7 +162,11 @@ pub fn check_orphan_crc(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                     ))
                     .fix(&[BACKUP.to_string(), format!("Delete the orphan {} (its main file is gone, so it protects nothing).", c.path)]);
                     if written_first {
-                        f = f.fails(50, None, "org.apache.spark.SparkConcurrentModificationException");
+                        f = f.fails(
+                            RestartStage::LogWrite,
+                            None,
+                            "org.apache.spark.SparkConcurrentModificationException",
+                        );
                     }
                     out.push(f);
                     continue;
@@ -171,7 +174,7 @@ pub fn check_orphan_crc(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             }
         }
         out.push(
-            Finding::new("orphan-hadoop-crc", Severity::Info, format!("Checksum sidecar {} has no main file", c.path))
+            Finding::new(Code::OrphanHadoopCrc, Severity::Info, format!("Checksum sidecar {} has no main file", c.path))
                 .evidence(&c.path, format!("{} is absent", c.main), None)
                 .why("The file it protected was deleted without its Hadoop .crc sidecar (a manual delete or a partial copy).")
                 .fix(&[format!("Delete {} after checking why {} is gone.", c.path, c.main)]),
@@ -180,7 +183,7 @@ pub fn check_orphan_crc(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let orphans: Vec<_> = cp.spark_checksums.values().filter(|c| !c.main_exists).collect();
     if !orphans.is_empty() {
         let mut f = Finding::new(
-            "orphan-spark-checksum",
+            Code::OrphanSparkChecksum,
             Severity::Info,
             format!("{} Spark checksum file(s) without their main file", orphans.len()),
         )

@@ -60,7 +60,7 @@ pub enum LogError {
         /// stored sizes/CRC lie): the zip is broken, which says nothing about the checkpoint file.
         archive_damaged: bool,
     },
-    /// Not read: the total budget for log bytes of one checkpoint (`reader::MAX_TOTAL_LOG_BYTES`) was spent on
+    /// Not read: the total budget for log bytes of one checkpoint ([`MAX_TOTAL_LOG_BYTES`]) was spent on
     /// newer batches. Listed only; no finding about its content.
     NotRead {
         /// The budget, in bytes.
@@ -119,6 +119,10 @@ impl fmt::Display for LogError {
 /// The largest batch id / state version this inspector accepts (2^60); Spark's ids count batches from 0, so
 /// anything larger or negative is not a batch file written by Spark (and would overflow arithmetic).
 pub const MAX_BATCH_ID: i64 = 1 << 60;
+
+/// Default budget for the offsets and commits files read per checkpoint, newest batches first (the read stage's
+/// `ReadOptions::log_budget_bytes`); files beyond it are [`LogError::NotRead`].
+pub const MAX_TOTAL_LOG_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Parses a log file name as Spark's `HDFSMetadataLog` does: the whole name must be a decimal integer
 /// (`pathToBatchId`), here within `0..=MAX_BATCH_ID`. Compactible logs also accept `<id>.compact` (then

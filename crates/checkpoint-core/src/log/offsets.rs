@@ -38,7 +38,7 @@ pub struct SourceOffset {
     /// Byte offset of the line in the file.
     pub offset: u64,
     /// True when the reader dropped `raw` and `json` to bound memory (an older batch whose offsets no check
-    /// needs; see `reader::KEEP_FULL_OFFSETS`). The offset parsed as JSON when it was read.
+    /// needs; see `read::KEEP_FULL_OFFSETS`). The offset parsed as JSON when it was read.
     pub elided: bool,
 }
 

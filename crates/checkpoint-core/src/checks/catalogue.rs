@@ -1,0 +1,355 @@
+//! The catalogue of findings: every finding [`Code`] the inspector can report, with the severities it is
+//! reported with, the Spark error classes it can predict or explain, and what it means; and the
+//! [`RestartStage`]s of Spark's restart sequence a failing finding is placed at.
+//!
+//! A code is serialised as its stable kebab-case string (`"state-delta-missing"`), exactly as in the report
+//! contract (`../shared/reference/REPORT-CONTRACT.md`); a stage as its number. The README's report section
+//! lists this table (a test keeps the two in agreement).
+//!
+//! Adding a code: one line in the `catalogue!` table below (variant, string, severities, error classes,
+//! doc), a check function that emits it, a row in [`super::REGISTRY`], and a snapshot case beside the check
+//! (see `docs/adding-a-finding.md`).
+
+use crate::report::Severity;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+use std::str::FromStr;
+
+/// What the catalogue says about one code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CodeInfo {
+    /// The stable kebab-case string of the code, as it appears in the JSON report.
+    pub code: &'static str,
+    /// The severities the code is reported with (which one depends on the evidence, e.g. whether a restart
+    /// reads the file), most severe first.
+    pub severities: &'static [Severity],
+    /// The Spark error classes (`PARENT.SUB` as Spark prints them) a finding of this code can name; empty
+    /// when Spark raises an untyped exception, or (for `error-not-explained-by-files`) when the class is the
+    /// one the pasted error names.
+    pub error_classes: &'static [&'static str],
+    /// What the finding means, in one or two sentences.
+    pub doc: &'static str,
+}
+
+macro_rules! catalogue {
+    ($(
+        $variant:ident = $code:literal, [$($sev:ident),+], [$($class:literal),* $(,)?],
+        $doc:literal;
+    )*) => {
+        /// A finding code: one per kind of finding, serialised as its kebab-case string.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Code {
+            $(
+                #[doc = $doc]
+                $variant,
+            )*
+        }
+
+        impl Code {
+            /// Every code, in catalogue order.
+            pub const ALL: &'static [Code] = &[$(Code::$variant),*];
+
+            /// What the catalogue says about this code.
+            pub const fn info(self) -> &'static CodeInfo {
+                match self {
+                    $(Code::$variant => &CodeInfo {
+                        code: $code,
+                        severities: &[$(Severity::$sev),+],
+                        error_classes: &[$($class),*],
+                        doc: $doc,
+                    },)*
+                }
+            }
+        }
+    };
+}
+
+catalogue! {
+    // The root `metadata` file and the checkpoint path.
+    MetadataMissing = "metadata-missing", [Error, Warning], ["STREAMING_CHECKPOINT_MISSING_METADATA_FILE"],
+        "The `metadata` file (the query id) is missing while the offset or commit logs hold batches: Spark 4.3 refuses to start, older Spark silently continues under a new query id.";
+    MetadataUnreadable = "metadata-unreadable", [Error], [],
+        "The `metadata` file does not parse, so the query cannot be created from this checkpoint.";
+    EscapedPath = "escaped-path", [Error, Warning], ["_LEGACY_ERROR_TEMP_2263", "_LEGACY_ERROR_TEMP_2200"],
+        "A folder of the checkpoint (or of a file sink) was percent-escaped by Spark 2.4; Spark 3.0+ stops and asks to move it.";
+    // Log files (offsets, commits, file source logs, operator metadata, file sink logs).
+    ArchiveEntryUnreadable = "archive-entry-unreadable", [Error, Warning], [],
+        "A zip entry does not unpack: the zip is damaged (not necessarily the checkpoint), so the file was not checked; an error when a restart reads that file.";
+    LogFileEmpty = "log-file-empty", [Error, Warning], [],
+        "A log file (offsets, commits, a file source log) is empty; an error when a restart reads it.";
+    LogVersionMalformed = "log-version-malformed", [Error, Warning], ["MALFORMED_LOG_FILE"],
+        "A log file's first line is not a version line `v<N>`; an error when a restart reads it.";
+    LogFileTruncated = "log-file-truncated", [Error, Warning], [],
+        "A log file ends in the middle of its content (a cut copy or an interrupted write); an error when a restart reads it.";
+    LogFileMalformed = "log-file-malformed", [Error, Warning], [],
+        "A log file does not parse (bad JSON or content); an error when a restart reads it.";
+    LogVersionUnsupported = "log-version-unsupported", [Error, Warning],
+        ["INVALID_LOG_VERSION.EXACT_MATCH_VERSION", "INVALID_LOG_VERSION.MAX_SUPPORTED_VERSION"],
+        "A log file has a version the assumed Spark cannot read (written by a newer Spark, or a commit log of another state checkpoint format).";
+    LogFilesNotRead = "log-files-not-read", [Info], [],
+        "Older offsets/commits files were over the inspector's log byte budget and were not read (a restart does not read them either).";
+    UnexpectedLogFile = "unexpected-log-file", [Info], [],
+        "A file in a log directory is not named by a batch id, so Spark ignores it.";
+    OperatorMetadataUnreadable = "operator-metadata-unreadable", [Warning], [],
+        "A stateful operator's metadata file (`state/<op>/_metadata`) does not parse; Spark 4.0+ reads it to compare the restarted plan.";
+    FileSinkLog = "file-sink-log", [Info], [],
+        "The input holds a file sink's `_spark_metadata` log: how many batches and files it records.";
+    SinkLogUnreadable = "sink-log-unreadable", [Warning], [],
+        "A batch file of a file sink's `_spark_metadata` log does not parse; readers of the output and the sink read it.";
+    SourceOffsetUnparsable = "source-offset-unparsable", [Error, Warning], [],
+        "A source's offset in an offsets file is not valid JSON; an error when a restart reads that file.";
+    SourceCountDiffers = "source-count-differs", [Error, Warning], [],
+        "Two offsets files list a different number of sources (a cut file or a changed query); an error for the latest.";
+    CommitWithoutOffsets = "commit-without-offsets", [Warning], [],
+        "A commit file has no offsets file of the same batch: offsets files were deleted.";
+    OffsetsGap = "offsets-gap", [Error, Warning], [],
+        "Offsets files are missing between the first and the latest batch; an error when the one before the latest is gone (a restart needs it).";
+    CommitsGap = "commits-gap", [Warning], [],
+        "Commit files are missing between the first and the latest commit.";
+    CommitAheadOfOffsets = "commit-ahead-of-offsets", [Warning], [],
+        "A commit file exists for a batch beyond the latest offsets file: offsets files were deleted.";
+    LastBatchUncommitted = "last-batch-uncommitted", [Warning, Info], [],
+        "The latest batch was planned but not committed, so a restart runs it again; a warning when the commit log trails by more than one batch.";
+    // Writers and sidecars.
+    ConcurrentWriterTempFile = "concurrent-writer-temp-file", [Warning], [],
+        "A leftover temp file holds a different copy of an existing log file: two runs planned the same batch.";
+    LeftoverTempFile = "leftover-temp-file", [Warning], [],
+        "A temp file of an interrupted atomic write was left behind; Spark ignores it.";
+    BatchTimestampBackwards = "batch-timestamp-backwards", [Warning], [],
+        "A later batch records an earlier batchTimestampMs: another writer, or the driver clock jumped back.";
+    OrphanHadoopCrc = "orphan-hadoop-crc", [Error, Warning, Info], ["_LEGACY_ERROR_TEMP_2207", "CONCURRENT_STREAM_LOG_UPDATE"],
+        "A Hadoop `.crc` sidecar has no main file; in a log Spark writes next it makes the rename fail with a misleading \"concurrently using\" error.";
+    OrphanSparkChecksum = "orphan-spark-checksum", [Info], [],
+        "Spark 4.1+ checksum files remain for files that were deleted; harmless by itself.";
+    // The state tree and its configuration.
+    ShufflePartitionsOverridden = "shuffle-partitions-overridden", [Info], [],
+        "The session's spark.sql.shuffle.partitions is ignored: the checkpoint's recorded value wins for a stateful query.";
+    StatePartitionMissing = "state-partition-missing", [Error, Info], [],
+        "A stateful operator has no state directory for some of the recorded partitions; an error when a restart loads a version above 0.";
+    StatePartitionExtra = "state-partition-extra", [Warning], [],
+        "A stateful operator has partition directories beyond the recorded partition count; Spark ignores them.";
+    StateOperatorEmpty = "state-operator-empty", [Warning], [],
+        "An operator's state directory holds no partition directory.";
+    StateOperatorMissing = "state-operator-missing", [Warning], [],
+        "Operator ids are not contiguous: the state directory of an operator below the highest one is missing.";
+    StateDirEmpty = "state-dir-empty", [Warning], ["STREAMING_STATEFUL_OPERATOR_MISSING_STATE_DIRECTORY"],
+        "`state/` exists but holds no operator directory although batches were committed.";
+    CheckpointIdsNotSupported = "checkpoint-ids-not-supported", [Error], ["STATE_STORE_CHECKPOINT_IDS_NOT_SUPPORTED"],
+        "The HDFS state store provider is asked to use state checkpoint format v2, which only RocksDB implements.";
+    // Loading the state version a restart needs.
+    StateDeltaMissing = "state-delta-missing", [Error], ["CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS"],
+        "A `.delta` file the HDFS provider replays to rebuild the restart's state version is missing.";
+    StateChangelogMissing = "state-changelog-missing", [Error], ["CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE"],
+        "A `.changelog` file the RocksDB provider replays to rebuild the restart's state version is missing.";
+    StateBaseSnapshotMissing = "state-base-snapshot-missing", [Error], ["CANNOT_LOAD_STATE_STORE.CANNOT_FIND_BASE_SNAPSHOT_CHECKPOINT"],
+        "With state checkpoint format v2, no snapshot zip of the lineage of the restart's state version is left to start the chain from.";
+    StateFileCorrupt = "state-file-corrupt", [Error, Warning], [
+        "CANNOT_LOAD_STATE_STORE.UNCATEGORIZED",
+        "CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT",
+        "CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_KEY_SIZE",
+        "CANNOT_LOAD_STATE_STORE.CANNOT_READ_SNAPSHOT_FILE_KEY_SIZE",
+        "CANNOT_LOAD_STATE_STORE.CANNOT_READ_SNAPSHOT_FILE_VALUE_SIZE",
+        "CANNOT_LOAD_STATE_STORE.INVALID_CHANGE_LOG_READER_VERSION",
+        "CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE",
+        "CANNOT_LOAD_STATE_STORE.UNEXPECTED_FILE_SIZE",
+        "CANNOT_LOAD_STATE_STORE.AUTO_SNAPSHOT_REPAIR_FAILED",
+        "CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED",
+    ],
+        "A state file the restart loads is damaged; an error unless Spark 4.3's automatic snapshot repair rebuilds the version from intact older files.";
+    StateFileCrcMismatchUnchecked = "state-file-crc-mismatch-unchecked", [Warning], [],
+        "State files the restart loads do not match their Hadoop `.crc`, and the HDFS provider loads them without checking.";
+    StateRowSchemaViolation = "state-row-schema-violation", [Error, Warning], [
+        "CANNOT_LOAD_STATE_STORE.KEY_ROW_FORMAT_VALIDATION_FAILURE",
+        "CANNOT_LOAD_STATE_STORE.VALUE_ROW_FORMAT_VALIDATION_FAILURE",
+        "STATE_STORE_KEY_ROW_FORMAT_VALIDATION_FAILURE",
+        "STATE_STORE_VALUE_ROW_FORMAT_VALIDATION_FAILURE",
+        "CANNOT_LOAD_STATE_STORE.UNCATEGORIZED",
+    ],
+        "State rows of the restart's version do not match the stored key or value schema; an error when the row Spark validates first is one of them.";
+    StateVerificationBudget = "state-verification-budget", [Info], [],
+        "State files a restart loads were over the read budget and were not verified (run with --deep to check them).";
+    // State growth and the watermark.
+    StateGrowing = "state-growing", [Warning], [],
+        "An operator's state grew at least twofold from snapshot to snapshot and never shrank: it is not evicting.";
+    StateKeysBehindWatermark = "state-keys-behind-watermark", [Warning], [],
+        "State holds windows that ended at or before the watermark of the batch that wrote it: they are not being evicted.";
+    WatermarkNotAdvancing = "watermark-not-advancing", [Warning], [],
+        "The watermark has not moved over the last batches while batches kept running.";
+    // Time and checksums.
+    OffsetsRewrittenAfterCommit = "offsets-rewritten-after-commit", [Warning], [],
+        "An offsets file was modified after its batch (or the next) was committed: a second writer or a hand edit.";
+    LastActivityAge = "last-activity-age", [Info], [],
+        "How long ago the last batch started and the last commit was written, against --now.";
+    HadoopCrcMismatch = "hadoop-crc-mismatch", [Warning], [],
+        "A log file does not match its Hadoop `.crc` sidecar: it was changed after Spark wrote it.";
+    SparkChecksumMismatch = "spark-checksum-mismatch", [Warning], ["CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED"],
+        "A file does not match its Spark 4.1+ checksum file.";
+    OffsetsUnknownKeys = "offsets-unknown-keys", [Warning], [],
+        "The latest offsets file has metadata keys Spark does not know (a misspelled key silently becomes 0).";
+    // Driven by the pasted error text.
+    SourceCountChanged = "source-count-changed", [Error], [],
+        "The pasted error says the restarted query has another number of sources than the checkpoint recorded.";
+    ConcurrentWriters = "concurrent-writers", [Error], ["CONCURRENT_STREAM_LOG_UPDATE", "CONCURRENT_QUERY", "_LEGACY_ERROR_TEMP_2207"],
+        "The pasted error says two writers used the checkpoint at once; the finding names the files that show it.";
+    StatefulOperatorWithoutState = "stateful-operator-without-state", [Error], [
+        "STREAMING_STATEFUL_OPERATOR_MISSING_STATE_DIRECTORY",
+        "CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS",
+        "CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE",
+    ],
+        "The pasted error says a stateful operator found no state: the state was lost, or the query gained a stateful operator.";
+    StateSchemaChanged = "state-schema-changed", [Error], ["STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE", "STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE"],
+        "The pasted error says the restarted query's state schema differs from the schema stored in the checkpoint.";
+    ErrorNotExplainedByFiles = "error-not-explained-by-files", [Error], [],
+        "The pasted error names an error class or exception that nothing in the files explains (most likely a change of the query or its environment).";
+    // The input as a whole.
+    NoCheckpointFound = "no-checkpoint-found", [Warning], [],
+        "The input holds no Spark checkpoint (no metadata, offsets, commits, state or DStream checkpoint file).";
+}
+
+impl Code {
+    /// The stable kebab-case string, as in the JSON report.
+    pub const fn as_str(self) -> &'static str {
+        self.info().code
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Code {
+    type Err = String;
+    /// The code named by its kebab-case string.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Code::ALL.iter().copied().find(|c| c.as_str() == s).ok_or_else(|| format!("unknown finding code {s:?}"))
+    }
+}
+
+impl PartialEq<str> for Code {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Code {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl Serialize for Code {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Code {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Where in Spark's restart sequence a finding makes the restart fail (FORMATS.md §16): the restart
+/// prediction takes the earliest. Serialised as its number (lower fails first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u32)]
+pub enum RestartStage {
+    /// `metadata` is read (and, in 4.3, checked to exist) when the query starts.
+    Metadata = 10,
+    /// The latest offsets file is read.
+    LatestOffsets = 20,
+    /// The offsets file before the latest is read (where the latest batch starts).
+    PreviousOffsets = 25,
+    /// The latest commit file is read.
+    LatestCommit = 30,
+    /// The number of sources is matched against the latest offsets file.
+    SourceCount = 35,
+    /// Each source re-reads its offset JSON, and a file source its log (`sources/<n>/`).
+    SourceOffsets = 36,
+    /// The state schema is checked at planning.
+    StateSchema = 40,
+    /// The next batch's log files are written (offsets, then commits).
+    LogWrite = 50,
+    /// Stateful operators look for their state directory.
+    StateDirectory = 55,
+    /// The state store configuration is validated when the first store opens.
+    StateStoreConfig = 60,
+    /// Executors load the state version `last commit + 1` in every partition.
+    StateLoad = 70,
+    /// The first state row read is validated against the stored schema.
+    StateRowValidation = 72,
+}
+
+impl RestartStage {
+    /// Every stage, in restart order.
+    pub const ALL: &'static [RestartStage] = &[
+        RestartStage::Metadata,
+        RestartStage::LatestOffsets,
+        RestartStage::PreviousOffsets,
+        RestartStage::LatestCommit,
+        RestartStage::SourceCount,
+        RestartStage::SourceOffsets,
+        RestartStage::StateSchema,
+        RestartStage::LogWrite,
+        RestartStage::StateDirectory,
+        RestartStage::StateStoreConfig,
+        RestartStage::StateLoad,
+        RestartStage::StateRowValidation,
+    ];
+
+    /// The stage's number (its position in the restart sequence; the JSON value).
+    pub const fn number(self) -> u32 {
+        self as u32
+    }
+}
+
+impl Serialize for RestartStage {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u32(self.number())
+    }
+}
+
+impl<'de> Deserialize<'de> for RestartStage {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let n = u32::deserialize(d)?;
+        RestartStage::ALL
+            .iter()
+            .copied()
+            .find(|s| s.number() == n)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown restart stage {n}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_kebab_case_and_round_trip() {
+        let mut seen = std::collections::BTreeSet::new();
+        for c in Code::ALL {
+            let s = c.as_str();
+            assert!(seen.insert(s), "{s} twice");
+            assert!(s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'), "{s}");
+            assert_eq!(s.parse::<Code>(), Ok(*c));
+            assert_eq!(serde_json::to_string(c).unwrap(), format!("\"{s}\""));
+            assert_eq!(serde_json::from_str::<Code>(&format!("\"{s}\"")).unwrap(), *c);
+            let info = c.info();
+            assert!(!info.severities.is_empty() && !info.doc.is_empty(), "{s}");
+            assert!(info.severities.windows(2).all(|w| w[0] < w[1]), "{s}: severities most severe first");
+        }
+    }
+
+    #[test]
+    fn stages_serialise_as_their_numbers_in_order() {
+        assert!(RestartStage::ALL.windows(2).all(|w| w[0] < w[1] && w[0].number() < w[1].number()));
+        for s in RestartStage::ALL {
+            let j = serde_json::to_string(s).unwrap();
+            assert_eq!(j, s.number().to_string());
+            assert_eq!(serde_json::from_str::<RestartStage>(&j).unwrap(), *s);
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! Stage 3, the file logs: `sources/<n>/` of file sources and any `_spark_metadata/` below the root (a file
+//! sink's log). Small logs are read whole; big ones as Spark reads them on restart (the newest compaction and
+//! the batches after it) plus the latest two files and the batches a temp file targets.
+
+use super::listing::batch_files;
+use super::{dir_of, sidecars, unreadable, Reader, MAX_LOG_BYTES};
+use crate::log;
+use crate::model::{Checkpoint, FileLog, LogFile, ReadFile};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Reads the file logs; `temp_targets` = per log folder, the batch ids its temp files target.
+pub(crate) fn read_file_logs(cp: &mut Checkpoint, rd: &mut Reader<'_>, temp_targets: &BTreeMap<String, BTreeSet<i64>>) {
+    let mut log_dirs: BTreeSet<String> = BTreeSet::new();
+    for f in &cp.files {
+        let d = dir_of(&f.path);
+        let parts: Vec<&str> = d.split('/').collect();
+        if parts.len() == 2 && parts[0] == "sources" && parts[1].parse::<u32>().is_ok() {
+            log_dirs.insert(d.to_string());
+        }
+        if d == "_spark_metadata" || d.ends_with("/_spark_metadata") {
+            log_dirs.insert(d.to_string());
+        }
+    }
+    // Which sources are file sources: from the latest readable offsets; without one, by sniffing the
+    // newest file of the directory (file source entries carry a "path").
+    let source_kinds: BTreeMap<u32, crate::source::SourceKind> = cp
+        .latest_readable_offsets()
+        .map(|(_, o)| o.offsets.iter().enumerate().map(|(i, s)| (i as u32, s.kind)).collect())
+        .unwrap_or_default();
+    for d in log_dirs {
+        let listed_v = batch_files(cp, &d, true);
+        if let Some(n) = d.strip_prefix("sources/").and_then(|n| n.parse::<u32>().ok()) {
+            use crate::source::SourceKind as K;
+            let is_file_source = match source_kinds.get(&n) {
+                Some(K::File) => true,
+                Some(K::None) | None => match listed_v.last() {
+                    Some((_, _, p, _)) => {
+                        rd.read(p, MAX_LOG_BYTES).map(|b| b.windows(7).any(|w| w == b"\"path\"")).unwrap_or(true)
+                    }
+                    None => false,
+                },
+                Some(_) => false,
+            };
+            if !is_file_source {
+                // Kafka's initial offsets (`sources/<n>/0`) and other sources' own metadata: listed only.
+                cp.other_source_dirs.insert(n, cp.files.iter().filter(|f| dir_of(&f.path) == d).cloned().collect());
+                continue;
+            }
+        }
+        let fl = read_file_log(cp, rd, &d, &listed_v, temp_targets.get(&d));
+        if let Some(n) = d.strip_prefix("sources/").and_then(|n| n.parse::<u32>().ok()) {
+            cp.source_logs.insert(n, fl);
+        } else {
+            cp.sink_logs.push(fl);
+        }
+    }
+}
+
+/// Reads one file log folder `d` whose batch files are `listed_v`.
+fn read_file_log(
+    cp: &mut Checkpoint,
+    rd: &mut Reader<'_>,
+    d: &str,
+    listed_v: &[(i64, bool, String, u64)],
+    temp_targets: Option<&BTreeSet<i64>>,
+) -> FileLog {
+    let compact_ids: Vec<i64> = listed_v.iter().filter(|x| x.1).map(|x| x.0).collect();
+    let interval = log::file_log::infer_compact_interval(&compact_ids, 10);
+    let listed: BTreeMap<i64, (String, u64, bool)> =
+        listed_v.iter().map(|(id, c, p, s)| (*id, (p.clone(), *s, *c))).collect();
+    let mut want: BTreeSet<i64> = if listed.len() <= 64 {
+        listed.keys().copied().collect()
+    } else {
+        let latest = listed.keys().next_back().copied().unwrap_or(0);
+        let (c, range) = log::file_log::files_needed(latest, interval);
+        let mut w: BTreeSet<i64> = if range.start() <= range.end() {
+            listed.range(range).map(|(i, _)| *i).take(1000).collect()
+        } else {
+            BTreeSet::new()
+        };
+        w.extend(c);
+        w.extend(listed.keys().rev().take(2).copied());
+        w
+    };
+    if let Some(t) = temp_targets {
+        want.extend(t.iter().copied());
+    }
+    let mut read = BTreeMap::new();
+    for id in want {
+        let Some((path, size, compact)) = listed.get(&id).cloned() else {
+            continue;
+        };
+        let content = match rd.read(&path, MAX_LOG_BYTES) {
+            Ok(b) => {
+                sidecars::verify(cp, rd, &path, &b);
+                log::file_log::parse(&b)
+            }
+            Err(e) => Err(unreadable(&e)),
+        };
+        read.insert(id, LogFile { batch_id: id, compact, file: ReadFile { path, size, content } });
+    }
+    FileLog { dir: d.to_string(), listed, compact_interval: interval, read }
+}

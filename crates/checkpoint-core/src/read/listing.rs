@@ -1,0 +1,108 @@
+//! Stage 1, the listing: every file and folder under the root (relative paths, sizes, modification times), the
+//! `state/` tree by operator, partition, store and version, the index of `.crc` and checksum sidecars, and the
+//! DStream checkpoint times. Nothing is read here, and nothing after this stage lists the archive again.
+
+use super::{dir_of, join, name_of};
+use crate::archive::Entry;
+use crate::layout::{dstream_time, Root};
+use crate::model::{Checkpoint, ChecksumSidecar, CrcSidecar, Kind};
+use crate::report::CheckpointKind;
+use crate::state_files::{self, FileRef};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The root's folder with a trailing `/` (`""` = the archive top).
+pub(crate) fn prefix_of(root: &Root) -> String {
+    if root.path.is_empty() {
+        String::new()
+    } else {
+        format!("{}/", root.path)
+    }
+}
+
+/// Lists the entries under `root` into a [`Checkpoint`] that holds the listing only.
+pub fn list(entries: &[Entry], root: &Root) -> Checkpoint {
+    let prefix = prefix_of(root);
+    let mut files = Vec::new();
+    let mut dirs = BTreeSet::new();
+    let mut modified_ms = BTreeMap::new();
+    let mut listing: Vec<(String, u64, bool)> = Vec::new();
+    for e in entries {
+        let Some(rel) = e.path.strip_prefix(&prefix) else {
+            continue;
+        };
+        if rel.is_empty() {
+            continue;
+        }
+        if e.is_dir {
+            dirs.insert(rel.to_string());
+        } else {
+            files.push(FileRef { path: rel.to_string(), size: e.size });
+            if let Some(ms) = e.modified_ms {
+                modified_ms.insert(rel.to_string(), ms);
+            }
+            let mut d = dir_of(rel);
+            while !d.is_empty() && dirs.insert(d.to_string()) {
+                d = dir_of(d);
+            }
+        }
+        listing.push((rel.to_string(), e.size, e.is_dir));
+    }
+    let file_sizes = files.iter().map(|f: &FileRef| (f.path.clone(), f.size)).collect();
+    let mut cp = Checkpoint {
+        root: root.path.clone(),
+        kind: Kind(root.kind),
+        files,
+        dirs,
+        file_sizes,
+        modified_ms,
+        ..Default::default()
+    };
+    index_sidecars(&mut cp);
+    if root.kind == CheckpointKind::Dstream {
+        let mut times: Vec<i64> =
+            cp.files.iter().filter(|f| !f.path.contains('/')).filter_map(|f| dstream_time(&f.path)).collect();
+        times.sort_unstable();
+        times.dedup();
+        cp.dstream_times_ms = times;
+        return cp;
+    }
+    cp.state = state_files::list_state(&listing);
+    cp
+}
+
+/// Hadoop `.<name>.crc` and Spark `<name>.crc` sidecars, by the main file's path (verified later, by
+/// [`super::sidecars::verify`], when a stage reads the main file).
+fn index_sidecars(cp: &mut Checkpoint) {
+    let file_set: BTreeSet<&str> = cp.files.iter().map(|f| f.path.as_str()).collect();
+    let mut hadoop = BTreeMap::new();
+    let mut spark = BTreeMap::new();
+    for f in &cp.files {
+        let name = name_of(&f.path);
+        let dir = dir_of(&f.path);
+        if let Some(main) = crate::hadoop::main_name(name) {
+            let main = join(dir, main);
+            let main_exists = file_set.contains(main.as_str());
+            hadoop.insert(main.clone(), CrcSidecar { path: f.path.clone(), main, main_exists, verified: None });
+        } else if let Some(main) = crate::checksum::main_name(name) {
+            let main = join(dir, main);
+            let main_exists = file_set.contains(main.as_str());
+            spark.insert(main.clone(), ChecksumSidecar { path: f.path.clone(), main, main_exists, verified: None });
+        }
+    }
+    cp.hadoop_crcs = hadoop;
+    cp.spark_checksums = spark;
+}
+
+/// A file's batch files of one log folder: `(batch id, compact, path, size)`, sorted.
+pub(crate) fn batch_files(cp: &Checkpoint, dir: &str, compact: bool) -> Vec<(i64, bool, String, u64)> {
+    let mut v: Vec<(i64, bool, String, u64)> = cp
+        .files
+        .iter()
+        .filter(|f| dir_of(&f.path) == dir)
+        .filter_map(|f| {
+            crate::log::parse_batch_file_name(name_of(&f.path), compact).map(|(id, c)| (id, c, f.path.clone(), f.size))
+        })
+        .collect();
+    v.sort();
+    v
+}

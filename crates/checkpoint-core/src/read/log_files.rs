@@ -1,0 +1,185 @@
+//! Stage 2, the log files: `metadata`, the offset and commit logs (newest batches first, within a byte budget,
+//! with bounded memory), the files in `offsets/` and `commits/` that Spark's listing ignores, and the leftover
+//! `.<name>.<uuid>.tmp` files of interrupted atomic writes anywhere under the root.
+
+use super::listing::batch_files;
+use super::{dir_of, name_of, sidecars, unreadable, Reader, KEEP_FULL_OFFSETS, MAX_LOG_BYTES};
+use crate::log::{self, LogError};
+use crate::model::{Checkpoint, LogFile, Problem, ReadFile, TempFile};
+use crate::state_files::{self, FileRef};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Reads `metadata`, when listed.
+pub(crate) fn read_metadata(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
+    if let Some(size) = cp.file_size("metadata") {
+        let content = match rd.read("metadata", MAX_LOG_BYTES) {
+            Ok(b) => {
+                sidecars::verify(cp, rd, "metadata", &b);
+                log::metadata::parse(&b)
+            }
+            Err(e) => Err(unreadable(&e)),
+        };
+        cp.metadata = Some(ReadFile { path: "metadata".into(), size, content });
+    }
+}
+
+/// `.<batch>.<uuid>.tmp` → the batch id an offsets temp file was meant to become.
+fn temp_target_batch(name: &str) -> Option<i64> {
+    if !state_files::is_temp_file(name) {
+        return None;
+    }
+    let inner = name.get(1..name.len().saturating_sub(4))?;
+    let target = match inner.rfind('.') {
+        Some(i) if i > 0 => &inner[..i],
+        _ => inner,
+    };
+    log::parse_batch_file_name(target, false).map(|(b, _)| b)
+}
+
+/// Keeps memory bounded by what a check needs, per offsets file as it is read (newest first): the source
+/// offsets of the newest [`KEEP_FULL_OFFSETS`] readable files, of the last committed batch (the restart plan's
+/// start) and of the batches an `offsets/` temp file targets stay whole (`whole`); elsewhere valid JSON offsets
+/// are dropped (`elided`) and invalid ones cut to 1 KiB (still reported). Recorded confs are kept only for the
+/// latest readable file (`drop_conf` for the others).
+fn elide(o: &mut crate::log::offsets::OffsetSeq, drop_conf: bool, whole: bool) {
+    if drop_conf {
+        if let Some(m) = &mut o.metadata {
+            m.conf = BTreeMap::new();
+        }
+    }
+    if whole {
+        return;
+    }
+    for s in &mut o.offsets {
+        if s.json.is_some() {
+            s.json = None;
+            s.raw = None;
+            s.elided = true;
+        } else if let Some(r) = &mut s.raw {
+            if r.len() > 1024 {
+                let mut end = 1024;
+                while !r.is_char_boundary(end) {
+                    end -= 1;
+                }
+                r.truncate(end);
+            }
+        }
+    }
+}
+
+/// Reads `offsets/` and `commits/`: newest batches first, commits before offsets of the same batch, within
+/// `log_budget` bytes. A restart reads only the latest offsets/commits, so older ones beyond the budget are
+/// listed ([`LogError::NotRead`]), not read.
+pub(crate) fn read_offsets_and_commits(cp: &mut Checkpoint, rd: &mut Reader<'_>, log_budget: u64) {
+    let mut todo: Vec<(i64, bool, String, u64)> = batch_files(cp, "offsets", false)
+        .into_iter()
+        .map(|(id, _, p, s)| (id, true, p, s))
+        .chain(batch_files(cp, "commits", false).into_iter().map(|(id, _, p, s)| (id, false, p, s)))
+        .collect();
+    todo.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut left = log_budget;
+    // Bounded memory: decided per file while reading (see `elide`), so at most the kept batches and one being
+    // parsed are held whole.
+    let last_commit_listed = todo.iter().filter(|t| !t.1).map(|t| t.0).max();
+    let temp_targets: BTreeSet<i64> = cp
+        .files
+        .iter()
+        .filter(|f| dir_of(&f.path) == "offsets")
+        .filter_map(|f| temp_target_batch(name_of(&f.path)))
+        .collect();
+    let mut readable_seen = 0usize;
+    let mut start_found = false;
+    for (id, is_offsets, path, size) in todo {
+        let bytes = if size > left {
+            Err(LogError::NotRead { budget: log_budget })
+        } else {
+            left -= size;
+            rd.read(&path, MAX_LOG_BYTES).map_err(|e| unreadable(&e))
+        };
+        if let Ok(b) = &bytes {
+            sidecars::verify(cp, rd, &path, b);
+        }
+        if is_offsets {
+            let mut content = bytes.and_then(|b| log::offsets::parse(&b));
+            if let Ok(o) = &mut content {
+                let is_start = !start_found && last_commit_listed.is_some_and(|c| id <= c);
+                start_found |= is_start;
+                let whole = readable_seen < KEEP_FULL_OFFSETS || is_start || temp_targets.contains(&id);
+                elide(o, readable_seen > 0, whole);
+                readable_seen += 1;
+            }
+            cp.offsets.insert(id, LogFile { batch_id: id, compact: false, file: ReadFile { path, size, content } });
+        } else {
+            let content = bytes.and_then(|b| log::commits::parse(&b));
+            cp.commits.insert(id, LogFile { batch_id: id, compact: false, file: ReadFile { path, size, content } });
+        }
+    }
+}
+
+/// Files in `offsets/` and `commits/` that Spark's listing ignores (not a batch id, not a sidecar or temp
+/// file): a problem each.
+pub(crate) fn note_unlisted_log_files(cp: &mut Checkpoint) {
+    for f in &cp.files {
+        let dir = dir_of(&f.path);
+        let name = name_of(&f.path);
+        if (dir == "offsets" || dir == "commits")
+            && log::parse_batch_file_name(name, false).is_none()
+            && !name.ends_with(".crc")
+            && !state_files::is_temp_file(name)
+        {
+            cp.problems.push(Problem {
+                path: f.path.clone(),
+                offset: None,
+                reason: if name.parse::<i64>().is_ok() {
+                    format!(
+                        "{name:?} is a batch id Spark never writes (outside 0..2^60); a hand-made file, not read here"
+                    )
+                } else {
+                    format!("{name:?} is not a batch file name; Spark's log listing ignores it")
+                },
+            });
+        }
+    }
+}
+
+/// Temp files anywhere under the root; those in `offsets/` and in file logs are parsed. Returns, per file log
+/// folder, the batch ids its temp files target (the file log stage reads those batches too).
+pub(crate) fn read_temp_files(cp: &mut Checkpoint, rd: &mut Reader<'_>) -> BTreeMap<String, BTreeSet<i64>> {
+    let temps: Vec<FileRef> =
+        cp.files.iter().filter(|f| state_files::is_temp_file(name_of(&f.path))).cloned().collect();
+    let mut temp_targets: BTreeMap<String, BTreeSet<i64>> = BTreeMap::new();
+    for t in temps {
+        let name = name_of(&t.path);
+        let dir = dir_of(&t.path).to_string();
+        // `.<final>.<uuid>.tmp`
+        let inner = name.get(1..name.len().saturating_sub(4)).unwrap_or("");
+        let target = match inner.rfind('.') {
+            Some(i) if i > 0 => inner[..i].to_string(),
+            _ => inner.to_string(),
+        };
+        let in_file_log = dir.starts_with("sources/") || dir.ends_with("_spark_metadata");
+        let target_batch = log::parse_batch_file_name(&target, in_file_log).map(|(b, _)| b);
+        let mut tf = TempFile {
+            path: t.path.clone(),
+            size: t.size,
+            dir: dir.clone(),
+            target,
+            target_batch,
+            offsets: None,
+            file_log: None,
+        };
+        if dir == "offsets" || in_file_log {
+            let parsed = rd.read(&t.path, MAX_LOG_BYTES);
+            if dir == "offsets" {
+                tf.offsets = Some(parsed.map_err(|e| unreadable(&e)).and_then(|b| log::offsets::parse(&b)));
+            } else {
+                tf.file_log = Some(parsed.map_err(|e| unreadable(&e)).and_then(|b| log::file_log::parse(&b)));
+                if let Some(b) = target_batch {
+                    temp_targets.entry(dir.clone()).or_default().insert(b);
+                }
+            }
+        }
+        cp.temp_files.push(tf);
+    }
+    temp_targets
+}

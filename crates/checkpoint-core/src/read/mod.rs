@@ -1,0 +1,162 @@
+//! The read stage: builds a [`Checkpoint`] from an [`Archive`] for one root. It lists everything once, reads
+//! the small log files, verifies the sidecars of what it reads, and reads the state files a restart would load
+//! (for their checksums and integrity, and their rows within a byte budget). Per-file reads are capped; a file
+//! that cannot be read becomes a problem (path, offset, reason) and reading goes on.
+//!
+//! The stages, in order (each its own file): [`listing`] (files, folders, the `state/` tree, the sidecar
+//! index), [`log_files`] (metadata, offsets, commits, temp files), [`file_logs`] (`sources/<n>/`,
+//! `_spark_metadata/`), [`state_meta`] (operator metadata, schema files), then, when asked, [`state_chains`]
+//! (the files each store's restart chain loads), [`state_rows`] (row checks) and [`state_growth`].
+//! [`sidecars`] verifies the `.crc` and checksum files of every file a stage reads.
+//!
+//! The read stage reads; it never judges (that is `checks/`).
+
+use crate::archive::{Archive, ArchiveError};
+use crate::layout::Root;
+use crate::log::LogError;
+use crate::model::Checkpoint;
+use crate::report::CheckpointKind;
+
+pub mod file_logs;
+pub mod listing;
+pub mod log_files;
+pub mod sidecars;
+pub mod state_chains;
+pub mod state_growth;
+pub mod state_meta;
+pub mod state_rows;
+
+/// Cap for one log file (offsets, commits, file logs, metadata).
+pub const MAX_LOG_BYTES: u64 = 16 * 1024 * 1024;
+/// Budget for the offsets and commits files read per checkpoint (newest batches first); files beyond it are
+/// listed with [`LogError::NotRead`].
+pub const MAX_TOTAL_LOG_BYTES: u64 = crate::log::MAX_TOTAL_LOG_BYTES;
+/// Number of newest readable offsets files whose source offsets are kept whole (a restart reads the latest and
+/// the one before it); older ones are elided.
+pub const KEEP_FULL_OFFSETS: usize = 2;
+/// Cap for one sidecar file.
+pub const MAX_SIDECAR_BYTES: u64 = 1024 * 1024;
+/// Cap for one state file read for integrity checks.
+pub const MAX_STATE_FILE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Default byte budget for reading state files (chain verification and row checks) in one diagnosis.
+pub const DEFAULT_VERIFY_BUDGET: u64 = 256 * 1024 * 1024;
+
+/// What [`read_checkpoint_with`] reads beyond the listing and the small log files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Read the state files a restart loads (integrity, sidecars).
+    pub verify_state: bool,
+    /// Decode the rows of the stores a restart loads (schema validation, event-time keys).
+    pub check_rows: bool,
+    /// Bytes of state that may be processed for both: stored bytes read, or decompressed bytes when larger
+    /// (`u64::MAX` = no budget). Files beyond it are listed in [`Checkpoint::unverified`].
+    pub budget_bytes: u64,
+    /// Bytes of offsets and commits files that may be read, newest batches first (default
+    /// [`MAX_TOTAL_LOG_BYTES`]); older files are listed with [`LogError::NotRead`].
+    pub log_budget_bytes: u64,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            verify_state: true,
+            check_rows: true,
+            budget_bytes: DEFAULT_VERIFY_BUDGET,
+            log_budget_bytes: MAX_TOTAL_LOG_BYTES,
+        }
+    }
+}
+
+/// Reads one checkpoint root. `verify_state` = also read the state files a restart loads (and their rows),
+/// within [`DEFAULT_VERIFY_BUDGET`].
+pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: bool) -> Checkpoint {
+    read_checkpoint_with(
+        archive,
+        root,
+        &ReadOptions { verify_state, check_rows: verify_state, ..ReadOptions::default() },
+    )
+}
+
+/// Reads one checkpoint root: the listing, the small log files (metadata, offsets, commits, file source and
+/// sink logs, operator metadata, schema files) and, per `opts`, the state files a restart loads, within the
+/// byte budget.
+pub fn read_checkpoint_with(archive: &mut dyn Archive, root: &Root, opts: &ReadOptions) -> Checkpoint {
+    let mut cp = listing::list(archive.entries(), root);
+    if root.kind == CheckpointKind::Dstream {
+        return cp;
+    }
+    let mut rd = Reader { archive, prefix: listing::prefix_of(root), budget_left: opts.budget_bytes };
+    log_files::read_metadata(&mut cp, &mut rd);
+    log_files::read_offsets_and_commits(&mut cp, &mut rd, opts.log_budget_bytes);
+    log_files::note_unlisted_log_files(&mut cp);
+    let file_log_temp_targets = log_files::read_temp_files(&mut cp, &mut rd);
+    file_logs::read_file_logs(&mut cp, &mut rd, &file_log_temp_targets);
+    state_meta::read_operator_metadata(&mut cp, &mut rd);
+    state_meta::read_schema_files(&mut cp, &mut rd);
+    if opts.verify_state {
+        state_chains::read_state_chains(&mut cp, &mut rd);
+        if opts.check_rows {
+            state_rows::read_store_rows(&mut cp, &mut rd);
+        }
+        state_growth::read_state_growth(&mut cp, &mut rd);
+    }
+    cp.verify_budget = (opts.budget_bytes, opts.budget_bytes.saturating_sub(rd.budget_left));
+    cp
+}
+
+/// The archive of one root as the stages read it: paths relative to the root, and the state byte budget left.
+pub(crate) struct Reader<'a> {
+    pub(crate) archive: &'a mut dyn Archive,
+    /// The root's folder with a trailing `/` (`""` = the archive top).
+    pub(crate) prefix: String,
+    /// Bytes of state files that may still be read.
+    pub(crate) budget_left: u64,
+}
+
+impl Reader<'_> {
+    /// The archive path of a path relative to the root.
+    pub(crate) fn abs(&self, rel: &str) -> String {
+        format!("{}{}", self.prefix, rel)
+    }
+    /// Reads a file by its path relative to the root, at most `cap` bytes.
+    pub(crate) fn read(&mut self, rel: &str, cap: u64) -> Result<Vec<u8>, ArchiveError> {
+        let p = self.abs(rel);
+        self.archive.read(&p, cap)
+    }
+}
+
+/// The [`LogError`] of a log file the archive could not give.
+pub(crate) fn unreadable(e: &ArchiveError) -> LogError {
+    match e {
+        // The path is the evidence's; the reason says where the inflated stream broke.
+        ArchiveError::Corrupt { offset, reason, .. } => LogError::Unreadable {
+            reason: format!("the zip entry does not unpack: inflated stream broken at byte {offset}: {reason}"),
+            archive_damaged: true,
+        },
+        // Inflates past the size the zip declares (below the read cap): the entry's header lies.
+        ArchiveError::OverLimit { what, limit, .. } if what.contains("declares") && *limit < MAX_LOG_BYTES => {
+            LogError::Unreadable { reason: e.to_string(), archive_damaged: true }
+        }
+        _ => LogError::Unreadable { reason: e.to_string(), archive_damaged: false },
+    }
+}
+
+/// The file name of a relative path.
+pub(crate) fn name_of(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// The folder of a relative path (`""` for a file at the root).
+pub(crate) fn dir_of(path: &str) -> &str {
+    path.rfind('/').map(|i| &path[..i]).unwrap_or("")
+}
+
+/// `dir/name`, or `name` when `dir` is the root.
+pub(crate) fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
+    }
+}

@@ -1,0 +1,158 @@
+//! Stage 5, the state a restart loads: for every store, the files of its chain for the restart version are
+//! read once each (sidecars, integrity: framing, checksums, decompression, zip metadata and SST sizes), within
+//! the byte budget. When a snapshot/zip in the chain is damaged, the chain without it is read too (Spark 4.3's
+//! auto snapshot repair).
+
+use super::{sidecars, Reader, MAX_STATE_FILE_BYTES};
+use crate::model::{store_index, Checkpoint, Problem, StateFileIntegrity, Unverified};
+use crate::state_files::{self, ChainFileKind, StoreFiles};
+use std::collections::BTreeSet;
+
+/// For every store, computes the chain for the restart version and reads its files (sidecars, integrity).
+pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
+    let Some(version) = cp.restart_version() else {
+        return;
+    };
+    let mut to_read: Vec<(String, ChainFileKind)> = Vec::new();
+    let ops: Vec<i64> = cp.state.operators.keys().copied().collect();
+    let mut done: BTreeSet<String> = BTreeSet::new();
+    for op in ops {
+        let provider = cp.operator_provider(op);
+        let parts: Vec<u32> = cp.state.operators[&op].partitions.keys().copied().collect();
+        for part in parts {
+            let names: Vec<String> = cp.state.operators[&op].partitions[&part].stores.keys().cloned().collect();
+            for name in &names {
+                let store = cp.state.operators[&op].partitions[&part].stores[name].clone();
+                if store.is_empty() {
+                    continue;
+                }
+                let uid = cp.unique_id(op, part, store_index(&names, name), version);
+                // Checkpoint format v2: the changelog of the loaded version names its lineage; read it first.
+                let top = uid.as_ref().and_then(|u| {
+                    store
+                        .changelogs
+                        .get(&version)?
+                        .iter()
+                        .find(|f| f.unique_id.as_deref() == Some(u.as_str()))
+                        .map(|f| f.file.path.clone())
+                });
+                if let Some(t) = &top {
+                    if done.insert(t.clone()) {
+                        check_state_file(cp, rd, t, ChainFileKind::Changelog, &store);
+                    }
+                }
+                let lineage: Option<Vec<(i64, String)>> =
+                    top.as_deref().and_then(|t| cp.lineage_of(t)).map(|l| l.to_vec());
+                let mut skip: Vec<i64> = Vec::new();
+                for _round in 0..4 {
+                    let chain =
+                        state_files::load_chain(&store, version, &provider, uid.as_deref(), lineage.as_deref(), &skip);
+                    to_read.clear();
+                    for s in &chain.steps {
+                        to_read.push((s.path.clone(), s.kind));
+                    }
+                    let mut damaged_base: Option<i64> = None;
+                    for (path, kind) in to_read.clone() {
+                        if done.insert(path.clone()) {
+                            check_state_file(cp, rd, &path, kind, &store);
+                        }
+                        let bad = cp.integrity_of(&path).is_some_and(|i| i.problem.is_some())
+                            || cp.crc_of(&path).is_some_and(|c| matches!(c.verified, Some(Err(_))))
+                            || cp.checksum_of(&path).is_some_and(|c| matches!(c.verified, Some(Err(_))));
+                        if bad && matches!(kind, ChainFileKind::Snapshot | ChainFileKind::Zip) {
+                            damaged_base = chain.steps.iter().find(|s| s.path == path).map(|s| s.version);
+                        }
+                    }
+                    match damaged_base {
+                        Some(v) if !skip.contains(&v) => skip.push(v),
+                        _ => break,
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Reads one state file of a chain (within the budget) and records its integrity.
+fn check_state_file(cp: &mut Checkpoint, rd: &mut Reader<'_>, path: &str, kind: ChainFileKind, store: &StoreFiles) {
+    let size = cp.file_size(path).unwrap_or(0);
+    if size > rd.budget_left {
+        cp.unverified.push(Unverified { path: path.to_string(), bytes: size, what: "not read".into() });
+        return;
+    }
+    rd.budget_left -= size;
+    let bytes = match rd.read(path, MAX_STATE_FILE_BYTES) {
+        Ok(b) => b,
+        Err(e) => {
+            cp.state_integrity.insert(
+                path.to_string(),
+                StateFileIntegrity {
+                    path: path.to_string(),
+                    problem: Some(Problem { path: path.to_string(), offset: None, reason: e.to_string() }),
+                    exception: Some("java.io.IOException".into()),
+                    lineage: None,
+                    payload_corrupt: false,
+                    error_class: None,
+                    records: None,
+                    num_keys: None,
+                    decompressed_bytes: None,
+                },
+            );
+            return;
+        }
+    };
+    sidecars::verify(cp, rd, path, &bytes);
+    let integrity = match kind {
+        ChainFileKind::Zip => {
+            let abs_dir = rd.abs(&store.dir);
+            let abs_zip = rd.abs(path);
+            let budget = rd.budget_left;
+            let prefix = rd.prefix.clone();
+            let z = crate::state_integrity::check_rocksdb_zip(rd.archive, &abs_dir, &abs_zip, &bytes, &prefix, budget);
+            if z.ssts_decoded {
+                rd.budget_left = rd.budget_left.saturating_sub(z.sst_bytes);
+            } else if z.sst_bytes > budget && z.problem.is_none() {
+                cp.unverified.push(Unverified {
+                    path: path.to_string(),
+                    bytes: z.sst_bytes,
+                    what: "the SST files it lists: present with the recorded sizes, blocks not decoded".into(),
+                });
+            }
+            StateFileIntegrity {
+                path: path.to_string(),
+                problem: z.problem,
+                exception: z.exception,
+                lineage: None,
+                payload_corrupt: false,
+                error_class: z.error_class.map(str::to_string),
+                records: None,
+                num_keys: z.num_keys,
+                decompressed_bytes: None,
+            }
+        }
+        k => {
+            let c = crate::state_integrity::check_stream_file(
+                path,
+                &bytes,
+                k == ChainFileKind::Snapshot,
+                k == ChainFileKind::Changelog,
+            );
+            StateFileIntegrity {
+                path: path.to_string(),
+                problem: c.problem,
+                exception: c.exception,
+                lineage: c.lineage,
+                payload_corrupt: c.payload_corrupt,
+                error_class: c.error_class.map(str::to_string),
+                records: c.records,
+                num_keys: None,
+                decompressed_bytes: c.decompressed_bytes,
+            }
+        }
+    };
+    // The budget bounds work: a stream costs its decompressed bytes.
+    if let Some(d) = integrity.decompressed_bytes {
+        rd.budget_left = rd.budget_left.saturating_sub(d.saturating_sub(size));
+    }
+    cp.state_integrity.insert(path.to_string(), integrity);
+}

@@ -1,0 +1,49 @@
+//! Stage 4, the small state files: operator metadata (v1, or the newest v2 file) and the schema files of
+//! partition 0 (small; needed to explain schema errors).
+
+use super::{sidecars, unreadable, Reader, MAX_LOG_BYTES, MAX_SIDECAR_BYTES};
+use crate::log;
+use crate::model::{Checkpoint, Problem, ReadFile};
+use crate::state_files::FileRef;
+
+/// Reads each operator's metadata file (v1 `_metadata/metadata`, or the newest `_metadata/v2/<batch>`).
+pub(crate) fn read_operator_metadata(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
+    let op_meta: Vec<(i64, FileRef)> = cp
+        .state
+        .operators
+        .values()
+        .filter_map(|o| {
+            o.metadata_v2.values().next_back().cloned().or_else(|| o.metadata_v1.clone()).map(|f| (o.operator_id, f))
+        })
+        .collect();
+    for (op, f) in op_meta {
+        let content = match rd.read(&f.path, MAX_LOG_BYTES) {
+            Ok(b) => {
+                sidecars::verify(cp, rd, &f.path, &b);
+                log::operator_metadata::parse(&b)
+            }
+            Err(e) => Err(unreadable(&e)),
+        };
+        cp.operator_metadata.insert(op, ReadFile { path: f.path, size: f.size, content });
+    }
+}
+
+/// Reads the v1/v2 schema files of partition 0 of every store.
+pub(crate) fn read_schema_files(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
+    let schema_files: Vec<FileRef> = cp
+        .state
+        .operators
+        .values()
+        .filter_map(|o| o.partitions.get(&0))
+        .flat_map(|p| p.stores.values().filter_map(|s| s.schema.clone()))
+        .collect();
+    for f in schema_files {
+        let parsed = match rd.read(&f.path, MAX_SIDECAR_BYTES) {
+            Ok(b) => crate::state::schema::parse_schema_file(&b)
+                .map(|s| (s.key.simple_string(), s.value.simple_string()))
+                .map_err(|e| Problem { path: f.path.clone(), offset: Some(e.offset), reason: e.to_string() }),
+            Err(e) => Err(Problem { path: f.path.clone(), offset: None, reason: e.to_string() }),
+        };
+        cp.state_schemas.insert(f.path.clone(), parsed);
+    }
+}

@@ -1,0 +1,212 @@
+//! Stage 6, row checks: for the stores a restart loads whose chain is intact, decodes every row at the restart
+//! version (within the byte budget), validates key and value rows against the stored schema the way
+//! `StateStoreProvider.validateStateRowFormat` does, and collects event-time keys (`window.end`).
+
+use super::{Reader, MAX_STATE_FILE_BYTES};
+use crate::model::{store_index, Checkpoint, StoreRows, Unverified};
+use crate::state_files::{self, ChainFileKind};
+use std::collections::BTreeSet;
+
+/// Most stores whose rows are decoded in one diagnosis (each costs a listing scan besides its bytes).
+const MAX_ROW_CHECK_STORES: usize = 256;
+
+/// For the stores a restart loads whose chain is intact: decodes every row at the restart version (within the
+/// byte budget), validates key and value rows against the stored schema (partition 0's schema file) the way
+/// `StateStoreProvider.validateStateRowFormat` does, and collects event-time keys (`window.end`).
+pub(crate) fn read_store_rows(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
+    use crate::state::schema::{DataType, StructType};
+    let Some(version) = cp.restart_version().filter(|v| *v > 0) else {
+        return;
+    };
+    // Watermark of the batch that wrote this version (eviction in batch v-1 used it).
+    let wm_ms = cp
+        .offsets
+        .get(&(version - 1))
+        .and_then(|o| o.file.content.as_ref().ok())
+        .and_then(|o| o.metadata.as_ref())
+        .and_then(|m| m.batch_watermark_ms)
+        .unwrap_or(0);
+    let root = cp.root.clone();
+    let mut stores_read = 0usize;
+    let ops: Vec<i64> = cp.state.operators.keys().copied().collect();
+    for op in ops {
+        let provider = cp.operator_provider(op);
+        let names: BTreeSet<String> =
+            cp.state.operators[&op].partitions.values().flat_map(|p| p.stores.keys().cloned()).collect();
+        for name in names {
+            let Ok((ks, vs)) = crate::state::store_schemas(rd.archive, &root, op, &name) else {
+                continue; // no readable schema file: nothing to validate against
+            };
+            // Deduplication without watermark stores a dummy value Spark does not validate.
+            let check_value = !(vs.fields.len() == 1 && vs.fields[0].data_type == DataType::Null);
+            let window_end: Option<usize> = ks.fields.iter().position(|f| {
+                f.name == "window"
+                    && matches!(&f.data_type, DataType::Struct(StructType { fields })
+                        if fields.len() == 2 && fields[1].name == "end" && fields[1].data_type == DataType::Timestamp)
+            });
+            let parts: Vec<u32> = cp.state.operators[&op].partitions.keys().copied().collect();
+            for part in parts {
+                let Some(store) = cp.state.operators[&op].partitions[&part].stores.get(&name).cloned() else {
+                    continue;
+                };
+                if store.is_empty() {
+                    continue;
+                }
+                let all_names: Vec<String> = cp.state.operators[&op].partitions[&part].stores.keys().cloned().collect();
+                let uid = cp.unique_id(op, part, store_index(&all_names, &name), version);
+                let top = uid.as_ref().and_then(|u| {
+                    store.changelogs.get(&version)?.iter().find(|f| f.unique_id.as_deref() == Some(u.as_str()))
+                });
+                let lineage: Option<Vec<(i64, String)>> =
+                    top.and_then(|t| cp.lineage_of(&t.file.path)).map(|l| l.to_vec());
+                let chain =
+                    state_files::load_chain(&store, version, &provider, uid.as_deref(), lineage.as_deref(), &[]);
+                let intact = chain.missing.is_none()
+                    && !chain.base_not_found
+                    && chain.steps.iter().all(|s| cp.integrity_of(&s.path).is_some_and(|i| i.problem.is_none()));
+                if !intact {
+                    continue;
+                }
+                // Cost: the decompressed bytes the verification saw (else the stored size).
+                let mut bytes: u64 = chain
+                    .steps
+                    .iter()
+                    .map(|s| {
+                        let stored = cp.file_size(&s.path).unwrap_or(0);
+                        cp.integrity_of(&s.path).and_then(|i| i.decompressed_bytes).unwrap_or(stored).max(stored)
+                    })
+                    .sum();
+                if chain.steps.iter().any(|s| s.kind == ChainFileKind::Zip) {
+                    bytes = bytes.saturating_add(store.ssts.iter().fold(0u64, |a, f| a.saturating_add(f.size)));
+                }
+                if bytes > rd.budget_left || stores_read >= MAX_ROW_CHECK_STORES {
+                    cp.unverified.push(Unverified {
+                        path: store.dir.clone(),
+                        bytes,
+                        what: format!("rows of state version {version} not decoded (schema and watermark checks)"),
+                    });
+                    continue;
+                }
+                rd.budget_left -= bytes;
+                stores_read += 1;
+                let abs = rd.abs(&store.dir);
+                let mut sr = StoreRows { store_dir: store.dir.clone(), version, ..Default::default() };
+                match crate::state::load_raw_store(rd.archive, &abs, version, &crate::state::StateLimits::default()) {
+                    Err(e) => sr.error = Some(e.to_string()),
+                    Ok(raw) => {
+                        scan_rows(&raw, &mut sr, &RowSchemas { ks: &ks, vs: &vs, check_value, window_end }, wm_ms)
+                    }
+                }
+                if provider == "hdfs" {
+                    if let Some(first) = chain.steps.first() {
+                        sr.first_row_invalid = first_row_check(rd, first, &ks, &vs, check_value);
+                    }
+                }
+                cp.store_rows.insert(store.dir.clone(), sr);
+            }
+        }
+    }
+}
+
+/// The stored schemas rows are validated against.
+struct RowSchemas<'a> {
+    ks: &'a crate::state::schema::StructType,
+    vs: &'a crate::state::schema::StructType,
+    /// False for a dummy value Spark does not validate (deduplication without watermark).
+    check_value: bool,
+    /// The key field that is a time window, when any.
+    window_end: Option<usize>,
+}
+
+/// Validates every row of a loaded store and collects its event-time keys (`wm_ms` = the watermark of the batch
+/// that wrote the version) into `sr`.
+fn scan_rows(raw: &crate::state::RawStore, sr: &mut StoreRows, s: &RowSchemas<'_>, wm_ms: i64) {
+    let (ks, vs) = (s.ks, s.vs);
+    for (i, (k, v)) in raw.pairs.iter().enumerate() {
+        let k = k.get(raw.key_prefix_len..).unwrap_or(&[]);
+        let v = v.get(raw.value_prefix_len..).unwrap_or(&[]);
+        sr.rows += 1;
+        sr.bytes += (k.len() + v.len()) as u64;
+        let mut bad = false;
+        if let Err(e) = crate::state::unsafe_row::validate_structure(k, ks) {
+            bad = true;
+            sr.bad_key.get_or_insert((i as u64, e.offset, e.message));
+        }
+        if s.check_value {
+            if let Err(e) = crate::state::unsafe_row::validate_structure(v, vs) {
+                bad = true;
+                sr.bad_value.get_or_insert((i as u64, e.offset, e.message));
+            }
+        }
+        if bad {
+            sr.bad_rows += 1;
+            continue;
+        }
+        if let Some(end_ms) = s.window_end.and_then(|idx| window_end_ms(k, ks.fields.len(), idx)) {
+            sr.window_end_min_ms = Some(sr.window_end_min_ms.map_or(end_ms, |m| m.min(end_ms)));
+            if wm_ms > 0 && end_ms <= wm_ms {
+                sr.keys_behind_watermark += 1;
+            }
+        }
+    }
+}
+
+/// `window.end` (ms since the epoch) of a key UnsafeRow whose field `idx` (of `n` top-level fields) is the
+/// `struct<start: timestamp, end: timestamp>` a time window groups by; `None` when null or out of bounds.
+fn window_end_ms(row: &[u8], n: usize, idx: usize) -> Option<i64> {
+    let word =
+        |at: usize| -> Option<u64> { Some(u64::from_le_bytes(row.get(at..at.checked_add(8)?)?.try_into().ok()?)) };
+    let bitset = n.div_ceil(64) * 8;
+    if word((idx / 64) * 8)? & (1u64 << (idx % 64)) != 0 {
+        return None;
+    }
+    let slot = word(bitset.checked_add(idx.checked_mul(8)?)?)?;
+    let off = (slot >> 32) as usize;
+    // Nested row: one bitset word for 2 fields, then start, end.
+    let nested_null = word(off)?;
+    if nested_null & 0b10 != 0 {
+        return None;
+    }
+    let micros = word(off.checked_add(16)?)? as i64;
+    Some(micros.div_euclid(1000))
+}
+
+/// The row `validateStateRowFormat` checks on an HDFS restart: the first put of the first file of the chain
+/// (`isValidated` is set after it). `Some` when it violates the key or value schema.
+fn first_row_check(
+    rd: &mut Reader<'_>,
+    step: &state_files::ChainStep,
+    ks: &crate::state::schema::StructType,
+    vs: &crate::state::schema::StructType,
+    check_value: bool,
+) -> Option<(String, u64, &'static str, String)> {
+    use crate::state::hdfs::{for_each_record, unwrap_value, RecordFileKind};
+    let bytes = rd.read(&step.path, MAX_STATE_FILE_BYTES).ok()?;
+    let data = crate::codec::decompress(&bytes, 1 << 30).ok()?;
+    let kind = if step.kind == ChainFileKind::Snapshot { RecordFileKind::Snapshot } else { RecordFileKind::Delta };
+    let mut first: Option<(u64, &[u8], &[u8])> = None;
+    let _ = for_each_record(&data, kind, |r| {
+        if first.is_none() {
+            if let Some(v) = r.value {
+                first = Some((r.offset, r.key, unwrap_value(r.key, v)));
+            }
+        }
+    });
+    let (off, k, v) = first?;
+    if let Err(e) = crate::state::unsafe_row::validate_structure(k, ks) {
+        return Some((step.path.clone(), off, "key", format!("byte {} of the key row: {}", e.offset, e.message)));
+    }
+    if check_value {
+        // Spark floors the value to a multiple of 8 (rows written before 2.3).
+        let v = &v[..v.len() / 8 * 8];
+        if let Err(e) = crate::state::unsafe_row::validate_structure(v, vs) {
+            return Some((
+                step.path.clone(),
+                off,
+                "value",
+                format!("byte {} of the value row: {}", e.offset, e.message),
+            ));
+        }
+    }
+    None
+}
