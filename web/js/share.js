@@ -76,7 +76,7 @@ function refresh() {
     el('p', { class: 'muted', 'data-testid': 'share-size' },
       `The link is ${fmtKiB(link.bytes)} (budget ${fmtKiB(link.budget_bytes)}). File contents and state rows are never in a link.`),
     link.cut_notes.length ? el('div', { class: 'message', 'data-kind': 'warning', 'data-testid': 'share-cut' },
-      el('strong', {}, 'Cut to fit the link: '), el('ul', {}, link.cut_notes.map((n) => el('li', {}, n)))) : null,
+      el('strong', {}, 'Cut to fit the link: '), el('ul', {}, link.cut_notes.map((n) => el('li', {}, n)))) : '',
     el('details', { class: 'share-preview', open: true },
       el('summary', {}, 'Exactly what the link carries'),
       el('pre', { id: 'share-preview', tabindex: '0' }, link.preview)));
