@@ -22,8 +22,13 @@ export function openLink(text) {
   const results = $('#results');
   let shared;
   try {
-    shared = inspector().openLink(text);
+    shared = inspector().openShareFragment(text);
+    state.input = null;
+    state.entrySizes = new Map();
+    state.last = { report: shared.report, reportJson: shared.report_json, entries: [], entriesTotal: 0, link: shared };
+    render();
   } catch (e) {
+    // A damaged link (the core's typed error), or a report this page cannot present (e.g. from a far newer inspector).
     state.last = null;
     state.input = null;
     results.replaceChildren();
@@ -35,11 +40,7 @@ export function openLink(text) {
     setStatus('The link could not be read.');
     return;
   }
-  state.input = null;
-  state.entrySizes = new Map();
-  state.last = { report: shared.report, reportJson: JSON.stringify(shared.report), entries: [], entriesTotal: 0, link: shared };
   $('#intro').hidden = true;
-  render();
   results.dataset.run = 'done';
   results.dataset.runCount = String((state.runs += 1));
   setStatus(`Showing a shared report made by checkpoint-inspector ${shared.inspector_version}.`);

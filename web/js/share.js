@@ -35,7 +35,7 @@ function refresh() {
   const box = $('#share-body');
   let link;
   try {
-    link = inspector().shareLink(state.last.reportJson, keep);
+    link = inspector().shareLink(state.last.reportJson, Object.fromEntries(keep.map((c) => [c, false])));
   } catch (e) {
     box.replaceChildren(el('p', { class: 'message', role: 'alert', 'data-testid': 'share-error' }, `The link could not be made: ${e.message || e}`));
     return;
@@ -52,7 +52,7 @@ function refresh() {
         refresh();
       });
       const n = link.replaced[c.name];
-      return el('div', { class: 'toggle' }, input, el('label', { for: id }, el('b', {}, c.name), ` — ${c.describe}`,
+      return el('div', { class: 'toggle' }, input, el('label', { for: id }, el('b', {}, c.name), ` — ${c.description}`,
         n ? el('span', { class: 'muted' }, ` (${n} value${n === 1 ? '' : 's'} replaced)`) : ''));
     }));
   const urlInput = el('input', { type: 'text', id: 'share-url', readonly: true, value: url, 'aria-label': 'The link', spellcheck: 'false' });
@@ -76,10 +76,10 @@ function refresh() {
     el('p', { class: 'muted', 'data-testid': 'share-size' },
       `The link is ${fmtKiB(link.bytes)} (budget ${fmtKiB(link.budget_bytes)}). File contents and state rows are never in a link.`),
     link.cut_notes.length ? el('div', { class: 'message', 'data-kind': 'warning', 'data-testid': 'share-cut' },
-      el('strong', {}, 'Cut to fit the link: '), el('ul', {}, link.cut_notes.map((n) => el('li', {}, n)))) : null,
+      el('strong', {}, 'Cut to fit the link: '), el('ul', {}, link.cut_notes.map((n) => el('li', {}, n)))) : '',
     el('details', { class: 'share-preview', open: true },
       el('summary', {}, 'Exactly what the link carries'),
-      el('pre', { id: 'share-preview', tabindex: '0' }, JSON.stringify(link.report, null, 2))));
+      el('pre', { id: 'share-preview', tabindex: '0' }, link.preview)));
 }
 
 /** "Copy link to this report": opens the dialog with the preview and the toggles. */

@@ -7,13 +7,28 @@
 //! * [`blob`]: `Read + Seek` over a browser `Blob` (a dropped `File`) using `Blob.slice` + `FileReaderSync`, so a
 //!   multi-gigabyte zip is read lazily inside a Web Worker; and a lazy [`checkpoint_core::Archive`] over the files
 //!   of a dropped folder.
-//! * [`worker`]: the Web Worker's message loop (see `web/app.js` for the other side of the protocol).
+//! * [`worker`]: the Web Worker's message loop (see `web/js/worker-client.js` for the other side of the protocol).
 //! * [`state`]: the State tab's paged state browser over the core's state reader (decoded only on request).
-//! * [`share`]: share links (redacted report in the URL fragment): `shareLink`, `openShareFragment`.
 //! * [`Inspector`] ([`inspector`]): the one type exported to JavaScript (ruff's `ruff_wasm::Workspace` style): the
 //!   page presents and exports reports through it; tests and scripts diagnose bytes with it.
+//! * [`share`]: share links (a redacted report in the URL fragment), as `Inspector` methods.
 //!
 //! Nothing here does network I/O; the page's CSP forbids it anyway.
+//!
+//! ## Plumbing: `gloo` where it serves, and where it cannot
+//!
+//! * Event listeners: the worker's `message` listener is a `gloo_events::EventListener` (no hand-kept `Closure`).
+//! * Worker messages: plain serde structs, read and written with `serde_wasm_bindgen` (the `File`/`Blob`, the
+//!   request id and entry bytes pass through untouched with `serde_wasm_bindgen::preserve`), instead of
+//!   `Reflect::get`/`set` by hand. `gloo-worker` cannot serve: it is a Rust-to-Rust protocol (its own registrar and
+//!   bincode messages), while the other side here is the page's plain JavaScript (`web/js/worker-client.js`), and
+//!   the single file starts the worker from a `blob:` URL that gloo-worker's spawner does not cover.
+//! * Serde to `JsValue`: `serde_wasm_bindgen` (what gloo's own crates build on for typed values);
+//!   `gloo_utils::format::JsValueSerdeExt` goes through `JSON.stringify`/`parse`, a copy more per message.
+//! * Blob and file access: `gloo-file` reads only asynchronously (`FileReader` callbacks/futures); the zip reader
+//!   needs `Read + Seek` and reads synchronously inside the worker, which only `FileReaderSync` offers, so
+//!   [`blob::BlobReader`] stays on `web_sys`.
+//! * Timers: the worker needs none (progress is throttled by the clock, `Date.now()`); the page's timers are in JS.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

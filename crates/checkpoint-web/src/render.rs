@@ -207,13 +207,14 @@ pub fn summary(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use checkpoint_core::checks::catalogue::Code;
     use checkpoint_core::report::{
         BatchInfo, CheckpointKind, Evidence, ForcedConf, InputInfo, RestartOutcome, RestartPrediction,
     };
 
     fn sample() -> Report {
-        let finding = |code: &str, sev: Severity, explains: bool| Finding {
-            code: code.parse().expect("a catalogue code"),
+        let finding = |code: Code, sev: Severity, explains: bool| Finding {
+            code,
             severity: sev,
             title: format!("title of {code}"),
             error_classes: vec!["CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS".into()],
@@ -249,9 +250,9 @@ mod tests {
                 sources: vec![],
                 operators: vec![],
                 findings: vec![
-                    finding("last-activity-age", Severity::Info, false),
-                    finding("leftover-temp-file", Severity::Warning, true),
-                    finding("state-delta-missing", Severity::Error, false),
+                    finding(Code::LogFilesNotRead, Severity::Info, false),
+                    finding(Code::OperatorMetadataUnreadable, Severity::Warning, true),
+                    finding(Code::MetadataUnreadable, Severity::Error, false),
                 ],
                 restart: RestartPrediction {
                     outcome: RestartOutcome::Fails,
@@ -280,7 +281,7 @@ mod tests {
     fn orders_explaining_findings_first_then_by_severity() {
         let r = sample();
         let codes: Vec<&str> = ordered_findings(&r.checkpoints[0]).iter().map(|f| f.code.as_str()).collect();
-        assert_eq!(codes, ["leftover-temp-file", "state-delta-missing", "last-activity-age"]);
+        assert_eq!(codes, ["operator-metadata-unreadable", "metadata-unreadable", "log-files-not-read"]);
     }
 
     #[test]
@@ -289,11 +290,14 @@ mod tests {
         assert!(md.contains(
             "**Verdict on Spark 4.1.4: will fail with CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS.**"
         ));
-        assert!(md.contains("#### ERROR — title of state-delta-missing (`state-delta-missing`)"));
+        assert!(md.contains("#### ERROR — title of metadata-unreadable (`metadata-unreadable`)"));
         assert!(md.contains("- `state/0/1/7.delta`: absent \\| gone"));
         assert!(md.contains("1. first\n2. second"));
         assert!(md.contains("| `spark.sql.shuffle.partitions` | `3` | **yes** (session sets 5) |"));
-        assert!(md.find("leftover-temp-file").unwrap_or(usize::MAX) < md.find("state-delta-missing").unwrap_or(0));
+        assert!(
+            md.find("operator-metadata-unreadable").unwrap_or(usize::MAX)
+                < md.find("(`metadata-unreadable`)").unwrap_or(0)
+        );
     }
 
     #[test]
@@ -301,7 +305,7 @@ mod tests {
         let s = summary(&sample());
         assert!(s.starts_with("chk.zip: on Spark 4.1.4 the query will fail with CANNOT_LOAD_STATE_STORE"));
         assert!(s.contains("(1 error(s), 1 warning(s))"));
-        assert!(!s.contains("last-activity-age"));
+        assert!(!s.contains("log-files-not-read"));
     }
 
     #[test]

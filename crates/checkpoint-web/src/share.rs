@@ -1,13 +1,12 @@
-//! Share links in the browser: free `#[wasm_bindgen]` functions over [`checkpoint_core::share`] (the page folds
-//! them into its exported type). Errors are thrown as JS `Error`s with a `kind` property (the core's
+//! Share links in the browser: methods of [`Inspector`] (the crate's one exported type) over
+//! [`checkpoint_core::share`]; the page's share dialog and link opening (web/js/share.js, web/js/link.js) call them. Errors are thrown as JS `Error`s with a `kind` property (the core's
 //! [`ShareError::kind`](checkpoint_core::share::ShareError::kind): `truncated`, `corrupt`, `too-large`, ...) and
 //! a `message` for people.
 //!
 //! Nothing here touches the network: a link is built from the report the page already has, and opened from
 //! the page's own `location.hash`.
 
-#![cfg_attr(not(feature = "api-share"), allow(dead_code, unused_imports))]
-
+use crate::Inspector;
 use checkpoint_core::share::{self, Category, Redaction, ShareError, ShareOptions};
 use js_sys::Reflect;
 use serde::Serialize;
@@ -43,7 +42,7 @@ fn redaction_from(v: &JsValue) -> Result<Redaction, JsValue> {
     serde_wasm_bindgen::from_value(v.clone()).map_err(|e| bad(e.to_string()))
 }
 
-/// What [`share_link`] returns to JS.
+/// What [`Inspector::share_link`] returns to JS.
 #[derive(Serialize)]
 struct LinkOut {
     /// `report=1.…` (append after `#` to the page's address).
@@ -64,32 +63,7 @@ struct LinkOut {
     preview: String,
 }
 
-/// Builds a share link from report JSON (`diagnose --json` shape). `redaction`: see the module; `budget_bytes`:
-/// the fragment's size budget (default 16 KiB). Returns `{fragment, bytes, budget_bytes, cut_notes, redacted,
-/// replaced, stripped, preview}`. Throws `bad-input` (not a report), `bad-option`, `over-budget`.
-#[cfg(feature = "api-share")]
-#[wasm_bindgen(js_name = shareLink)]
-pub fn share_link(report_json: &str, redaction: JsValue, budget_bytes: Option<u32>) -> Result<JsValue, JsValue> {
-    let report: serde_json::Value =
-        serde_json::from_str(report_json).map_err(|e| throw("bad-input", &format!("not a report: {e}")))?;
-    let options = ShareOptions {
-        redaction: redaction_from(&redaction)?,
-        budget_bytes: budget_bytes.map(|b| b as usize).unwrap_or(share::DEFAULT_BUDGET_BYTES),
-    };
-    let link = share::share_link(&report, &options).map_err(throw_share)?;
-    to_js(&LinkOut {
-        preview: serde_json::to_string_pretty(&link.report).unwrap_or_default(),
-        bytes: link.bytes,
-        budget_bytes: link.budget_bytes,
-        redacted: link.redacted.iter().map(|c| c.name()).collect(),
-        replaced: link.replaced.iter().map(|(c, n)| (c.name(), *n)).collect(),
-        stripped: link.stripped,
-        cut_notes: link.cut_notes,
-        fragment: link.fragment,
-    })
-}
-
-/// What [`open_share_fragment`] returns to JS.
+/// What [`Inspector::open_share_fragment`] returns to JS.
 #[derive(Serialize)]
 struct OpenOut {
     /// The report (a plain JS object; render its strings as text only).
@@ -106,32 +80,57 @@ struct OpenOut {
     cut_notes: Vec<String>,
 }
 
-/// Opens a share fragment (`location.hash`, `report=1.…`, or a whole URL). Returns `{report, report_json,
-/// inspector_version, format_version, redacted, cut_notes}`; throws an `Error` whose `kind` is one of
-/// `no-report`, `unknown-format`, `too-long`, `bad-encoding`, `truncated`, `corrupt`, `too-large`, `not-json`,
-/// `not-a-report`, and whose `message` says it for people.
-#[cfg(feature = "api-share")]
-#[wasm_bindgen(js_name = openShareFragment)]
-pub fn open_share_fragment(fragment: &str) -> Result<JsValue, JsValue> {
-    let r = share::open_fragment(fragment).map_err(throw_share)?;
-    to_js(&OpenOut {
-        report_json: serde_json::to_string(&r.report).unwrap_or_default(),
-        report: r.report,
-        inspector_version: r.inspector_version,
-        format_version: r.format_version,
-        redacted: r.redacted,
-        cut_notes: r.cut_notes,
-    })
-}
-
-/// The redaction categories for the page's toggles: `[{name, description}]`, in display order.
-#[cfg(feature = "api-share")]
-#[wasm_bindgen(js_name = shareCategories)]
-pub fn share_categories() -> Result<JsValue, JsValue> {
-    #[derive(Serialize)]
-    struct C {
-        name: &'static str,
-        description: &'static str,
+#[wasm_bindgen]
+impl Inspector {
+    /// Builds a share link from report JSON (`diagnose --json` shape). `redaction`: see the module; `budget_bytes`:
+    /// the fragment's size budget (default 16 KiB). Returns `{fragment, bytes, budget_bytes, cut_notes, redacted,
+    /// replaced, stripped, preview}`. Throws `bad-input` (not a report), `bad-option`, `over-budget`.
+    #[wasm_bindgen(js_name = shareLink)]
+    pub fn share_link(report_json: &str, redaction: JsValue, budget_bytes: Option<u32>) -> Result<JsValue, JsValue> {
+        let report: serde_json::Value =
+            serde_json::from_str(report_json).map_err(|e| throw("bad-input", &format!("not a report: {e}")))?;
+        let options = ShareOptions {
+            redaction: redaction_from(&redaction)?,
+            budget_bytes: budget_bytes.map(|b| b as usize).unwrap_or(share::DEFAULT_BUDGET_BYTES),
+        };
+        let link = share::share_link(&report, &options).map_err(throw_share)?;
+        to_js(&LinkOut {
+            preview: serde_json::to_string_pretty(&link.report).unwrap_or_default(),
+            bytes: link.bytes,
+            budget_bytes: link.budget_bytes,
+            redacted: link.redacted.iter().map(|c| c.name()).collect(),
+            replaced: link.replaced.iter().map(|(c, n)| (c.name(), *n)).collect(),
+            stripped: link.stripped,
+            cut_notes: link.cut_notes,
+            fragment: link.fragment,
+        })
     }
-    to_js(&Category::ALL.map(|c| C { name: c.name(), description: c.describe() }))
+
+    /// Opens a share fragment (`location.hash`, `report=1.…`, or a whole URL). Returns `{report, report_json,
+    /// inspector_version, format_version, redacted, cut_notes}`; throws an `Error` whose `kind` is one of
+    /// `no-report`, `unknown-format`, `too-long`, `bad-encoding`, `truncated`, `corrupt`, `too-large`, `not-json`,
+    /// `not-a-report`, and whose `message` says it for people.
+    #[wasm_bindgen(js_name = openShareFragment)]
+    pub fn open_share_fragment(fragment: &str) -> Result<JsValue, JsValue> {
+        let r = share::open_fragment(fragment).map_err(throw_share)?;
+        to_js(&OpenOut {
+            report_json: serde_json::to_string(&r.report).unwrap_or_default(),
+            report: r.report,
+            inspector_version: r.inspector_version,
+            format_version: r.format_version,
+            redacted: r.redacted,
+            cut_notes: r.cut_notes,
+        })
+    }
+
+    /// The redaction categories for the page's toggles: `[{name, description}]`, in display order.
+    #[wasm_bindgen(js_name = shareCategories)]
+    pub fn share_categories() -> Result<JsValue, JsValue> {
+        #[derive(Serialize)]
+        struct C {
+            name: &'static str,
+            description: &'static str,
+        }
+        to_js(&Category::ALL.map(|c| C { name: c.name(), description: c.describe() }))
+    }
 }

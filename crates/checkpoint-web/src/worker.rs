@@ -23,9 +23,12 @@
 //! | `error` | `id`, `kind` (see [`crate::InputError`]), `message` |
 
 use crate::blob::{BlobReader, FilesArchive, ReadStats, BLOB_BUFFER_BYTES};
+use crate::state::StateSelection;
 use crate::{diagnose_archive, limits, InputError, Options, MAX_LISTED_ENTRIES, MAX_SHOWN_ENTRY_BYTES};
 use checkpoint_core::{Archive, ArchiveError, Entry, ZipInput};
-use js_sys::{Array, Object, Reflect, Uint8Array};
+use gloo_events::EventListener;
+use js_sys::Uint8Array;
+use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::io::BufReader;
 use std::rc::Rc;
@@ -49,42 +52,96 @@ fn scope() -> DedicatedWorkerGlobalScope {
     js_sys::global().unchecked_into()
 }
 
-fn post(obj: &Object) {
-    // A failed postMessage (page gone) leaves nothing to tell.
-    let _ = scope().post_message(obj);
-}
-
-fn set(obj: &Object, k: &str, v: impl Into<JsValue>) {
-    let _ = Reflect::set(obj, &JsValue::from_str(k), &v.into());
-}
-
-fn msg(kind: &str, id: &JsValue) -> Object {
-    let o = Object::new();
-    set(&o, "type", kind);
-    set(&o, "id", id.clone());
-    o
+/// Posts a message: a serde struct with `type` and `id`, as a plain JS object (JsValue fields pass through as they
+/// are: `serde_wasm_bindgen::preserve`).
+fn post<T: Serialize>(kind: &'static str, id: &JsValue, body: T) {
+    #[derive(Serialize)]
+    struct Msg<'a, T> {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        #[serde(with = "serde_wasm_bindgen::preserve")]
+        id: JsValue,
+        #[serde(flatten)]
+        body: &'a T,
+    }
+    let msg = Msg { kind, id: id.clone(), body: &body };
+    // A message that does not serialise, or a failed postMessage (page gone), leaves nothing to tell.
+    if let Ok(v) = msg.serialize(&serde_wasm_bindgen::Serializer::json_compatible()) {
+        let _ = scope().post_message(&v);
+    }
 }
 
 fn post_error(id: &JsValue, e: &InputError) {
-    let o = msg("error", id);
-    set(&o, "kind", e.kind.as_str());
-    set(&o, "message", e.message.as_str());
-    post(&o);
+    post("error", id, e);
 }
 
-fn get(obj: &JsValue, k: &str) -> JsValue {
-    Reflect::get(obj, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED)
+/// Reads a request's fields into `T` (JsValue fields, a `File` or `Blob`, pass through: `preserve`).
+fn fields<T: for<'de> Deserialize<'de>>(data: &JsValue) -> Result<T, InputError> {
+    serde_wasm_bindgen::from_value(data.clone()).map_err(|e| InputError::new("bad-option", format!("request: {e}")))
 }
 
-fn get_string(obj: &JsValue, k: &str) -> Option<String> {
-    get(obj, k).as_string()
+#[derive(Deserialize)]
+struct Head {
+    #[serde(rename = "type", default)]
+    kind: String,
+    #[serde(with = "serde_wasm_bindgen::preserve", default)]
+    id: JsValue,
 }
 
-fn parse_options(v: JsValue) -> Result<Options, InputError> {
-    if v.is_undefined() || v.is_null() {
-        return Ok(Options::default());
-    }
-    serde_wasm_bindgen::from_value(v).map_err(|e| InputError::new("bad-option", format!("options: {e}")))
+#[derive(Deserialize)]
+struct OpenFile {
+    #[serde(with = "serde_wasm_bindgen::preserve")]
+    file: web_sys::Blob,
+    name: Option<String>,
+    #[serde(default)]
+    options: Option<Options>,
+}
+
+#[derive(Deserialize)]
+struct FolderFile {
+    path: String,
+    #[serde(with = "serde_wasm_bindgen::preserve")]
+    file: File,
+}
+
+#[derive(Deserialize)]
+struct OpenFolder {
+    name: Option<String>,
+    files: Vec<FolderFile>,
+    #[serde(default)]
+    options: Option<Options>,
+}
+
+#[derive(Deserialize)]
+struct Rediagnose {
+    #[serde(default)]
+    options: Option<Options>,
+}
+
+#[derive(Deserialize)]
+struct ReadEntry {
+    path: String,
+}
+
+#[derive(Deserialize)]
+struct StateRows {
+    #[serde(default)]
+    selection: Option<StateSelection>,
+    #[serde(default)]
+    partition: Option<f64>,
+    #[serde(default)]
+    search: Option<String>,
+    #[serde(default)]
+    page: Option<f64>,
+    #[serde(default)]
+    page_size: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct ProgressMsg<'a> {
+    done: f64,
+    total: f64,
+    path: &'a str,
 }
 
 /// Reports progress while the core reads files: wraps an archive and posts at most every 100 ms.
@@ -105,11 +162,7 @@ impl Archive for Progress<'_> {
         let now = js_sys::Date::now();
         if now - self.last_post >= 100.0 {
             self.last_post = now;
-            let o = msg("progress", &self.id);
-            set(&o, "done", self.done as f64);
-            set(&o, "total", self.total as f64);
-            set(&o, "path", path);
-            post(&o);
+            post("progress", &self.id, ProgressMsg { done: self.done as f64, total: self.total as f64, path });
         }
         self.inner.read(path, max_bytes)
     }
@@ -152,23 +205,35 @@ fn run_diagnosis(id: &JsValue, input: &Input, options: &Options) -> Result<(), I
         diagnose_archive(&mut p, options)?
     };
     let json = serde_json::to_string(&report).map_err(|e| InputError::new("io", e.to_string()))?;
-    let o = msg("report", id);
-    set(&o, "report", json);
-    let list = Array::new();
-    for e in archive.entries().iter().filter(|e| !e.is_dir).take(MAX_LISTED_ENTRIES) {
-        let row = Array::new();
-        row.push(&JsValue::from_str(&e.path));
-        row.push(&JsValue::from_f64(e.size as f64));
-        list.push(&row);
+    #[derive(Serialize)]
+    struct ReportMsg {
+        report: String,
+        entries: Vec<(String, f64)>,
+        entries_total: f64,
+        ms: f64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        bytes_read: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reads: Option<f64>,
     }
-    set(&o, "entries", list);
-    set(&o, "entries_total", total as f64);
-    set(&o, "ms", js_sys::Date::now() - started);
-    if let Some(s) = stats {
-        set(&o, "bytes_read", s.bytes.get() as f64);
-        set(&o, "reads", s.reads.get() as f64);
-    }
-    post(&o);
+    let entries = archive
+        .entries()
+        .iter()
+        .filter(|e| !e.is_dir)
+        .take(MAX_LISTED_ENTRIES)
+        .map(|e| (e.path.clone(), e.size as f64));
+    post(
+        "report",
+        id,
+        ReportMsg {
+            report: json,
+            entries: entries.collect(),
+            entries_total: total as f64,
+            ms: js_sys::Date::now() - started,
+            bytes_read: stats.as_ref().map(|s| s.bytes.get() as f64),
+            reads: stats.as_ref().map(|s| s.reads.get() as f64),
+        },
+    );
     Ok(())
 }
 
@@ -187,11 +252,14 @@ fn read_entry(id: &JsValue, input: &Input, path: &str) -> Result<(), InputError>
         ));
     }
     let bytes = archive.read(path, MAX_SHOWN_ENTRY_BYTES).map_err(|e| InputError::from_archive(archive.name(), &e))?;
-    let o = msg("entry", id);
-    set(&o, "path", path);
-    set(&o, "size", size as f64);
-    set(&o, "bytes", Uint8Array::from(bytes.as_slice()));
-    post(&o);
+    #[derive(Serialize)]
+    struct EntryMsg<'a> {
+        path: &'a str,
+        size: f64,
+        #[serde(with = "serde_wasm_bindgen::preserve")]
+        bytes: Uint8Array,
+    }
+    post("entry", id, EntryMsg { path, size: size as f64, bytes: Uint8Array::from(bytes.as_slice()) });
     Ok(())
 }
 
@@ -203,23 +271,20 @@ fn state_overview(id: &JsValue, input: &Input) -> Result<(), InputError> {
             Progress { inner: archive.as_mut(), id: id.clone(), done: 0, total, last_post: js_sys::Date::now() };
         crate::state::state_overview(&mut p)
     };
-    let o = msg("state-overview", id);
-    set(&o, "overview", overview.to_string());
-    post(&o);
+    #[derive(Serialize)]
+    struct OverviewMsg {
+        overview: String,
+    }
+    post("state-overview", id, OverviewMsg { overview: overview.to_string() });
     Ok(())
 }
 
-fn state_rows(id: &JsValue, input: &Input, data: &JsValue) -> Result<(), InputError> {
-    let sel_v = get(data, "selection");
-    let selection: crate::state::StateSelection = if sel_v.is_undefined() || sel_v.is_null() {
-        Default::default()
-    } else {
-        serde_wasm_bindgen::from_value(sel_v).map_err(|e| InputError::new("bad-option", format!("selection: {e}")))?
-    };
-    let partition = get(data, "partition").as_f64().filter(|p| *p >= 0.0 && *p <= u32::MAX as f64).map(|p| p as u32);
-    let search = get_string(data, "search").unwrap_or_default();
-    let page = get(data, "page").as_f64().unwrap_or(0.0).max(0.0) as usize;
-    let page_size = get(data, "page_size").as_f64().unwrap_or(100.0).max(1.0) as usize;
+fn state_rows(id: &JsValue, input: &Input, req: StateRows) -> Result<(), InputError> {
+    let selection = req.selection.unwrap_or_default();
+    let partition = req.partition.filter(|p| *p >= 0.0 && *p <= u32::MAX as f64).map(|p| p as u32);
+    let search = req.search.unwrap_or_default();
+    let page = req.page.unwrap_or(0.0).max(0.0) as usize;
+    let page_size = req.page_size.unwrap_or(100.0).max(1.0) as usize;
     let cached = LOADED.with(|l| l.borrow().as_ref().is_some_and(|s| s.selection == selection));
     if !cached {
         let started = js_sys::Date::now();
@@ -237,70 +302,55 @@ fn state_rows(id: &JsValue, input: &Input, data: &JsValue) -> Result<(), InputEr
             }
             Err(e) => {
                 LOADED.with(|c| *c.borrow_mut() = None);
-                let o = msg("state-error", id);
-                set(&o, "error", crate::state::error_json(&e).to_string());
-                post(&o);
+                #[derive(Serialize)]
+                struct StateErrorMsg {
+                    error: String,
+                }
+                post("state-error", id, StateErrorMsg { error: crate::state::error_json(&e).to_string() });
                 return Ok(());
             }
         }
     }
     let result = LOADED.with(|l| l.borrow().as_ref().map(|s| s.page(partition, &search, page, page_size)));
-    let o = msg("state-rows", id);
-    set(&o, "result", result.unwrap_or(serde_json::Value::Null).to_string());
-    post(&o);
+    #[derive(Serialize)]
+    struct RowsMsg {
+        result: String,
+    }
+    post("state-rows", id, RowsMsg { result: result.unwrap_or(serde_json::Value::Null).to_string() });
     Ok(())
 }
 
-fn folder_files(data: &JsValue) -> Result<Vec<(String, File)>, InputError> {
-    let arr: Array = get(data, "files").dyn_into().map_err(|_| InputError::new("io", "open-folder without files"))?;
-    let mut out = Vec::with_capacity(arr.length() as usize);
-    for item in arr.iter() {
-        let path = get_string(&item, "path").ok_or_else(|| InputError::new("io", "folder file without a path"))?;
-        let file: File =
-            get(&item, "file").dyn_into().map_err(|_| InputError::new("io", format!("{path}: not a File")))?;
-        out.push((path, file));
-    }
-    Ok(out)
+fn held() -> Result<Input, InputError> {
+    INPUT.with(|i| i.borrow().clone()).ok_or_else(|| InputError::new("io", "no input is open"))
 }
 
 fn handle(data: JsValue) {
-    let id = get(&data, "id");
-    let kind = get_string(&data, "type").unwrap_or_default();
-    let result = match kind.as_str() {
-        "open-file" | "open-folder" => (|| {
-            let options = parse_options(get(&data, "options"))?;
-            let name = get_string(&data, "name").unwrap_or_else(|| "input".to_string());
-            let input = if kind == "open-file" {
-                let file: web_sys::Blob =
-                    get(&data, "file").dyn_into().map_err(|_| InputError::new("io", "open-file without a file"))?;
-                Input::Zip { file, name }
-            } else {
-                Input::Folder { name, files: folder_files(&data)? }
-            };
-            INPUT.with(|i| *i.borrow_mut() = Some(input.clone()));
-            LOADED.with(|l| *l.borrow_mut() = None);
-            run_diagnosis(&id, &input, &options)
-        })(),
-        "rediagnose" => (|| {
-            let options = parse_options(get(&data, "options"))?;
+    let head: Head = match fields(&data) {
+        Ok(h) => h,
+        Err(e) => return post_error(&JsValue::UNDEFINED, &e),
+    };
+    let id = head.id;
+    let open = |input: Input, options: Option<Options>| {
+        INPUT.with(|i| *i.borrow_mut() = Some(input.clone()));
+        LOADED.with(|l| *l.borrow_mut() = None);
+        run_diagnosis(&id, &input, &options.unwrap_or_default())
+    };
+    let result = match head.kind.as_str() {
+        "open-file" => fields::<OpenFile>(&data)
+            .and_then(|r| open(Input::Zip { file: r.file, name: r.name.unwrap_or_else(|| "input".into()) }, r.options)),
+        "open-folder" => fields::<OpenFolder>(&data).and_then(|r| {
+            let files = r.files.into_iter().map(|f| (f.path, f.file)).collect();
+            open(Input::Folder { name: r.name.unwrap_or_else(|| "input".into()), files }, r.options)
+        }),
+        "rediagnose" => fields::<Rediagnose>(&data).and_then(|r| {
             let input = INPUT
                 .with(|i| i.borrow().clone())
                 .ok_or_else(|| InputError::new("io", "nothing to diagnose yet: drop a checkpoint first"))?;
-            run_diagnosis(&id, &input, &options)
-        })(),
-        "read-entry" => (|| {
-            let path = get_string(&data, "path").ok_or_else(|| InputError::new("io", "read-entry without a path"))?;
-            let input = INPUT.with(|i| i.borrow().clone()).ok_or_else(|| InputError::new("io", "no input is open"))?;
-            read_entry(&id, &input, &path)
-        })(),
-        "state-overview" => (|| {
-            let input = INPUT.with(|i| i.borrow().clone()).ok_or_else(|| InputError::new("io", "no input is open"))?;
-            state_overview(&id, &input)
-        })(),
-        "state-rows" => (|| {
-            let input = INPUT.with(|i| i.borrow().clone()).ok_or_else(|| InputError::new("io", "no input is open"))?;
-            state_rows(&id, &input, &data)
-        })(),
+            run_diagnosis(&id, &input, &r.options.unwrap_or_default())
+        }),
+        "read-entry" => fields::<ReadEntry>(&data).and_then(|r| read_entry(&id, &held()?, &r.path)),
+        "state-overview" => held().and_then(|input| state_overview(&id, &input)),
+        "state-rows" => fields::<StateRows>(&data).and_then(|r| state_rows(&id, &held()?, r)),
         other => Err(InputError::new("io", format!("unknown request {other:?}"))),
     };
     if let Err(e) = result {
@@ -310,12 +360,16 @@ fn handle(data: JsValue) {
 
 /// Installs the worker's message handler and announces `ready`. Call once, from the worker bin's `main`.
 pub fn start_worker() {
-    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| handle(ev.data()));
-    scope().set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    let listener = EventListener::new(&scope(), "message", |ev| {
+        if let Some(ev) = ev.dyn_ref::<MessageEvent>() {
+            handle(ev.data());
+        }
+    });
     // The handler lives as long as the worker.
-    on_message.forget();
-    let o = Object::new();
-    set(&o, "type", "ready");
-    set(&o, "version", checkpoint_core::report::INSPECTOR_VERSION);
-    post(&o);
+    listener.forget();
+    #[derive(Serialize)]
+    struct Ready {
+        version: &'static str,
+    }
+    post("ready", &JsValue::UNDEFINED, Ready { version: checkpoint_core::report::INSPECTOR_VERSION });
 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use checkpoint_web::{share, Inspector};
+use checkpoint_web::Inspector;
 use common::*;
 use js_sys::Reflect;
 use wasm_bindgen::{JsCast, JsValue};
@@ -25,7 +25,7 @@ fn share_link_round_trip_in_wasm() {
     let report: serde_json::Value = serde_json::from_str(&json).unwrap();
     let query_id = report["checkpoints"][0]["query_id"].as_str().unwrap().to_string();
 
-    let out = share::share_link(&json, JsValue::UNDEFINED, None).unwrap();
+    let out = Inspector::share_link(&json, JsValue::UNDEFINED, None).unwrap();
     let fragment = get(&out, "fragment").as_string().unwrap();
     assert!(fragment.starts_with("report=1."));
     assert_eq!(get(&out, "bytes").as_f64().unwrap() as usize, fragment.len());
@@ -35,7 +35,7 @@ fn share_link_round_trip_in_wasm() {
     assert!(!preview.contains(fx.name), "the input's name is redacted");
     assert!(preview.contains("query-1"));
 
-    let opened = share::open_share_fragment(&format!("https://team.example/inspector/#{fragment}")).unwrap();
+    let opened = Inspector::open_share_fragment(&format!("https://team.example/inspector/#{fragment}")).unwrap();
     assert_eq!(get(&opened, "format_version").as_f64(), Some(1.0));
     assert_eq!(get(&opened, "inspector_version").as_string().unwrap(), report["inspector_version"].as_str().unwrap());
     let back: serde_json::Value = serde_json::from_str(&get(&opened, "report_json").as_string().unwrap()).unwrap();
@@ -48,7 +48,7 @@ fn share_link_round_trip_in_wasm() {
     assert!(get(&get(&r, "checkpoints"), "length").as_f64().unwrap() >= 1.0);
 
     // Same input, same link.
-    let again = share::share_link(&json, JsValue::UNDEFINED, None).unwrap();
+    let again = Inspector::share_link(&json, JsValue::UNDEFINED, None).unwrap();
     assert_eq!(get(&again, "fragment").as_string().unwrap(), fragment);
 }
 
@@ -62,17 +62,17 @@ fn share_redaction_toggles_in_wasm() {
     let o = js_sys::Object::new();
     Reflect::set(&o, &"ids".into(), &JsValue::FALSE).unwrap();
     for settings in [o.into(), JsValue::from_str(r#"{"ids": false}"#)] {
-        let out = share::share_link(&json, settings, None).unwrap();
+        let out = Inspector::share_link(&json, settings, None).unwrap();
         assert!(get(&out, "preview").as_string().unwrap().contains(&query_id));
         let redacted: Vec<String> =
             js_sys::Array::from(&get(&out, "redacted")).iter().filter_map(|v| v.as_string()).collect();
         assert!(!redacted.contains(&"ids".to_string()) && redacted.contains(&"paths".to_string()), "{redacted:?}");
     }
-    let e = share::share_link(&json, JsValue::from_str("{not json"), None).unwrap_err();
+    let e = Inspector::share_link(&json, JsValue::from_str("{not json"), None).unwrap_err();
     assert_eq!(err_kind(e), "bad-option");
-    assert_eq!(err_kind(share::share_link("[]", JsValue::UNDEFINED, None).unwrap_err()), "bad-input");
-    assert_eq!(err_kind(share::share_link(&json, JsValue::UNDEFINED, Some(100)).unwrap_err()), "over-budget");
-    let cats = js_sys::Array::from(&share::share_categories().unwrap());
+    assert_eq!(err_kind(Inspector::share_link("[]", JsValue::UNDEFINED, None).unwrap_err()), "bad-input");
+    assert_eq!(err_kind(Inspector::share_link(&json, JsValue::UNDEFINED, Some(100)).unwrap_err()), "over-budget");
+    let cats = js_sys::Array::from(&Inspector::share_categories().unwrap());
     assert_eq!(cats.length(), 6);
     assert_eq!(get(&cats.get(0), "name").as_string().unwrap(), "ids");
 }
@@ -81,8 +81,9 @@ fn share_redaction_toggles_in_wasm() {
 fn share_damaged_fragments_throw_typed_errors_in_wasm() {
     let fx = healthy_agg();
     let json = Inspector::new(JsValue::UNDEFINED).unwrap().diagnose_zip(fx.zip, fx.name).unwrap();
-    let fragment = get(&share::share_link(&json, JsValue::UNDEFINED, None).unwrap(), "fragment").as_string().unwrap();
-    let kind = |f: &str| err_kind(share::open_share_fragment(f).unwrap_err());
+    let fragment =
+        get(&Inspector::share_link(&json, JsValue::UNDEFINED, None).unwrap(), "fragment").as_string().unwrap();
+    let kind = |f: &str| err_kind(Inspector::open_share_fragment(f).unwrap_err());
     assert_eq!(kind(&fragment[..fragment.len() / 2]), "truncated");
     let mut tampered = fragment.clone().into_bytes();
     let i = tampered.len() - 40;
@@ -92,7 +93,7 @@ fn share_damaged_fragments_throw_typed_errors_in_wasm() {
     assert_eq!(kind("#report=1.<img src=x onerror=alert(1)>"), "bad-encoding");
     assert_eq!(kind("#report=9.abc"), "unknown-format");
     assert_eq!(kind("#theme=dark"), "no-report");
-    let e = share::open_share_fragment("#report=1.abc").unwrap_err();
+    let e = Inspector::open_share_fragment("#report=1.abc").unwrap_err();
     let msg = get(&e, "message").as_string().unwrap();
     assert!(msg.contains("link"), "{msg}");
 }
