@@ -435,26 +435,7 @@ pub(crate) fn read_state_var(
     let props = tws_properties(a, root, op, batch);
     let files = schema_v3_files(a, root, op, store_name, batch)?;
     let current = files.last().cloned().unwrap_or_default();
-    let cf_name = match target {
-        VarTarget::Variable(v) => v.clone(),
-        VarTarget::Timers => {
-            // `TimeMode.toString`: ProcessingTime, EventTime, NoTime (TimeMode.None).
-            let mode =
-                props.as_ref().and_then(|p| p.get("timeMode")).and_then(|m| m.as_str()).map(str::to_ascii_lowercase);
-            match mode.as_deref() {
-                Some("processingtime") => "$procTimers_keyToTimestamp".to_string(),
-                Some("eventtime") => "$eventTimers_keyToTimestamp".to_string(),
-                Some(_) => return Err(invalid("Registered timers are not available in TimeMode=None.".into())),
-                None => current
-                    .iter()
-                    .map(|c| c.column_family.clone())
-                    .find(|n| n == "$procTimers_keyToTimestamp" || n == "$eventTimers_keyToTimestamp")
-                    .ok_or_else(|| {
-                        invalid("Registered timers are not available: the operator has no timers.".into())
-                    })?,
-            }
-        }
-    };
+    let cf_name = column_family_of(target, props.as_ref(), &current, &invalid)?;
     let declared_vars: Option<Vec<String>> =
         props.as_ref().and_then(|p| p.get("stateVariables")).and_then(|v| v.as_array()).map(|vars| {
             vars.iter().filter_map(|v| v.get("stateName").and_then(|n| n.as_str()).map(str::to_string)).collect()
@@ -475,59 +456,7 @@ pub(crate) fn read_state_var(
                 .then(|| v.get("stateVariableType")?.as_str().map(str::to_string))?
         })
     });
-    let spec = &cf_schema.key_state_encoder_spec;
-    let encoder = spec.get("keyStateEncoderType").and_then(|t| t.as_str()).unwrap_or("NoPrefixKeyStateEncoderSpec");
-    let prefix_cols = match encoder {
-        "NoPrefixKeyStateEncoderSpec" => 0,
-        "PrefixKeyScanStateEncoderSpec" => {
-            spec.get("numColsPrefixKey").and_then(|n| n.as_u64()).map_or(1, |n| n as usize)
-        }
-        other => {
-            return Err(StateError::new(
-                &op_dir,
-                format!("column family {cf_name:?} uses key encoder {other}, which Spark's state reader does not read"),
-            ))
-        }
-    };
-    let kind = match (target, declared.as_deref()) {
-        (VarTarget::Timers, _) | (_, Some("TimerState")) => VarKind::Timer,
-        (_, Some("ListState")) => VarKind::List,
-        (_, Some("MapState")) => VarKind::Map,
-        (_, Some("ValueState")) => VarKind::Value,
-        (_, Some(other)) => return Err(invalid(format!("unsupported state variable type {other}"))),
-        // No operator metadata: a prefix-scan family with a user key schema is a map, else a value.
-        (_, None) if prefix_cols > 0 && cf_schema.user_key_encoder_schema.is_some() => VarKind::Map,
-        (_, None) => VarKind::Value,
-    };
-    if matches!(kind, VarKind::Map | VarKind::Timer) && (prefix_cols == 0 || prefix_cols >= cf_schema.key.fields.len())
-    {
-        return Err(StateError::new(
-            &op_dir,
-            format!("{cf_name:?}: a {kind:?} family needs a prefix-scan key of two parts; its spec is {spec}"),
-        ));
-    }
-    let conf = offset_conf(a, root, batch);
-    let conf_str = |k: &str| conf.get(k).map(|s| s.trim().to_ascii_lowercase());
-    let format = match conf_str("spark.sql.streaming.stateStore.encodingFormat").as_deref() {
-        Some("avro") => RowFormat::Avro,
-        _ => RowFormat::UnsafeRow,
-    };
-    let value_schemas: Vec<(u16, StructType)> = files
-        .iter()
-        .flat_map(|f| f.iter().filter(|c| c.column_family == cf_name).map(|c| (c.value_schema_id, c.value.clone())))
-        .collect();
-    let row_checksums = conf_str("spark.sql.streaming.stateStore.rowChecksum.enabled").map(|v| v == "true");
-    let layout = VarLayout {
-        kind,
-        key: cf_schema.key.clone(),
-        value: cf_schema.value.clone(),
-        prefix_cols,
-        format,
-        value_schemas,
-        merge_delimited_first: conf_str("spark.sql.streaming.stateStore.rocksdb.mergeOperatorVersion").as_deref()
-            != Some("2"),
-        row_checksums,
-    };
+    let layout = var_layout(a, root, batch, &op_dir, target, cf_schema, declared.as_deref(), &files)?;
     let version =
         batch.checked_add(1).filter(|_| (0..=crate::log::MAX_BATCH_ID).contains(&batch)).ok_or_else(|| {
             StateError::new(
@@ -578,4 +507,102 @@ pub(crate) fn read_state_var(
         }
     }
     Ok(rows)
+}
+
+/// The column family a target reads: the variable's own, or the timers' family of the operator's time mode.
+fn column_family_of(
+    target: &VarTarget,
+    props: Option<&serde_json::Value>,
+    current: &[ColumnFamilySchema],
+    invalid: &dyn Fn(String) -> StateError,
+) -> Result<String, StateError> {
+    Ok(match target {
+        VarTarget::Variable(v) => v.clone(),
+        VarTarget::Timers => {
+            // `TimeMode.toString`: ProcessingTime, EventTime, NoTime (TimeMode.None).
+            let mode = props.and_then(|p| p.get("timeMode")).and_then(|m| m.as_str()).map(str::to_ascii_lowercase);
+            match mode.as_deref() {
+                Some("processingtime") => "$procTimers_keyToTimestamp".to_string(),
+                Some("eventtime") => "$eventTimers_keyToTimestamp".to_string(),
+                Some(_) => return Err(invalid("Registered timers are not available in TimeMode=None.".into())),
+                None => current
+                    .iter()
+                    .map(|c| c.column_family.clone())
+                    .find(|n| n == "$procTimers_keyToTimestamp" || n == "$eventTimers_keyToTimestamp")
+                    .ok_or_else(|| {
+                        invalid("Registered timers are not available: the operator has no timers.".into())
+                    })?,
+            }
+        }
+    })
+}
+
+/// How a variable's rows are laid out and encoded: its kind (from operator metadata v2, else the key encoder),
+/// prefix columns, the row format and merge operator of the offset log's conf, its value schemas by id.
+#[allow(clippy::too_many_arguments)]
+fn var_layout(
+    a: &mut dyn Archive,
+    root: &str,
+    batch: i64,
+    op_dir: &str,
+    target: &VarTarget,
+    cf_schema: &ColumnFamilySchema,
+    declared: Option<&str>,
+    files: &[Vec<ColumnFamilySchema>],
+) -> Result<VarLayout, StateError> {
+    let cf_name = cf_schema.column_family.clone();
+    let invalid = |m: String| StateError::new(op_dir, m).class("STDS_INVALID_OPTION_VALUE.WITH_MESSAGE");
+    let spec = &cf_schema.key_state_encoder_spec;
+    let encoder = spec.get("keyStateEncoderType").and_then(|t| t.as_str()).unwrap_or("NoPrefixKeyStateEncoderSpec");
+    let prefix_cols = match encoder {
+        "NoPrefixKeyStateEncoderSpec" => 0,
+        "PrefixKeyScanStateEncoderSpec" => {
+            spec.get("numColsPrefixKey").and_then(|n| n.as_u64()).map_or(1, |n| n as usize)
+        }
+        other => {
+            return Err(StateError::new(
+                op_dir,
+                format!("column family {cf_name:?} uses key encoder {other}, which Spark's state reader does not read"),
+            ))
+        }
+    };
+    let kind = match (target, declared) {
+        (VarTarget::Timers, _) | (_, Some("TimerState")) => VarKind::Timer,
+        (_, Some("ListState")) => VarKind::List,
+        (_, Some("MapState")) => VarKind::Map,
+        (_, Some("ValueState")) => VarKind::Value,
+        (_, Some(other)) => return Err(invalid(format!("unsupported state variable type {other}"))),
+        // No operator metadata: a prefix-scan family with a user key schema is a map, else a value.
+        (_, None) if prefix_cols > 0 && cf_schema.user_key_encoder_schema.is_some() => VarKind::Map,
+        (_, None) => VarKind::Value,
+    };
+    if matches!(kind, VarKind::Map | VarKind::Timer) && (prefix_cols == 0 || prefix_cols >= cf_schema.key.fields.len())
+    {
+        return Err(StateError::new(
+            op_dir,
+            format!("{cf_name:?}: a {kind:?} family needs a prefix-scan key of two parts; its spec is {spec}"),
+        ));
+    }
+    let conf = offset_conf(a, root, batch);
+    let conf_str = |k: &str| conf.get(k).map(|s| s.trim().to_ascii_lowercase());
+    let format = match conf_str("spark.sql.streaming.stateStore.encodingFormat").as_deref() {
+        Some("avro") => RowFormat::Avro,
+        _ => RowFormat::UnsafeRow,
+    };
+    let value_schemas: Vec<(u16, StructType)> = files
+        .iter()
+        .flat_map(|f| f.iter().filter(|c| c.column_family == cf_name).map(|c| (c.value_schema_id, c.value.clone())))
+        .collect();
+    let row_checksums = conf_str("spark.sql.streaming.stateStore.rowChecksum.enabled").map(|v| v == "true");
+    Ok(VarLayout {
+        kind,
+        key: cf_schema.key.clone(),
+        value: cf_schema.value.clone(),
+        prefix_cols,
+        format,
+        value_schemas,
+        merge_delimited_first: conf_str("spark.sql.streaming.stateStore.rocksdb.mergeOperatorVersion").as_deref()
+            != Some("2"),
+        row_checksums,
+    })
 }
