@@ -67,6 +67,10 @@ pub struct Context {
     pub session_conf: BTreeMap<String, String>,
     /// Kafka brokers' earliest offsets, `{"topic":{"0":123}}`.
     pub kafka_earliest: Option<serde_json::Value>,
+    /// The Delta source tables' `_delta_log`s the user gave (CLI `--delta-log`, the page's second drop
+    /// target), read by [`crate::delta::reader::read_delta_logs`]; a `_delta_log/` inside the checkpoint's own
+    /// input is added by [`crate::diagnose`]. Each Delta source uses the log of its table id (or the only one).
+    pub delta_logs: Vec<crate::delta::DeltaLog>,
     /// Bytes of state the diagnosis may process (read and decompress) to verify the chains a restart loads
     /// and to check their rows; `None` = [`crate::read::DEFAULT_VERIFY_BUDGET`] (256 MiB), `Some(u64::MAX)` = no budget (the
     /// CLI's `--deep`). What the budget leaves unread is reported as an info finding
