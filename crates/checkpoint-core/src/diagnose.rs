@@ -290,6 +290,11 @@ fn needs(cp: &Checkpoint, ctx: &Context) -> Vec<Hint> {
     if !cp.unverified.is_empty() {
         out.push(Hint::StateNotVerified { count: cp.unverified.len() });
     }
+    let without_log: Vec<usize> =
+        crate::delta::facts::delta_sources(cp, ctx).iter().filter(|s| s.log.is_none()).map(|s| s.index).collect();
+    if !without_log.is_empty() {
+        out.push(Hint::DeltaLogWanted { sources: without_log });
+    }
     let repair_key = "spark.sql.streaming.stateStore.autoSnapshotRepair.enabled";
     if v.at_least(4, 3)
         && !ctx.session_conf.contains_key(repair_key)

@@ -86,6 +86,7 @@ impl Options {
             error_text,
             session_conf: self.session_conf.clone(),
             kafka_earliest: None,
+            delta_logs: Vec::new(),
             verify_budget_bytes: self.verify_all.then_some(u64::MAX),
         })
     }

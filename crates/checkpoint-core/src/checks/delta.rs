@@ -129,6 +129,11 @@ fn countdown(s: &DeltaSourceFacts<'_>, now: i64) -> Option<Finding> {
         if !l.commits.contains_key(&v) {
             return None;
         }
+        // Another table now, or no table that reads: the countdown would be about nothing (the log checks say why).
+        let same_table = l.latest_metadata().is_some_and(|(_, m)| Some(m.id.as_str()) == s.reservoir_id());
+        if !same_table || l.latest_version().and_then(|lv| l.snapshot_base(lv)).is_none() {
+            return None;
+        }
     }
     let window = s.log_retention.ms.max(1);
     let used = now.saturating_sub(start);
@@ -199,7 +204,7 @@ fn countdown(s: &DeltaSourceFacts<'_>, now: i64) -> Option<Finding> {
     f = f.why(format!(
         "A restart reads the table's commits from version {v} on{}. Delta's log cleanup (run after each checkpoint of the table) deletes commit files older than now minus delta.logRetentionDuration, cut to the UTC day, below the newest checkpoint; once version {v} is gone the stream stops with {class}. {} Data files are a second clock: files the stream has not read yet and that were rewritten since (OPTIMIZE, overwrite, delete) can be removed by VACUUM delta.deletedFileRetentionDuration ({}{}) after the rewrite, from {} on at the earliest. Window used: {} of {} ({} elapsed).",
         if initial { " after rebuilding the snapshot at that version (it is still reading the initial snapshot)" } else { "" },
-        if log.is_some() { "These dates come from the table's own log." } else { "Without the table's _delta_log these dates use Delta's defaults: the table's own setting decides (give --delta-log with a zip of the table's _delta_log folder)." },
+        if log.is_some() { "These dates come from the table's own log." } else { "Without the table's _delta_log these dates use Delta's defaults: the table's own setting decides (give the table's _delta_log to check it)." },
         describe_ms(s.deleted_file_retention.ms),
         if s.deleted_file_retention.table_value.is_some() { ", the table's setting" } else { ", the default" },
         date(deleted),
@@ -211,7 +216,7 @@ fn countdown(s: &DeltaSourceFacts<'_>, now: i64) -> Option<Finding> {
         "Restart the query before that date, or raise the table's retention: ALTER TABLE <table> SET TBLPROPERTIES ('delta.logRetentionDuration' = 'interval 60 days') keeps more log files (a little storage and longer log listings; it does not keep data files, for those raise delta.deletedFileRetentionDuration, which keeps removed data files longer and costs their storage).".to_string(),
     ];
     if log.is_none() {
-        steps.push("Give the table's log to check it: zip the table's _delta_log folder (cd <table path> && zip -r delta_log.zip _delta_log) and run with --delta-log delta_log.zip.".to_string());
+        steps.push("Give the table's _delta_log to check the table's own retention and what changed since (zip it: cd <table path> && zip -r delta_log.zip _delta_log).".to_string());
     }
     if past {
         steps.push(format!("If version {v} is gone: a new checkpoint with .option(\"startingVersion\", <the earliest version the log still holds, plus a margin>) and .option(\"maxBytesPerTrigger\", \"1g\") for a bounded first batch (versions in between are skipped), or .option(\"failOnDataLoss\", \"false\") on this checkpoint, which silently skips the lost versions."));
@@ -226,7 +231,7 @@ fn countdown(s: &DeltaSourceFacts<'_>, now: i64) -> Option<Finding> {
     Some(f.fix(&steps))
 }
 
-/// The retention countdown of every Delta source (uses `--now`).
+/// The retention countdown of every Delta source (uses the user's clock, `Context::now_ms`).
 pub fn check_retention_countdown(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let Some(now) = ctx.now_ms else { return vec![] };
     delta_sources(cp, ctx).iter().filter_map(|s| countdown(s, now)).collect()

@@ -1,4 +1,4 @@
-//! Delta Lake source checks against the table's `_delta_log` (CLI `--delta-log`, the page's second drop
+//! Delta Lake source checks against the table's `_delta_log` (the CLI's delta-log option, the page's second drop
 //! target, or a `_delta_log/` in the same zip): what the log holds, whether the table can be read at all,
 //! whether it is still the table the checkpoint read, whether the version the stream needs is still there,
 //! and what between that version and the latest stops the stream (non-additive schema changes, commits
