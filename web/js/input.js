@@ -111,6 +111,7 @@ export function initInputs() {
   window.addEventListener('dragleave', () => { dragDepth -= 1; if (dragDepth <= 0) hideDropzone(); });
   window.addEventListener('drop', onDrop);
   $('#spark-version').addEventListener('change', () => { rememberSettings(); rediagnose(); });
+  $('#verify-all')?.addEventListener('change', () => rediagnose());
   let t = null;
   $('#error-text').addEventListener('input', () => {
     clearTimeout(t);

@@ -7,7 +7,8 @@ import { inspector } from './core.js';
 export function options() {
   const v = $('#spark-version').value;
   const t = $('#error-text').value;
-  return { spark_version: v || null, error_text: t.trim() ? t : null, now_ms: Date.now() };
+  const all = $('#verify-all');
+  return { spark_version: v || null, error_text: t.trim() ? t : null, now_ms: Date.now(), verify_all: !!(all && all.checked) };
 }
 
 /** Fills the version picker with the core's known releases (newest first) and `?spark-version=` of the link. */

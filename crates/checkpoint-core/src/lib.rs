@@ -19,6 +19,7 @@ pub mod codec;
 pub mod context;
 pub mod diagnose;
 pub mod hadoop;
+pub mod javaser;
 pub mod layout;
 pub mod log;
 pub mod model;

@@ -107,7 +107,7 @@ impl Hint {
                 );
                 match fe {
                     Frontend::Cli => format!("{fact} Run with --deep to verify them."),
-                    Frontend::Page => format!("{fact} The command-line inspector's deep mode verifies every one."),
+                    Frontend::Page => format!("{fact} Tick \"Verify every state file\" above to verify every one."),
                     Frontend::Document => fact,
                 }
             }

@@ -48,7 +48,7 @@ use std::collections::BTreeMap;
 use std::io::Cursor;
 
 /// What the page passes along with an input. Every field is optional (JSON: `{"spark_version":"4.1.4",
-/// "error_text":"...","now_ms":1732950000000,"session_conf":{"k":"v"}}`).
+/// "error_text":"...","now_ms":1732950000000,"session_conf":{"k":"v"},"verify_all":false}`).
 #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
 #[serde(default)]
 pub struct Options {
@@ -60,6 +60,9 @@ pub struct Options {
     pub now_ms: Option<f64>,
     /// Session confs the restarted query sets (`--conf k=v`).
     pub session_conf: BTreeMap<String, String>,
+    /// Verify every state file a restart loads and check every row, with no read budget (the page's "Verify every
+    /// state file" box; the CLI's `--deep`). `false` = the core's default budget.
+    pub verify_all: bool,
 }
 
 impl Options {
@@ -83,7 +86,7 @@ impl Options {
             error_text,
             session_conf: self.session_conf.clone(),
             kafka_earliest: None,
-            ..Default::default()
+            verify_budget_bytes: self.verify_all.then_some(u64::MAX),
         })
     }
 }
@@ -169,3 +172,16 @@ pub const MAX_SHOWN_ENTRY_BYTES: u64 = 256 * 1024;
 
 /// Most entries listed back to the page (the listing of a huge archive is cut there and says so).
 pub const MAX_LISTED_ENTRIES: usize = 20_000;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verify_all_lifts_the_read_budget_and_defaults_to_the_cores_budget() {
+        let all: Options = serde_json::from_str(r#"{"verify_all":true}"#).unwrap();
+        assert_eq!(all.to_context().unwrap().verify_budget_bytes, Some(u64::MAX));
+        let default: Options = serde_json::from_str("{}").unwrap();
+        assert_eq!(default.to_context().unwrap().verify_budget_bytes, None);
+    }
+}

@@ -167,7 +167,7 @@ catalogue! {
     ],
         "State rows of the restart's version do not match the stored key or value schema; an error when the row Spark validates first is one of them.";
     StateVerificationBudget = "state-verification-budget", [Info], [],
-        "State files a restart loads were over the read budget and were not verified (run with --deep to check them).";
+        "State files a restart loads were over the read budget and were not verified (a run with no budget checks them).";
     // Budgets and hostile input (issue 12).
     ArchiveCompressionUnsupported = "archive-compression-unsupported", [Warning, Info], [],
         "Zip entries use a compression method this inspector does not unpack (bzip2, LZMA, Zstandard, ...) or are encrypted: one finding for the zip, the files are not verified (not damaged); the verdict is unknown when a restart reads one. Re-zip with deflate.";
@@ -188,7 +188,7 @@ catalogue! {
     OffsetsRewrittenAfterCommit = "offsets-rewritten-after-commit", [Warning], [],
         "An offsets file was modified after its batch (or the next) was committed: a second writer or a hand edit.";
     LastActivityAge = "last-activity-age", [Info], [],
-        "How long ago the last batch started and the last commit was written, against --now.";
+        "How long ago the last batch started and the last commit was written, against the time of the run.";
     HadoopCrcMismatch = "hadoop-crc-mismatch", [Warning], [],
         "A log file does not match its Hadoop `.crc` sidecar: it was changed after Spark wrote it.";
     SparkChecksumMismatch = "spark-checksum-mismatch", [Warning], ["CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED"],
@@ -384,10 +384,17 @@ mod tests {
         let start =
             readme.find("<!-- finding-codes:start -->").expect("start marker") + "<!-- finding-codes:start -->\n".len();
         let end = readme.find("<!-- finding-codes:end -->").expect("end marker");
+        if std::env::var_os("UPDATE_README").is_some() && readme[start..end] != markdown_table() {
+            // `UPDATE_README=1 cargo test -p checkpoint-core --lib catalogue` rewrites the table (review the diff).
+            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md");
+            std::fs::write(path, format!("{}{}{}", &readme[..start], markdown_table(), &readme[end..]))
+                .expect("write README");
+            return;
+        }
         assert_eq!(
             &readme[start..end],
             markdown_table(),
-            "README's finding table differs from the catalogue; paste markdown_table()'s output between the markers"
+            "README's finding table differs from the catalogue; run with UPDATE_README=1 to rewrite it, then review the diff"
         );
     }
 

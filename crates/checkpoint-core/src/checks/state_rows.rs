@@ -127,7 +127,7 @@ pub fn check_budget(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
         human_bytes(spent),
         human_bytes(budget)
     ))
-    .fix(&["Run again with --deep (no budget) to verify every state file a restart loads and check every row."])
+    .fix(&["Run again with no read budget, to verify every state file a restart loads and check every row."])
     ]
 }
 

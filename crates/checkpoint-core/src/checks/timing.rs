@@ -110,7 +110,7 @@ pub fn check_timing(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             f.title = title;
             out.push(
                 f.why(format!(
-                    "Ages are computed against now = {} (--now). Sources retain data for a limited time (Kafka retention, file cleanup, Delta VACUUM): the longer a query was stopped, the likelier the data its next batch needs is gone.",
+                    "Ages are computed against now = {}. Sources retain data for a limited time (Kafka retention, file cleanup, Delta VACUUM): the longer a query was stopped, the likelier the data its next batch needs is gone.",
                     utc(now)
                 ))
                 .fix(&["Check that the sources still hold the data from the last committed offsets on (Kafka: the topic's retention against the offsets of the last batch)."]),
