@@ -293,6 +293,11 @@ impl<R: Read + Seek> ZipInput<R> {
             }
             // Every central directory header takes at least 46 bytes: a count beyond that is a lie (and
             // would size allocations from a number in a header).
+            if let Some(cd) = cd_size.filter(|cd| *cd > bytes) {
+                return Err(ArchiveError::NotAZip {
+                    reason: format!("the end record declares a central directory of {cd} bytes in an input of {bytes}"),
+                });
+            }
             if let Some(cd) = cd_size.filter(|cd| n > cd / 46) {
                 return Err(ArchiveError::NotAZip {
                     reason: format!(
