@@ -20,6 +20,7 @@ pub mod context;
 pub mod diagnose;
 pub mod hadoop;
 pub mod javaser;
+pub mod kafka_offsets;
 pub mod layout;
 pub mod log;
 pub mod model;
