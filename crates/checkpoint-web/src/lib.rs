@@ -135,6 +135,8 @@ impl InputError {
             ArchiveError::BadPath { .. } => "bad-path",
             ArchiveError::NotFound { .. } => "not-found",
             ArchiveError::Corrupt { .. } => "corrupt",
+            ArchiveError::UnsupportedCompression { .. } => "unsupported-compression",
+            ArchiveError::Overlapping { .. } => "overlapping-entries",
             ArchiveError::Io { .. } => "io",
         };
         let message = match e {

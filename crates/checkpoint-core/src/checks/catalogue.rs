@@ -168,6 +168,15 @@ catalogue! {
         "State rows of the restart's version do not match the stored key or value schema; an error when the row Spark validates first is one of them.";
     StateVerificationBudget = "state-verification-budget", [Info], [],
         "State files a restart loads were over the read budget and were not verified (a run with no budget checks them).";
+    // Budgets and hostile input (issue 12).
+    ArchiveCompressionUnsupported = "archive-compression-unsupported", [Warning, Info], [],
+        "Zip entries use a compression method this inspector does not unpack (bzip2, LZMA, Zstandard, ...) or are encrypted: one finding for the zip, the files are not verified (not damaged); the verdict is unknown when a restart reads one. Re-zip with deflate.";
+    ArchiveEntriesOverlap = "archive-entries-overlap", [Warning, Info], [],
+        "Zip entries share compressed bytes with another entry (an overlapping-entry zip bomb, or a broken zip): they are not unpacked, the rest is read; the verdict is unknown when a restart reads one.";
+    FileNotVerified = "file-not-verified", [Warning, Info], [],
+        "Files a limit of this inspector kept from being read (one file's size, compression ratio, bytes unpacked in all): not verified, never reported as damage; the verdict is unknown when a restart reads one.";
+    RootsNotDiagnosed = "roots-not-diagnosed", [Info], [],
+        "The input holds more checkpoint roots than one run diagnoses (1000): the first ones are diagnosed, the others are named and counted.";
     // State growth and the watermark.
     StateGrowing = "state-growing", [Warning], [],
         "An operator's state grew at least twofold from snapshot to snapshot and never shrank: it is not evicting.";

@@ -3,6 +3,7 @@
 //! severities, error classes and meaning are in the [`catalogue`]. `Context::spark_version` is filled in
 //! by [`crate::diagnose`] before the checks run (the assumed Spark version).
 
+pub mod budgets;
 pub mod catalogue;
 pub mod checksums;
 pub mod delta;
@@ -101,6 +102,9 @@ pub const REGISTRY: &[Rule] = &[
         ],
         state::check_chains,
     ),
+    rule(&[Code::ArchiveCompressionUnsupported], budgets::check_compression),
+    rule(&[Code::ArchiveEntriesOverlap], budgets::check_overlap),
+    rule(&[Code::FileNotVerified], budgets::check_not_verified),
     rule(&[Code::StateRowSchemaViolation], state_rows::check_row_schema),
     rule(&[Code::StateVerificationBudget], state_rows::check_budget),
     rule(&[Code::StateGrowing], state_growth::check_growth),
@@ -137,7 +141,7 @@ pub const REGISTRY: &[Rule] = &[
 /// Codes that no registry row emits: [`crate::diagnose`] reports them about the input as a whole
 /// (`no-checkpoint-found`) or after matching the pasted error to the other findings
 /// (`error-not-explained-by-files`).
-pub const DIAGNOSE_CODES: &[Code] = &[Code::NoCheckpointFound, Code::ErrorNotExplainedByFiles];
+pub const DIAGNOSE_CODES: &[Code] = &[Code::NoCheckpointFound, Code::ErrorNotExplainedByFiles, Code::RootsNotDiagnosed];
 
 /// The registry rows that emit `code`.
 pub fn rules_for(code: Code) -> impl Iterator<Item = &'static Rule> {

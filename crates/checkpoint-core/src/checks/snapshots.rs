@@ -24,6 +24,8 @@ struct Case {
     times: Vec<(String, Option<i64>)>,
     /// A zip entry (path) whose content does not inflate, as [`crate::ArchiveError::Corrupt`] reports.
     corrupt_entry: Option<String>,
+    /// Run on a real zip of the files (deflated, then changed by this function) instead of in memory.
+    zip_patch: Option<fn(Vec<u8>) -> Vec<u8>>,
     ctx: Context,
 }
 
@@ -86,7 +88,7 @@ fn recorded_error(dir: &str, name: &str) -> String {
 }
 
 fn plain(files: Files, v: &str) -> Case {
-    Case { files, times: Vec::new(), corrupt_entry: None, ctx: ctx(v) }
+    Case { files, times: Vec::new(), corrupt_entry: None, zip_patch: None, ctx: ctx(v) }
 }
 
 /// A fixture as it is, with the zip's entry times.
@@ -342,6 +344,39 @@ fn case_for(code: Code) -> Case {
         StatefulOperatorWithoutState => with_error("fixtures", "broken-ss-4.3.0-add-stateful-operator", "4.3.0"),
         StateSchemaChanged => with_error("code-changes", "broken-ss-3.5.9-code-agg-add-max", "3.5.9"),
         ErrorNotExplainedByFiles => with_error("code-changes", "broken-ss-4.0.5-code-agg-to-dropduplicates", "4.0.5"),
+        ArchiveCompressionUnsupported => agg_zip(|mut z| {
+            zipcraft::set_method(&mut z, 12);
+            z
+        }),
+        ArchiveEntriesOverlap => agg_zip(|z| {
+            // Three entries sharing offsets/0's compressed bytes (a restart does not read offsets/0).
+            let names: Vec<String> = (0..3).map(|i| format!("copies/{i}")).collect();
+            let heads = zipcraft::central_headers(&z);
+            let target = heads
+                .iter()
+                .position(|&o| {
+                    let n = u16::from_le_bytes([z[o + 28], z[o + 29]]) as usize;
+                    &z[o + 46..o + 46 + n] == b"offsets/0"
+                })
+                .expect("offsets/0");
+            zipcraft::alias(&z, target, &names)
+        }),
+        FileNotVerified => agg(|f| {
+            // The latest offsets file over the 16 MiB read cap (a long conf value): healthy, not verified.
+            let pad = format!("\"conf\":{{\"x.pad\":\"{}\",", "p".repeat(17 << 20));
+            let t = text_of(f, "offsets/11");
+            put(f, "offsets/11", t.replacen("\"conf\":{", &pad, 1).into_bytes());
+        }),
+        RootsNotDiagnosed => {
+            let mut c = agg(|_| {});
+            let mut files: Files = c.files.iter().map(|(p, b)| (format!("chk/{p}"), b.clone())).collect();
+            files.extend(
+                (0..crate::diagnose::MAX_ROOTS).map(|i| (format!("z/{i:04}/metadata"), b"{\"id\":\"a\"}".to_vec())),
+            );
+            c.files = files;
+            c.times.clear();
+            c
+        }
         NoCheckpointFound => plain(vec![("notes/README.txt".into(), b"not a checkpoint\n".to_vec())], "4.3.0"),
         DeltaLogRead | DeltaVersionExpired => delta_case("case-13-delta-log-expired", true, |_, _| {}),
         DeltaLogFileUnreadable => delta_case("case-25-delta-busy-version-available", true, |_, log| {
@@ -401,7 +436,26 @@ impl Archive for CorruptEntry {
     }
 }
 
+#[allow(dead_code)]
+mod zipcraft {
+    include!("../../tests/common/zipcraft.rs");
+}
+
+/// The agg fixture zipped, then changed by `patch`.
+fn agg_zip(patch: fn(Vec<u8>) -> Vec<u8>) -> Case {
+    let mut c = agg(|_| {});
+    c.zip_patch = Some(patch);
+    c
+}
+
 fn run(case: Case) -> Report {
+    if let Some(patch) = case.zip_patch {
+        let z = patch(zipcraft::deflated_zip(&case.files));
+        let len = z.len() as u64;
+        let mut a =
+            crate::ZipInput::open(std::io::Cursor::new(z), len, "case.zip", Limits::default()).expect("zip opens");
+        return diagnose(&mut a, &case.ctx);
+    }
     let mut mem = MemArchive::new("case.zip", case.files, Limits::default()).expect("archive");
     for (p, t) in &case.times {
         mem.set_modified(p, *t);
