@@ -45,6 +45,21 @@ step required "web build (trunk --release + single file)" bash scripts/build-web
 step required "browser end-to-end tests (playwright-core + /usr/bin/chromium)" \
   env CHECKPOINT_CLI="$PWD/$CLI" bash -c 'cd tests/e2e && node --test --test-concurrency=1 --test-reporter=spec .'
 
+# Fuzzing (fuzz/, cargo-fuzz on nightly): every target a few seconds from the fixture seeds, with the memory and
+# time limits per input. Report-only: setup.sh does not install nightly or cargo-fuzz, so a fresh CI machine may
+# lack them (the step is skipped then); long runs are by hand (fuzz/README.md).
+fuzz_short() {
+  if ! cargo +nightly fuzz --version >/dev/null 2>&1; then echo "nightly cargo-fuzz not installed: skipped"; return 0; fi
+  (cd fuzz && bash seed.sh >/dev/null && cargo +nightly fuzz build -O) || return 1
+  local t rc=0
+  for t in $(cd fuzz && cargo +nightly fuzz list); do
+    (cd fuzz && cargo +nightly fuzz run -O "$t" "corpus/$t" -- -rss_limit_mb=512 -timeout=5 -max_total_time=8 \
+      -print_final_stats=1 2>&1 | grep -E 'number_of_executed_units|SUMMARY|Test unit written') || rc=1
+  done
+  return $rc
+}
+step report "fuzzing, a few seconds per target (cargo +nightly fuzz)" fuzz_short
+
 printf '\n==== total %ss\n' $(( $(date +%s) - START ))
 if [ ${#FAILED[@]} -gt 0 ]; then
   printf 'FAILED steps:\n'; printf '  - %s\n' "${FAILED[@]}"

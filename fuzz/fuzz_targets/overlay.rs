@@ -1,0 +1,43 @@
+//! A real fixture with one entry replaced by fuzzer bytes (the first two bytes pick the fixture and the entry):
+//! diagnose and the State Data Source reader must end in findings or errors, never a panic or a hang.
+#![no_main]
+use checkpoint_core::archive::{Archive, Limits, MemArchive, ZipInput};
+use checkpoint_core::state::{read_state, StateQuery};
+use checkpoint_core::{diagnose, Context};
+use libfuzzer_sys::fuzz_target;
+use std::sync::OnceLock;
+
+const FIXTURES: [&[u8]; 3] = [
+    include_bytes!("../../../shared/fixtures/ss-4.3.0-agg-hdfs.zip"),
+    include_bytes!("../../../shared/fixtures/ss-4.3.0-agg-rocksdb-changelog.zip"),
+    include_bytes!("../../../shared/fixtures/ss-4.1.4-agg-rocksdb-ckptv2.zip"),
+];
+
+type Files = Vec<(String, Vec<u8>)>;
+
+fn files() -> &'static [Files] {
+    static F: OnceLock<Vec<Files>> = OnceLock::new();
+    F.get_or_init(|| {
+        FIXTURES
+            .iter()
+            .map(|z| {
+                let mut a = ZipInput::open(std::io::Cursor::new(*z), z.len() as u64, "f", Limits::default()).unwrap();
+                let paths: Vec<String> = a.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
+                paths.into_iter().map(|p| (p.clone(), a.read(&p, 1 << 30).unwrap())).collect()
+            })
+            .collect()
+    })
+}
+
+fuzz_target!(|data: &[u8]| {
+    if data.len() < 2 {
+        return;
+    }
+    let all = files();
+    let mut fs = all[data[0] as usize % all.len()].clone();
+    let i = data[1] as usize % fs.len();
+    fs[i].1 = data[2..].to_vec();
+    let mut a = MemArchive::new("overlay", fs, Limits::default()).unwrap();
+    let _ = diagnose(&mut a, &Context::default());
+    let _ = read_state(&mut a, "", &StateQuery::default());
+});

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Seeds every fuzz target's corpus (fuzz/corpus/<target>/) from the real fixtures in ../shared/fixtures:
+# whole small zips (diagnose_zip), log files (log_readers), state files (codecs, rocksdb_files), rows (unsafe_row,
+# avro: decoded from a fixture by the fuzzers' own first inputs) and overlay picks. Deterministic; idempotent.
+set -euo pipefail
+cd "$(dirname "$0")"
+python3 - <<'PY'
+import hashlib, os, zipfile, glob
+fx = sorted(glob.glob('../../shared/fixtures/*.zip'))
+def put(target, data):
+    d = os.path.join('corpus', target); os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, hashlib.sha1(data).hexdigest()), 'wb') as f: f.write(data)
+for z in fx:
+    if os.path.getsize(z) < 256 * 1024:
+        put('diagnose_zip', open(z, 'rb').read())
+    zf = zipfile.ZipFile(z)
+    for i, n in enumerate(zf.namelist()):
+        b = zf.read(n)
+        base = n.rsplit('/', 1)[-1]
+        if len(b) > 1 << 20: continue
+        if n.startswith(('offsets/', 'commits/', 'sources/')) or base == 'metadata' or '_spark_metadata' in n or '_metadata/' in n or base.endswith('.crc'):
+            put('log_readers', b)
+        if base.endswith(('.delta', '.snapshot')):
+            put('codecs', b); put('unsafe_row', bytes([0]) + b[:256])
+        if base.endswith('.changelog'):
+            put('codecs', b); put('rocksdb_files', b)
+        if base.endswith('.sst'):
+            put('rocksdb_files', b)
+        if i % 7 == 0 and len(b) < 4096:
+            put('overlay', bytes([len(fx) % 3, i % 256]) + b)
+put('avro', bytes([0, 2, 0x61, 4, 0]))
+put('avro', bytes([1, 2, 2, 0, 0]))
+PY
+for d in corpus/*; do echo "$(basename "$d"): $(ls "$d" | wc -l) seeds"; done
