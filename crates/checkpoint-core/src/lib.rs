@@ -25,6 +25,7 @@ pub mod kafka_offsets;
 pub mod layout;
 pub mod log;
 pub mod model;
+pub mod parse_error;
 pub mod predict;
 pub mod present;
 pub mod read;

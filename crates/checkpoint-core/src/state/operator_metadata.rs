@@ -2,8 +2,6 @@
 //! operator) and `state/<op>/_metadata/v2/<batchId>` (v2, transformWithState), each a version line then one JSON
 //! object. Mirrors `OperatorStateMetadata.scala` (sql/core/.../execution/streaming/state/).
 
-use std::fmt;
-
 /// One state store of an operator, as the metadata lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreMetadata {
@@ -33,40 +31,26 @@ pub struct OperatorMetadata {
     pub operator_properties_json: Option<String>,
 }
 
-/// A metadata file that cannot be read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MetadataError {
-    /// Byte offset in the file (0 = version line, else where the JSON starts or failed).
-    pub offset: u64,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl fmt::Display for MetadataError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "byte {}: {}", self.offset, self.message)
-    }
-}
-
-impl std::error::Error for MetadataError {}
+crate::parse_error::parse_error_type!(
+    /// A metadata file that cannot be read.
+    MetadataError,
+    OperatorMetadataFormat,
+    "byte"
+);
 
 /// Parses an operator metadata file (v1 or v2) for the state reader: the one parser is
 /// [`crate::log::operator_metadata::parse`]; this view requires what the state reader needs (a supported version,
 /// an operator id) and fills Spark's defaults (`default` store, 0 partitions, no prefix columns).
 pub fn parse_operator_metadata(bytes: &[u8]) -> Result<OperatorMetadata, MetadataError> {
-    let m = crate::log::operator_metadata::parse(bytes)
-        .map_err(|err| MetadataError { offset: err.offset(), message: err.to_string() })?;
+    let m =
+        crate::log::operator_metadata::parse(bytes).map_err(|err| MetadataError::new(err.offset(), err.to_string()))?;
     let json_at = bytes.iter().position(|&b| b == b'\n').map_or(0, |nl| nl as u64 + 1);
     let version = match m.version {
         1 => 1,
         2 => 2,
-        other => {
-            return Err(MetadataError { offset: 0, message: format!("unsupported operator metadata version v{other}") })
-        }
+        other => return Err(MetadataError::new(0u64, format!("unsupported operator metadata version v{other}"))),
     };
-    let operator_id = m
-        .operator_id
-        .ok_or_else(|| MetadataError { offset: json_at, message: "operatorInfo.operatorId missing".into() })?;
+    let operator_id = m.operator_id.ok_or_else(|| MetadataError::new(json_at, "operatorInfo.operatorId missing"))?;
     let stores = m
         .stores
         .into_iter()

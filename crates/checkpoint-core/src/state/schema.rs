@@ -6,7 +6,6 @@
 //! (sql/api/src/main/scala/org/apache/spark/sql/types/).
 
 use serde_json::Value;
-use std::fmt;
 
 /// A Spark SQL data type, as far as a state row can hold it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,25 +102,15 @@ pub struct StructType {
     pub fields: Vec<StructField>,
 }
 
-/// A schema that cannot be read: the file, the byte offset (binary files) and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SchemaError {
-    /// Byte offset in the schema file where reading failed (0 for JSON problems inside one string).
-    pub offset: u64,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl fmt::Display for SchemaError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "byte {}: {}", self.offset, self.message)
-    }
-}
-
-impl std::error::Error for SchemaError {}
+crate::parse_error::parse_error_type!(
+    /// A schema that cannot be read: the file, the byte offset (binary files) and why.
+    SchemaError,
+    SchemaFileFormat,
+    "byte"
+);
 
 fn serr(offset: usize, message: impl Into<String>) -> SchemaError {
-    SchemaError { offset: offset as u64, message: message.into() }
+    SchemaError::new(offset, message.into())
 }
 
 const MAX_DEPTH: usize = 64;

@@ -17,26 +17,15 @@
 
 use super::schema::{DataType, StructType};
 use serde_json::{Map, Value};
-use std::fmt;
 
 pub use super::value_text::*;
 
-/// A row that does not match its schema: where (offset from the start of the outermost row) and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RowError {
-    /// Byte offset from the start of the row bytes given to [`decode_row`].
-    pub offset: u64,
-    /// What is wrong, naming the field path.
-    pub message: String,
-}
-
-impl fmt::Display for RowError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "row byte {}: {}", self.offset, self.message)
-    }
-}
-
-impl std::error::Error for RowError {}
+crate::parse_error::parse_error_type!(
+    /// A row that does not match its schema: where (offset from the start of the outermost row) and why.
+    RowError,
+    UnsafeRowFormat,
+    "row byte"
+);
 
 const MAX_NESTING: usize = 64;
 
@@ -58,7 +47,7 @@ struct Slice<'a> {
 
 impl<'a> Slice<'a> {
     fn err(&self, at: usize, msg: impl Into<String>) -> RowError {
-        RowError { offset: (self.base + at) as u64, message: msg.into() }
+        RowError::new(self.base + at, msg.into())
     }
     fn bytes(&self, at: usize, n: usize, what: &str) -> Result<&'a [u8], RowError> {
         self.b.get(at..at.saturating_add(n)).ok_or_else(|| {
@@ -353,7 +342,7 @@ pub fn is_fixed_length(t: &DataType) -> bool {
 /// (non-compact decimals excepted); booleans 0/1 and narrow integers without stray upper bits; variable-length
 /// offsets after the fixed region and inside the row. Top level only, as Spark does.
 pub fn validate_structure(bytes: &[u8], schema: &StructType) -> Result<(), RowError> {
-    let e = |offset: usize, message: String| Err(RowError { offset: offset as u64, message });
+    let e = |offset: usize, message: String| Err(RowError::new(offset, message));
     let n = schema.fields.len();
     let w = bitset_bytes(n);
     let fixed = w + 8 * n;

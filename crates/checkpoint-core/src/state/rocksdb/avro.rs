@@ -27,22 +27,12 @@ use crate::state::schema::{DataType, StructType};
 use crate::state::unsafe_row::{base64, decimal_value, double_value, float_value, format_date, format_timestamp};
 use serde_json::{Map, Value};
 
-/// Why Avro bytes do not decode: the byte offset inside the Avro payload and what is wrong.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AvroError {
-    /// Offset from the start of the Avro payload (after Spark's version byte and schema id).
-    pub offset: usize,
-    /// What is wrong, naming the field when known.
-    pub message: String,
-}
-
-impl std::fmt::Display for AvroError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "avro byte {}: {}", self.offset, self.message)
-    }
-}
-
-impl std::error::Error for AvroError {}
+crate::parse_error::parse_error_type!(
+    /// Why Avro bytes do not decode: the byte offset inside the Avro payload and what is wrong.
+    AvroError,
+    AvroFormat,
+    "avro byte"
+);
 
 /// An Avro schema of the subset `toAvroTypeWithDefaults` produces.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -158,7 +148,7 @@ const MAX_ITEMS: usize = 1 << 20;
 
 impl<'a> Reader<'a> {
     fn err<T>(&self, at: usize, message: impl Into<String>) -> Result<T, AvroError> {
-        Err(AvroError { offset: at, message: message.into() })
+        Err(AvroError::new(at, message.into()))
     }
     fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], AvroError> {
         let start = self.pos;
@@ -203,7 +193,7 @@ impl<'a> Reader<'a> {
 /// Decodes one Avro-encoded row written with the schema of `schema` into the JSON object `toJSON` writes for it
 /// (null fields left out). The whole payload must be consumed.
 pub fn decode_avro_row(bytes: &[u8], schema: &StructType) -> Result<Value, AvroError> {
-    let t = avro_schema(schema).map_err(|m| AvroError { offset: 0, message: m })?;
+    let t = avro_schema(schema).map_err(|m| AvroError::new(0u64, m))?;
     let mut r = Reader { b: bytes, pos: 0, items: 0 };
     let v = value(&mut r, &t, &DataType::Struct(schema.clone()), "", 0)?;
     if r.pos != bytes.len() {
@@ -347,7 +337,7 @@ fn for_each_block(
             return Ok(());
         }
         if count < 0 {
-            count = count.checked_neg().ok_or(AvroError { offset: at, message: format!("{what}: bad block count") })?;
+            count = count.checked_neg().ok_or(AvroError::new(at, format!("{what}: bad block count")))?;
             let _byte_size = r.long(what)?;
         }
         let count = count as u64;
@@ -591,14 +581,14 @@ fn unsafe_array_of(items: &[Av], et: &DataType, depth: usize) -> Result<Vec<u8>,
 /// `UnsafeProjection`, written as `UnsafeRowWriter` does), e.g. to name a struct map key by its
 /// `UnsafeRow.toString` as Spark's JSON writer does.
 pub fn decode_avro_to_unsafe_row(bytes: &[u8], schema: &StructType) -> Result<Vec<u8>, AvroError> {
-    let t = avro_schema(schema).map_err(|m| AvroError { offset: 0, message: m })?;
+    let t = avro_schema(schema).map_err(|m| AvroError::new(0u64, m))?;
     let mut r = Reader { b: bytes, pos: 0, items: 0 };
     let v = read_av(&mut r, &t, 0)?;
     if r.pos != bytes.len() {
         return r.err(r.pos, format!("{} bytes left after the row", bytes.len() - r.pos));
     }
     let Av::Record(fields) = v else { return r.err(0, "the row is not a record") };
-    unsafe_row_of(&fields, schema, 0).map_err(|m| AvroError { offset: 0, message: m })
+    unsafe_row_of(&fields, schema, 0).map_err(|m| AvroError::new(0u64, m))
 }
 
 /// Projects a row decoded with the writer's schema onto the reader's (Avro schema resolution as Spark's

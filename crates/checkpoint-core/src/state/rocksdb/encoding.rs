@@ -47,23 +47,15 @@ pub struct KeyParts<'a> {
     pub rows: Vec<&'a [u8]>,
 }
 
-/// Why a key or value does not have the layout the encoder writes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EncodingError {
-    /// Byte offset inside the key or value.
-    pub offset: usize,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl std::fmt::Display for EncodingError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "byte {}: {}", self.offset, self.message)
-    }
-}
+crate::parse_error::parse_error_type!(
+    /// Why a key or value does not have the layout the encoder writes.
+    EncodingError,
+    StateEncodingFormat,
+    "byte"
+);
 
 fn eerr<T>(offset: usize, message: impl Into<String>) -> Result<T, EncodingError> {
-    Err(EncodingError { offset, message: message.into() })
+    Err(EncodingError::new(offset, message.into()))
 }
 
 fn le_i32(b: &[u8], at: usize) -> Option<i32> {
@@ -334,7 +326,7 @@ pub fn join_unsafe_rows(
         if var && !null {
             let off = (slot >> 32) as i64 + shift;
             if off < 0 || off > u32::MAX as i64 {
-                return Err(EncodingError { offset: at, message: format!("field {i}: offset out of range") });
+                return Err(EncodingError::new(at, format!("field {i}: offset out of range")));
             }
             slot = ((off as u64) << 32) | (slot & 0xFFFF_FFFF);
         }

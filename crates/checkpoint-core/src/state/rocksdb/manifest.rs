@@ -10,23 +10,15 @@ use std::collections::BTreeMap;
 
 const BLOCK_SIZE: usize = 32768;
 
-/// Why a MANIFEST cannot be read; `offset` is the byte offset in the MANIFEST file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ManifestError {
-    /// Byte offset in the file (start of the failing record).
-    pub offset: u64,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl std::fmt::Display for ManifestError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "at byte {}: {}", self.offset, self.message)
-    }
-}
+crate::parse_error::parse_error_type!(
+    /// Why a MANIFEST cannot be read; `offset` is the byte offset in the MANIFEST file.
+    ManifestError,
+    ManifestFormat,
+    "at byte"
+);
 
 fn merr<T>(offset: usize, message: impl Into<String>) -> Result<T, ManifestError> {
-    Err(ManifestError { offset: offset as u64, message: message.into() })
+    Err(ManifestError::new(offset, message.into()))
 }
 
 /// One live SST file according to the manifest.
@@ -175,7 +167,7 @@ pub fn parse_manifest(b: &[u8]) -> Result<Manifest, ManifestError> {
     let mut m = Manifest { torn_tail, ..Default::default() };
     for (at, rec) in &records {
         let at = *at;
-        let bad = |what: &str| ManifestError { offset: at as u64, message: format!("VersionEdit: {what}") };
+        let bad = |what: &str| ManifestError::new(at, format!("VersionEdit: {what}"));
         let mut cf = 0u32;
         let mut adds = Vec::new();
         let mut dels = Vec::new();

@@ -16,7 +16,6 @@
 //! Every error carries the byte offset in the SST file where reading failed. Nothing here panics on bad input,
 //! and every allocation is bounded by the input size or [`SstLimits`].
 
-use std::fmt;
 use std::io::Read;
 
 pub use super::sst_footer::*;
@@ -52,26 +51,16 @@ impl Default for SstLimits {
     }
 }
 
-/// Why an SST file cannot be read; `offset` is the byte offset in the SST file (the start of the block or of
-/// the footer field that is wrong).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SstError {
-    /// Byte offset in the SST file.
-    pub offset: u64,
-    /// What is wrong, in RocksDB's terms.
-    pub message: String,
-}
-
-impl fmt::Display for SstError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "at byte {}: {}", self.offset, self.message)
-    }
-}
-
-impl std::error::Error for SstError {}
+crate::parse_error::parse_error_type!(
+    /// Why an SST file cannot be read; `offset` is the byte offset in the SST file (the start of the block or of
+    /// the footer field that is wrong).
+    SstError,
+    SstFormat,
+    "at byte"
+);
 
 pub(super) fn err<T>(offset: u64, message: impl Into<String>) -> Result<T, SstError> {
-    Err(SstError { offset, message: message.into() })
+    Err(SstError::new(offset, message.into()))
 }
 
 /// The block checksum algorithm named in the footer (`ChecksumType` in include/rocksdb/table.h).
@@ -295,28 +284,25 @@ impl<'a> Reader<'a> {
             }
             1 => {
                 let n = snap::raw::decompress_len(data)
-                    .map_err(|e| SstError { offset: at, message: format!("{what} block: bad snappy length: {e}") })?;
+                    .map_err(|e| SstError::new(at, format!("{what} block: bad snappy length: {e}")))?;
                 if n > max {
                     return err(at, format!("{what} block decompresses to {n} bytes, over the limit of {max}"));
                 }
                 snap::raw::Decoder::new()
                     .decompress_vec(data)
-                    .map_err(|e| SstError { offset: at, message: format!("{what} block: snappy data corrupt: {e}") })
+                    .map_err(|e| SstError::new(at, format!("{what} block: snappy data corrupt: {e}")))
             }
             4 | 5 => {
                 let mut pos = 0;
-                let n = varint32(data, &mut pos).ok_or_else(|| SstError {
-                    offset: at,
-                    message: format!("{what} block: bad LZ4 uncompressed-size varint"),
-                })? as usize;
+                let n = varint32(data, &mut pos)
+                    .ok_or_else(|| SstError::new(at, format!("{what} block: bad LZ4 uncompressed-size varint")))?
+                    as usize;
                 if n > max {
                     return err(at, format!("{what} block decompresses to {n} bytes, over the limit of {max}"));
                 }
                 let mut out = vec![0u8; n];
-                let got = lz4_flex::block::decompress_into(&data[pos..], &mut out).map_err(|e| SstError {
-                    offset: at + pos as u64,
-                    message: format!("{what} block: LZ4 data corrupt: {e}"),
-                })?;
+                let got = lz4_flex::block::decompress_into(&data[pos..], &mut out)
+                    .map_err(|e| SstError::new(at + pos as u64, format!("{what} block: LZ4 data corrupt: {e}")))?;
                 if got != n {
                     return err(at, format!("{what} block: LZ4 produced {got} bytes, {n} expected"));
                 }
@@ -324,24 +310,21 @@ impl<'a> Reader<'a> {
             }
             7 | 0x40 => {
                 let mut pos = 0;
-                let n = varint32(data, &mut pos).ok_or_else(|| SstError {
-                    offset: at,
-                    message: format!("{what} block: bad ZSTD uncompressed-size varint"),
-                })? as usize;
+                let n = varint32(data, &mut pos)
+                    .ok_or_else(|| SstError::new(at, format!("{what} block: bad ZSTD uncompressed-size varint")))?
+                    as usize;
                 if n > max {
                     return err(at, format!("{what} block decompresses to {n} bytes, over the limit of {max}"));
                 }
                 let mut src = &data[pos..];
-                let mut dec = ruzstd::decoding::StreamingDecoder::new(&mut src).map_err(|e| SstError {
-                    offset: at + pos as u64,
-                    message: format!("{what} block: ZSTD frame header corrupt: {e}"),
+                let mut dec = ruzstd::decoding::StreamingDecoder::new(&mut src).map_err(|e| {
+                    SstError::new(at + pos as u64, format!("{what} block: ZSTD frame header corrupt: {e}"))
                 })?;
                 let mut out = Vec::with_capacity(n);
                 let mut limited = (&mut dec).take(n as u64 + 1);
-                limited.read_to_end(&mut out).map_err(|e| SstError {
-                    offset: at + pos as u64,
-                    message: format!("{what} block: ZSTD data corrupt: {e}"),
-                })?;
+                limited
+                    .read_to_end(&mut out)
+                    .map_err(|e| SstError::new(at + pos as u64, format!("{what} block: ZSTD data corrupt: {e}")))?;
                 if out.len() != n {
                     return err(at, format!("{what} block: ZSTD produced {} bytes, {n} expected", out.len()));
                 }
@@ -401,8 +384,7 @@ fn for_each_entry(
     let mut pos = 0;
     while pos < end {
         let entry_at = pos;
-        let bad =
-            |m: &str| SstError { offset: at, message: format!("{what} block: {m} at byte {entry_at} of the block") };
+        let bad = |m: &str| SstError::new(at, format!("{what} block: {m} at byte {entry_at} of the block"));
         let region = &block[..end];
         let shared = varint32(region, &mut pos).ok_or_else(|| bad("bad entry header"))? as usize;
         let non_shared = varint32(region, &mut pos).ok_or_else(|| bad("bad entry header"))? as usize;
@@ -452,8 +434,7 @@ fn index_handles(
     let mut pos = 0;
     while pos < end {
         let entry_at = pos;
-        let bad =
-            |m: &str| SstError { offset: at, message: format!("index block: {m} at byte {entry_at} of the block") };
+        let bad = |m: &str| SstError::new(at, format!("index block: {m} at byte {entry_at} of the block"));
         let shared = varint32(region, &mut pos).ok_or_else(|| bad("bad entry header"))? as usize;
         let non_shared = varint32(region, &mut pos).ok_or_else(|| bad("bad entry header"))? as usize;
         if shared > key_len {
