@@ -4,7 +4,6 @@
 
 use checkpoint_core::archive::normalize_path;
 use checkpoint_core::{Archive, ArchiveError, Entry, Limits};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// A directory as an archive.
@@ -80,35 +79,11 @@ impl Archive for DirArchive {
             .get(path)
             .map(|&i| &self.entries[i])
             .ok_or_else(|| ArchiveError::NotFound { path: path.to_string() })?;
-        let cap = max_bytes.min(self.limits.max_entry_bytes);
-        if e.size > cap {
-            return Err(ArchiveError::OverLimit {
-                what: "entry size".into(),
-                path: Some(path.into()),
-                value: e.size,
-                limit: cap,
-            });
-        }
-        if self.total_read.saturating_add(e.size) > self.limits.max_total_bytes {
-            return Err(ArchiveError::OverLimit {
-                what: "total bytes read".into(),
-                path: Some(path.into()),
-                value: self.total_read.saturating_add(e.size),
-                limit: self.limits.max_total_bytes,
-            });
-        }
+        let budget = checkpoint_core::archive::ReadBudget { limits: self.limits, total_read: self.total_read };
+        let cap = budget.admit(path, e.size, max_bytes)?;
         let f = std::fs::File::open(self.root.join(path))
             .map_err(|e| ArchiveError::Io { reason: format!("{path}: {e}") })?;
-        let mut out = Vec::new();
-        f.take(cap + 1).read_to_end(&mut out).map_err(|e| ArchiveError::Io { reason: format!("{path}: {e}") })?;
-        if out.len() as u64 > cap {
-            return Err(ArchiveError::OverLimit {
-                what: "file size".into(),
-                path: Some(path.into()),
-                value: out.len() as u64,
-                limit: cap,
-            });
-        }
+        let out = checkpoint_core::archive::read_capped(f, path, cap)?;
         self.total_read += out.len() as u64;
         Ok(out)
     }

@@ -451,6 +451,84 @@ fn declared_entry_count<R: Read + Seek>(r: &mut R, len: u64) -> Option<(u64, Opt
     Some((u64::from_le_bytes(c), Some(u64::from_le_bytes(z))))
 }
 
+/// The read budget every [`Archive`] applies, one copy for all of them (the zip, a folder on disk, a folder
+/// dropped in the page): an entry at most `min(max_bytes, limits.max_entry_bytes)`, all reads together at most
+/// `limits.max_total_bytes`. `admit` says whether a read may start and its cap; `spend` books what was read.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadBudget {
+    /// The archive's limits.
+    pub limits: Limits,
+    /// Bytes read (inflated) so far.
+    pub total_read: u64,
+}
+
+impl ReadBudget {
+    /// A fresh budget under `limits`.
+    pub fn new(limits: Limits) -> Self {
+        ReadBudget { limits, total_read: 0 }
+    }
+
+    /// The cap of a read of `path` (declared `size` bytes) asked for with `max_bytes`. Errors: `OverLimit` naming
+    /// the path when the entry is over the cap (`what`: "entry size") or the total would be over its limit.
+    pub fn admit(&self, path: &str, size: u64, max_bytes: u64) -> Result<u64, ArchiveError> {
+        let cap = max_bytes.min(self.limits.max_entry_bytes);
+        if size > cap {
+            return Err(ArchiveError::OverLimit {
+                what: "entry size".into(),
+                path: Some(path.to_string()),
+                value: size,
+                limit: cap,
+            });
+        }
+        let total = self.total_read.saturating_add(size);
+        if total > self.limits.max_total_bytes {
+            return Err(ArchiveError::OverLimit {
+                what: "total bytes read".into(),
+                path: Some(path.to_string()),
+                value: total,
+                limit: self.limits.max_total_bytes,
+            });
+        }
+        Ok(cap)
+    }
+
+    /// Books `n` bytes read.
+    pub fn spend(&mut self, n: u64) {
+        self.total_read = self.total_read.saturating_add(n);
+    }
+}
+
+/// Reads `src` to its end, at most `cap` bytes: one more byte is an `OverLimit` naming `path` (`what` says the
+/// stream held more than its entry declares: a lying size or a bomb). Never allocates more than `cap` (+ one
+/// read buffer) whatever the stream claims. An I/O error is `Corrupt` at the offset reached.
+pub fn read_capped(src: impl Read, path: &str, cap: u64) -> Result<Vec<u8>, ArchiveError> {
+    let mut out = Vec::with_capacity(cap.min(1 << 20) as usize);
+    let mut limited = src.take(cap.saturating_add(1));
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        match limited.read(&mut buf) {
+            Ok(0) => break,
+            Ok(k) => out.extend_from_slice(&buf[..k]),
+            Err(e) => {
+                return Err(ArchiveError::Corrupt {
+                    path: path.to_string(),
+                    offset: out.len() as u64,
+                    reason: e.to_string(),
+                })
+            }
+        }
+    }
+    if out.len() as u64 > cap {
+        return Err(ArchiveError::OverLimit {
+            what: "inflated size (more than the size the entry declares; possible zip bomb)".into(),
+            path: Some(path.to_string()),
+            value: out.len() as u64,
+            limit: cap,
+        });
+    }
+    Ok(out)
+}
+
 /// The per-entry limits checked when an entry is read: its declared size against the reader's cap, and its
 /// compression ratio (a deflate stream can inflate 1000:1; past `max_ratio` for an entry over 1 MiB the entry
 /// is a likely bomb and is not inflated).
@@ -485,16 +563,9 @@ impl<R: Read + Seek> Archive for ZipInput<R> {
             return Err(self.unreadable[u].1.clone());
         }
         let entry = &self.entries[pos];
-        let cap = max_bytes.min(self.limits.max_entry_bytes);
+        let budget = ReadBudget { limits: self.limits, total_read: self.total_read };
+        let cap = budget.admit(path, entry.size, max_bytes)?;
         check_entry_size(path, entry.size, entry.compressed_size, cap, &self.limits)?;
-        if self.total_read.saturating_add(entry.size) > self.limits.max_total_bytes {
-            return Err(ArchiveError::OverLimit {
-                what: "total inflated bytes".into(),
-                path: Some(path.to_string()),
-                value: self.total_read.saturating_add(entry.size),
-                limit: self.limits.max_total_bytes,
-            });
-        }
         let declared = entry.size;
         let f = self.zip.by_index(self.index[pos] as usize).map_err(|e| ArchiveError::Corrupt {
             path: path.to_string(),
@@ -503,31 +574,7 @@ impl<R: Read + Seek> Archive for ZipInput<R> {
         })?;
         // Never trust the declared size beyond the cap, nor the stream beyond the declared size: read at most
         // min(cap, declared) + 1 bytes (a deflate stream that inflates past its declared size is a lying bomb).
-        let bound = declared.min(cap);
-        let mut out = Vec::with_capacity(bound.min(1 << 20) as usize);
-        let mut limited = f.take(bound + 1);
-        let mut buf = [0u8; 16 * 1024];
-        loop {
-            match limited.read(&mut buf) {
-                Ok(0) => break,
-                Ok(k) => out.extend_from_slice(&buf[..k]),
-                Err(e) => {
-                    return Err(ArchiveError::Corrupt {
-                        path: path.to_string(),
-                        offset: out.len() as u64,
-                        reason: e.to_string(),
-                    })
-                }
-            }
-        }
-        if out.len() as u64 > bound {
-            return Err(ArchiveError::OverLimit {
-                what: "inflated size (more than the size the zip declares; possible zip bomb)".into(),
-                path: Some(path.to_string()),
-                value: out.len() as u64,
-                limit: bound,
-            });
-        }
+        let out = read_capped(f, path, declared.min(cap))?;
         self.total_read += out.len() as u64;
         Ok(out)
     }
