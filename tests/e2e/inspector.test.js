@@ -372,6 +372,21 @@ describe('hosted build (dist/ served from a sub-path)', () => {
     await shot(page, '07-bomb-not-verified', false);
   });
 
+  // Issue 12: a state folder named by a huge number (state/111111111111, state/0/4000000000) is answered at once
+  // with a finding, never a walk over every id below it (which took 12-19 GB natively).
+  test('huge-number state folders give findings, not a crashed tab', async () => {
+    const z = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'huge-')), 'huge.zip');
+    const py = 'import sys,zipfile\nsrc=zipfile.ZipFile(sys.argv[2])\nz=zipfile.ZipFile(sys.argv[1],"w",zipfile.ZIP_DEFLATED)\nfor n in src.namelist(): z.writestr(n, src.read(n))\nz.writestr("state/0/4000000000/1.delta","x"); z.writestr("state/111111111111/0/1.delta","x")\nz.close()';
+    const made = spawnSync('python3', ['-c', py, z, path.join(fixturesDir, 'ss-4.3.0-agg-hdfs.zip')]);
+    assert.equal(made.status, 0, String(made.stderr));
+    await dropFile(page, 'huge.zip', fs.readFileSync(z));
+    assert.equal(await page.$eval('#results', (e) => e.dataset.run), 'done', await page.textContent('#message'));
+    const [cp] = await shown(page);
+    assert.ok(cp.codes.includes('state-operator-missing') && cp.codes.includes('state-partition-extra'), JSON.stringify(cp.codes));
+    assert.match(await page.textContent('section.checkpoint'), /111111111110 ids/);
+    assert.equal(await page.evaluate(() => 1 + 1), 2, 'the page still runs script');
+  });
+
   // Issue 12: a Cancel button while a run is busy, and a watchdog that stops a worker that stops answering; the
   // page says so and diagnoses the next input.
   test('Cancel stops a long diagnosis; the watchdog stops a silent worker; the page recovers', async () => {
