@@ -27,6 +27,7 @@ if ! bash scripts/setup.sh; then echo "setup failed"; exit 1; fi
 . scripts/env.sh
 
 step required "formatting (cargo fmt --check)" cargo fmt --all -- --check
+step required "sizes (no core file over 800 lines, no function over 120: tools/sizes.py)" python3 tools/sizes.py
 step required "lints (cargo clippy, warnings fail)" cargo clippy --workspace --all-targets -- -D warnings
 step required "native tests (cargo test --workspace)" cargo test --workspace
 step required "core builds for wasm32" cargo build -p checkpoint-core --target wasm32-unknown-unknown

@@ -12,6 +12,7 @@ pub mod error_text;
 pub mod logs;
 pub mod metadata;
 pub mod state;
+pub mod state_chain;
 pub mod state_growth;
 pub mod state_rows;
 pub mod timing;
@@ -100,7 +101,7 @@ pub const REGISTRY: &[Rule] = &[
             Code::StateFileCorrupt,
             Code::StateFileCrcMismatchUnchecked,
         ],
-        state::check_chains,
+        state_chain::check_chains,
     ),
     rule(&[Code::ArchiveCompressionUnsupported], budgets::check_compression),
     rule(&[Code::ArchiveEntriesOverlap], budgets::check_overlap),

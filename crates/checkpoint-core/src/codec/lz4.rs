@@ -128,28 +128,7 @@ fn run(input: &[u8], max_out: usize, out: &mut Vec<u8>, mut emit: Option<Emit<'_
             );
         };
         let start = out.len();
-        if method == METHOD_RAW {
-            out.extend_from_slice(payload);
-        } else {
-            out.resize(start + olen, 0);
-            match lz4_flex::block::decompress_into(payload, &mut out[start..]) {
-                Ok(n) if n == olen => {}
-                Ok(n) => {
-                    return err(
-                        pos,
-                        CodecErrorKind::Corrupt,
-                        format!("lz4 block starting at byte {pos} decoded to {n} bytes, header says {olen}"),
-                    )
-                }
-                Err(e) => {
-                    return err(
-                        pos,
-                        CodecErrorKind::Corrupt,
-                        format!("lz4 block starting at byte {pos} does not decode: {e}"),
-                    )
-                }
-            }
-        }
+        decode_block(pos, method == METHOD_RAW, payload, olen, out)?;
         let got = checksum(&out[start..]);
         if got != check {
             return err(
@@ -169,6 +148,32 @@ fn run(input: &[u8], max_out: usize, out: &mut Vec<u8>, mut emit: Option<Emit<'_
         }
     }
     Ok((blocks, at_stream_end))
+}
+
+/// Decodes one block's payload (raw or LZ4) onto the end of `out`; the block starts at byte `pos` of the input.
+fn decode_block(pos: usize, raw: bool, payload: &[u8], olen: usize, out: &mut Vec<u8>) -> Result<(), CodecError> {
+    let c = Codec::Lz4Block;
+    let start = out.len();
+    if raw {
+        out.extend_from_slice(payload);
+        return Ok(());
+    }
+    out.resize(start + olen, 0);
+    match lz4_flex::block::decompress_into(payload, &mut out[start..]) {
+        Ok(n) if n == olen => Ok(()),
+        Ok(n) => Err(CodecError::new(
+            c,
+            pos,
+            CodecErrorKind::Corrupt,
+            format!("lz4 block starting at byte {pos} decoded to {n} bytes, header says {olen}"),
+        )),
+        Err(e) => Err(CodecError::new(
+            c,
+            pos,
+            CodecErrorKind::Corrupt,
+            format!("lz4 block starting at byte {pos} does not decode: {e}"),
+        )),
+    }
 }
 
 /// Sum of the decompressed lengths the block headers declare (walking headers only, stopping at the first one that

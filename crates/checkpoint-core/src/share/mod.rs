@@ -20,6 +20,7 @@
 //! Pure: no I/O. The same report and settings always give the same link.
 
 mod redact;
+mod text_scan;
 pub mod v1;
 
 pub use redact::{redact, Category, Redacted, Redaction};

@@ -18,6 +18,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
 
+use super::text_scan::*;
+
 /// A kind of sensitive value; each can be switched off on its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -164,7 +166,7 @@ pub struct Redacted {
 
 /// Object keys whose values are file contents or state rows: never shared, whatever the redaction settings.
 /// (The report of this version holds none; the list guards fields that front ends or later versions add.)
-const CONTENT_KEYS: &[&str] = &[
+pub(super) const CONTENT_KEYS: &[&str] = &[
     "content",
     "contents",
     "file_content",
@@ -183,7 +185,7 @@ const CONTENT_KEYS: &[&str] = &[
 
 /// How a collected value's placeholder is spelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Kind {
+pub(super) enum Kind {
     Query,
     Run,
     Id,
@@ -236,13 +238,13 @@ impl Kind {
 
 /// The values found in a report, in the order first met, each with its kind.
 #[derive(Default)]
-struct Collector {
+pub(super) struct Collector {
     order: Vec<(String, Kind)>,
     seen: HashMap<String, usize>,
 }
 
 impl Collector {
-    fn add(&mut self, value: &str, kind: Kind) {
+    pub(super) fn add(&mut self, value: &str, kind: Kind) {
         let v = value.trim();
         if v.is_empty() || is_placeholder(v) || self.seen.contains_key(v) {
             return;
@@ -254,7 +256,7 @@ impl Collector {
     }
 }
 
-fn is_placeholder(v: &str) -> bool {
+pub(super) fn is_placeholder(v: &str) -> bool {
     let strip = |p: &str| v.strip_prefix(p).map(|r| !r.is_empty() && r.chars().all(|c| c.is_ascii_alphanumeric()));
     if let Some(inner) = v.strip_prefix('<').and_then(|r| r.strip_suffix('>')) {
         return ["path-", "secret-"].iter().any(|p| inner.strip_prefix(p).is_some_and(|n| n.parse::<u32>().is_ok()));
@@ -323,12 +325,12 @@ pub fn redact(report: &Value, redaction: &Redaction) -> Redacted {
 /// A root or input name that is a plain word (`checkpoint`, `chk`, `query1`): replaced only as a path prefix,
 /// since as a word of text it would match the inspector's own sentences. Anything else (`orders_prod`,
 /// `chk%20x`, `orders.zip`) is distinctive and replaced wherever it stands alone.
-fn common_word(v: &str) -> bool {
+pub(super) fn common_word(v: &str) -> bool {
     v.len() <= 12 && v.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
 }
 
 /// One round of URL percent-decoding (`%20` → space); invalid escapes are kept as they are.
-fn percent_decode(s: &str) -> String {
+pub(super) fn percent_decode(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -345,7 +347,7 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8(out).unwrap_or_else(|_| s.to_string())
 }
 
-fn placeholder(kind: Kind, n: usize, orig: &str) -> String {
+pub(super) fn placeholder(kind: Kind, n: usize, orig: &str) -> String {
     match kind {
         Kind::Query => format!("query-{n}"),
         Kind::Run => format!("run-{n}"),
@@ -365,7 +367,7 @@ fn placeholder(kind: Kind, n: usize, orig: &str) -> String {
 }
 
 /// 1 → A, 26 → Z, 27 → AA.
-fn letters(mut n: usize) -> String {
+pub(super) fn letters(mut n: usize) -> String {
     let mut s = Vec::new();
     while n > 0 {
         n -= 1;
@@ -376,7 +378,7 @@ fn letters(mut n: usize) -> String {
     String::from_utf8(s).unwrap_or_default()
 }
 
-fn strip_contents(v: &mut Value, pointer: &mut String, out: &mut Vec<String>) {
+pub(super) fn strip_contents(v: &mut Value, pointer: &mut String, out: &mut Vec<String>) {
     match v {
         Value::Object(m) => {
             let drop: Vec<String> =
@@ -408,11 +410,11 @@ fn strip_contents(v: &mut Value, pointer: &mut String, out: &mut Vec<String>) {
 // ---------------------------------------------------------------------------------------------------------------
 // Collection from known places.
 
-fn as_str(v: &Value) -> Option<&str> {
+pub(super) fn as_str(v: &Value) -> Option<&str> {
     v.as_str().filter(|s| !s.trim().is_empty())
 }
 
-fn collect_structured(report: &Value, c: &mut Collector) {
+pub(super) fn collect_structured(report: &Value, c: &mut Collector) {
     // The query id of every checkpoint first: it gets `query-1`, `query-2`, ...
     if let Some(cps) = report.get("checkpoints").and_then(Value::as_array) {
         for cp in cps {
@@ -462,12 +464,12 @@ fn collect_structured(report: &Value, c: &mut Collector) {
     }
 }
 
-fn lower(k: &str) -> String {
+pub(super) fn lower(k: &str) -> String {
     k.to_ascii_lowercase().replace(['_', '-'], "")
 }
 
 /// Field names whose string values are of a kind, wherever they occur in the report.
-fn kind_of_key(key: &str) -> Option<Kind> {
+pub(super) fn kind_of_key(key: &str) -> Option<Kind> {
     match lower(key).as_str() {
         "queryid" => Some(Kind::Query),
         "runid" => Some(Kind::Run),
@@ -481,7 +483,7 @@ fn kind_of_key(key: &str) -> Option<Kind> {
 }
 
 /// A conf key (or field name) whose value is a secret.
-fn secret_key(key: &str) -> bool {
+pub(super) fn secret_key(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
     const WORDS: &[&str] = &[
         "password",
@@ -515,7 +517,7 @@ fn secret_key(key: &str) -> bool {
 }
 
 /// A conf key whose value names hosts (`host:port` lists, endpoints) or a bucket.
-fn host_key(key: &str) -> Option<Kind> {
+pub(super) fn host_key(key: &str) -> Option<Kind> {
     let k = key.to_ascii_lowercase();
     if k.ends_with(".bucket") || k.ends_with(".container") {
         return Some(Kind::Bucket);
@@ -533,7 +535,7 @@ fn host_key(key: &str) -> Option<Kind> {
     None
 }
 
-fn boring_value(v: &str) -> bool {
+pub(super) fn boring_value(v: &str) -> bool {
     let t = v.trim();
     t.is_empty()
         || t.eq_ignore_ascii_case("true")
@@ -543,7 +545,7 @@ fn boring_value(v: &str) -> bool {
         || t.parse::<f64>().is_ok()
 }
 
-fn walk_keys(v: &Value, c: &mut Collector) {
+pub(super) fn walk_keys(v: &Value, c: &mut Collector) {
     match v {
         Value::Object(m) => {
             // Kafka-shaped offsets anywhere: {"topic": {"0": 12, "1": 7}}.
@@ -589,7 +591,7 @@ fn walk_keys(v: &Value, c: &mut Collector) {
     }
 }
 
-fn add_typed(c: &mut Collector, s: &str, kind: Kind) {
+pub(super) fn add_typed(c: &mut Collector, s: &str, kind: Kind) {
     if kind == Kind::Host {
         for part in s.split([',', ' ', ';']) {
             let host = strip_port(part.trim());
@@ -603,7 +605,7 @@ fn add_typed(c: &mut Collector, s: &str, kind: Kind) {
 }
 
 /// The recorded conf `key = value`: secrets, hosts, buckets and paths by the key's meaning.
-fn conf_entry(c: &mut Collector, key: &str, value: &str) {
+pub(super) fn conf_entry(c: &mut Collector, key: &str, value: &str) {
     if boring_value(value) {
         return;
     }
@@ -627,7 +629,7 @@ fn conf_entry(c: &mut Collector, key: &str, value: &str) {
     collect_in_conf_key(c, key);
 }
 
-fn collect_in_conf_key(c: &mut Collector, key: &str) {
+pub(super) fn collect_in_conf_key(c: &mut Collector, key: &str) {
     let k = key.to_ascii_lowercase();
     for marker in ["fs.s3a.bucket.", "fs.s3.bucket.", "fs.gs.bucket.", "fs.oss.bucket."] {
         if let Some(i) = k.find(marker) {
@@ -639,7 +641,7 @@ fn collect_in_conf_key(c: &mut Collector, key: &str) {
     }
 }
 
-fn kafka_partitions(v: &Value) -> bool {
+pub(super) fn kafka_partitions(v: &Value) -> bool {
     match v {
         Value::Object(p) => {
             !p.is_empty() && p.iter().all(|(k, n)| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()) && n.is_i64())
@@ -649,313 +651,14 @@ fn kafka_partitions(v: &Value) -> bool {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Collection by patterns over every string and key.
-
-fn collect_patterns(v: &Value, c: &mut Collector) {
-    match v {
-        Value::String(s) => scan_text(s, c),
-        Value::Object(m) => {
-            for (k, child) in m {
-                scan_text(k, c);
-                collect_patterns(child, c);
-            }
-        }
-        Value::Array(a) => a.iter().for_each(|x| collect_patterns(x, c)),
-        _ => {}
-    }
-}
-
-/// Public documentation hosts the inspector's own texts link to: never redacted.
-const DOC_HOSTS: &[&str] = &["spark.apache.org", "docs.delta.io", "kafka.apache.org", "issues.apache.org"];
-
-fn scan_text(s: &str, c: &mut Collector) {
-    // A whole string that is a path (it may hold spaces).
-    let t = s.trim();
-    if looks_like_path(t) && !t.contains(char::is_whitespace) && t.len() <= 4096 && !is_doc_url(t) {
-        collect_uri_hosts(t, c);
-        c.add(t, Kind::Path);
-    }
-    for tok in tokens(s) {
-        for (start, len) in uuids(tok) {
-            c.add(&tok[start..start + len], Kind::Id);
-        }
-        if looks_like_path(tok) {
-            if is_doc_url(tok) {
-                continue;
-            }
-            collect_uri_hosts(tok, c);
-            c.add(tok, Kind::Path);
-            continue;
-        }
-        if let Some(host) = host_token(tok) {
-            c.add(host, Kind::Host);
-        }
-        if let Some(host) = cloud_host_in(tok) {
-            c.add(host, Kind::Host);
-        }
-        for piece in tok.split('=') {
-            if secret_shaped(piece) {
-                c.add(piece, Kind::Secret);
-            }
-        }
-    }
-}
-
-/// Words of a text: split at whitespace, quotes, brackets and separators; trailing sentence punctuation trimmed.
-fn tokens(s: &str) -> impl Iterator<Item = &str> {
-    s.split(|ch: char| {
-        ch.is_whitespace()
-            || matches!(ch, '"' | '\'' | '`' | ',' | ';' | '(' | ')' | '[' | ']' | '{' | '}' | '<' | '>' | '|')
-    })
-    .map(|t| t.trim_end_matches(['.', ':', '!', '?']))
-    .filter(|t| !t.is_empty())
-}
-
-fn uri_scheme(t: &str) -> Option<&str> {
-    let i = t.find(':')?;
-    let scheme = &t[..i];
-    let ok = scheme.len() >= 2
-        && scheme.len() <= 16
-        && scheme.as_bytes()[0].is_ascii_alphabetic()
-        && scheme.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'.' | b'-'));
-    (ok && t[i + 1..].starts_with('/')).then_some(scheme)
-}
-
-/// An absolute path or a URI: `/x/y`, `/x`, `s3a://b/k`, `file:/x`, `dbfs:/x`, `C:\x`, `\\server\share`.
-fn looks_like_path(t: &str) -> bool {
-    if t.len() < 2 {
-        return false;
-    }
-    if let Some(rest) = t.strip_prefix('/') {
-        // `/x`, not `/` or `//` alone; at least one letter (so `/2` in "3/2" style fractions never starts one).
-        return !rest.starts_with('/') || rest.len() > 1 && rest.bytes().any(|b| b.is_ascii_alphabetic());
-    }
-    let b = t.as_bytes();
-    if b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && (b[2] == b'\\' || b[2] == b'/') {
-        return true;
-    }
-    if t.starts_with("\\\\") && t.len() > 3 {
-        return true;
-    }
-    uri_scheme(t).is_some()
-}
-
-fn is_doc_url(t: &str) -> bool {
-    let rest = t.strip_prefix("https://").or_else(|| t.strip_prefix("http://"));
-    rest.is_some_and(|r| {
-        let host = r.split(['/', '?', '#']).next().unwrap_or("");
-        DOC_HOSTS.contains(&host)
-    })
-}
-
-/// Hosts, buckets, containers and accounts named in a URI's authority.
-fn collect_uri_hosts(t: &str, c: &mut Collector) {
-    let Some(scheme) = uri_scheme(t) else { return };
-    let Some(rest) = t[scheme.len() + 1..].strip_prefix("//") else { return };
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    if authority.is_empty() {
-        return;
-    }
-    let bucketish = matches!(
-        scheme.to_ascii_lowercase().as_str(),
-        "s3" | "s3a" | "s3n" | "gs" | "oss" | "r2" | "cos" | "obs" | "wasb" | "wasbs" | "abfs" | "abfss" | "adl"
-    );
-    let (user, host) = match authority.rsplit_once('@') {
-        Some((u, h)) => (Some(u), h),
-        None => (None, authority),
-    };
-    if let Some(u) = user {
-        // `abfss://container@account.dfs.core.windows.net`, `wasbs://container@account...`; else a user name.
-        let u = u.split(':').next().unwrap_or(u);
-        c.add(u, if bucketish { Kind::Bucket } else { Kind::Host });
-    }
-    let host = strip_port(host);
-    if host.is_empty() {
-        return;
-    }
-    if let Some(h) = cloud_host_in(host) {
-        c.add(h, Kind::Host);
-    }
-    let is_bucket =
-        bucketish && user.is_none() && !host.contains(".amazonaws.com") && !host.contains(".googleapis.com");
-    c.add(host, if is_bucket { Kind::Bucket } else { Kind::Host });
-}
-
-fn strip_port(h: &str) -> &str {
-    let h = h.trim();
-    if h.starts_with('[') {
-        return h.split(']').next().map(|x| x.trim_start_matches('[')).unwrap_or(h);
-    }
-    match h.rsplit_once(':') {
-        Some((host, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => host,
-        _ => h,
-    }
-}
-
-/// Top-level domains (and common internal suffixes) that make a dotted word a host name.
-const TLDS: &[&str] = &[
-    "com",
-    "net",
-    "org",
-    "io",
-    "co",
-    "dev",
-    "cloud",
-    "internal",
-    "local",
-    "localdomain",
-    "lan",
-    "corp",
-    "intra",
-    "intranet",
-    "ai",
-    "app",
-    "biz",
-    "info",
-    "uk",
-    "de",
-    "fr",
-    "nl",
-    "eu",
-    "us",
-    "ca",
-    "au",
-    "jp",
-    "cn",
-    "in",
-    "br",
-    "ch",
-    "se",
-    "no",
-    "dk",
-    "fi",
-    "es",
-    "it",
-    "ru",
-    "pl",
-    "be",
-    "at",
-    "ie",
-    "sg",
-    "kr",
-    "tech",
-    "site",
-    "svc",
-];
-
-/// Java/Scala/Spark names that look dotted but are not hosts.
-const NOT_HOST_PREFIXES: &[&str] = &["spark.", "org.apache.", "java.", "javax.", "scala.", "sun.", "jdk."];
-
-/// A host word: `host:port`, an IPv4 address, or a dotted name under a known TLD.
-fn host_token(tok: &str) -> Option<&str> {
-    let tok = tok.trim_start_matches(['=', ':']);
-    let h = strip_port(tok);
-    if h.is_empty() || h.contains('/') || h.contains('\\') || h.contains('=') {
-        return None;
-    }
-    if is_ipv4(h) {
-        return Some(h);
-    }
-    let labels: Vec<&str> = h.split('.').collect();
-    if labels.len() < 2 || labels.iter().any(|l| l.is_empty()) {
-        return None;
-    }
-    if !h.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-') {
-        return None;
-    }
-    let lower = h.to_ascii_lowercase();
-    if NOT_HOST_PREFIXES.iter().any(|p| lower.starts_with(p)) || DOC_HOSTS.contains(&lower.as_str()) {
-        return None;
-    }
-    let last = labels.last().copied().unwrap_or("");
-    // Lowercase TLD only: `com.example.MyClass` (a class name) ends in a capitalised word, not a TLD.
-    (TLDS.contains(&last) && labels.len() >= 2 && !labels[0].bytes().all(|b| b.is_ascii_digit())).then_some(h)
-}
-
-fn is_ipv4(h: &str) -> bool {
-    let parts: Vec<&str> = h.split('.').collect();
-    parts.len() == 4
-        && parts.iter().all(|p| !p.is_empty() && p.len() <= 3 && p.bytes().all(|b| b.is_ascii_digit()))
-        && parts.iter().all(|p| p.parse::<u32>().is_ok_and(|n| n <= 255))
-}
-
-/// Cloud storage endpoints inside a longer word (e.g. a per-account conf key
-/// `fs.azure.account.key.<account>.dfs.core.windows.net`): the account label plus the provider's suffix.
-fn cloud_host_in(tok: &str) -> Option<&str> {
-    const SUFFIXES: &[&str] = &[
-        ".dfs.core.windows.net",
-        ".blob.core.windows.net",
-        ".queue.core.windows.net",
-        ".azuredatalakestore.net",
-        ".s3.amazonaws.com",
-        ".storage.googleapis.com",
-    ];
-    let lower = tok.to_ascii_lowercase();
-    for suf in SUFFIXES {
-        if let Some(i) = lower.find(suf) {
-            let before = &tok[..i];
-            let start = before.rfind(['.', '/', '@', '=', ':']).map(|j| j + 1).unwrap_or(0);
-            if start < i {
-                return Some(&tok[start..i + suf.len()]);
-            }
-        }
-    }
-    None
-}
-
-/// Values shaped like credentials wherever they appear: AWS access key ids and JWTs.
-fn secret_shaped(t: &str) -> bool {
-    let b = t.as_bytes();
-    let aws = b.len() == 20
-        && (t.starts_with("AKIA") || t.starts_with("ASIA"))
-        && b.iter().all(|x| x.is_ascii_uppercase() || x.is_ascii_digit());
-    let jwt = t.starts_with("eyJ")
-        && t.len() > 30
-        && t.split('.').count() == 3
-        && t.bytes().all(|x| x.is_ascii_alphanumeric() || matches!(x, b'-' | b'_' | b'.'));
-    aws || jwt
-}
-
-/// Every UUID (8-4-4-4-12 hex digits) inside a word: `(start, len)`.
-fn uuids(t: &str) -> Vec<(usize, usize)> {
-    const GROUPS: [usize; 5] = [8, 4, 4, 4, 12];
-    let b = t.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i + 36 <= b.len() {
-        let before_ok = i == 0 || !b[i - 1].is_ascii_hexdigit();
-        let mut j = i;
-        let mut ok = before_ok;
-        for (g, len) in GROUPS.iter().enumerate() {
-            if !ok {
-                break;
-            }
-            ok = b[j..j + len].iter().all(u8::is_ascii_hexdigit);
-            j += len;
-            if g < 4 {
-                ok = ok && b[j] == b'-';
-                j += 1;
-            }
-        }
-        if ok && (j == b.len() || !b[j].is_ascii_hexdigit()) {
-            out.push((i, 36));
-            i = j;
-        } else {
-            i += 1;
-        }
-    }
-    out
-}
-
-// ---------------------------------------------------------------------------------------------------------------
 // Replacement.
 
-struct Replacer<'a> {
+pub(super) struct Replacer<'a> {
     /// `(original, placeholder, kind)`, longest original first.
     table: &'a [(String, String, Kind)],
 }
 
-fn word_byte(b: u8) -> bool {
+pub(super) fn word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
@@ -1007,7 +710,7 @@ impl Replacer<'_> {
     }
 }
 
-fn apply(v: &Value, r: &Replacer<'_>, red: &Redaction, secret_ph: &dyn Fn(&str) -> Option<String>) -> Value {
+pub(super) fn apply(v: &Value, r: &Replacer<'_>, red: &Redaction, secret_ph: &dyn Fn(&str) -> Option<String>) -> Value {
     match v {
         Value::String(s) => Value::String(r.replace(s)),
         Value::Array(a) => Value::Array(a.iter().map(|x| apply(x, r, red, secret_ph)).collect()),

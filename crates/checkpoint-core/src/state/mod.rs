@@ -18,6 +18,7 @@ mod state_metadata;
 mod statestore;
 mod store;
 pub mod unsafe_row;
+pub mod value_text;
 
 pub use state_metadata::*;
 pub use statestore::*;

@@ -21,6 +21,7 @@ pub mod encoding;
 pub mod manifest;
 mod plan;
 pub mod sst;
+mod sst_footer;
 pub mod state_view;
 mod tws;
 pub mod zip_meta;

@@ -19,19 +19,21 @@
 use std::fmt;
 use std::io::Read;
 
+pub use super::sst_footer::*;
+
 /// `kBlockBasedTableMagicNumber` (table/block_based/block_based_table_builder.cc).
 pub const BLOCK_BASED_TABLE_MAGIC: u64 = 0x88e2_41b7_85f4_cff7;
 /// The pre-format_version-2 block-based magic (`kLegacyBlockBasedTableMagicNumber`), no longer readable.
 pub const LEGACY_BLOCK_BASED_TABLE_MAGIC: u64 = 0xdb47_7524_8b80_fb57;
-const PLAIN_TABLE_MAGIC: u64 = 0x8242_2296_63bf_9564;
-const LEGACY_PLAIN_TABLE_MAGIC: u64 = 0x4f34_18eb_7a8f_13b8;
-const CUCKOO_TABLE_MAGIC: u64 = 0x9267_89d0_c5f1_7873;
+pub(super) const PLAIN_TABLE_MAGIC: u64 = 0x8242_2296_63bf_9564;
+pub(super) const LEGACY_PLAIN_TABLE_MAGIC: u64 = 0x4f34_18eb_7a8f_13b8;
+pub(super) const CUCKOO_TABLE_MAGIC: u64 = 0x9267_89d0_c5f1_7873;
 
 /// Size of the footer for format_version >= 1: checksum type (1) + part 2 (40) + format_version (4) + magic (8).
 pub const FOOTER_LEN: usize = 53;
 /// Size of the trailer after every block: compression type (1) + checksum (4).
 pub const BLOCK_TRAILER_LEN: usize = 5;
-const EXTENDED_MAGIC: [u8; 4] = [0x3e, 0x00, 0x7a, 0x00];
+pub(super) const EXTENDED_MAGIC: [u8; 4] = [0x3e, 0x00, 0x7a, 0x00];
 
 /// Bounds for reading one SST file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,7 +70,7 @@ impl fmt::Display for SstError {
 
 impl std::error::Error for SstError {}
 
-fn err<T>(offset: u64, message: impl Into<String>) -> Result<T, SstError> {
+pub(super) fn err<T>(offset: u64, message: impl Into<String>) -> Result<T, SstError> {
     Err(SstError { offset, message: message.into() })
 }
 
@@ -88,7 +90,7 @@ pub enum ChecksumType {
 }
 
 impl ChecksumType {
-    fn from_byte(b: u8) -> Option<Self> {
+    pub(super) fn from_byte(b: u8) -> Option<Self> {
         Some(match b {
             0 => ChecksumType::None,
             1 => ChecksumType::Crc32c,
@@ -220,172 +222,6 @@ pub struct SstTable {
     pub range_deletions: Vec<RangeTombstone>,
     /// Number of data blocks read.
     pub data_blocks: usize,
-}
-
-// ---------------------------------------------------------------- primitive decoding
-
-fn fixed32(b: &[u8], at: usize) -> Option<u32> {
-    let s = b.get(at..at.checked_add(4)?)?;
-    Some(u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
-}
-
-fn fixed64(b: &[u8], at: usize) -> Option<u64> {
-    let s = b.get(at..at.checked_add(8)?)?;
-    let mut a = [0u8; 8];
-    a.copy_from_slice(s);
-    Some(u64::from_le_bytes(a))
-}
-
-/// Decodes a varint of at most `max_bytes` bytes from `b[*pos..]`, advancing `pos`.
-fn varint(b: &[u8], pos: &mut usize, max_bytes: usize) -> Option<u64> {
-    let mut result: u64 = 0;
-    for i in 0..max_bytes {
-        let byte = *b.get(*pos)?;
-        *pos += 1;
-        result |= u64::from(byte & 0x7f) << (7 * i);
-        if byte & 0x80 == 0 {
-            if max_bytes == 5 && result > u64::from(u32::MAX) {
-                return None;
-            }
-            return Some(result);
-        }
-    }
-    None
-}
-
-fn varint32(b: &[u8], pos: &mut usize) -> Option<u32> {
-    varint(b, pos, 5).map(|v| v as u32)
-}
-
-fn varint64(b: &[u8], pos: &mut usize) -> Option<u64> {
-    varint(b, pos, 10)
-}
-
-fn block_handle(b: &[u8], pos: &mut usize) -> Option<BlockHandle> {
-    let offset = varint64(b, pos)?;
-    let size = varint64(b, pos)?;
-    Some(BlockHandle { offset, size })
-}
-
-// ---------------------------------------------------------------- checksums
-
-fn crc32c_masked(data: &[u8]) -> u32 {
-    const CRC32C: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISCSI);
-    let c = CRC32C.checksum(data);
-    (c.rotate_right(15)).wrapping_add(0xa282_ead8)
-}
-
-/// `ComputeBuiltinChecksum` of table/format.cc over `data` (which includes the compression-type byte).
-pub fn builtin_checksum(kind: ChecksumType, data: &[u8]) -> u32 {
-    match kind {
-        ChecksumType::None => 0,
-        ChecksumType::Crc32c => crc32c_masked(data),
-        ChecksumType::XxHash32 => xxhash_rust::xxh32::xxh32(data, 0),
-        ChecksumType::XxHash64 => xxhash_rust::xxh64::xxh64(data, 0) as u32,
-        ChecksumType::Xxh3 => match data.split_last() {
-            None => 0,
-            Some((last, rest)) => {
-                let v = xxhash_rust::xxh3::xxh3_64(rest) as u32;
-                v ^ u32::from(*last).wrapping_mul(0x6b90_83d9)
-            }
-        },
-    }
-}
-
-/// `ChecksumModifierForContext` of table/format.h: 0 when `base` is 0 (format_version < 6).
-fn context_modifier(base: u32, offset: u64) -> u32 {
-    if base == 0 {
-        return 0;
-    }
-    base ^ ((offset as u32).wrapping_add((offset >> 32) as u32))
-}
-
-// ---------------------------------------------------------------- footer
-
-/// Decodes the footer at the end of `file`.
-///
-/// Errors: too short, unknown or legacy magic, unsupported format_version or checksum type, bad extended magic
-/// or footer checksum (format_version >= 6), undecodable block handles.
-pub fn read_footer(file: &[u8]) -> Result<Footer, SstError> {
-    let len = file.len();
-    if len < FOOTER_LEN {
-        return err(0, format!("file is too short ({len} bytes) to be an sstable"));
-    }
-    let magic_at = len - 8;
-    let magic = fixed64(file, magic_at).unwrap_or(0);
-    match magic {
-        BLOCK_BASED_TABLE_MAGIC => {}
-        LEGACY_BLOCK_BASED_TABLE_MAGIC => {
-            return err(
-                magic_at as u64,
-                "unsupported legacy magic number for block-based SST format (format_version < 2)",
-            )
-        }
-        PLAIN_TABLE_MAGIC | LEGACY_PLAIN_TABLE_MAGIC => {
-            return err(magic_at as u64, "plain table SST files are not supported (not a block-based table)")
-        }
-        CUCKOO_TABLE_MAGIC => return err(magic_at as u64, "cuckoo table SST files are not supported"),
-        other => return err(magic_at as u64, format!("bad table magic number 0x{other:016x}: not an SST file")),
-    }
-    let fv_at = len - 12;
-    let format_version = fixed32(file, fv_at).unwrap_or(u32::MAX);
-    if !(2..=7).contains(&format_version) {
-        return err(fv_at as u64, format!("corrupt or unsupported format_version {format_version}"));
-    }
-    let footer_at = len - FOOTER_LEN;
-    let footer = &file[footer_at..];
-    let checksum = match ChecksumType::from_byte(footer[0]) {
-        Some(c) => c,
-        None => return err(footer_at as u64, format!("corrupt or unsupported checksum type {}", footer[0])),
-    };
-    if format_version >= 6 {
-        if footer[1..5] != EXTENDED_MAGIC {
-            return err(footer_at as u64 + 1, "bad extended magic number in footer");
-        }
-        let stored = fixed32(footer, 5).unwrap_or(0);
-        let base = fixed32(footer, 9).unwrap_or(0);
-        if context_modifier(base, 0) == 0 {
-            return err(footer_at as u64 + 9, "invalid base context checksum");
-        }
-        if checksum != ChecksumType::None {
-            let mut copy = [0u8; FOOTER_LEN];
-            copy.copy_from_slice(footer);
-            copy[5..9].fill(0);
-            let computed = builtin_checksum(checksum, &copy).wrapping_add(context_modifier(base, footer_at as u64));
-            if computed != stored {
-                return err(
-                    footer_at as u64,
-                    format!("footer checksum mismatch (stored {stored}, computed {computed})"),
-                );
-            }
-        }
-        let metaindex_size = u64::from(fixed32(footer, 13).unwrap_or(0));
-        if fixed64(footer, 33).unwrap_or(1) != 0 {
-            return err(footer_at as u64 + 33, "file uses a future feature not supported (reserved footer bytes set)");
-        }
-        let metaindex_end = (footer_at as u64).saturating_sub(BLOCK_TRAILER_LEN as u64);
-        if metaindex_size > metaindex_end {
-            return err(footer_at as u64 + 13, format!("metaindex size {metaindex_size} exceeds the file"));
-        }
-        Ok(Footer {
-            format_version,
-            checksum,
-            metaindex: BlockHandle { offset: metaindex_end - metaindex_size, size: metaindex_size },
-            index: None,
-            base_context_checksum: base,
-        })
-    } else {
-        let mut pos = 1;
-        let part2 = &footer[..41];
-        let metaindex = block_handle(part2, &mut pos);
-        let index = block_handle(part2, &mut pos);
-        match (metaindex, index) {
-            (Some(m), Some(i)) => {
-                Ok(Footer { format_version, checksum, metaindex: m, index: Some(i), base_context_checksum: 0 })
-            }
-            _ => err(footer_at as u64 + 1, "bad block handle in footer"),
-        }
-    }
 }
 
 // ---------------------------------------------------------------- blocks
@@ -821,19 +657,10 @@ pub fn scan_sst_with_blocks(
             visit(h.offset, user_key, seq, kind, v)
         })?;
     }
-    let mut range_deletions = Vec::new();
-    if let Some(h) = range_del_handle {
-        let b = r.block(h, footer.metaindex.offset, "range deletion")?;
-        for_each_entry(&b, h.offset, "range deletion", |k, v| {
-            let ul = match k.len().checked_sub(8) {
-                Some(ul) => ul,
-                None => return err(h.offset, "range deletion block: internal key shorter than 8 bytes"),
-            };
-            let trailer = fixed64(k, ul).unwrap_or(0);
-            range_deletions.push(RangeTombstone { start: k[..ul].to_vec(), end: v.to_vec(), seq: trailer >> 8 });
-            Ok(())
-        })?;
-    }
+    let range_deletions = match range_del_handle {
+        Some(h) => range_tombstones(&mut r, h, footer.metaindex.offset)?,
+        None => Vec::new(),
+    };
     // `rocksdb.num.entries` counts point entries and, depending on the RocksDB version, range tombstones.
     if let Some(n) = properties.num_entries {
         let points = n_entries as u64;
@@ -852,6 +679,22 @@ pub fn scan_sst_with_blocks(
         entries: n_entries as u64,
         decompressed_bytes: r.total_out,
     })
+}
+
+/// The range tombstones of the `rocksdb.range_del` meta block at `h` (read from `src`, the block that names it).
+fn range_tombstones(r: &mut Reader<'_>, h: BlockHandle, src: u64) -> Result<Vec<RangeTombstone>, SstError> {
+    let mut range_deletions = Vec::new();
+    let b = r.block(h, src, "range deletion")?;
+    for_each_entry(&b, h.offset, "range deletion", |k, v| {
+        let ul = match k.len().checked_sub(8) {
+            Some(ul) => ul,
+            None => return err(h.offset, "range deletion block: internal key shorter than 8 bytes"),
+        };
+        let trailer = fixed64(k, ul).unwrap_or(0);
+        range_deletions.push(RangeTombstone { start: k[..ul].to_vec(), end: v.to_vec(), seq: trailer >> 8 });
+        Ok(())
+    })?;
+    Ok(range_deletions)
 }
 
 #[cfg(test)]

@@ -1,0 +1,410 @@
+//! The restart's state chains (`state-delta-missing`, `state-changelog-missing`, `state-base-snapshot-missing`,
+//! `state-file-corrupt`, `state-file-crc-mismatch-unchecked`): for every operator, partition and store, the files
+//! the one planner ([`crate::restart_chain::plan`]) says a restart loads for its state version (last committed
+//! batch + 1), and whether each exists and is intact, as Spark's HDFS and RocksDB providers read them
+//! (FORMATS.md §8, §11, §14, §16), with Spark 4.3's automatic snapshot repair.
+
+use super::state::{recorded_partitions, MAX_MISSING_CHECKED};
+use super::{effective_conf, legacy, spark, BACKUP};
+use crate::model::store_index;
+use crate::model::Checkpoint;
+use crate::report::{CheckpointKind, Code, Finding, RestartStage, Severity};
+use crate::restart_chain::{plan, ChainFileKind, LoadChain, PlanInput};
+use crate::state_files::StoreFiles;
+use crate::{Context, SparkVersion};
+use std::collections::BTreeSet;
+
+/// How Spark reacts to a damaged file in a load chain.
+#[derive(Debug)]
+struct Damage {
+    path: String,
+    detail: String,
+    offset: Option<u64>,
+    /// Spark notices it (checksum verified, zip/stream cannot be read).
+    detected: bool,
+    /// The checksum class when a Spark 4.1+ checksum mismatches.
+    checksum_failed: bool,
+}
+
+fn damage_of(cp: &Checkpoint, path: &str, kind: ChainFileKind, v: SparkVersion) -> Option<Damage> {
+    let integ = cp.integrity_of(path).and_then(|i| i.problem.clone());
+    let crc_bad = cp.crc_of(path).and_then(|c| c.verified.clone()).and_then(|r| r.err());
+    let sum_bad = cp.checksum_of(path).and_then(|c| c.verified.clone()).and_then(|r| r.err());
+    if integ.is_none() && crc_bad.is_none() && sum_bad.is_none() {
+        return None;
+    }
+    let rocks = matches!(kind, ChainFileKind::Zip | ChainFileKind::Changelog);
+    let checksum_failed = sum_bad.is_some() && v.at_least(4, 1);
+    // RocksDB files are copied through Hadoop's FileSystem, which verifies the .crc; the HDFS provider's
+    // reads did not fail on a .crc mismatch in 3.5.9 (fixture broken-ss-3.5.9-corrupt-state-file).
+    // Spark 3.x decompressed lz4 state files with lz4-java's fast decompressor, which did not notice a
+    // damaged match offset inside an intact block (fixture broken-ss-3.5.9-corrupt-state-file loaded it).
+    let legacy_blind = !v.at_least(4, 0) && cp.integrity_of(path).is_some_and(|i| i.payload_corrupt) && !rocks;
+    let detected = (integ.is_some() && !legacy_blind) || checksum_failed || (rocks && crc_bad.is_some());
+    let mut parts = Vec::new();
+    let mut offset = None;
+    if let Some(p) = &integ {
+        // The file at fault may be another than the chain step (an SST a zip lists, an entry of the zip).
+        parts.push(if p.path != path { format!("{}: {}", p.path, p.reason) } else { p.reason.clone() });
+        offset = p.offset;
+    }
+    if let Some(c) = &crc_bad {
+        parts.push(format!("Hadoop .crc sidecar: {c}"));
+        if offset.is_none() {
+            if let crate::hadoop::CrcError::Mismatch { offset: o, .. } = c {
+                offset = Some(*o);
+            }
+        }
+    }
+    if let Some(s) = &sum_bad {
+        parts.push(format!("Spark checksum file: {s}"));
+    }
+    Some(Damage { path: path.to_string(), detail: parts.join("; "), offset, detected, checksum_failed })
+}
+
+/// The specific 4.x error classes the state readers report for a damaged file that Spark raises as such
+/// (record sizes of `.delta`/`.snapshot`, the changelog version); others are reported per [`load_error`].
+fn specific_class(c: &str) -> Option<&'static str> {
+    Some(match c {
+        "CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_KEY_SIZE" => {
+            "CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_KEY_SIZE"
+        }
+        "CANNOT_LOAD_STATE_STORE.CANNOT_READ_SNAPSHOT_FILE_KEY_SIZE" => {
+            "CANNOT_LOAD_STATE_STORE.CANNOT_READ_SNAPSHOT_FILE_KEY_SIZE"
+        }
+        "CANNOT_LOAD_STATE_STORE.CANNOT_READ_SNAPSHOT_FILE_VALUE_SIZE" => {
+            "CANNOT_LOAD_STATE_STORE.CANNOT_READ_SNAPSHOT_FILE_VALUE_SIZE"
+        }
+        "CANNOT_LOAD_STATE_STORE.INVALID_CHANGE_LOG_READER_VERSION" => {
+            "CANNOT_LOAD_STATE_STORE.INVALID_CHANGE_LOG_READER_VERSION"
+        }
+        _ => return None,
+    })
+}
+
+/// The error class and exception for a state load failure of the given kind.
+fn load_error(kind: &str, v: SparkVersion, ckpt_v2: bool) -> (Option<&'static str>, &'static str) {
+    if !v.at_least(4, 0) {
+        return (None, "org.apache.spark.SparkException");
+    }
+    let c = match kind {
+        "delta-missing" => "CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS",
+        "changelog-missing" => "CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE",
+        "base-not-found" => "CANNOT_LOAD_STATE_STORE.CANNOT_FIND_BASE_SNAPSHOT_CHECKPOINT",
+        // Spark 4.0.x with checkpoint format v2 reported a damaged zip as unreadable checkpoint metadata
+        // (fixture broken-ss-4.0.5-corrupt-state-file-agg-rocksdb-ckptv2).
+        "zip-corrupt" if ckpt_v2 && !v.at_least(4, 1) => "CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT",
+        _ => "CANNOT_LOAD_STATE_STORE.UNCATEGORIZED",
+    };
+    (Some(c), "org.apache.spark.SparkException")
+}
+
+/// What one store's chain gives: a finding, or a damaged file Spark loads without noticing.
+enum Outcome {
+    Finding(Finding),
+    Silent(String, String),
+}
+
+/// One store a restart loads, with what planning its chain needs.
+struct StoreAt<'a> {
+    cp: &'a Checkpoint,
+    v: SparkVersion,
+    version: i64,
+    dir: String,
+    /// `operator 0, partition 3[, store left-keyToNumValues]`.
+    where_: String,
+    store: &'a StoreFiles,
+    uid: Option<String>,
+    lineage: Option<Vec<(i64, String)>>,
+    base_input: PlanInput<'a>,
+    /// Spark 4.3's automatic snapshot repair applies.
+    repair: bool,
+}
+
+impl StoreAt<'_> {
+    /// The chain for the store's version, skipping the base snapshots of `skip` (repair).
+    fn plan(&self, skip: &[i64], with_lineage: bool) -> LoadChain {
+        let lineage = if with_lineage { self.lineage.as_deref() } else { None };
+        plan(self.store, self.version, &PlanInput { unique_id: self.uid.as_deref(), lineage, skip, ..self.base_input })
+    }
+}
+
+/// For every operator, partition and store: can the restart load its state version?
+pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
+    if cp.kind.0 != CheckpointKind::StructuredStreaming || cp.state.operators.is_empty() {
+        return vec![];
+    }
+    let Some(version) = cp.restart_version() else {
+        return vec![];
+    };
+    let v = spark(ctx);
+    let conf = effective_conf(cp, ctx);
+    let repair = PlanInput { release: v, conf: Some(&conf), ..PlanInput::new("") }.repairs_snapshots();
+    let partitions = recorded_partitions(cp);
+    let mut out = Vec::new();
+    let mut silent: Vec<(String, String)> = Vec::new();
+    for (op, o) in &cp.state.operators {
+        let provider = cp.operator_provider(*op);
+        let base_input = PlanInput { release: v, conf: Some(&conf), ..PlanInput::new(&provider) };
+        let names = store_names(cp, *op, o);
+        for part in partitions_checked(o, partitions) {
+            for name in &names {
+                let dir =
+                    if name == "default" { format!("state/{op}/{part}") } else { format!("state/{op}/{part}/{name}") };
+                let empty = StoreFiles { dir: dir.clone(), ..Default::default() };
+                let store = o.partitions.get(&part).and_then(|p| p.stores.get(name)).unwrap_or(&empty);
+                let uid = cp.unique_id(*op, part, store_index(&names, name), version);
+                let top = uid.as_ref().and_then(|u| {
+                    store
+                        .changelogs
+                        .get(&version)?
+                        .iter()
+                        .find(|f| f.unique_id.as_deref() == Some(u.as_str()))
+                        .map(|f| f.file.path.clone())
+                });
+                let lineage = top.as_deref().and_then(|t| cp.lineage_of(t)).map(|l| l.to_vec());
+                let where_ = format!(
+                    "operator {op}, partition {part}{}",
+                    if name == "default" { String::new() } else { format!(", store {name}") }
+                );
+                let at = StoreAt { cp, v, version, dir, where_, store, uid, lineage, base_input, repair };
+                match chain_outcome(&at) {
+                    Some(Outcome::Finding(f)) => out.push(f),
+                    Some(Outcome::Silent(p, d)) => silent.push((p, d)),
+                    None => {}
+                }
+            }
+        }
+    }
+    if !silent.is_empty() {
+        let mut f = Finding::new(
+            Code::StateFileCrcMismatchUnchecked,
+            Severity::Warning,
+            format!("{} state file(s) a restart loads do not match their Hadoop .crc; Spark {v} loads them without checking", silent.len()),
+        )
+        .why("The HDFS state store provider reads .delta/.snapshot files without failing on a Hadoop .crc mismatch (observed with Spark 3.5.9): if the damage hits compressed literal bytes the state is loaded silently altered, otherwise decompression fails. Spark 4.1+ checksum files (when present) and 4.3's repair catch more.")
+        .fix(&[BACKUP.to_string(), "Restore the files from a backup, or move the damaged snapshot away if older snapshots and deltas cover its version.".to_string()]);
+        for (p, d) in silent.iter().take(10) {
+            f = f.evidence(p, d, None);
+        }
+        out.push(f);
+    }
+    let _ = legacy(ctx);
+    out
+}
+
+/// An operator's store names: from any partition, else operator metadata, else `default`.
+fn store_names(cp: &Checkpoint, op: i64, o: &crate::state_files::OperatorFiles) -> Vec<String> {
+    // Store names: from any partition, else operator metadata, else `default`.
+    let mut names: BTreeSet<String> = o.partitions.values().flat_map(|p| p.stores.keys().cloned()).collect();
+    if let Some(Ok(m)) = cp.operator_metadata.get(&op).map(|m| &m.content) {
+        names.extend(m.stores.iter().map(|s| s.store_name.clone()));
+    }
+    if names.is_empty() {
+        names.insert("default".into());
+    }
+    names.into_iter().collect()
+}
+
+/// The partitions whose chain is checked: the folders on disk and the first missing ids between them and the
+/// recorded count.
+fn partitions_checked(o: &crate::state_files::OperatorFiles, partitions: Option<u32>) -> Vec<u32> {
+    let on_disk = o.partitions.keys().next_back().map(|p| p.saturating_add(1)).unwrap_or(0);
+    // Recorded partitions without a directory are checked too, up to a bound (a hand-edited count or a
+    // folder named `4000000000` could make the range huge; the first missing ones already fail the
+    // restart, and `check_layout` reports them all in one finding): the folders on disk, and the first
+    // missing ids found between them (never a walk over the whole range).
+    // Spark loads partitions `0..recorded`; without a recorded count, those up to the highest folder.
+    let n_parts = match partitions {
+        Some(n) => n.min(on_disk.saturating_add(10_000)),
+        None => on_disk,
+    };
+    let (missing, _) = crate::state_files::missing_ids(
+        o.partitions.keys().map(|p| u64::from(*p)),
+        u64::from(n_parts),
+        MAX_MISSING_CHECKED,
+    );
+    let mut parts: Vec<u32> = o.partitions.keys().copied().collect();
+    parts.extend(missing.iter().filter_map(|p| u32::try_from(*p).ok()));
+    parts.sort_unstable();
+    parts
+}
+
+/// The finding (if any) for one store's chain: a missing file, no base snapshot, or the first damaged file.
+fn chain_outcome(at: &StoreAt<'_>) -> Option<Outcome> {
+    let (cp, v, version, dir, where_) = (at.cp, at.v, at.version, &at.dir, &at.where_);
+    let ckpt_v2 = at.uid.is_some();
+    let chain = at.plan(&[], true);
+    if let Some(m) = &chain.missing {
+        let kind = if m.kind == ChainFileKind::Delta { "delta-missing" } else { "changelog-missing" };
+        let (class, exc) = load_error(kind, v, ckpt_v2);
+        let have: Vec<String> =
+            chain.steps.iter().map(|s| s.path.rsplit('/').next().unwrap_or("").to_string()).collect();
+        let msg = if m.kind == ChainFileKind::Delta {
+            format!("Error reading delta file {} of HDFSStateStoreProvider[...]: {} does not exist", m.path, m.path)
+        } else {
+            format!("Error reading streaming state file of {} does not exist.", m.path)
+        };
+        return Some(Outcome::Finding(
+            Finding::new(
+                if m.kind == ChainFileKind::Delta { Code::StateDeltaMissing } else { Code::StateChangelogMissing },
+                Severity::Error,
+                format!("State version {version} of {where_} cannot be rebuilt: {} is missing", m.path),
+            )
+            .classes(&[class.unwrap_or(if m.kind == ChainFileKind::Delta { "CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS" } else { "CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE" })])
+            .evidence(&m.path, format!("absent; the restart loads state version {version} = {}", if have.is_empty() { "from nothing (no snapshot), so it needs every file from version 1".to_string() } else { format!("{} then the files up to {version}", have.join(", ")) }), None)
+            .why(format!(
+                "A restart runs batch {version} and loads state version {version} (last committed batch + 1) in every partition. {} Spark fails with: {msg}",
+                if m.kind == ChainFileKind::Delta {
+                    "The HDFS provider uses the newest snapshot at or below that version and replays every .delta after it; a missing delta is fatal."
+                } else {
+                    "The RocksDB provider uses the newest .zip at or below that version and replays every .changelog after it; a missing changelog is fatal."
+                }
+            ))
+            .fix(&[
+                BACKUP.to_string(),
+                format!("Restore {} (and the rest of {dir}) from the original checkpoint or a backup.", m.path),
+                super::new_checkpoint_step(cp),
+            ])
+            .fails(RestartStage::StateLoad, class, exc),
+        ));
+    }
+    if chain.base_not_found {
+        let (class, exc) = load_error("base-not-found", v, true);
+        let lineage: Vec<String> =
+            chain.steps.iter().map(|s| s.path.rsplit('/').next().unwrap_or("").to_string()).collect();
+        let lowest = chain.steps.first().map(|s| s.version).unwrap_or(version);
+        return Some(Outcome::Finding(
+            Finding::new(Code::StateBaseSnapshotMissing, Severity::Error, format!("State version {version} of {where_} has no base snapshot (checkpoint format v2)"))
+                .classes(&["CANNOT_LOAD_STATE_STORE.CANNOT_FIND_BASE_SNAPSHOT_CHECKPOINT"])
+                .evidence(chain.steps.last().map(|s| s.path.clone()).unwrap_or(dir.clone()), format!("changelogs {} are present but no zip at or below version {lowest} continues the chain (version {} has neither a zip nor a changelog)", lineage.join(", "), lowest - 1), None)
+                .why("With state checkpoint format v2 every version has a unique id; Spark follows the lineage recorded in the changelog of the version it loads back to a snapshot zip of the same lineage. Here the snapshot zips of that lineage are gone, so the chain cannot start.")
+                .fix(&[BACKUP.to_string(), format!("Restore the deleted .zip files (and changelogs) of {dir} from the original checkpoint."), super::new_checkpoint_step(cp)])
+                .fails(RestartStage::StateLoad, class, exc),
+        ));
+    }
+    // Damaged files in the chain: the first one decides.
+    let (idx, d) =
+        chain.steps.iter().enumerate().find_map(|(i, s)| damage_of(cp, &s.path, s.kind, v).map(|d| (i, d)))?;
+    let step = &chain.steps[idx];
+    if !d.detected {
+        return Some(Outcome::Silent(d.path.clone(), d.detail.clone()));
+    }
+    Some(Outcome::Finding(damaged_finding(at, step, &d)))
+}
+
+/// With 4.3's snapshot repair: the chain Spark rebuilds the version from when the damaged base snapshot (and
+/// up to three more damaged ones) is skipped; `None` when repair is off or nothing intact is left.
+fn repaired_chain(at: &StoreAt<'_>, step: &crate::restart_chain::ChainStep, is_base: bool) -> Option<LoadChain> {
+    let (cp, v) = (at.cp, at.v);
+    let repair = at.repair;
+    if repair && is_base {
+        let mut skip = vec![step.version];
+        let mut result = None;
+        for _ in 0..4 {
+            let alt = at.plan(&skip, true);
+            if alt.missing.is_some() || alt.base_not_found {
+                break;
+            }
+            match alt
+                .steps
+                .iter()
+                .find_map(|s| damage_of(cp, &s.path, s.kind, v).filter(|d| d.detected).map(|_| s.clone()))
+            {
+                Some(s) if matches!(s.kind, ChainFileKind::Snapshot | ChainFileKind::Zip) => skip.push(s.version),
+                Some(_) => break,
+                None => {
+                    result = Some(alt);
+                    break;
+                }
+            }
+        }
+        result
+    } else {
+        None
+    }
+}
+
+/// `state-file-corrupt`: the damaged file a restart reads first, and the way out (repair, move it, restore it).
+fn damaged_finding(at: &StoreAt<'_>, step: &crate::restart_chain::ChainStep, d: &Damage) -> Finding {
+    let (cp, v, version, where_) = (at.cp, at.v, at.version, &at.where_);
+    let ckpt_v2 = at.uid.is_some();
+    let is_base = matches!(step.kind, ChainFileKind::Snapshot | ChainFileKind::Zip);
+    let repaired = repaired_chain(at, step, is_base);
+    let kind = if step.kind == ChainFileKind::Zip { "zip-corrupt" } else { "stream-corrupt" };
+    let (mut class, exc) = load_error(kind, v, ckpt_v2);
+    // A specific record-size error class (4.x) when the record stream itself is damaged and
+    // no checksum check failed first.
+    let reader_class = cp.integrity_of(&d.path).and_then(|i| i.error_class.as_deref());
+    if v.at_least(4, 0) && !d.checksum_failed {
+        if let Some(c) = reader_class.and_then(specific_class) {
+            class = Some(c);
+        }
+    }
+    let mut classes: Vec<&str> = vec!["CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"];
+    if d.checksum_failed {
+        classes.push("CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED");
+    }
+    if class.is_some_and(|c| !classes.contains(&c)) {
+        classes.insert(0, class.unwrap_or_default());
+    }
+    if repaired.is_some() {
+        classes.push("CANNOT_LOAD_STATE_STORE.AUTO_SNAPSHOT_REPAIR_FAILED");
+    }
+    // What the state reader names for a zip's SST (missing, wrong size): a possible cause class.
+    if let Some(c) = reader_class.filter(|c| v.at_least(4, 0) && !classes.contains(c)) {
+        if c.ends_with("UNEXPECTED_FILE_SIZE") || c.ends_with("CANNOT_READ_STREAMING_STATE_FILE") {
+            classes.push(c);
+        }
+    }
+    let mut f = Finding::new(
+        Code::StateFileCorrupt,
+        if repaired.is_some() { Severity::Warning } else { Severity::Error },
+        format!("{} (state version {} of {where_}) is damaged", d.path, step.version),
+    )
+    .classes(&classes)
+    .evidence(&d.path, d.detail.clone(), d.offset);
+    if let Some(alt) = &repaired {
+        let files: Vec<String> =
+            alt.steps.iter().map(|s| s.path.rsplit('/').next().unwrap_or("").to_string()).collect();
+        f = f
+            .why(format!(
+                "Spark {v} fails to load this snapshot, and with spark.sql.streaming.stateStore.autoSnapshotRepair.enabled (default true in 4.3) it rebuilds version {version} from an older snapshot and the files after it ({}), which are intact. The restart goes on; the damaged file stays.",
+                files.join(", ")
+            ))
+            .fix(&[BACKUP.to_string(), format!("Optionally delete {} (after a backup) so no reader trips on it; Spark rebuilds it from {}.", d.path, files.join(", "))]);
+    } else {
+        let alt = at.plan(&[step.version], false);
+        let alt_ok = is_base
+            && alt.missing.is_none()
+            && !alt.base_not_found
+            && alt.steps.iter().all(|s| damage_of(cp, &s.path, s.kind, v).is_none());
+        f = f
+            .why(format!(
+                "A restart loads state version {version} and reads {} first; {}.{}",
+                d.path,
+                if d.checksum_failed {
+                    format!("Spark {v} verifies the Spark checksum file and fails (CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED, reported as CANNOT_LOAD_STATE_STORE.UNCATEGORIZED)")
+                } else {
+                    format!("the file cannot be read ({}), so loading fails", d.detail)
+                },
+                if v.at_least(4, 3) && is_base { " Spark 4.3's automatic snapshot repair is disabled in this session." } else { "" }
+            ))
+            .fix(&{
+                let mut steps = vec![BACKUP.to_string()];
+                if alt_ok {
+                    let files: Vec<String> = alt.steps.iter().map(|s| s.path.rsplit('/').next().unwrap_or("").to_string()).collect();
+                    steps.push(format!("Move {} out of the checkpoint: the older files {} rebuild version {version} without it.", d.path, files.join(", ")));
+                    if v.at_least(4, 3) {
+                        steps.push("Or restart on Spark 4.3 with spark.sql.streaming.stateStore.autoSnapshotRepair.enabled=true (the default).".to_string());
+                    }
+                } else {
+                    steps.push(format!("Restore {} from the original checkpoint or a backup.", d.path));
+                }
+                steps.push(super::new_checkpoint_step(cp));
+                steps
+            })
+            .fails(RestartStage::StateLoad, class, exc);
+    }
+    f
+}

@@ -1,0 +1,239 @@
+//! Values as Spark shows them in text (`Cast` to string, as the State Data Source's rows print in `show()` and
+//! JSON): floats and doubles, decimals, dates and timestamps (proleptic Gregorian, microseconds), calendar,
+//! year-month and day-time intervals, binary as base64. Used by the UnsafeRow decoder ([`super::unsafe_row`]).
+
+use crate::time::civil_from_days;
+use serde_json::{Number, Value};
+
+pub(crate) fn float_value(x: f32) -> Value {
+    if x.is_nan() {
+        Value::String("NaN".into())
+    } else if x.is_infinite() {
+        Value::String(if x > 0.0 { "Infinity" } else { "-Infinity" }.into())
+    } else {
+        // Through the shortest decimal form, so 0.1f stays 0.1 (as Java's Float.toString prints it).
+        let d: f64 = format!("{x}").parse().unwrap_or(f64::from(x));
+        Number::from_f64(d).map(Value::Number).unwrap_or(Value::Null)
+    }
+}
+
+pub(crate) fn double_value(x: f64) -> Value {
+    if x.is_nan() {
+        Value::String("NaN".into())
+    } else if x.is_infinite() {
+        Value::String(if x > 0.0 { "Infinity" } else { "-Infinity" }.into())
+    } else {
+        Number::from_f64(x).map(Value::Number).unwrap_or(Value::Null)
+    }
+}
+
+/// Plain decimal text of `unscaled × 10^-scale` (Java `BigDecimal.toPlainString`).
+pub fn decimal_string(unscaled: i128, scale: u8) -> String {
+    let neg = unscaled < 0;
+    let digits = unscaled.unsigned_abs().to_string();
+    let s = scale as usize;
+    let body = if s == 0 {
+        digits
+    } else if digits.len() > s {
+        format!("{}.{}", &digits[..digits.len() - s], &digits[digits.len() - s..])
+    } else {
+        format!("0.{}{}", "0".repeat(s - digits.len()), digits)
+    };
+    if neg {
+        format!("-{body}")
+    } else {
+        body
+    }
+}
+
+/// A decimal as a JSON number: exact for integers that fit 64 bits, otherwise the nearest double (serde_json
+/// has no arbitrary-precision numbers here).
+pub(crate) fn decimal_value(unscaled: i128, scale: u8) -> Value {
+    if scale == 0 {
+        if let Ok(i) = i64::try_from(unscaled) {
+            return Value::from(i);
+        }
+    }
+    let s = decimal_string(unscaled, scale);
+    s.parse::<f64>().ok().and_then(Number::from_f64).map(Value::Number).unwrap_or(Value::String(s))
+}
+
+/// Year as Java's `uuuu` pattern prints it: 4 digits, a sign beyond.
+pub(crate) fn format_year(y: i64) -> String {
+    if y > 9999 {
+        format!("+{y}")
+    } else if y < 0 {
+        format!("-{:04}", -y)
+    } else {
+        format!("{y:04}")
+    }
+}
+
+/// `yyyy-MM-dd` of a Spark `date` (days since the epoch).
+pub fn format_date(days: i64) -> String {
+    let (y, m, d) = civil_from_days(days);
+    format!("{}-{m:02}-{d:02}", format_year(y))
+}
+
+pub(crate) fn push_2(out: &mut String, v: i64) {
+    out.push(char::from(b'0' + (v / 10 % 10) as u8));
+    out.push(char::from(b'0' + (v % 10) as u8));
+}
+
+/// [`format_timestamp`] appended to `out` without intermediate allocations.
+pub(crate) fn push_timestamp(micros: i64, utc: bool, out: &mut String) {
+    let millis = micros.div_euclid(1000);
+    let secs = millis.div_euclid(1000);
+    let ms = millis.rem_euclid(1000);
+    let sod = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
+    if (0..=9999).contains(&y) {
+        push_2(out, y / 100);
+        push_2(out, y % 100);
+    } else {
+        out.push_str(&format_year(y));
+    }
+    out.push('-');
+    push_2(out, i64::from(m));
+    out.push('-');
+    push_2(out, i64::from(d));
+    out.push('T');
+    push_2(out, sod / 3600);
+    out.push(':');
+    push_2(out, (sod / 60) % 60);
+    out.push(':');
+    push_2(out, sod % 60);
+    out.push('.');
+    out.push(char::from(b'0' + (ms / 100) as u8));
+    push_2(out, ms % 100);
+    if utc {
+        out.push('Z');
+    }
+}
+
+/// A Spark timestamp (microseconds since the epoch) as toJSON writes it: `yyyy-MM-dd'T'HH:mm:ss.SSS` plus `Z`
+/// when `utc` (timestamp, rendered in UTC), nothing for timestamp_ntz. Sub-millisecond digits are dropped.
+pub fn format_timestamp(micros: i64, utc: bool) -> String {
+    let mut s = String::with_capacity(24);
+    push_timestamp(micros, utc, &mut s);
+    s
+}
+
+/// Seconds with up to 6 decimals, trailing zeros stripped (`BigDecimal.valueOf(micros, 6).stripTrailingZeros
+/// .toPlainString`).
+pub(crate) fn plain_seconds(micros: i128) -> String {
+    let s = decimal_string(micros, 6);
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// Spark's `CalendarInterval.toString` (e.g. `1 years 2 months 3 days 4 hours 5.000006 seconds`).
+pub fn calendar_interval_string(months: i32, days: i32, micros: i64) -> String {
+    if months == 0 && days == 0 && micros == 0 {
+        return "0 seconds".into();
+    }
+    let mut parts: Vec<String> = Vec::new();
+    let mut unit = |v: i64, u: &str| {
+        if v != 0 {
+            parts.push(format!("{v} {u}"));
+        }
+    };
+    if months != 0 {
+        unit(i64::from(months / 12), "years");
+        unit(i64::from(months % 12), "months");
+    }
+    unit(i64::from(days), "days");
+    let mut secs_part = None;
+    if micros != 0 {
+        let mut rest = i128::from(micros);
+        unit((rest / 3_600_000_000) as i64, "hours");
+        rest %= 3_600_000_000;
+        unit((rest / 60_000_000) as i64, "minutes");
+        rest %= 60_000_000;
+        if rest != 0 {
+            secs_part = Some(format!("{} seconds", plain_seconds(rest)));
+        }
+    }
+    parts.extend(secs_part);
+    parts.join(" ")
+}
+
+/// ANSI year-month interval string (`IntervalUtils.toYearMonthIntervalString`, ANSI style).
+pub fn year_month_interval_string(months: i32, start: u8, end: u8) -> String {
+    let abs = i64::from(months).abs();
+    let sign = if months < 0 { "-" } else { "" };
+    let year = format!("{sign}{}", abs / 12);
+    if start == end {
+        if start == 0 {
+            format!("INTERVAL '{year}' YEAR")
+        } else {
+            format!("INTERVAL '{months}' MONTH")
+        }
+    } else {
+        format!("INTERVAL '{year}-{}' YEAR TO MONTH", abs % 12)
+    }
+}
+
+/// ANSI day-time interval string (`IntervalUtils.toDayTimeIntervalString`, ANSI style), e.g.
+/// `INTERVAL '1 02:03:04.000005' DAY TO SECOND`.
+pub fn day_time_interval_string(micros: i64, start: u8, end: u8) -> String {
+    const NAMES: [&str; 4] = ["DAY", "HOUR", "MINUTE", "SECOND"];
+    let (start, end) = (start.min(3), end.min(3));
+    let from = NAMES[start as usize];
+    let to = NAMES[end as usize];
+    let postfix = if start == end { format!("' {from}") } else { format!("' {from} TO {to}") };
+    let sign = if micros < 0 { "-" } else { "" };
+    let mut rest = i128::from(micros).abs();
+    let (day, hour, minute, second) = (86_400_000_000i128, 3_600_000_000i128, 60_000_000i128, 1_000_000i128);
+    let secs = |rest: i128| {
+        let lead = if rest < 10 * second { "0" } else { "" };
+        format!("{lead}{}", plain_seconds(rest))
+    };
+    let mut s = String::from(sign);
+    match start {
+        0 => {
+            s.push_str(&(rest / day).to_string());
+            rest %= day;
+        }
+        1 => {
+            s.push_str(&format!("{:02}", rest / hour));
+            rest %= hour;
+        }
+        2 => {
+            s.push_str(&format!("{:02}", rest / minute));
+            rest %= minute;
+        }
+        _ => s.push_str(&secs(rest)),
+    }
+    if start < 1 && 1 <= end {
+        s.push_str(&format!(" {:02}", rest / hour));
+        rest %= hour;
+    }
+    if start < 2 && 2 <= end {
+        s.push_str(&format!(":{:02}", rest / minute));
+        rest %= minute;
+    }
+    if start < 3 && 3 <= end {
+        s.push(':');
+        s.push_str(&secs(rest));
+    }
+    format!("INTERVAL '{s}{postfix}")
+}
+
+/// Standard base64 with padding (Jackson's `writeBinary`, `Base64Variants.MIME_NO_LINEFEEDS`).
+pub fn base64(b: &[u8]) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(b.len().div_ceil(3) * 4);
+    for c in b.chunks(3) {
+        let n =
+            (u32::from(c[0]) << 16) | (u32::from(*c.get(1).unwrap_or(&0)) << 8) | u32::from(*c.get(2).unwrap_or(&0));
+        out.push(T[(n >> 18) as usize & 63] as char);
+        out.push(T[(n >> 12) as usize & 63] as char);
+        out.push(if c.len() > 1 { T[(n >> 6) as usize & 63] as char } else { '=' });
+        out.push(if c.len() > 2 { T[n as usize & 63] as char } else { '=' });
+    }
+    out
+}
