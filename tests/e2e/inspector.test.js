@@ -372,6 +372,62 @@ describe('hosted build (dist/ served from a sub-path)', () => {
     await shot(page, '07-bomb-not-verified', false);
   });
 
+  // Issue 12: a state folder named by a huge number (state/111111111111, state/0/4000000000) is answered at once
+  // with a finding, never a walk over every id below it (which took 12-19 GB natively).
+  test('huge-number state folders give findings, not a crashed tab', async () => {
+    const z = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'huge-')), 'huge.zip');
+    const py = 'import sys,zipfile\nsrc=zipfile.ZipFile(sys.argv[2])\nz=zipfile.ZipFile(sys.argv[1],"w",zipfile.ZIP_DEFLATED)\nfor n in src.namelist(): z.writestr(n, src.read(n))\nz.writestr("state/0/4000000000/1.delta","x"); z.writestr("state/111111111111/0/1.delta","x")\nz.close()';
+    const made = spawnSync('python3', ['-c', py, z, path.join(fixturesDir, 'ss-4.3.0-agg-hdfs.zip')]);
+    assert.equal(made.status, 0, String(made.stderr));
+    await dropFile(page, 'huge.zip', fs.readFileSync(z));
+    assert.equal(await page.$eval('#results', (e) => e.dataset.run), 'done', await page.textContent('#message'));
+    const [cp] = await shown(page);
+    assert.ok(cp.codes.includes('state-operator-missing') && cp.codes.includes('state-partition-extra'), JSON.stringify(cp.codes));
+    assert.match(await page.textContent('section.checkpoint'), /111111111110 ids/);
+    assert.equal(await page.evaluate(() => 1 + 1), 2, 'the page still runs script');
+  });
+
+  // Issue 12: a Cancel button while a run is busy, and a watchdog that stops a worker that stops answering; the
+  // page says so and diagnoses the next input.
+  test('Cancel stops a long diagnosis; the watchdog stops a silent worker; the page recovers', async () => {
+    // A stopped worker is replaced by a fresh one, which loads the page's own worker files again.
+    phase = 'worker-restart';
+    const big = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'roots-')), 'roots.zip');
+    // 1200 roots of 41 small files each: a diagnosis long enough to be cancelled while it runs.
+    const py = 'import sys,zipfile\nz=zipfile.ZipFile(sys.argv[1],"w")\nfor i in range(1200):\n  z.writestr(f"r{i:04}/metadata","{\\"id\\":\\"a\\"}")\n  for b in range(20):\n    z.writestr(f"r{i:04}/offsets/{b}","v1\\n{}\\n{}"); z.writestr(f"r{i:04}/commits/{b}","v1\\n{}")\nz.close()';
+    const made = spawnSync('python3', ['-c', py, big]);
+    assert.equal(made.status, 0, String(made.stderr));
+    let n = await runCount(page);
+    const dt = await page.evaluateHandle((b64) => {
+      const b = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      const d = new DataTransfer();
+      d.items.add(new File([b], 'roots.zip', { type: 'application/zip' }));
+      return d;
+    }, fs.readFileSync(big).toString('base64'));
+    for (const t of ['dragenter', 'dragover', 'drop']) await page.dispatchEvent('main', t, { dataTransfer: dt });
+    await page.waitForFunction(() => document.querySelector('#results').dataset.pending === '1' && !document.querySelector('#cancel').hidden);
+    await page.click('#cancel');
+    await waitRun(page, n);
+    assert.equal(await page.$eval('#results', (e) => e.dataset.run), 'error');
+    assert.equal(await page.$eval('#message', (e) => e.dataset.errorKind), 'cancelled');
+    assert.match(await page.textContent('#message'), /Cancelled/);
+    assert.ok(await page.$eval('#cancel', (b) => b.hidden), 'no Cancel button once the run ended');
+
+    await page.evaluate(() => { window.TC_WATCHDOG_MS = 1; });
+    await dropFile(page, 'bomb.zip', bombZip('offsets/0'));
+    assert.equal(await page.$eval('#message', (e) => e.dataset.errorKind), 'stuck');
+    assert.match(await page.textContent('#message'), /did not answer .* and was stopped/);
+    await page.evaluate(() => { delete window.TC_WATCHDOG_MS; });
+
+    n = await runCount(page);
+    await dropFile(page, 'bomb.zip', bombZip('offsets/0'));
+    assert.equal(await page.$eval('#results', (e) => e.dataset.run), 'done', 'a fresh worker diagnoses the next input');
+    assert.ok(requests.filter((r) => r.phase === 'worker-restart').every((r) => r.url.startsWith(`${base}worker`) || r.url.startsWith('blob:') || r.url.startsWith('data:')),
+      'only the worker files are fetched again');
+    phase = 'after-load';
+    await shot(page, '07-after-cancel-and-watchdog', false);
+  });
+
   test('no request left the origin, and none at all after load (except a chosen sample)', async () => {
     assert.deepEqual(offOrigin(requests), []);
     const after = requests.filter((r) => r.phase === 'after-load' && !r.url.startsWith('blob:') && !r.url.startsWith('data:'));

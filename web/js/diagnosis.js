@@ -12,6 +12,7 @@ const ERROR_HELP = {
   empty: 'The input is empty: there is nothing to inspect.',
   'over-limit': 'The input is over one of the inspector\'s safety limits, so it was not read further.',
   'bad-path': 'The zip contains an unsafe entry path; it was not read.',
+  cancelled: 'Drop the input again to diagnose it.',
 };
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -49,7 +50,7 @@ async function run(msg, label) {
     state.runs += 1;
     results.dataset.runCount = String(state.runs);
     results.dataset.run = 'error';
-    setStatus('Could not diagnose this input.');
+    setStatus(kind === 'cancelled' ? 'Cancelled.' : kind === 'stuck' ? 'Stopped a stuck worker.' : 'Could not diagnose this input.');
   } finally {
     progressEnd();
   }

@@ -12,7 +12,8 @@
 import { state } from './app-state.js';
 import { initSparkVersions, initTheme } from './settings.js';
 import { initInputs, initSamples } from './input.js';
-import { startWorker, checkReady, readyHooks } from './worker-client.js';
+import { startWorker, checkReady, readyHooks, cancel } from './worker-client.js';
+import { $ } from './dom.js';
 import { markdown, summary } from './export.js';
 import { views } from './report-view.js';
 import { initShare } from './share.js';
@@ -37,5 +38,6 @@ initInputs();
 initShare();
 initLinks();
 initSamples();
+$('#cancel').addEventListener('click', cancel);
 startWorker();
 checkReady();

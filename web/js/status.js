@@ -1,4 +1,4 @@
-// The status line, the progress bar and the message box.
+// The status line, the progress bar (with its Cancel button, shown while a run is busy) and the message box.
 import { $ } from './dom.js';
 
 export function setStatus(text) {
@@ -21,6 +21,7 @@ export function progressStart(label) {
   clearTimeout(progressTimer);
   // Only show the bar for anything that takes longer than a moment.
   progressTimer = setTimeout(() => { bar.hidden = false; }, 150);
+  $('#cancel').hidden = false;
   setStatus(label);
 }
 export function progressUpdate(m) {
@@ -34,5 +35,6 @@ export function progressUpdate(m) {
 export function progressEnd() {
   clearTimeout(progressTimer);
   $('#progress').hidden = true;
+  $('#cancel').hidden = true;
 }
 

@@ -5,6 +5,45 @@ import { setStatus, showMessage } from './status.js';
 import { state } from './app-state.js';
 import { ready as coreReady } from './core.js';
 
+/** Silence (no progress, no answer) after which a busy worker counts as stuck, in ms (tests may lower it). */
+const WATCHDOG_MS = () => window.TC_WATCHDOG_MS || 60000;
+let watchdog = null;
+
+/** (Re)arms the watchdog while requests are pending: any message from the worker proves it alive. */
+function armWatchdog() {
+  clearTimeout(watchdog);
+  if (state.pending.size === 0) return;
+  const ms = WATCHDOG_MS();
+  watchdog = setTimeout(() => {
+    stopWorker('stuck', `The inspector's worker did not answer for ${Math.round(ms / 1000)} s and was stopped (the input may be too large or hostile for this browser tab). The page is usable again: drop the input again or another one`);
+  }, ms);
+}
+
+/**
+ * Stops the worker (whatever it is doing: a stuck or a cancelled run), fails every pending request with `kind`,
+ * and starts a fresh worker so the page stays usable. The dropped input is forgotten (it lived in the worker).
+ */
+export function stopWorker(kind, message) {
+  clearTimeout(watchdog);
+  const w = state.worker;
+  state.worker = null;
+  state.ready = false;
+  state.workerReady = false;
+  try { w?.terminate(); } catch (_) { /* already gone */ }
+  for (const [, p] of state.pending) p.reject({ kind, message });
+  state.pending.clear();
+  $('#results').dataset.pending = '0';
+  state.input = null;
+  document.body.dataset.status = 'loading';
+  startWorker();
+}
+
+/** The Cancel button: stops the running diagnosis. */
+export function cancel() {
+  if (state.pending.size === 0) return;
+  stopWorker('cancelled', 'Cancelled: the diagnosis was stopped');
+}
+
 export function startWorker() {
   const url = window.TC_WORKER_URL || './worker_loader.js';
   let w;
@@ -19,6 +58,7 @@ export function startWorker() {
   w.onmessage = (ev) => onWorkerMessage(ev.data);
   w.onerror = (ev) => {
     ev.preventDefault?.();
+    clearTimeout(watchdog);
     const msg = ev.message || 'the worker stopped';
     for (const [, p] of state.pending) p.reject({ kind: 'internal', message: `Internal error in the inspector: ${msg}` });
     state.pending.clear();
@@ -37,6 +77,7 @@ export function startWorker() {
 
 function onWorkerMessage(m) {
   if (!m || typeof m !== 'object') return;
+  armWatchdog();
   if (m.type === 'ready') {
     state.workerReady = true;
     $('#version-note').textContent = `checkpoint-inspector ${m.version}`;
@@ -51,6 +92,7 @@ function onWorkerMessage(m) {
   }
   state.pending.delete(m.id);
   $('#results').dataset.pending = String(state.pending.size);
+  armWatchdog();
   if (m.type === 'error') p.reject({ kind: m.kind, message: m.message });
   else p.resolve(m);
 }
@@ -78,6 +120,7 @@ export function request(msg, onProgress) {
     state.pending.set(id, { resolve, reject, onProgress });
     $('#results').dataset.pending = String(state.pending.size);
     state.worker.postMessage({ ...msg, id });
+    armWatchdog();
   });
 }
 
