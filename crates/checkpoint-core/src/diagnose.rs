@@ -16,6 +16,18 @@ use std::collections::BTreeMap;
 /// log files, and the state files a restart would load.
 pub fn diagnose(archive: &mut dyn Archive, ctx: &Context) -> Report {
     let roots = find_roots(archive.entries());
+    // A Delta source table's `_delta_log/` dropped in the same zip as the checkpoint.
+    let mut with_logs;
+    let mut ctx = ctx;
+    if !roots.is_empty() && crate::delta::reader::find_delta_logs(archive.entries()).iter().any(|d| !d.is_empty()) {
+        with_logs = ctx.clone();
+        for log in crate::delta::reader::read_delta_logs(archive) {
+            if !log.dir.is_empty() && !with_logs.delta_logs.iter().any(|l| l.input == log.input && l.dir == log.dir) {
+                with_logs.delta_logs.push(log);
+            }
+        }
+        ctx = &with_logs;
+    }
     let input = InputInfo {
         name: archive.name().to_string(),
         bytes: archive.input_bytes(),
@@ -295,6 +307,11 @@ fn needs(cp: &Checkpoint, ctx: &Context) -> Vec<Hint> {
         if !kafka.is_empty() {
             out.push(Hint::KafkaOffsetsNotGiven { sources: kafka });
         }
+    }
+    let without_log: Vec<usize> =
+        crate::delta::facts::delta_sources(cp, ctx).iter().filter(|s| s.log.is_none()).map(|s| s.index).collect();
+    if !without_log.is_empty() {
+        out.push(Hint::DeltaLogWanted { sources: without_log });
     }
     let repair_key = "spark.sql.streaming.stateStore.autoSnapshotRepair.enabled";
     if v.at_least(4, 3)

@@ -78,6 +78,12 @@ pub enum Hint {
         /// The Kafka sources' indexes.
         sources: Vec<usize>,
     },
+    /// A Delta source's table log was not given: its retention countdown uses Delta's defaults and the
+    /// table's own checks (id, retained versions, schema changes, deletes) are not made.
+    DeltaLogWanted {
+        /// The Delta sources (offset log positions) without their table's `_delta_log`.
+        sources: Vec<usize>,
+    },
 }
 
 impl Hint {
@@ -140,6 +146,21 @@ impl Hint {
                         "{fact}; give --kafka-earliest and --kafka-latest (the output of {get}, or Spark's JSON)."
                     ),
                     Frontend::Page => format!("{fact}; paste the output of {get} in the Kafka offsets boxes above."),
+                    Frontend::Document => format!("{fact}."),
+                }
+            }
+            Hint::DeltaLogWanted { sources } => {
+                let which: Vec<String> = sources.iter().map(|i| format!("#{i}")).collect();
+                let fact = format!(
+                    "Delta source {} was checked without its table's _delta_log: the retention countdown uses Delta's defaults, and the table id, retained versions, schema changes and deletes since the checkpoint are not checked",
+                    which.join(", ")
+                );
+                let zip = "zip it with: cd <table path> && zip -r delta_log.zip _delta_log";
+                match fe {
+                    Frontend::Cli => format!("{fact}; {zip}, and give --delta-log delta_log.zip."),
+                    Frontend::Page => {
+                        format!("{fact}; {zip}, and drop it (or the _delta_log folder) on the Delta log drop target.")
+                    }
                     Frontend::Document => format!("{fact}."),
                 }
             }
@@ -303,6 +324,7 @@ mod tests {
             Hint::CommitLogV2FormatAssumed { key: "spark.sql.streaming.stateStore.checkpointFormatVersion".into() },
             Hint::StateNotVerified { count: 3 },
             Hint::SnapshotRepairAssumed { key: "spark.sql.streaming.stateStore.autoSnapshotRepair.enabled".into() },
+            Hint::DeltaLogWanted { sources: vec![0] },
         ]
     }
 

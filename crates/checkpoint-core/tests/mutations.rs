@@ -136,7 +136,9 @@ fn kafka_initial_offsets_are_not_a_file_source_log() {
     );
     let k = cp.findings.iter().find(|x| x.code == "kafka-source-offsets").expect("kafka offsets finding");
     assert!(
-        k.evidence.iter().any(|e| e.path == "sources/0/0" && e.detail.contains("0=0, 1=0") && e.detail.contains("17 records")),
+        k.evidence
+            .iter()
+            .any(|e| e.path == "sources/0/0" && e.detail.contains("0=0, 1=0") && e.detail.contains("17 records")),
         "{:?}",
         k.evidence
     );

@@ -92,6 +92,7 @@ impl Options {
             session_conf: self.session_conf.clone(),
             kafka_earliest: kafka(&self.kafka_earliest, "earliest")?,
             kafka_latest: kafka(&self.kafka_latest, "latest")?,
+            delta_logs: Vec::new(),
             verify_budget_bytes: self.verify_all.then_some(u64::MAX),
         })
     }

@@ -186,6 +186,29 @@ catalogue! {
         "A file does not match its Spark 4.1+ checksum file.";
     OffsetsUnknownKeys = "offsets-unknown-keys", [Warning], [],
         "The latest offsets file has metadata keys Spark does not know (a misspelled key silently becomes 0).";
+    // Delta Lake source (issue 10).
+    DeltaLogRead = "delta-log-read", [Info], [],
+        "A Delta table's `_delta_log` was given: its commits, checkpoints, earliest reconstructable version, table id, retention and protocol.";
+    DeltaLogFileUnreadable = "delta-log-file-unreadable", [Warning], [],
+        "A file of the given `_delta_log` (a commit, checkpoint or `_last_checkpoint`) does not read or parse.";
+    DeltaOffsetInvalid = "delta-offset-invalid", [Error, Warning], ["DELTA_INVALID_SOURCE_OFFSET_FORMAT", "DELTA_INVALID_SOURCE_VERSION", "DELTA_INVALID_FORMAT_FROM_SOURCE_VERSION"],
+        "A Delta source offset that Delta refuses to read back (unknown or reserved sourceVersion, fields that do not parse); an error when a restart reads it.";
+    DeltaOffsetMovedBack = "delta-offset-moved-back", [Error], [],
+        "The batch a restart re-runs has a Delta end offset behind its start (version, index or the initial-snapshot flag moved back).";
+    DeltaTableUnreconstructable = "delta-table-unreconstructable", [Error], ["DELTA_TRUNCATED_TRANSACTION_LOG", "DELTA_VERSIONS_NOT_CONTIGUOUS", "DELTA_MISSING_PART_FILES"],
+        "The Delta source table's log cannot rebuild its latest snapshot (commits missing after the newest checkpoint, or no checkpoint and no commit 0): no reader can open the table.";
+    DeltaTableReplaced = "delta-table-replaced", [Error], ["DIFFERENT_DELTA_TABLE_READ_BY_STREAMING_SOURCE"],
+        "The Delta table at the source path has another id (`metaData.id`) than the `reservoirId` the checkpoint recorded: the table was dropped and re-created.";
+    DeltaVersionExpired = "delta-version-expired", [Error], ["DELTA_MISSING_FILES_UNEXPECTED_VERSION", "DELTA_LOG_FILE_NOT_FOUND_FOR_STREAMING_SOURCE"],
+        "The table version the Delta source needs next is gone from the `_delta_log` (log cleanup after `delta.logRetentionDuration`).";
+    DeltaSchemaChange = "delta-schema-change", [Error], ["DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE_USE_SCHEMA_LOG", "DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE", "DELTA_SCHEMA_CHANGED_WITH_VERSION"],
+        "A non-additive schema change (drop, rename, type change) of the Delta source table between the stream's version and the latest stops the stream.";
+    DeltaNonAppendCommit = "delta-non-append-commit", [Error], ["DELTA_SOURCE_TABLE_IGNORE_CHANGES", "DELTA_SOURCE_IGNORE_DELETE"],
+        "A commit after the stream's version removes data files (delete, update, merge, overwrite): the Delta source stops there without `skipChangeCommits`.";
+    DeltaDataFilesVacuumable = "delta-data-files-vacuumable", [Warning], [],
+        "Data files the Delta source has not read yet were removed from the table longer ago than `delta.deletedFileRetentionDuration`: VACUUM may have deleted them.";
+    DeltaRetentionCountdown = "delta-retention-countdown", [Error, Warning, Info], ["DELTA_MISSING_FILES_UNEXPECTED_VERSION", "DELTA_LOG_FILE_NOT_FOUND_FOR_STREAMING_SOURCE"],
+        "When the table version the Delta source needs becomes eligible for log cleanup (the table's retention, or Delta's 30-day default without its log): a warning past two thirds of the window, an error past it.";
     // Driven by the pasted error text.
     SourceCountChanged = "source-count-changed", [Error], [],
         "The pasted error says the restarted query has another number of sources than the checkpoint recorded.";

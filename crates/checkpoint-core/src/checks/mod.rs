@@ -5,6 +5,8 @@
 
 pub mod catalogue;
 pub mod checksums;
+pub mod delta;
+pub mod delta_log;
 pub mod error_text;
 pub mod kafka;
 pub mod logs;
@@ -106,6 +108,21 @@ pub const REGISTRY: &[Rule] = &[
     rule(&[Code::StateGrowing], state_growth::check_growth),
     rule(&[Code::StateKeysBehindWatermark], state_growth::check_keys_behind_watermark),
     rule(&[Code::WatermarkNotAdvancing], state_growth::check_watermark_stuck),
+    rule(&[Code::DeltaLogRead], delta_log::check_log_summary),
+    rule(&[Code::DeltaLogFileUnreadable], delta_log::check_log_unreadable),
+    rule(&[Code::DeltaOffsetInvalid, Code::DeltaOffsetMovedBack], delta::check_offsets),
+    rule(
+        &[
+            Code::DeltaTableUnreconstructable,
+            Code::DeltaTableReplaced,
+            Code::DeltaVersionExpired,
+            Code::DeltaSchemaChange,
+            Code::DeltaNonAppendCommit,
+            Code::DeltaDataFilesVacuumable,
+        ],
+        delta_log::check_with_log,
+    ),
+    rule(&[Code::DeltaRetentionCountdown], delta::check_retention_countdown),
     rule(&[Code::OffsetsRewrittenAfterCommit, Code::LastActivityAge], timing::check_timing),
     rule(&[Code::HadoopCrcMismatch, Code::SparkChecksumMismatch, Code::OffsetsUnknownKeys], checksums::check_checksums),
     rule(

@@ -131,6 +131,21 @@ fn remove(files: &mut Files, path: &str) {
     files.retain(|(p, _)| *p != crc && p != path);
 }
 
+/// A shared Delta case: its checkpoint, and (with `log`) its `.delta_log.zip` read as `--delta-log` reads it,
+/// changed by `change` first; Spark 3.5.7 (the Delta cases' version).
+fn delta_case(name: &str, log: bool, change: impl FnOnce(&mut Files, &mut Files)) -> Case {
+    let (mut files, times) = zip_at(shared("cases").join(format!("{name}.zip")));
+    let (mut log_files, _) =
+        if log { zip_at(shared("cases").join(format!("{name}.delta_log.zip"))) } else { (Vec::new(), Vec::new()) };
+    change(&mut files, &mut log_files);
+    let mut c = Case { times, ..plain(files, "3.5.7") };
+    if log {
+        let mut mem = MemArchive::new("delta_log.zip", log_files, Limits::default()).expect("log archive");
+        c.ctx.delta_logs = crate::delta::reader::read_delta_logs(&mut mem);
+    }
+    c
+}
+
 /// `ss-4.3.0-agg-hdfs` (a real 4.3.0 windowed aggregation, HDFS state, batches 0..=11) changed by `f`.
 fn agg(f: impl FnOnce(&mut Files)) -> Case {
     let mut c = timed("ss-4.3.0-agg-hdfs", "4.3.0");
@@ -401,6 +416,33 @@ fn case_for(code: Code) -> Case {
         )),
         SourceOffsetShape => shared_case("case-20-escaped-checkpoint-path"),
         NoCheckpointFound => plain(vec![("notes/README.txt".into(), b"not a checkpoint\n".to_vec())], "4.3.0"),
+        DeltaLogRead | DeltaVersionExpired => delta_case("case-13-delta-log-expired", true, |_, _| {}),
+        DeltaLogFileUnreadable => delta_case("case-25-delta-busy-version-available", true, |_, log| {
+            // The newest checkpoint cut in half (a partial copy).
+            let p = "_delta_log/00000000000000000059.checkpoint.parquet";
+            let half = log.iter().find(|(n, _)| n == p).map(|(_, b)| b[..b.len() / 2].to_vec()).expect("checkpoint");
+            put(log, p, half);
+        }),
+        DeltaOffsetInvalid => delta_case("case-13-delta-log-expired", false, |f, _| {
+            let t = text_of(f, "offsets/12").replace("\"sourceVersion\":1", "\"sourceVersion\":4");
+            put(f, "offsets/12", t.into_bytes());
+        }),
+        DeltaOffsetMovedBack => delta_case("case-13-delta-log-expired", false, |f, _| {
+            // Batch 12 not committed, and its end offset behind the start (offsets/11 is at version 39).
+            remove(f, "commits/12");
+            let t = text_of(f, "offsets/12").replace("\"reservoirVersion\":40", "\"reservoirVersion\":38");
+            put(f, "offsets/12", t.into_bytes());
+        }),
+        DeltaTableUnreconstructable => delta_case("case-14-delta-log-truncated-no-checkpoint", true, |_, _| {}),
+        DeltaTableReplaced => delta_case("case-27-delta-table-recreated", true, |_, _| {}),
+        DeltaSchemaChange | DeltaNonAppendCommit => delta_case("case-28-delta-schema-drop-after-add", true, |_, _| {}),
+        DeltaDataFilesVacuumable => {
+            // Case 28 two weeks on: the files version 7 removed are past the 7-day deleted-file retention.
+            let mut c = delta_case("case-28-delta-schema-drop-after-add", true, |_, _| {});
+            c.ctx.now_ms = Some(NOW_MS + 14 * 86_400_000);
+            c
+        }
+        DeltaRetentionCountdown => delta_case("case-13-delta-log-expired", false, |_, _| {}),
     }
 }
 
