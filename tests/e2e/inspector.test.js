@@ -799,3 +799,52 @@ describe('single self-contained file, opened from file://', () => {
     assert.deepEqual(page.errors, []);
   });
 });
+
+// ---------------------------------------------------------------------------------------------------------------
+// The Kafka offsets boxes and the restart plan: case 04 (a Kafka topic re-created) with the brokers' offsets pasted
+// in both forms gives the CLI's plan, with copy buttons, in light and dark, narrow and wide.
+describe('Kafka offsets and the restart plan', () => {
+  const casesDir = path.resolve(repo, '../shared/cases');
+  const name = 'case-04-kafka-topic-recreated';
+  const earliestJson = fs.readFileSync(path.join(casesDir, `${name}.kafka_earliest.json`), 'utf8');
+  const latestText = 'payments-events:0:300\npayments-events:1:480\n';
+
+  test('pasted earliest (JSON) and latest (kafka-get-offsets.sh lines) give the CLI\'s plan; snippets copy', async () => {
+    const want = cliReport(path.join(casesDir, `${name}.zip`),
+      ['--kafka-earliest', path.join(casesDir, `${name}.kafka_earliest.json`), '--kafka-latest', latestText]);
+    const plan = want.checkpoints[0].restart_plan;
+    assert.ok(plan && plan.ways_out.length > 0, 'the CLI plans ways out');
+    for (const [label, opts] of [['wide-light', {}], ['narrow-light', { viewport: { width: 390, height: 844 } }],
+      ['wide-dark', { colorScheme: 'dark' }], ['narrow-dark', { colorScheme: 'dark', viewport: { width: 390, height: 844 } }]]) {
+      const page = await newPage({ ...opts, permissions: ['clipboard-read', 'clipboard-write'] });
+      await open(page, base);
+      await page.fill('#kafka-earliest', earliestJson);
+      await page.fill('#kafka-latest', latestText);
+      await dropFile(page, `${name}.zip`, fs.readFileSync(path.join(casesDir, `${name}.zip`)));
+      assert.deepEqual(await shown(page), expected(want), `${label}: page vs CLI`);
+      const kinds = await page.$$eval('[data-testid=way-out]', (ws) => ws.map((w) => w.dataset.kind));
+      assert.deepEqual(kinds, plan.ways_out.map((w) => w.kind), `${label}: the ways out in the CLI's order`);
+      const codes = await page.$$eval('[data-testid=snippet-code]', (cs) => cs.map((c) => c.textContent));
+      assert.deepEqual(codes, plan.ways_out.flatMap((w) => w.snippets.map((s) => s.code)), `${label}: snippets as text`);
+      const first = page.locator('[data-testid=copy-snippet]').first();
+      await first.click();
+      const copied = await page.evaluate(() => navigator.clipboard.readText());
+      assert.equal(copied, codes[0], `${label}: the copy button copies its snippet`);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(overflow <= 1, `${label}: no horizontal page scroll (${overflow}px)`);
+      assert.deepEqual(page.errors, [], `${label}: no page error`);
+      await shot(page, `10-restart-plan-${label}`);
+      await page.context().close();
+    }
+    assert.deepEqual(offOrigin(requests), [], 'no request leaves the page origin');
+  });
+
+  test('text that is neither form is a clear message naming the line', async () => {
+    const page = await newPage();
+    await open(page, base);
+    await page.fill('#kafka-latest', 'this is not an offset');
+    await dropFile(page, `${name}.zip`, fs.readFileSync(path.join(casesDir, `${name}.zip`)));
+    assert.match(await page.textContent('#message'), /Kafka latest offsets: line 1/);
+    await page.context().close();
+  });
+});

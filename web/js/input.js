@@ -113,10 +113,12 @@ export function initInputs() {
   $('#spark-version').addEventListener('change', () => { rememberSettings(); rediagnose(); });
   $('#verify-all')?.addEventListener('change', () => rediagnose());
   let t = null;
-  $('#error-text').addEventListener('input', () => {
-    clearTimeout(t);
-    t = setTimeout(rediagnose, 400);
-  });
+  for (const id of ['#error-text', '#kafka-earliest', '#kafka-latest']) {
+    $(id)?.addEventListener('input', () => {
+      clearTimeout(t);
+      t = setTimeout(rediagnose, 400);
+    });
+  }
   $('#file-dialog-close').addEventListener('click', () => $('#file-dialog').close());
 }
 

@@ -8,7 +8,12 @@ export function options() {
   const v = $('#spark-version').value;
   const t = $('#error-text').value;
   const all = $('#verify-all');
-  return { spark_version: v || null, error_text: t.trim() ? t : null, now_ms: Date.now(), verify_all: !!(all && all.checked) };
+  const ke = $('#kafka-earliest')?.value || '';
+  const kl = $('#kafka-latest')?.value || '';
+  return {
+    spark_version: v || null, error_text: t.trim() ? t : null, now_ms: Date.now(), verify_all: !!(all && all.checked),
+    kafka_earliest: ke.trim() ? ke : null, kafka_latest: kl.trim() ? kl : null,
+  };
 }
 
 /** Fills the version picker with the core's known releases (newest first) and `?spark-version=` of the link. */

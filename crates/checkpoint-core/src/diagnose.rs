@@ -324,6 +324,22 @@ fn needs(cp: &Checkpoint, ctx: &Context) -> Vec<Hint> {
     if !cp.unverified.is_empty() {
         out.push(Hint::StateNotVerified { count: cp.unverified.len() });
     }
+    if ctx.kafka_earliest.is_none() && ctx.kafka_latest.is_none() {
+        let kafka: Vec<usize> = cp
+            .latest_readable_offsets()
+            .map(|(_, o)| {
+                o.offsets
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.kind == crate::source::SourceKind::Kafka)
+                    .map(|(i, _)| i)
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !kafka.is_empty() {
+            out.push(Hint::KafkaOffsetsNotGiven { sources: kafka });
+        }
+    }
     let without_log: Vec<usize> =
         crate::delta::facts::delta_sources(cp, ctx).iter().filter(|s| s.log.is_none()).map(|s| s.index).collect();
     if !without_log.is_empty() {

@@ -225,6 +225,12 @@ pub struct Checkpoint {
     /// `sources/<n>/` directories of sources that are not file sources (Kafka initial offsets, ...):
     /// listed, not parsed here.
     pub other_source_dirs: BTreeMap<u32, Vec<FileRef>>,
+    /// Kafka sources' initial offsets (`sources/<n>/0`, the starting offsets of the first batch) by source
+    /// index ([`crate::log::source_meta::parse_initial_offsets`]).
+    pub source_initial_offsets: BTreeMap<u32, ReadFile<serde_json::Value>>,
+    /// Auto Loader schema files (`_schemas/<n>` of a schema location inside this root) by version: their
+    /// top-level column names ([`crate::log::source_meta::parse_schema_file`]).
+    pub schema_log: BTreeMap<i64, ReadFile<Vec<String>>>,
     /// A file sink's `_spark_metadata/` found inside this root, when any.
     pub sink_logs: Vec<FileLog>,
     /// The `state/` tree.

@@ -72,6 +72,12 @@ pub enum Hint {
         /// The conf key.
         key: String,
     },
+    /// The checkpoint reads Kafka (`sources` = their indexes) and no brokers' offsets were given, so retention
+    /// and re-created topics are not checked.
+    KafkaOffsetsNotGiven {
+        /// The Kafka sources' indexes.
+        sources: Vec<usize>,
+    },
     /// A Delta source's table log was not given: its retention countdown uses Delta's defaults and the
     /// table's own checks (id, retained versions, schema changes, deletes) are not made.
     DeltaLogWanted {
@@ -126,6 +132,21 @@ impl Hint {
                     Frontend::Page | Frontend::Document => {
                         format!("{fact} If your restarted session sets {key}=false, the verdict may differ.")
                     }
+                }
+            }
+            Hint::KafkaOffsetsNotGiven { sources } => {
+                let list: Vec<String> = sources.iter().map(|i| format!("#{i}")).collect();
+                let fact = format!(
+                    "Kafka source {} not checked against the brokers: the verdict assumes the topics still hold the checkpoint's offsets (not aged out, not re-created)",
+                    list.join(", ")
+                );
+                let get = "kafka-get-offsets.sh --bootstrap-server <brokers> --topic <topic> --time -2 (earliest) and --time -1 (latest)";
+                match fe {
+                    Frontend::Cli => format!(
+                        "{fact}; give --kafka-earliest and --kafka-latest (the output of {get}, or Spark's JSON)."
+                    ),
+                    Frontend::Page => format!("{fact}; paste the output of {get} in the Kafka offsets boxes above."),
+                    Frontend::Document => format!("{fact}."),
                 }
             }
             Hint::DeltaLogWanted { sources } => {

@@ -127,11 +127,20 @@ fn kafka_initial_offsets_are_not_a_file_source_log() {
     f.push(("sources/0/0".into(), b"v1\n{\"clicks\":{\"0\":0,\"1\":0}}".to_vec()));
     let cp = &run(f, "4.3.0")[0];
     assert_eq!(cp.sources[0].kind, "kafka");
-    // Only the stale Hadoop sidecars of the edited offsets files are reported.
+    // Only the stale Hadoop sidecars of the edited offsets files are reported, and the Kafka offsets (an
+    // info finding that reads the first batch's starting offsets from sources/0/0).
     assert!(
-        cp.findings.iter().all(|x| x.code == "hadoop-crc-mismatch"),
+        cp.findings.iter().all(|x| x.code == "hadoop-crc-mismatch" || x.code == "kafka-source-offsets"),
         "{:?}",
         cp.findings.iter().map(|f| &f.code).collect::<Vec<_>>()
+    );
+    let k = cp.findings.iter().find(|x| x.code == "kafka-source-offsets").expect("kafka offsets finding");
+    assert!(
+        k.evidence
+            .iter()
+            .any(|e| e.path == "sources/0/0" && e.detail.contains("0=0, 1=0") && e.detail.contains("17 records")),
+        "{:?}",
+        k.evidence
     );
 }
 

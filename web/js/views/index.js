@@ -24,3 +24,5 @@ export * as confs from './confs.js';
 
 export * as dstream from './dstream.js';
 
+
+export * as restartPlan from './restart-plan.js';

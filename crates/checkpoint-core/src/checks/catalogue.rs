@@ -233,6 +233,27 @@ catalogue! {
         "The pasted error says the restarted query's state schema differs from the schema stored in the checkpoint.";
     ErrorNotExplainedByFiles = "error-not-explained-by-files", [Error], [],
         "The pasted error names an error class or exception that nothing in the files explains (most likely a change of the query or its environment).";
+    // Kafka, Auto Loader, file and other sources (issue 10).
+    KafkaSourceOffsets = "kafka-source-offsets", [Info], [],
+        "A Kafka source's offsets per topic and partition: where the next batch starts (the last committed batch's end offsets) and, when recorded, where the first batch started.";
+    KafkaOffsetsBelowEarliest = "kafka-offsets-below-earliest", [Error], ["KAFKA_DATA_LOSS.COULD_NOT_READ_OFFSET_RANGE"],
+        "A partition's next offset is below the brokers' earliest: retention deleted records the query never read; the restart fails unless failOnDataLoss=false, which skips them silently.";
+    KafkaOffsetsAheadOfLatest = "kafka-offsets-ahead-of-latest", [Error], ["KAFKA_DATA_LOSS.PARTITION_OFFSET_CHANGED"],
+        "A partition's offset in the checkpoint is beyond the brokers' latest: the topic was re-created, or a broker reports a lower high-water mark (which may be transient).";
+    KafkaPartitionsRemoved = "kafka-partitions-removed", [Error], ["KAFKA_DATA_LOSS.PARTITIONS_DELETED", "KAFKA_DATA_LOSS.PARTITIONS_DELETED_AND_GROUP_ID_CONFIG_PRESENT"],
+        "The brokers no longer have partitions the checkpoint reads (its topic has fewer partitions now): the restart reports them deleted.";
+    KafkaTopicMissing = "kafka-topic-missing", [Error, Warning], ["KAFKA_DATA_LOSS.PARTITIONS_DELETED"],
+        "The brokers' offsets name no partition of a topic the checkpoint reads: deleted (which fails the restart) or not listed; an error when the pasted error confirms it.";
+    KafkaPartitionsAdded = "kafka-partitions-added", [Error, Info], ["KAFKA_DATA_LOSS.ADDED_PARTITION_DOES_NOT_START_FROM_OFFSET_ZERO"],
+        "The brokers have partitions the checkpoint does not: a restart reads them from their earliest; an error when that earliest is not 0 (records already aged out).";
+    FileSourceFiles = "file-source-files", [Info], [],
+        "A file source's log (`sources/<n>/`, compactions included): the files each batch read, and what a restart reads again.";
+    AutoLoaderSource = "autoloader-source", [Info], [],
+        "An Auto Loader (`cloudFiles`) source: its offset, its file-tracking store under `sources/<n>/rocksdb/` (format not public) and its schema versions when the schema location is in the input.";
+    AutoLoaderSchemaEvolution = "autoloader-schema-evolution", [Warning], [],
+        "The pasted error is Auto Loader's UnknownFieldException: new columns stopped the stream after the schema location was updated; a restart picks up the new schema.";
+    SourceOffsetShape = "source-offset-shape", [Info], [],
+        "A source other than file, Kafka, Delta and Auto Loader (rate, memory, socket, Event Hubs, a custom source), named from its offset's shape; its raw offset is shown.";
     // The input as a whole.
     NoCheckpointFound = "no-checkpoint-found", [Warning], [],
         "The input holds no Spark checkpoint (no metadata, offsets, commits, state or DStream checkpoint file).";

@@ -9,8 +9,10 @@ pub mod checksums;
 pub mod delta;
 pub mod delta_log;
 pub mod error_text;
+pub mod kafka;
 pub mod logs;
 pub mod metadata;
+pub mod source_files;
 pub mod state;
 pub mod state_chain;
 pub mod state_growth;
@@ -137,6 +139,21 @@ pub const REGISTRY: &[Rule] = &[
         ],
         error_text::check_error_text,
     ),
+    rule(&[Code::KafkaSourceOffsets], kafka::check_kafka_offsets),
+    rule(
+        &[
+            Code::KafkaOffsetsBelowEarliest,
+            Code::KafkaOffsetsAheadOfLatest,
+            Code::KafkaPartitionsRemoved,
+            Code::KafkaTopicMissing,
+            Code::KafkaPartitionsAdded,
+        ],
+        kafka::check_kafka_brokers,
+    ),
+    rule(&[Code::FileSourceFiles], source_files::check_file_source),
+    rule(&[Code::AutoLoaderSource], source_files::check_autoloader),
+    rule(&[Code::AutoLoaderSchemaEvolution], source_files::check_autoloader_schema_error),
+    rule(&[Code::SourceOffsetShape], source_files::check_other_sources),
 ];
 
 /// Codes that no registry row emits: [`crate::diagnose`] reports them about the input as a whole

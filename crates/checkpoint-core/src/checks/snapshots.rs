@@ -189,6 +189,61 @@ fn with_bad_key_row(files: &mut Files) {
     files.retain(|(p, _)| *p != format!("{dir}/.{name}.crc"));
 }
 
+/// `case-04-kafka-topic-recreated.kafka_earliest.json`.
+const KAFKA_EARLIEST_04: &str = r#"{"payments-events":{"0":0,"1":0}}"#;
+
+/// Shared case 04 (a real Kafka offset log: payments-events partitions 0 and 1 at 500 and 480), without its
+/// pasted error unless the brokers' view is its own (`KAFKA_EARLIEST_04`), with the brokers' earliest and
+/// latest offsets a user would paste (`kafka-get-offsets.sh` lines or Spark's JSON).
+fn kafka_case(v: &str, earliest: Option<&str>, latest: Option<&str>) -> Case {
+    let mut c = shared_case("case-04-kafka-topic-recreated");
+    c.ctx.spark_version = Some(v.parse().expect("version"));
+    if earliest != Some(KAFKA_EARLIEST_04) {
+        c.ctx.error_text = None;
+    }
+    let parse = |t: &str| crate::kafka_offsets::parse(t).expect("brokers' offsets");
+    c.ctx.kafka_earliest = earliest.map(parse);
+    c.ctx.kafka_latest = latest.map(parse);
+    c
+}
+
+/// `ss-4.3.0-stateless` (a real file source stream) with its source made an Auto Loader one: the source
+/// line of every offsets file becomes Auto Loader's offset shape (FORMATS.md §19.2), `sources/0/` a
+/// `rocksdb/` store (stand-in bytes: the format is not public and only names and sizes are read), and two
+/// schema versions in the documented `_schemas/<n>` shape; optionally with a pasted error.
+fn autoloader(error: Option<&str>) -> Case {
+    let mut files = fixture("ss-4.3.0-stateless");
+    let offsets: Vec<String> =
+        files.iter().map(|(p, _)| p.clone()).filter(|p| p.starts_with("offsets/") && !p.contains(".crc")).collect();
+    for (n, p) in offsets.iter().enumerate() {
+        let t = text_of(&files, p);
+        let (head, _) = t.rsplit_once('\n').expect("source line");
+        let line = format!("{{\"seqNum\":{n},\"sourceVersion\":1,\"lastBackfillStartTimeMs\":1796000000000,\"lastBackfillFinishTimeMs\":1796000005000}}");
+        put(&mut files, p, format!("{head}\n{line}").into_bytes());
+    }
+    files.retain(|(p, _)| !p.starts_with("sources/"));
+    let stand_in = fixture("ss-4.3.0-agg-rocksdb");
+    for (p, b) in stand_in.iter().filter(|(p, _)| p == "state/0/0/12.zip" || p == "state/0/0/11.zip") {
+        files.push((p.replacen("state/0/0/", "sources/0/rocksdb/", 1), b.clone()));
+    }
+    let schema = |cols: &[&str]| {
+        let fields: Vec<String> = cols
+            .iter()
+            .map(|c| format!("{{\\\"name\\\":\\\"{c}\\\",\\\"type\\\":\\\"string\\\",\\\"nullable\\\":true,\\\"metadata\\\":{{}}}}"))
+            .collect();
+        format!(
+            "v1\n{{\"dataSchemaJson\":\"{{\\\"type\\\":\\\"struct\\\",\\\"fields\\\":[{}]}}\",\"partitionSchemaJson\":\"{{\\\"type\\\":\\\"struct\\\",\\\"fields\\\":[]}}\"}}",
+            fields.join(",")
+        )
+        .into_bytes()
+    };
+    files.push(("_schemas/0".into(), schema(&["id", "amount"])));
+    files.push(("_schemas/1".into(), schema(&["id", "amount", "country"])));
+    let mut c = plain(files, "4.3.0");
+    c.ctx.error_text = error.map(str::to_string);
+    c
+}
+
 /// Codes no shared input shows and no honest change of one produces yet: Spark writes its checksum files
 /// only for state files (which the state checks judge), and no fixture's state grows twofold.
 const PENDING: &[Code] = &[Code::SparkChecksumMismatch, Code::StateGrowing];
@@ -377,6 +432,24 @@ fn case_for(code: Code) -> Case {
             c.times.clear();
             c
         }
+        KafkaSourceOffsets => kafka_case("3.5.7", None, None),
+        KafkaOffsetsAheadOfLatest => kafka_case("3.5.7", Some(KAFKA_EARLIEST_04), None),
+        KafkaOffsetsBelowEarliest => {
+            kafka_case("4.1.4", Some("payments-events:0:520\npayments-events:1:400"), Some("payments-events:0:900\npayments-events:1:950"))
+        }
+        KafkaPartitionsRemoved => kafka_case("4.1.4", Some("payments-events:0:0"), Some("payments-events:0:900")),
+        KafkaTopicMissing => kafka_case("4.1.4", Some("other-events:0:0"), None),
+        KafkaPartitionsAdded => kafka_case(
+            "4.3.0",
+            Some("payments-events:0:0\npayments-events:1:0\npayments-events:2:40"),
+            Some("payments-events:0:900\npayments-events:1:950\npayments-events:2:70"),
+        ),
+        FileSourceFiles => with_error("fixtures", "broken-ss-4.3.0-missing-last-commit", "4.3.0"),
+        AutoLoaderSource => autoloader(None),
+        AutoLoaderSchemaEvolution => autoloader(Some(
+            "org.apache.spark.sql.catalyst.util.UnknownFieldException: Encountered unknown fields during parsing: [country]\n",
+        )),
+        SourceOffsetShape => shared_case("case-20-escaped-checkpoint-path"),
         NoCheckpointFound => plain(vec![("notes/README.txt".into(), b"not a checkpoint\n".to_vec())], "4.3.0"),
         DeltaLogRead | DeltaVersionExpired => delta_case("case-13-delta-log-expired", true, |_, _| {}),
         DeltaLogFileUnreadable => delta_case("case-25-delta-busy-version-available", true, |_, log| {

@@ -1,6 +1,6 @@
 //! The `HDFSMetadataLog` family (FORMATS.md §2): batch-file naming, the version line and the common error
 //! type, plus one module per log: [`metadata`], [`offsets`], [`commits`], [`file_log`] (file source and
-//! file sink logs) and [`operator_metadata`].
+//! file sink logs), [`operator_metadata`] and [`source_meta`] (Kafka initial offsets, Auto Loader schemas).
 //!
 //! Every reader takes the file's bytes and returns typed data or a [`LogError`] carrying the byte offset
 //! inside the file and a reason; none of them panics on any input.
@@ -10,6 +10,7 @@ pub mod file_log;
 pub mod metadata;
 pub mod offsets;
 pub mod operator_metadata;
+pub mod source_meta;
 
 use std::fmt;
 

@@ -42,8 +42,11 @@ pub(crate) fn read_file_logs(cp: &mut Checkpoint, rd: &mut Reader<'_>, temp_targ
                 Some(_) => false,
             };
             if !is_file_source {
-                // Kafka's initial offsets (`sources/<n>/0`) and other sources' own metadata: listed only.
+                // Kafka's initial offsets (`sources/<n>/0`) are read; other sources' own metadata is listed.
                 cp.other_source_dirs.insert(n, cp.files.iter().filter(|f| dir_of(&f.path) == d).cloned().collect());
+                if source_kinds.get(&n) == Some(&K::Kafka) {
+                    read_initial_offsets(cp, rd, n);
+                }
                 continue;
             }
         }
@@ -53,6 +56,39 @@ pub(crate) fn read_file_logs(cp: &mut Checkpoint, rd: &mut Reader<'_>, temp_targ
         } else {
             cp.sink_logs.push(fl);
         }
+    }
+}
+
+/// Reads a Kafka source's `sources/<n>/0` (its starting offsets), when present.
+fn read_initial_offsets(cp: &mut Checkpoint, rd: &mut Reader<'_>, n: u32) {
+    let path = format!("sources/{n}/0");
+    let Some(&size) = cp.file_sizes.get(&path) else { return };
+    let content = match rd.read(&path, MAX_LOG_BYTES) {
+        Ok(b) => log::source_meta::parse_initial_offsets(&b),
+        Err(e) => Err(unreadable(&e)),
+    };
+    cp.source_initial_offsets.insert(n, ReadFile { path, size, content });
+}
+
+/// Reads Auto Loader schema files (`_schemas/<n>`, at any depth under the root; the newest 100 versions).
+pub(crate) fn read_schema_log(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
+    let mut found: Vec<(i64, String, u64)> = cp
+        .files
+        .iter()
+        .filter(|f| {
+            let d = dir_of(&f.path);
+            d == "_schemas" || d.ends_with("/_schemas")
+        })
+        .filter_map(|f| super::name_of(&f.path).parse::<i64>().ok().map(|v| (v, f.path.clone(), f.size)))
+        .collect();
+    found.sort();
+    let skip = found.len().saturating_sub(100);
+    for (v, path, size) in found.into_iter().skip(skip) {
+        let content = match rd.read(&path, MAX_LOG_BYTES) {
+            Ok(b) => log::source_meta::parse_schema_file(&b),
+            Err(e) => Err(unreadable(&e)),
+        };
+        cp.schema_log.insert(v, ReadFile { path, size, content });
     }
 }
 

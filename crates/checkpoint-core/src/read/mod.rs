@@ -110,6 +110,7 @@ fn read_listed(archive: &mut dyn Archive, root: &Root, mut cp: Checkpoint, opts:
     log_files::note_unlisted_log_files(&mut cp);
     let file_log_temp_targets = log_files::read_temp_files(&mut cp, &mut rd);
     file_logs::read_file_logs(&mut cp, &mut rd, &file_log_temp_targets);
+    file_logs::read_schema_log(&mut cp, &mut rd);
     state_meta::read_operator_metadata(&mut cp, &mut rd);
     state_meta::read_schema_files(&mut cp, &mut rd);
     if opts.verify_state {

@@ -24,7 +24,15 @@ pub(super) const PLANNER: SourcePlanner = SourcePlanner { kind: SourceKind::Kafk
 /// The checkpoint's offsets of a source compared with the brokers' view the user gave.
 pub(super) fn views(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<PartitionView> {
     let committed = at.offset.json.as_ref().map(from_source_offset).unwrap_or_default();
-    compare(&committed, input.ctx.kafka_earliest.as_ref(), input.ctx.kafka_latest.as_ref())
+    // The brokers' latest as given, else what the pasted error says ("offset was changed from A to B").
+    let from_error = input
+        .ctx
+        .error_text
+        .as_deref()
+        .map(crate::checks::kafka::offsets_changed_in_error)
+        .filter(|o| !o.topics.is_empty());
+    let latest = input.ctx.kafka_latest.as_ref().or(from_error.as_ref());
+    compare(&committed, input.ctx.kafka_earliest.as_ref(), latest)
 }
 
 fn names(v: &[&PartitionView]) -> String {
@@ -51,6 +59,7 @@ fn ways_out(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<WayOut> {
             format!("Retry before discarding anything: {} may be transient", names(&ahead)),
         );
         w.source_index = Some(at.index);
+        w.answers.push(Code::KafkaOffsetsAheadOfLatest);
         w.steps.push(
             "Read the latest offsets again in a few minutes (kafka-get-offsets.sh --bootstrap-server <brokers> \
              --topic <topic> --time -1): a lagging replica that became leader (unclean leader election) can \
@@ -92,6 +101,16 @@ fn ways_out(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<WayOut> {
         }
         if !gone.is_empty() {
             w.costs.push(format!("{}: no longer read; their unread records are lost", names(&gone)));
+        }
+        for (cond, code) in [
+            (!below.is_empty(), Code::KafkaOffsetsBelowEarliest),
+            (!ahead.is_empty(), Code::KafkaOffsetsAheadOfLatest),
+            (gone.iter().any(|p| p.status == PartitionStatus::PartitionRemoved), Code::KafkaPartitionsRemoved),
+            (gone.iter().any(|p| p.status == PartitionStatus::TopicMissing), Code::KafkaTopicMissing),
+        ] {
+            if cond {
+                w.answers.push(code);
+            }
         }
         w.steps.push(
             "Set .option(\"failOnDataLoss\", \"false\") on the Kafka source and restart on this checkpoint; once a \

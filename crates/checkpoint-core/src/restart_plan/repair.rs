@@ -1,6 +1,7 @@
 //! Repairs in place: for every error or warning finding whose fix keeps this checkpoint (restore a file, put a
 //! conf or the query back, remove an orphan temp file or sidecar), one way out with the finding's own steps
-//! (the checks word them; this module only ranks them). The NEW-checkpoint last resort a finding's fix ends
+//! (the checks word them; this module only ranks them). Source findings whose ways out the source planners
+//! write (Kafka) are left to them; a stop that a plain restart clears is a retry. The NEW-checkpoint last resort a finding's fix ends
 //! with is planned once, by `new_checkpoint.rs`, not repeated here.
 
 use super::{PlanInput, WayOut, WayOutKind};
@@ -14,7 +15,17 @@ const LAST_RESORT: &str = "Last resort: start the query on a NEW checkpoint loca
 /// Codes whose fix is not a repair of this checkpoint (the source planners and the prediction speak for
 /// them), or that are only notes.
 fn not_a_repair(code: Code) -> bool {
-    matches!(code, Code::LastActivityAge | Code::ErrorNotExplainedByFiles | Code::NoCheckpointFound)
+    matches!(
+        code,
+        Code::LastActivityAge
+            | Code::ErrorNotExplainedByFiles
+            | Code::NoCheckpointFound
+            | Code::KafkaOffsetsBelowEarliest
+            | Code::KafkaOffsetsAheadOfLatest
+            | Code::KafkaPartitionsRemoved
+            | Code::KafkaTopicMissing
+            | Code::KafkaPartitionsAdded
+    )
 }
 
 /// One repair-in-place (or retry) way out per error or warning finding with in-place steps.
@@ -26,7 +37,7 @@ pub(super) fn ways_out(input: &PlanInput<'_>) -> Vec<WayOut> {
         if steps.is_empty() {
             continue;
         }
-        let retry = f.code == Code::LastBatchUncommitted;
+        let retry = matches!(f.code, Code::LastBatchUncommitted | Code::AutoLoaderSchemaEvolution);
         let kind = if retry { WayOutKind::Retry } else { WayOutKind::RepairInPlace };
         let mut w =
             WayOut::new(kind, format!("{}: {}", if retry { "Restart as is" } else { "Repair in place" }, f.title));
