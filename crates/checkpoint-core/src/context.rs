@@ -65,8 +65,10 @@ pub struct Context {
     pub error_text: Option<String>,
     /// Session confs the restarted query sets (`--conf k=v`), e.g. `spark.sql.shuffle.partitions`.
     pub session_conf: BTreeMap<String, String>,
-    /// Kafka brokers' earliest offsets, `{"topic":{"0":123}}`.
-    pub kafka_earliest: Option<serde_json::Value>,
+    /// Kafka brokers' earliest offsets (`kafka-get-offsets.sh --time -2`, or Spark's `{"topic":{"0":123}}`).
+    pub kafka_earliest: Option<crate::kafka_offsets::KafkaOffsets>,
+    /// Kafka brokers' latest offsets, the high-water marks (`kafka-get-offsets.sh --time -1`).
+    pub kafka_latest: Option<crate::kafka_offsets::KafkaOffsets>,
     /// The Delta source tables' `_delta_log`s the user gave (CLI `--delta-log`, the page's second drop
     /// target), read by [`crate::delta::reader::read_delta_logs`]; a `_delta_log/` inside the checkpoint's own
     /// input is added by [`crate::diagnose`]. Each Delta source uses the log of its table id (or the only one).

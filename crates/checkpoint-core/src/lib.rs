@@ -21,6 +21,7 @@ pub mod delta;
 pub mod diagnose;
 pub mod hadoop;
 pub mod javaser;
+pub mod kafka_offsets;
 pub mod layout;
 pub mod log;
 pub mod model;
