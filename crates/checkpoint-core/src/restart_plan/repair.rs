@@ -14,7 +14,19 @@ const LAST_RESORT: &str = "Last resort: start the query on a NEW checkpoint loca
 /// Codes whose fix is not a repair of this checkpoint (the source planners and the prediction speak for
 /// them), or that are only notes.
 fn not_a_repair(code: Code) -> bool {
-    matches!(code, Code::LastActivityAge | Code::ErrorNotExplainedByFiles | Code::NoCheckpointFound)
+    matches!(
+        code,
+        Code::LastActivityAge
+            | Code::ErrorNotExplainedByFiles
+            | Code::NoCheckpointFound
+            // The Delta planner (`delta.rs`) plans these: retention, failOnDataLoss, skipChangeCommits, a start.
+            | Code::DeltaRetentionCountdown
+            | Code::DeltaVersionExpired
+            | Code::DeltaTableReplaced
+            | Code::DeltaSchemaChange
+            | Code::DeltaNonAppendCommit
+            | Code::DeltaDataFilesVacuumable
+    )
 }
 
 /// One repair-in-place (or retry) way out per error or warning finding with in-place steps.
