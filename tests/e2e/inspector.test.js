@@ -573,6 +573,68 @@ describe('settings in the link, narrow and dark', () => {
 });
 
 // ---------------------------------------------------------------------------------------------------------------
+// The Delta source table's log: a second drop target; the page's verdict equals the CLI's with --delta-log.
+const casesDir = path.resolve(repo, '../shared/cases');
+
+/** Drops a file on one element (the Delta log box) like a user does. */
+async function dropOn(page, selector, name, bytes) {
+  const n = await runCount(page);
+  const dt = await page.evaluateHandle(([b64, fname]) => {
+    const b = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const d = new DataTransfer();
+    d.items.add(new File([b], fname, { type: 'application/zip' }));
+    return d;
+  }, [Buffer.from(bytes).toString('base64'), name]);
+  for (const t of ['dragenter', 'dragover', 'drop']) await page.dispatchEvent(selector, t, { dataTransfer: dt });
+  await waitRun(page, n);
+}
+
+describe('Delta source table log', () => {
+  const cases = ['case-13-delta-log-expired', 'case-27-delta-table-recreated', 'case-28-delta-schema-drop-after-add'];
+  for (const c of cases) {
+    test(`${c}: drop the checkpoint, then its _delta_log on the Delta box: the CLI's verdict`, async () => {
+      const page = await newPage();
+      await open(page, base);
+      const zip = path.join(casesDir, `${c}.zip`);
+      const log = path.join(casesDir, `${c}.delta_log.zip`);
+      await dropFile(page, `${c}.zip`, fs.readFileSync(zip));
+      const without = await shown(page);
+      assert.deepEqual(without, expected(cliReport(zip)), 'without the log: the CLI without --delta-log');
+      await dropOn(page, '#delta-drop', `${c}.delta_log.zip`, fs.readFileSync(log));
+      const got = await shown(page);
+      assert.deepEqual(got, expected(cliReport(zip, ['--delta-log', log])), 'with the log: the CLI with --delta-log');
+      assert.equal(got[0].outcome, 'fails');
+      assert.match(await page.$eval('#delta-log-status', (e) => e.textContent), /is used for the Delta sources/);
+      assert.deepEqual(page.errors, []);
+      await shot(page, `10-delta-${c}`);
+    });
+  }
+
+  test('the log first, then the checkpoint; narrow and dark; the countdown without a log', async () => {
+    const c = 'case-13-delta-log-expired';
+    for (const [label, opts] of [['wide-light', {}], ['narrow-dark', { viewport: { width: 390, height: 844 }, colorScheme: 'dark' }]]) {
+      const page = await newPage(opts);
+      await open(page, base);
+      // Before any checkpoint: the log is read and kept.
+      await page.setInputFiles('#delta-log-input', path.join(casesDir, `${c}.delta_log.zip`));
+      await page.waitForFunction(() => /Delta log read: table 60ce0cd1/.test(document.querySelector('#delta-log-status').textContent));
+      await dropFile(page, `${c}.zip`, fs.readFileSync(path.join(casesDir, `${c}.zip`)));
+      const got = await shown(page);
+      assert.deepEqual(got, expected(cliReport(path.join(casesDir, `${c}.zip`), ['--delta-log', path.join(casesDir, `${c}.delta_log.zip`)])));
+      assert.ok(got[0].codes.includes('delta-version-expired'));
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(overflow <= 1, `${label}: no horizontal page scroll (${overflow}px)`);
+      await shot(page, `11-delta-${label}`);
+    }
+    // Without the log: the retention countdown is a finding, as in the CLI.
+    const page = await newPage();
+    await open(page, base);
+    await dropFile(page, `${c}.zip`, fs.readFileSync(path.join(casesDir, `${c}.zip`)));
+    assert.ok((await shown(page))[0].codes.includes('delta-retention-countdown'));
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------------
 // The State tab: golden row counts from Spark's own statestore reader output (<fixture>.state.jsonl).
 const stateFixtures = fs.readdirSync(fixturesDir).filter((f) => f.endsWith('.state.jsonl')).sort()
   .map((f) => f.replace(/\.state\.jsonl$/, '')).filter((n) => fs.existsSync(path.join(fixturesDir, `${n}.zip`)));

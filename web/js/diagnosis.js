@@ -75,6 +75,34 @@ export function openFolder(name, files) {
   return run({ type: 'open-folder', name, files, options: options() }, `Opening folder ${name} (${files.length} files)…`);
 }
 
+/** A Delta source table's `_delta_log` (zip `file`, or a dropped folder's `files`): the worker keeps it and
+ * re-diagnoses the open checkpoint with it (or, with none open yet, says what it read). */
+export async function openDeltaLog(msg) {
+  await whenReady();
+  const status = $('#delta-log-status');
+  const box = $('#delta-drop');
+  if (!state.input) {
+    clearMessage();
+    try {
+      const m = await request({ ...msg, options: options() });
+      const t = (m.tables || []).map((x) => `table ${x.table_id || 'unknown'} (versions ${x.versions})`).join('; ');
+      status.textContent = `Delta log read: ${t}. Now drop the checkpoint.`;
+      box.dataset.loaded = '1';
+    } catch (e) {
+      status.textContent = String(e.message || e);
+      delete box.dataset.loaded;
+    }
+    return;
+  }
+  await run({ ...msg, options: options() }, `Reading the Delta log ${msg.name}…`);
+  if ($('#results').dataset.run === 'done') {
+    status.textContent = `Delta log ${msg.name} is used for the Delta sources.`;
+    box.dataset.loaded = '1';
+  } else {
+    delete box.dataset.loaded;
+  }
+}
+
 export function rediagnose() {
   if (!state.input) return Promise.resolve();
   return run({ type: 'rediagnose', options: options() }, `Diagnosing ${state.input.name} again…`);

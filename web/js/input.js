@@ -2,7 +2,7 @@
 // and the bundled samples.
 import { $, el } from './dom.js';
 import { setStatus, showMessage } from './status.js';
-import { openFile, openFolder, rediagnose } from './diagnosis.js';
+import { openFile, openFolder, openDeltaLog, rediagnose } from './diagnosis.js';
 import { rememberSettings } from './settings.js';
 
 const MAX_FOLDER_FILES = 200000;
@@ -61,6 +61,9 @@ async function onDrop(ev) {
   hideDropzone();
   const dt = ev.dataTransfer;
   if (!dt) return;
+  // The second target takes the Delta source table's _delta_log.
+  const delta = !!(ev.target && ev.target.closest && ev.target.closest('#delta-drop'));
+  delete $('#delta-drop').dataset.over;
   const items = [...(dt.items || [])].filter((i) => i.kind === 'file');
   const entries = items.map((i) => (i.webkitGetAsEntry ? i.webkitGetAsEntry() : null)).filter(Boolean);
   const dir = entries.find((e) => e.isDirectory);
@@ -68,7 +71,8 @@ async function onDrop(ev) {
     try {
       setStatus(`Listing folder ${dir.name}…`);
       const files = await walkDirectory(dir);
-      await openFolder(dir.name, files);
+      if (delta) await openDeltaLog({ type: 'delta-log-folder', name: dir.name, files });
+      else await openFolder(dir.name, files);
     } catch (e) {
       showMessage(e.message || `Could not read the folder ${dir.name}.`);
     }
@@ -77,7 +81,8 @@ async function onDrop(ev) {
   const files = [...(dt.files || [])];
   if (files.length === 0) return;
   const zip = files.find((f) => /\.zip$/i.test(f.name)) || files[0];
-  await openFile(zip);
+  if (delta) await openDeltaLog({ type: 'delta-log-file', file: zip, name: zip.name });
+  else await openFile(zip);
 }
 
 let dragDepth = 0;
@@ -101,6 +106,17 @@ export function initInputs() {
       openFolder(got.name, got.files);
     }
   });
+  $('#delta-log-input').addEventListener('change', (ev) => {
+    const f = ev.target.files && ev.target.files[0];
+    if (f) openDeltaLog({ type: 'delta-log-file', file: f, name: f.name });
+  });
+  $('#delta-log-folder-input').addEventListener('change', (ev) => {
+    const got = filesFromFolderInput(ev.target.files || []);
+    if (got) openDeltaLog({ type: 'delta-log-folder', name: got.name, files: got.files });
+  });
+  const deltaBox = $('#delta-drop');
+  deltaBox.addEventListener('dragover', () => { deltaBox.dataset.over = '1'; });
+  deltaBox.addEventListener('dragleave', () => { delete deltaBox.dataset.over; });
   window.addEventListener('dragenter', (ev) => {
     if (![...(ev.dataTransfer?.types || [])].includes('Files')) return;
     ev.preventDefault();

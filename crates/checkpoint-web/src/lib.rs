@@ -167,8 +167,39 @@ pub fn limits() -> Limits {
 ///
 /// Errors: `bad-option` when the options do not parse (the archive itself was already opened by the caller).
 pub fn diagnose_archive(archive: &mut dyn Archive, options: &Options) -> Result<Report, InputError> {
-    let ctx = options.to_context()?;
+    diagnose_archive_with_logs(archive, options, &[])
+}
+
+/// Diagnoses an archive with the Delta source tables' `_delta_log`s the user dropped on the page's second
+/// target (read once by [`read_delta_logs`]).
+///
+/// Errors: an [`InputError`] of kind `bad-option` (see [`Options::to_context`]).
+pub fn diagnose_archive_with_logs(
+    archive: &mut dyn Archive,
+    options: &Options,
+    delta_logs: &[checkpoint_core::delta::DeltaLog],
+) -> Result<Report, InputError> {
+    let mut ctx = options.to_context()?;
+    ctx.delta_logs = delta_logs.to_vec();
     Ok(checkpoint_core::diagnose(archive, &ctx))
+}
+
+/// Reads the Delta table logs of a dropped zip or folder (a `_delta_log/` folder, a table folder holding one, or
+/// the `_delta_log` folder itself).
+///
+/// Errors: `no-delta-log` when the input holds none.
+pub fn read_delta_logs(archive: &mut dyn Archive) -> Result<Vec<checkpoint_core::delta::DeltaLog>, InputError> {
+    let logs = checkpoint_core::delta::reader::read_delta_logs(archive);
+    if logs.is_empty() {
+        return Err(InputError::new(
+            "no-delta-log",
+            format!(
+                "{} holds no Delta log: no _delta_log/ folder, and no <version>.json or checkpoint file at its top level. Zip the table's _delta_log folder (cd <table path> && zip -r delta_log.zip _delta_log).",
+                archive.name()
+            ),
+        ));
+    }
+    Ok(logs)
 }
 
 /// Opens zip bytes held in memory and diagnoses them.

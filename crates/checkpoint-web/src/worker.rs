@@ -7,6 +7,9 @@
 //! | `open-file` | `id`, `file` (a `File`/`Blob`), `name`, `options` ([`crate::Options`] as an object) |
 //! | `open-folder` | `id`, `name`, `files`: `[{path, file}]` (paths relative to the dropped folder) |
 //! | `rediagnose` | `id`, `options` — runs again on the current input (e.g. another Spark version) |
+//! | `delta-log-file` | `id`, `file`, `name`, `options` — a Delta source table's `_delta_log` zip; re-diagnoses the held input with it |
+//! | `delta-log-folder` | `id`, `name`, `files`, `options` — the same for a dropped `_delta_log` (or table) folder |
+//! | `delta-log-clear` | `id`, `options` — forget the Delta logs; re-diagnoses the held input |
 //! | `read-entry` | `id`, `path` (archive path) — one file's bytes, at most [`crate::MAX_SHOWN_ENTRY_BYTES`] |
 //! | `state-overview` | `id` — operators, stores, schemas, sizes by version ([`crate::state::state_overview`]) |
 //! | `state-rows` | `id`, `selection` ([`crate::state::StateSelection`]), `partition` (number or null), `search`, `page`, `page_size` |
@@ -15,6 +18,7 @@
 //! |---|---|
 //! | `ready` | `version` (inspector version) — sent once the wasm is running |
 //! | `progress` | `id`, `done`, `total` (files read / files listed), `path` (the file being read) |
+//! | `delta-log` | `id`, `tables` (`[{dir, table_id, versions}]`) — the Delta logs were read and no checkpoint is open yet |
 //! | `report` | `id`, `report` (JSON text of the contract's `Report`), `entries` (`[[path, size]]`, at most [`crate::MAX_LISTED_ENTRIES`]), `entries_total`, `ms`, `bytes_read`, `reads` |
 //! | `entry` | `id`, `path`, `size`, `bytes` (`Uint8Array`) |
 //! | `state-overview` | `id`, `overview` (JSON text) |
@@ -24,7 +28,8 @@
 
 use crate::blob::{BlobReader, FilesArchive, ReadStats, BLOB_BUFFER_BYTES};
 use crate::state::StateSelection;
-use crate::{diagnose_archive, limits, InputError, Options, MAX_LISTED_ENTRIES, MAX_SHOWN_ENTRY_BYTES};
+use crate::{diagnose_archive_with_logs, limits, InputError, Options, MAX_LISTED_ENTRIES, MAX_SHOWN_ENTRY_BYTES};
+use checkpoint_core::delta::DeltaLog;
 use checkpoint_core::{Archive, ArchiveError, Entry, ZipInput};
 use gloo_events::EventListener;
 use js_sys::Uint8Array;
@@ -46,6 +51,8 @@ thread_local! {
     static INPUT: RefCell<Option<Input>> = const { RefCell::new(None) };
     /// The last decoded state selection (kept for paging and search; dropped with a new input).
     static LOADED: RefCell<Option<crate::state::LoadedState>> = const { RefCell::new(None) };
+    /// The Delta source tables' logs dropped on the second target (kept across checkpoint drops).
+    static DELTA_LOGS: RefCell<Vec<DeltaLog>> = const { RefCell::new(Vec::new()) };
 }
 
 fn scope() -> DedicatedWorkerGlobalScope {
@@ -202,7 +209,8 @@ fn run_diagnosis(id: &JsValue, input: &Input, options: &Options) -> Result<(), I
     let total = archive.entries().iter().filter(|e| !e.is_dir).count() as u64;
     let report = {
         let mut p = Progress { inner: archive.as_mut(), id: id.clone(), done: 0, total, last_post: started };
-        diagnose_archive(&mut p, options)?
+        let logs = DELTA_LOGS.with(|l| l.borrow().clone());
+        diagnose_archive_with_logs(&mut p, options, &logs)?
     };
     let json = serde_json::to_string(&report).map_err(|e| InputError::new("io", e.to_string()))?;
     #[derive(Serialize)]
@@ -320,6 +328,46 @@ fn state_rows(id: &JsValue, input: &Input, req: StateRows) -> Result<(), InputEr
     Ok(())
 }
 
+/// Reads the Delta logs of a dropped zip or folder, keeps them, and re-diagnoses the held checkpoint.
+fn set_delta_logs(id: &JsValue, input: &Input, options: &Options) -> Result<(), InputError> {
+    let (mut archive, _) = open(input)?;
+    let logs = crate::read_delta_logs(archive.as_mut())?;
+    DELTA_LOGS.with(|l| *l.borrow_mut() = logs);
+    after_delta_logs(id, options)
+}
+
+/// After the Delta logs changed: the report of the held checkpoint, or (none yet) what the logs hold.
+fn after_delta_logs(id: &JsValue, options: &Options) -> Result<(), InputError> {
+    if let Some(input) = INPUT.with(|i| i.borrow().clone()) {
+        return run_diagnosis(id, &input, options);
+    }
+    #[derive(Serialize)]
+    struct Table {
+        dir: String,
+        table_id: Option<String>,
+        versions: String,
+    }
+    #[derive(Serialize)]
+    struct Tables {
+        tables: Vec<Table>,
+    }
+    let tables = DELTA_LOGS.with(|l| {
+        l.borrow()
+            .iter()
+            .map(|log| Table {
+                dir: if log.dir.is_empty() { "_delta_log".into() } else { log.dir.clone() },
+                table_id: log.latest_metadata().map(|(_, m)| m.id.clone()),
+                versions: match (log.earliest_commit(), log.latest_version()) {
+                    (Some(a), Some(b)) => format!("{a}..{b}"),
+                    _ => "none".into(),
+                },
+            })
+            .collect()
+    });
+    post("delta-log", id, Tables { tables });
+    Ok(())
+}
+
 fn held() -> Result<Input, InputError> {
     INPUT.with(|i| i.borrow().clone()).ok_or_else(|| InputError::new("io", "no input is open"))
 }
@@ -347,6 +395,19 @@ fn handle(data: JsValue) {
                 .with(|i| i.borrow().clone())
                 .ok_or_else(|| InputError::new("io", "nothing to diagnose yet: drop a checkpoint first"))?;
             run_diagnosis(&id, &input, &r.options.unwrap_or_default())
+        }),
+        "delta-log-file" => fields::<OpenFile>(&data).and_then(|r| {
+            let input = Input::Zip { file: r.file, name: r.name.unwrap_or_else(|| "delta_log.zip".into()) };
+            set_delta_logs(&id, &input, &r.options.unwrap_or_default())
+        }),
+        "delta-log-folder" => fields::<OpenFolder>(&data).and_then(|r| {
+            let files = r.files.into_iter().map(|f| (f.path, f.file)).collect();
+            let input = Input::Folder { name: r.name.unwrap_or_else(|| "_delta_log".into()), files };
+            set_delta_logs(&id, &input, &r.options.unwrap_or_default())
+        }),
+        "delta-log-clear" => fields::<Rediagnose>(&data).and_then(|r| {
+            DELTA_LOGS.with(|l| l.borrow_mut().clear());
+            after_delta_logs(&id, &r.options.unwrap_or_default())
         }),
         "read-entry" => fields::<ReadEntry>(&data).and_then(|r| read_entry(&id, &held()?, &r.path)),
         "state-overview" => held().and_then(|input| state_overview(&id, &input)),

@@ -17,7 +17,7 @@
 //! One file per concern: `start.rs` (where a new checkpoint starts: the last committed batch's end offsets),
 //! `repair.rs` (repairs in place the findings allow), `new_checkpoint.rs` (assembles the NEW-checkpoint way
 //! out from every source's [`SourceStart`]), `snippet.rs` (PySpark / Scala text), one file per source kind
-//! (`kafka.rs`, `files.rs` for the file source and Auto Loader, `other.rs` for rate/memory/socket/unknown).
+//! (`kafka.rs`, `delta.rs`, `files.rs` for the file source and Auto Loader, `other.rs` for rate/memory/socket/unknown).
 //! A source kind adds itself with one [`SourcePlanner`] row in [`PLANNERS`]:
 //!
 //! ```text
@@ -44,6 +44,7 @@
 //! `C+1` is re-run from there too). Spark source: `MicroBatchExecution.populateStartOffsets` (apache/spark
 //! sql/core/src/main/scala/org/apache/spark/sql/execution/streaming/MicroBatchExecution.scala).
 
+mod delta;
 mod files;
 mod kafka;
 mod new_checkpoint;
@@ -216,7 +217,7 @@ pub struct SourcePlanner {
 }
 
 /// Every source planner, one row per source kind.
-pub const PLANNERS: &[SourcePlanner] = &[kafka::PLANNER, files::FILE, files::AUTO_LOADER, other::RATE];
+pub const PLANNERS: &[SourcePlanner] = &[kafka::PLANNER, delta::PLANNER, files::FILE, files::AUTO_LOADER, other::RATE];
 
 /// The planner of a source kind, if any.
 pub fn planner_for(kind: SourceKind) -> Option<&'static SourcePlanner> {

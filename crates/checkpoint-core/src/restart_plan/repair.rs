@@ -25,6 +25,13 @@ fn not_a_repair(code: Code) -> bool {
             | Code::KafkaPartitionsRemoved
             | Code::KafkaTopicMissing
             | Code::KafkaPartitionsAdded
+            // The Delta planner (`delta.rs`) plans these: retention, failOnDataLoss, skipChangeCommits, a start.
+            | Code::DeltaRetentionCountdown
+            | Code::DeltaVersionExpired
+            | Code::DeltaTableReplaced
+            | Code::DeltaSchemaChange
+            | Code::DeltaNonAppendCommit
+            | Code::DeltaDataFilesVacuumable
     )
 }
 

@@ -1,0 +1,225 @@
+//! The Delta source's ways out and its start on a new checkpoint, from the facts of [`crate::delta::facts`]
+//! (the checkpoint's offset, the table's `_delta_log` when given, the retention that applies).
+//!
+//! Delta source options (delta-io/delta `DeltaOptions.scala`, `DeltaSource.scala`): `startingVersion` /
+//! `startingTimestamp` are read only when the checkpoint has no offset yet (`DeltaSource.getStartingOffset`),
+//! so they need a NEW checkpoint; `failOnDataLoss` (default true), `skipChangeCommits`, `maxBytesPerTrigger`,
+//! `maxFilesPerTrigger` and `schemaTrackingLocation` are read on every run.
+
+use super::{snippet, PlanInput, SourceAt, SourceOption, SourcePlanner, SourceStart, WayOut, WayOutKind};
+use crate::checks::catalogue::Code;
+use crate::delta::facts::{delta_sources, DeltaSourceFacts};
+use crate::delta::interval::{describe_ms, DAY_MS};
+use crate::report::Severity;
+use crate::source::SourceKind;
+use crate::time::utc;
+
+/// The Delta source planner.
+pub(super) const PLANNER: SourcePlanner = SourcePlanner { kind: SourceKind::Delta, ways_out, start };
+
+/// The bound of the first batch of a new checkpoint.
+const FIRST_BATCH_BYTES: &str = "1g";
+
+fn facts<'a>(input: &PlanInput<'a>, at: &SourceAt<'_>) -> Option<DeltaSourceFacts<'a>> {
+    delta_sources(input.cp, input.ctx).into_iter().find(|s| s.index == at.index)
+}
+
+fn risky(input: &PlanInput<'_>, code: Code) -> bool {
+    input.findings_of(code).any(|f| f.severity != Severity::Info)
+}
+
+fn kinds(at: &SourceAt<'_>) -> Vec<SourceKind> {
+    vec![SourceKind::Delta; at.index + 1]
+}
+
+fn ways_out(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<WayOut> {
+    let Some(s) = facts(input, at) else { return vec![] };
+    let Some(v) = s.needed_version() else { return vec![] };
+    let mut out = Vec::new();
+    let expired = risky(input, Code::DeltaVersionExpired);
+    let countdown = risky(input, Code::DeltaRetentionCountdown);
+    let initial = s.offset.as_ref().is_ok_and(|o| o.is_initial_snapshot);
+    if countdown && !expired {
+        let mut w = WayOut::new(
+            WayOutKind::RaiseRetention,
+            "Raise the Delta table's log retention before version {v} is cleaned up".replace("{v}", &v.to_string()),
+        );
+        w.source_index = Some(at.index);
+        w.answers.push(Code::DeltaRetentionCountdown);
+        let days =
+            input.ctx.now_ms.zip(s.countdown_start_ms()).map(|(n, t)| (n - t) / DAY_MS + 30).unwrap_or(60).max(60);
+        w.steps.push(format!("ALTER TABLE <table> SET TBLPROPERTIES ('delta.logRetentionDuration' = 'interval {days} days') (today {}), then restart the query unchanged.", current(&s.log_retention.table_value, s.log_retention.ms)));
+        w.costs.push("The table keeps its commit files longer: a little storage and longer log listings for every reader; no data files are kept (that is delta.deletedFileRetentionDuration, which keeps removed data files and costs their storage).".into());
+        if let Some(e) = s.cleanup_eligible_ms() {
+            w.costs.push(format!("Only in time before {}: from then on log cleanup (after the table's next checkpoint) may remove version {v}.", utc(e)));
+            w.recompute_after_ms = Some(e);
+        }
+        out.push(w);
+    }
+    if risky(input, Code::DeltaDataFilesVacuumable) {
+        let mut w = WayOut::new(
+            WayOutKind::RaiseRetention,
+            "Keep removed data files longer (delta.deletedFileRetentionDuration) before the next VACUUM",
+        );
+        w.source_index = Some(at.index);
+        w.answers.push(Code::DeltaDataFilesVacuumable);
+        w.steps.push(format!("ALTER TABLE <table> SET TBLPROPERTIES ('delta.deletedFileRetentionDuration' = 'interval 30 days') (today {}); check that the files the finding names still exist.", current(&s.deleted_file_retention.table_value, s.deleted_file_retention.ms)));
+        w.costs.push("Removed data files stay on storage for the longer window: their storage is the cost. Files VACUUM already deleted do not come back.".into());
+        out.push(w);
+    }
+    if (expired || input.findings_of(Code::DeltaRetentionCountdown).any(|f| f.severity == Severity::Error)) && !initial
+    {
+        let mut w = WayOut::new(
+            WayOutKind::FailOnDataLossFalse,
+            "Keep this checkpoint and let the Delta source skip the versions that are gone (failOnDataLoss=false)",
+        );
+        w.source_index = Some(at.index);
+        w.answers.extend([Code::DeltaVersionExpired, Code::DeltaRetentionCountdown]);
+        w.data_loss = true;
+        let first = s.log.and_then(|l| l.commits.range(v..).next().map(|(k, _)| *k));
+        w.costs.push(match first {
+            Some(f) => format!(
+                "Versions {v}..{} are skipped without an error (a silent gap): their data is never read.",
+                f - 1
+            ),
+            None => {
+                format!("The versions from {v} that log cleanup removed are skipped without an error (a silent gap).")
+            }
+        });
+        w.steps.push("Set .option(\"failOnDataLoss\", \"false\") on the Delta source and restart on this checkpoint; set it back to true once a batch has committed.".into());
+        w.options.push(SourceOption::new(at.index, "failOnDataLoss", "false", false));
+        w.snippets = snippet::source_snippets(&w.options, &kinds(at), false);
+        out.push(w);
+    }
+    let schema_blocks = input
+        .findings_of(Code::DeltaSchemaChange)
+        .any(|f| f.error_classes.iter().any(|c| c == "DELTA_SCHEMA_CHANGED_WITH_VERSION"));
+    // A schema change the stream cannot cross on this checkpoint stops it first: skipping commits does not help.
+    if risky(input, Code::DeltaNonAppendCommit) && !schema_blocks {
+        let mut w = WayOut::new(
+            WayOutKind::FailOnDataLossFalse,
+            "Keep this checkpoint and skip the commits that delete or rewrite data (skipChangeCommits=true)",
+        );
+        w.source_index = Some(at.index);
+        w.answers.push(Code::DeltaNonAppendCommit);
+        w.data_loss = true;
+        w.costs.push("Every commit that removes files is skipped whole, the rows it adds included (an overwrite's new rows, an UPDATE's new versions): downstream never sees those changes.".into());
+        w.options.push(SourceOption::new(at.index, "skipChangeCommits", "true", false));
+        w.snippets = snippet::source_snippets(&w.options, &kinds(at), false);
+        out.push(w);
+    }
+    if let Some(f) = input.findings_of(Code::DeltaTableReplaced).next() {
+        let mut w = WayOut::new(
+            WayOutKind::RepairInPlace,
+            "If the query now reads another table by mistake, point it back at the table the checkpoint read",
+        );
+        w.source_index = Some(at.index);
+        w.answers.push(Code::DeltaTableReplaced);
+        w.steps.push(format!("Check the path or table name the Delta source reads: {}", f.title));
+        w.costs.push("None if it was a configuration change; if the table was really dropped and re-created, this checkpoint cannot be reused (see the NEW checkpoint way out).".into());
+        out.push(w);
+    }
+    let cm_schema = input
+        .findings_of(Code::DeltaSchemaChange)
+        .any(|f| f.error_classes.iter().any(|c| c.starts_with("DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE")));
+    if cm_schema {
+        let mut w = WayOut::new(
+            WayOutKind::RepairInPlace,
+            "Keep this checkpoint and let Delta track the schema (schemaTrackingLocation)",
+        );
+        w.source_index = Some(at.index);
+        w.answers.push(Code::DeltaSchemaChange);
+        w.steps.push("Set .option(\"schemaTrackingLocation\", \"<checkpoint path>/_schema_log\") (a folder under this checkpoint) and restart: Delta records the schema per version and stops once at the change; acknowledge it with .option(\"allowSourceColumnDrop\", \"always\") / .option(\"allowSourceColumnRename\", \"always\") (or the matching spark.databricks.delta.streaming.* confs) and restart again.".into());
+        w.costs.push("No data is skipped; the rows written after the change lack the dropped column (or carry the renamed one): check the sink's schema.".into());
+        w.options.push(SourceOption::new(at.index, "schemaTrackingLocation", "<checkpoint path>/_schema_log", false));
+        w.snippets = snippet::source_snippets(&w.options, &kinds(at), false);
+        out.push(w);
+    }
+    out
+}
+
+fn current(table_value: &Option<String>, ms: i64) -> String {
+    match table_value {
+        Some(t) => format!("{t:?}"),
+        None => format!("the default, {}", describe_ms(ms)),
+    }
+}
+
+fn start(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Option<SourceStart> {
+    let s = facts(input, at)?;
+    let o = s.offset.as_ref().ok()?;
+    let v = o.reservoir_version;
+    let mut st = SourceStart::default();
+    let idx = at.index;
+    if o.is_initial_snapshot {
+        st.steps.push(format!("source #{idx} (Delta): the checkpoint was still reading the table's initial snapshot (version {v}), which a new checkpoint cannot resume: without startingVersion it reads the current snapshot from the start."));
+        st.costs.push(format!("source #{idx}: the rows of the initial snapshot already written are written again: deduplicate downstream or make the sink idempotent."));
+        st.options.push(SourceOption::new(idx, "maxBytesPerTrigger", FIRST_BATCH_BYTES, false));
+        return Some(st);
+    }
+    let replaced = input.findings_of(Code::DeltaTableReplaced).next().is_some();
+    let schema_at = input.findings_of(Code::DeltaSchemaChange).next().and_then(|_| schema_change_version(&s));
+    let now = input.ctx.now_ms.unwrap_or(0);
+    let (version, ts, stale) = if replaced {
+        st.costs.push(format!("source #{idx}: the table at the path is a new table: startingVersion 0 reads it from its first version (everything it holds)."));
+        (0, None, None)
+    } else if let Some(after) = schema_at {
+        st.data_loss = true;
+        st.costs.push(format!(
+            "source #{idx}: versions {v}..{} (up to the schema change at {}) are not read: a gap.",
+            after - 1,
+            after - 1
+        ));
+        (after, None, None)
+    } else if let Some((b, ts, stale)) = s.bounded_start(now, DAY_MS) {
+        if b > v {
+            st.data_loss = true;
+            st.costs.push(format!("source #{idx}: versions {v}..{} are gone from the table's log and are skipped (a gap{}); version {b} is inside the retained window with at least a day's margin.", b - 1, ts.map(|t| format!(" up to {}", utc(t))).unwrap_or_default()));
+        }
+        (b, ts, Some(stale))
+    } else {
+        st.steps.push(format!("source #{idx} (Delta): without the table's _delta_log the start is the checkpoint's own version; check that the table still holds it (its retention decides)."));
+        (v, None, s.cleanup_eligible_ms())
+    };
+    if version == v && o.index >= 0 {
+        st.costs.push(format!("source #{idx}: version {v} was partly processed (up to file index {}): its rows already written are read again: make the sink idempotent or deduplicate.", o.index));
+    }
+    st.options.push(SourceOption::new(idx, "startingVersion", version.to_string(), true));
+    st.options.push(SourceOption::new(idx, "maxBytesPerTrigger", FIRST_BATCH_BYTES, false));
+    if let Some(t) = ts {
+        st.steps.push(format!(
+            "source #{idx} (Delta): or .option(\"startingTimestamp\", \"{}\") (the commit time of version {version}).",
+            utc(t)
+        ));
+    }
+    st.steps.push(format!("source #{idx} (Delta): maxBytesPerTrigger {FIRST_BATCH_BYTES} bounds the first batch (and every batch: remove it once caught up)."));
+    if let Some(e) = stale {
+        st.steps.push(format!("source #{idx} (Delta): recompute this start after {}: from then on log cleanup may remove version {version}.", utc(e)));
+        st.recompute_after_ms = Some(e);
+    }
+    Some(st)
+}
+
+/// The version after the first non-additive schema change the log shows after the stream's version.
+fn schema_change_version(s: &DeltaSourceFacts<'_>) -> Option<i64> {
+    let log = s.log?;
+    let v = s.needed_version()?;
+    let (_, mut prev) = log.metadata_at(v)?;
+    let cm = log.latest_metadata()?.1.column_mapping_mode() != "none";
+    for (ver, c) in log.commits.range(v + 1..) {
+        if let Some(m) = &c.metadata {
+            let d = crate::delta::schema::diff(
+                &prev.schema_string,
+                &m.schema_string,
+                &prev.partition_columns,
+                &m.partition_columns,
+                cm,
+            )?;
+            if d.iter().any(crate::delta::schema::SchemaChange::non_additive) {
+                return Some(ver + 1);
+            }
+            prev = m;
+        }
+    }
+    None
+}
