@@ -18,6 +18,7 @@ pub mod checksum;
 pub mod codec;
 pub mod context;
 pub mod diagnose;
+pub mod dstream;
 pub mod hadoop;
 pub mod javaser;
 pub mod layout;

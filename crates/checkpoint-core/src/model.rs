@@ -245,6 +245,8 @@ pub struct Checkpoint {
     pub store_rows: BTreeMap<String, StoreRows>,
     /// DStream `checkpoint-<ms>` times (for kind dstream).
     pub dstream_times_ms: Vec<i64>,
+    /// DStream `checkpoint-<ms>[.bk]` files, each decoded (for kind dstream; see [`crate::dstream`]).
+    pub dstream_files: Vec<crate::dstream::CheckpointFile>,
     /// Problems met while reading that no typed field holds.
     pub problems: Vec<Problem>,
 }
