@@ -42,7 +42,7 @@ impl<'a> PlanInput<'a> {
             && self
                 .conf
                 .and_then(|c| c.get("spark.sql.streaming.stateStore.autoSnapshotRepair.enabled"))
-                .map_or(true, |v| v.trim().eq_ignore_ascii_case("true"))
+                .is_none_or(|v| v.trim().eq_ignore_ascii_case("true"))
     }
 }
 

@@ -1,0 +1,256 @@
+//! The `statestore` source of Spark's State Data Source (`StateDataSource.scala`, `StatePartitionReader.scala`,
+//! `StreamStreamJoinStatePartitionReader.scala`): state rows of one operator, store and batch.
+
+use super::schema::DataType;
+use super::*;
+use crate::archive::Archive;
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// Reads state rows as Spark's `statestore` data source does (see [`StateQuery`]), with default limits.
+///
+/// Errors ([`StateError`], naming the file): no committed batch and no `batch_id`; no such operator or
+/// partition; a missing or undecodable schema file, delta or snapshot; a row that does not match its schema.
+pub fn read_state(a: &mut dyn Archive, root: &str, q: &StateQuery) -> Result<Vec<StateRow>, StateError> {
+    read_state_with_limits(a, root, q, &StateLimits::default())
+}
+
+/// [`read_state`] with explicit limits.
+pub fn read_state_with_limits(
+    a: &mut dyn Archive,
+    root: &str,
+    q: &StateQuery,
+    limits: &StateLimits,
+) -> Result<Vec<StateRow>, StateError> {
+    let batch = query_batch(a, root, q)?;
+    let version = batch.checked_add(1).ok_or_else(|| {
+        StateError::new(join(root, "commits"), format!("batchId {batch}: state version {batch} + 1 overflows"))
+    })?;
+    let op_dir = join(root, &format!("state/{}", q.operator_id));
+    let parts = partitions_to_read(a, root, q, version, &op_dir)?;
+    if let Some(side) = q.join_side {
+        return read_join_side(a, root, q.operator_id, side, version, &parts, limits, q.auto_snapshot_repair);
+    }
+    check_state_var_options(a, root, q, &op_dir)?;
+    if q.state_var.is_some() || q.read_registered_timers {
+        let dir = store_dir(root, q.operator_id, parts[0], &q.store_name);
+        if detect_provider(a, &dir) != Provider::RocksDb {
+            return Err(StateError::new(
+                dir,
+                "stateVarName and readRegisteredTimers apply to transformWithState operators, whose state is in RocksDB stores",
+            )
+            .class("STDS_INVALID_OPTION_VALUE.WITH_MESSAGE"));
+        }
+        let target = match &q.state_var {
+            Some(v) => rocksdb::state_view::VarTarget::Variable(v.clone()),
+            None => rocksdb::state_view::VarTarget::Timers,
+        };
+        let opts = rocksdb::state_view::VarReadOptions {
+            flatten_collection_types: q.flatten_collection_types,
+            auto_snapshot_repair: q.auto_snapshot_repair,
+        };
+        return rocksdb::state_view::read_state_var(
+            a,
+            root,
+            q.operator_id,
+            &q.store_name,
+            &target,
+            batch,
+            &parts,
+            limits,
+            &opts,
+        );
+    }
+    let (ks, vs) = store_schemas(a, root, q.operator_id, &q.store_name)?;
+    let mut rows = Vec::new();
+    for p in parts {
+        let dir = store_dir(root, q.operator_id, p, &q.store_name);
+        let raw = load_raw_store_repair(a, &dir, version, limits, q.auto_snapshot_repair)?;
+        if rows.len() + raw.pairs.len() > limits.max_rows {
+            return Err(StateError::new(dir, format!("more than {} rows", limits.max_rows)));
+        }
+        for (i, (k, v)) in raw.pairs.iter().enumerate() {
+            let (key, value) = decode_pair(&raw, k, v, &ks, &vs, &dir)
+                .map_err(|e| at_source(a, &dir, version, limits, q.auto_snapshot_repair, &raw, i, e))?;
+            rows.push(StateRow::new(p, key, value));
+        }
+    }
+    Ok(rows)
+}
+
+/// The `joinSide` view: for each join key of `<side>-keyToNumValues` with count n, the n buffered input rows of
+/// `<side>-keyWithIndexToValue` (indexes 0..n), value without the `matched` column of join state format 2
+/// (`SymmetricHashJoinStateManager.iterator`, `StreamStreamJoinStatePartitionReader`).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn read_join_side(
+    a: &mut dyn Archive,
+    root: &str,
+    op: i64,
+    side: JoinSide,
+    version: i64,
+    parts: &[u32],
+    limits: &StateLimits,
+    repair: Option<bool>,
+) -> Result<Vec<StateRow>, StateError> {
+    let count_store = format!("{}-keyToNumValues", side.name());
+    let value_store = format!("{}-keyWithIndexToValue", side.name());
+    let (cks, cvs) = store_schemas(a, root, op, &count_store)?;
+    let (vks, vvs) = store_schemas(a, root, op, &value_store)?;
+    // Join state format 2 appends a boolean `matched` column to the input row.
+    let drop_matched = vvs.fields.last().is_some_and(|f| f.name == "matched" && f.data_type == DataType::Boolean);
+    let mut rows = Vec::new();
+    for &p in parts {
+        let cdir = store_dir(root, op, p, &count_store);
+        let vdir = store_dir(root, op, p, &value_store);
+        let counts = load_raw_store_repair(a, &cdir, version, limits, repair)?;
+        let values = load_raw_store_repair(a, &vdir, version, limits, repair)?;
+        // (join key JSON text, index) → input row.
+        let mut by_key: HashMap<(String, i64), Value> = HashMap::new();
+        for (i, (k, v)) in values.pairs.iter().enumerate() {
+            let (kj, mut vj) = decode_pair(&values, k, v, &vks, &vvs, &vdir)
+                .map_err(|e| at_source(a, &vdir, version, limits, repair, &values, i, e))?;
+            let Value::Object(mut km) = kj else { continue };
+            let idx = km.remove("index").and_then(|i| i.as_i64()).unwrap_or(-1);
+            if drop_matched {
+                if let Value::Object(m) = &mut vj {
+                    m.remove("matched");
+                }
+            }
+            by_key.insert((Value::Object(km).to_string(), idx), vj);
+        }
+        for (i, (k, v)) in counts.pairs.iter().enumerate() {
+            let (kj, cj) = decode_pair(&counts, k, v, &cks, &cvs, &cdir)
+                .map_err(|e| at_source(a, &cdir, version, limits, repair, &counts, i, e))?;
+            let n = cj.get("value").and_then(Value::as_i64).unwrap_or(0);
+            let ktext = kj.to_string();
+            for i in 0..n.max(0) {
+                if let Some(vj) = by_key.remove(&(ktext.clone(), i)) {
+                    if rows.len() >= limits.max_rows {
+                        return Err(StateError::new(vdir, format!("more than {} rows", limits.max_rows)));
+                    }
+                    rows.push(StateRow::new(p, kj.clone(), vj));
+                }
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// The operator's name when its stores leave no doubt (no metadata to read it from): the four stream-stream join
+/// stores, or a single store whose value row is one `void` field (deduplication's dummy value).
+pub(super) fn infer_operator_name(a: &mut dyn Archive, root: &str, op: i64, stores: &[String]) -> Option<String> {
+    let join = ["left-keyToNumValues", "left-keyWithIndexToValue", "right-keyToNumValues", "right-keyWithIndexToValue"];
+    if stores.len() == 4 && join.iter().all(|j| stores.iter().any(|s| s == j)) {
+        return Some("symmetricHashJoin".into());
+    }
+    if stores.len() == 1 && stores[0] == "default" {
+        if let Ok((_, value)) = store_schemas(a, root, op, "default") {
+            if value.fields.len() == 1 && value.fields[0].data_type == DataType::Null {
+                return Some("dedupe".into());
+            }
+        }
+    }
+    None
+}
+
+/// The batch a query reads: its `batchId`, checked as Spark's options are, or the last committed batch.
+fn query_batch(a: &mut dyn Archive, root: &str, q: &StateQuery) -> Result<i64, StateError> {
+    let batch = match q.batch_id {
+        Some(b) if b < 0 => return Err(StateError::new(join(root, "commits"), format!("batchId {b} is negative"))),
+        Some(b) if b > crate::log::MAX_BATCH_ID => {
+            return Err(StateError::new(
+                join(root, "commits"),
+                format!("batchId {b} is beyond any batch Spark writes (at most 2^60)"),
+            )
+            .class("STDS_INVALID_OPTION_VALUE.WITH_MESSAGE"))
+        }
+        Some(b) => b,
+        None => last_committed_batch(a, root).ok_or_else(|| {
+            StateError::new(join(root, "commits"), "no committed batch: give a batch id")
+                .class("STDS_COMMITTED_BATCH_UNAVAILABLE")
+        })?,
+    };
+    if q.read_registered_timers && q.state_var.is_some() {
+        return Err(StateError::new(
+            join(root, &format!("state/{}", q.operator_id)),
+            "the options readRegisteredTimers and stateVarName conflict: give one of them",
+        )
+        .class("STDS_CONFLICT_OPTIONS"));
+    }
+    Ok(batch)
+}
+
+/// The partitions a query reads (all listed, or the one asked for), after Spark's checks: a partition folder
+/// missing below the expected count fails the load of `version`, an asked partition must exist.
+fn partitions_to_read(
+    a: &mut dyn Archive,
+    root: &str,
+    q: &StateQuery,
+    version: i64,
+    op_dir: &str,
+) -> Result<Vec<u32>, StateError> {
+    let mut parts = list_partitions(a, root, q.operator_id);
+    if parts.is_empty() {
+        return Err(StateError::new(op_dir, "no state partition folders for this operator")
+            .class("STDS_NO_PARTITION_DISCOVERED_IN_STATE_STORE"));
+    }
+    // Spark's stores are partitions 0..numPartitions-1; a missing folder cannot be rebuilt (Spark then fails to
+    // load version `version` of that partition, from its first delta on).
+    // The count comes from the metadata and may be anything: the missing partition is found against the listed
+    // folders (no walk over 0..expected).
+    let expected = expected_partitions(a, root, q.operator_id).max(parts.last().map_or(0, |m| i64::from(*m) + 1));
+    let wanted_missing = match q.partition {
+        Some(p) => Some(i64::from(p)).filter(|p| *p < expected && !parts.iter().any(|x| i64::from(*x) == *p)),
+        None => first_missing_partition(&parts, expected),
+    };
+    if let Some(m) = wanted_missing {
+        if version > 0 {
+            let beyond_int = if expected > i64::from(i32::MAX) {
+                " (more than Spark's Int partition count allows: the operator metadata is not Spark's)"
+            } else {
+                ""
+            };
+            return Err(StateError::new(
+                format!("{op_dir}/{m}"),
+                format!(
+                    "state folder of partition {m} is missing ({expected} partitions expected{beyond_int}, {} folders found); version {version} cannot be rebuilt",
+                    parts.len()
+                ),
+            )
+            .class("CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS"));
+        }
+    }
+    if let Some(p) = q.partition {
+        if !parts.contains(&p) {
+            return Err(StateError::new(format!("{op_dir}/{p}"), format!("partition {p} has no state folder"))
+                .class("CANNOT_LOAD_STATE_STORE.SNAPSHOT_PARTITION_ID_NOT_FOUND"));
+        }
+        parts = vec![p];
+    }
+    Ok(parts)
+}
+
+/// Spark's option checks against the operator metadata (`StateDataSource.runStateVarChecks`): state variable
+/// options only for transformWithState, which needs one of them.
+fn check_state_var_options(a: &mut dyn Archive, root: &str, q: &StateQuery, op_dir: &str) -> Result<(), StateError> {
+    let op_name = operator_name(a, root, q.operator_id);
+    let is_tws = op_name.as_deref().is_some_and(|n| TWS_OPERATORS.contains(&n));
+    if (q.state_var.is_some() || q.read_registered_timers) && q.join_side.is_none() {
+        if let Some(n) = op_name.as_deref().filter(|_| !is_tws) {
+            return Err(StateError::new(
+                op_dir,
+                format!(
+                    "Providing state variable names is only supported with the transformWithState operator. Found operator={n}. Please remove this option and re-run the query."
+                ),
+            )
+            .class("STDS_INVALID_OPTION_VALUE.WITH_MESSAGE"));
+        }
+    } else if is_tws && q.join_side.is_none() {
+        return Err(StateError::new(
+            op_dir,
+            "the transformWithState operator needs the option stateVarName (or readRegisteredTimers)",
+        )
+        .class("STDS_REQUIRED_OPTION_UNSPECIFIED"));
+    }
+    Ok(())
+}
