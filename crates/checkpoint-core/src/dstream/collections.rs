@@ -22,7 +22,11 @@ pub fn seq(s: &Stream, v: &Value) -> Vec<Value> {
         _ => {}
     }
     if let Some(arr) = s.field(o, "array") {
-        let mut elems = seq(s, arr);
+        // Only a real array: a hostile `array` field pointing back at the object must not recurse.
+        let mut elems = match s.array(arr).map(|a| &a.elems) {
+            Some(ArrayElems::Values(v)) => v.clone(),
+            _ => Vec::new(),
+        };
         let used = ["size0", "length", "size"].iter().find_map(|f| match s.field(o, f) {
             Some(Value::Prim(Prim::Int(n))) => Some(*n),
             _ => None,
@@ -113,4 +117,31 @@ pub fn string(s: &Stream, v: &Value) -> Option<String> {
         return s.field(o, "value").and_then(|x| s.string(x)).map(str::to_string);
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::javaser::{
+        parse, Limits, BASE_HANDLE, STREAM_HEADER, TC_CLASSDESC, TC_ENDBLOCKDATA, TC_NULL, TC_OBJECT,
+    };
+
+    #[test]
+    fn a_collection_whose_array_field_points_to_itself_does_not_recurse() {
+        // class x.Buf { Object array; } with array = this.
+        let mut b = STREAM_HEADER.to_vec();
+        b.extend([TC_OBJECT, TC_CLASSDESC, 0, 5]);
+        b.extend(b"x.Buf");
+        b.extend([0; 8]);
+        b.extend([crate::javaser::SC_SERIALIZABLE, 0, 1, b'L', 0, 5]);
+        b.extend(b"array");
+        b.extend([crate::javaser::TC_STRING, 0, 18]);
+        b.extend(b"Ljava/lang/Object;");
+        b.extend([TC_ENDBLOCKDATA, TC_NULL, crate::javaser::TC_REFERENCE]);
+        b.extend((BASE_HANDLE + 2).to_be_bytes());
+        let s = parse(&b, &Limits::default()).expect("parses");
+        assert_eq!(s.field(s.object(&s.top[0]).expect("object"), "array"), Some(&s.top[0]));
+        assert!(seq(&s, &s.top[0]).is_empty());
+        assert!(map_entries(&s, &s.top[0]).is_empty());
+    }
 }

@@ -186,7 +186,10 @@ fn read_stream(raw: &[u8], codec: Codec) -> Result<SparkCheckpoint, Unreadable> 
             offset: Some(e.offset),
             reason: head,
             exception: match e.kind {
-                crate::javaser::SerErrorKind::Truncated => "java.io.EOFException",
+                // A declared length past the end is met by Java as the end of the stream too.
+                crate::javaser::SerErrorKind::Truncated | crate::javaser::SerErrorKind::LengthTooLarge(_) => {
+                    "java.io.EOFException"
+                }
                 _ => "java.io.StreamCorruptedException",
             },
         }

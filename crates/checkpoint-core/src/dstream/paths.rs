@@ -5,7 +5,10 @@
 
 use super::classes::desc_of;
 use crate::javaser::{ArrayElems, Node, NodeId, Stream, Value};
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+
+/// Classes that get a path at most (a hostile stream may name a million; real ones name tens).
+const MAX_PATHS: usize = 10_000;
 
 /// Segments shown at most; longer paths keep their start and end.
 const MAX_SEGMENTS: usize = 24;
@@ -27,8 +30,9 @@ pub fn first_paths(s: &Stream) -> BTreeMap<NodeId, String> {
         }
     }
     let mut out: BTreeMap<NodeId, String> = BTreeMap::new();
+    let mut done: HashSet<NodeId> = HashSet::new();
     while let Some(id) = queue.pop_front() {
-        if let Some(desc) = desc_of(s, id) {
+        if let Some(desc) = desc_of(s, id).filter(|d| out.len() < MAX_PATHS && done.insert(*d)) {
             for h in s.hierarchy(desc) {
                 out.entry(h).or_insert_with(|| path_of(s, &parent, id));
             }

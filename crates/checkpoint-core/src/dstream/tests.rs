@@ -160,3 +160,79 @@ fn every_checkpoint_file_of_the_shared_inputs_parses_whole() {
         assert!(d.classes.iter().all(|k| !k.serial_version_uid.is_empty() && !k.group.is_empty()));
     }
 }
+
+#[test]
+fn files_that_are_no_checkpoint_are_unreadable_with_the_step_and_offset() {
+    use super::read_file;
+    let jvm = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tools/javaser-gen/out"));
+    // A Java stream that holds no Checkpoint (Spark: ClassCastException).
+    let enums = std::fs::read(jvm.join("enums.ser")).expect("ser");
+    let u = read_file("checkpoint-1", 1, false, &enums).content.expect_err("not a Checkpoint");
+    assert_eq!((u.step, u.exception), ("checkpoint", "java.lang.ClassCastException"));
+    // Neither a codec nor Java serialization.
+    let u = read_file("checkpoint-1", 1, false, b"hello").content.expect_err("garbage");
+    assert_eq!((u.step, u.offset), ("serialization", Some(0)));
+    // A real checkpoint whose lz4 framing is cut: the codec step, at the block that breaks.
+    let raw = std::fs::read(shared("dstream-3.5.9-updatestatebykey.zip")).expect("zip");
+    let len = raw.len() as u64;
+    let mut z = ZipInput::open(std::io::Cursor::new(raw), len, "z", Limits::default()).expect("opens");
+    let bytes = crate::Archive::read(&mut z, "checkpoint-1796030393000", 1 << 24).expect("file");
+    let f = read_file("checkpoint-1796030393000", 1796030393000, false, &bytes[..bytes.len() - 30]);
+    let u = f.content.expect_err("cut");
+    assert_eq!((u.step, u.exception), ("codec", "java.io.EOFException"));
+    // The same stream decompressed and cut inside the object graph: the serialization step.
+    let data = crate::codec::decompress(&bytes, 1 << 26).expect("lz4");
+    let u = read_file("c", 1, false, &data[..data.len() / 2]).content.expect_err("cut stream");
+    assert_eq!((u.step, u.exception), ("serialization", "java.io.EOFException"));
+    assert!(u.offset.is_some_and(|o| o <= data.len() as u64 / 2));
+    // Whole and uncompressed, it reads.
+    assert!(read_file("c", 1, false, &data).content.is_ok());
+}
+
+/// A crafted Checkpoint whose `jars` field holds an array of `n` objects, each of its own class (a long
+/// class list and a wide graph for the class paths).
+fn wide_checkpoint(n: u32) -> Vec<u8> {
+    use crate::javaser::*;
+    let mut b = STREAM_HEADER.to_vec();
+    let utf = |b: &mut Vec<u8>, s: &str| {
+        b.extend((s.len() as u16).to_be_bytes());
+        b.extend(s.as_bytes());
+    };
+    b.extend([TC_OBJECT, TC_CLASSDESC]);
+    utf(&mut b, super::walk::CHECKPOINT_CLASS);
+    b.extend([0; 8]);
+    b.extend([SC_SERIALIZABLE, 0, 1, b'[']);
+    utf(&mut b, "jars");
+    b.push(TC_STRING);
+    utf(&mut b, "[Ljava/lang/Object;");
+    b.extend([TC_ENDBLOCKDATA, TC_NULL]);
+    // handles: 0 desc, 1 field type string, 2 the Checkpoint; then the array desc (3) and the array (4).
+    b.extend([TC_ARRAY, TC_CLASSDESC]);
+    utf(&mut b, "[Ljava.lang.Object;");
+    b.extend([0; 8]);
+    b.extend([SC_SERIALIZABLE, 0, 0, TC_ENDBLOCKDATA, TC_NULL]);
+    b.extend(n.to_be_bytes());
+    for i in 0..n {
+        b.extend([TC_OBJECT, TC_CLASSDESC]);
+        utf(&mut b, &format!("com.example.C{i}"));
+        b.extend((i as i64).to_be_bytes());
+        b.extend([SC_SERIALIZABLE, 0, 0, TC_ENDBLOCKDATA, TC_NULL]);
+    }
+    b
+}
+
+#[test]
+fn a_crafted_checkpoint_with_many_classes_is_read_in_bounded_time() {
+    let bytes = wide_checkpoint(100_000);
+    let t = std::time::Instant::now();
+    let f = super::read_file("checkpoint-1", 1, false, &bytes);
+    let c = f.content.expect("reads");
+    assert_eq!(c.classes.len(), 100_002);
+    assert_eq!(c.classes.iter().filter(|k| k.path.is_some()).count(), 10_000, "paths are capped");
+    assert!(t.elapsed() < std::time::Duration::from_secs(20), "took {:?}", t.elapsed());
+    // Over the node limit: refused with an offset, not read without bound.
+    let bytes = wide_checkpoint(600_000);
+    let u = super::read_file("checkpoint-1", 1, false, &bytes).content.expect_err("too many nodes");
+    assert_eq!(u.step, "serialization");
+    assert!(u.reason.contains("more than"), "{}", u.reason);
+}

@@ -10,6 +10,9 @@ use super::{CheckpointDatum, DStreamNode, Graph, SparkCheckpoint, Unreadable};
 use crate::javaser::{Node, NodeId, Object, Prim, Stream, Value};
 use std::collections::BTreeMap;
 
+/// Most DStreams walked in one graph (real graphs have tens; the slide fix-point is quadratic in it).
+const MAX_STREAMS: usize = 2000;
+
 /// The class Spark writes.
 pub const CHECKPOINT_CLASS: &str = "org.apache.spark.streaming.Checkpoint";
 
@@ -121,7 +124,7 @@ impl GraphWalk<'_> {
         }
         let s = self.s;
         let o = s.object(v)?;
-        if depth > 200 || self.streams.len() > 10_000 {
+        if depth > 200 || self.streams.len() >= MAX_STREAMS {
             return None;
         }
         let i = self.streams.len();
