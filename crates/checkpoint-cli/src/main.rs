@@ -52,9 +52,16 @@ struct DiagnoseArgs {
     /// The Delta source table's `_delta_log` (zip or directory).
     #[arg(long = "delta-log")]
     delta_log: Option<PathBuf>,
-    /// Kafka earliest offsets `{"topic":{"0":123}}`, inline JSON or a file.
+    /// The Kafka brokers' earliest offsets: Spark's JSON `{"topic":{"0":123}}` or the lines
+    /// `kafka-get-offsets.sh --time -2` prints (`topic:partition:offset`), inline or a file.
     #[arg(long = "kafka-earliest")]
     kafka_earliest: Option<String>,
+    /// The Kafka brokers' latest offsets (`kafka-get-offsets.sh --time -1`), in the same forms.
+    #[arg(long = "kafka-latest")]
+    kafka_latest: Option<String>,
+    /// Exit 1 also when a finding is a warning (`warning`), not only an error (`error`, the default).
+    #[arg(long = "fail-on", value_enum, default_value = "error")]
+    fail_on: FailOn,
     /// Verify every state file a restart loads and check every row, however large (no read budget).
     #[arg(long, conflicts_with = "verify_budget_mib")]
     deep: bool,
@@ -77,6 +84,15 @@ struct DiagnoseArgs {
     /// Size budget of the link's fragment in bytes (default 16384); long lists are cut, with notes, to fit.
     #[arg(long = "share-budget", value_name = "BYTES", requires = "share_link")]
     share_budget: Option<usize>,
+}
+
+/// The lowest severity that makes `diagnose` exit with 1.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum FailOn {
+    /// An error finding (the default).
+    Error,
+    /// An error or a warning finding (for scheduled watches of retention countdowns).
+    Warning,
 }
 
 /// One `--no-redact` value: a category, a comma-separated list, or `all`.
@@ -108,6 +124,14 @@ fn read_text_file(p: &Path, cap: u64) -> Result<String, String> {
     let mut buf = Vec::new();
     f.take(cap).read_to_end(&mut buf).map_err(|e| format!("{}: {e}", p.display()))?;
     Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// The brokers' offsets of `--kafka-earliest` / `--kafka-latest`: a file path, else the text itself (Spark's
+/// JSON or `kafka-get-offsets.sh` lines).
+fn kafka_offsets(flag: &str, arg: &str) -> Result<checkpoint_core::kafka_offsets::KafkaOffsets, String> {
+    let p = Path::new(arg);
+    let text = if p.is_file() { read_text_file(p, 16 * 1024 * 1024)? } else { arg.to_string() };
+    checkpoint_core::kafka_offsets::parse(&text).map_err(|e| format!("{flag}: {e}"))
 }
 
 fn open_input(path: &Path) -> Result<Box<dyn Archive>, String> {
@@ -154,12 +178,8 @@ fn run_diagnose(a: DiagnoseArgs) -> Result<ExitCode, String> {
     for (k, v) in a.conf {
         ctx.session_conf.insert(k, v);
     }
-    if let Some(k) = &a.kafka_earliest {
-        let text = if Path::new(k).is_file() { read_text_file(Path::new(k), 16 * 1024 * 1024)? } else { k.clone() };
-        let v: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| format!("--kafka-earliest: not JSON: {e}"))?;
-        ctx.kafka_earliest = Some(v);
-    }
+    ctx.kafka_earliest = a.kafka_earliest.as_deref().map(|k| kafka_offsets("--kafka-earliest", k)).transpose()?;
+    ctx.kafka_latest = a.kafka_latest.as_deref().map(|k| kafka_offsets("--kafka-latest", k)).transpose()?;
     if let Some(p) = &a.delta_log {
         if !p.exists() {
             return Err(format!("--delta-log: {}: no such file or directory", p.display()));
@@ -199,7 +219,8 @@ fn run_diagnose(a: DiagnoseArgs) -> Result<ExitCode, String> {
         let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
         let _ = out.write_all(render::human(&report, colour).as_bytes());
     }
-    Ok(if report.has_errors() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    let failing = report.has_errors() || (a.fail_on == FailOn::Warning && report.has_warnings());
+    Ok(if failing { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 fn main() -> ExitCode {

@@ -95,6 +95,9 @@ pub fn human(r: &Report, colour: bool) -> String {
                 let _ = writeln!(o, "    fix {}: {}", i + 1, clip(s, 2000));
             }
         }
+        if let Some(plan) = &cp.restart_plan {
+            render_plan(&mut o, plan, colour);
+        }
         let _ = writeln!(o, "\nSummary:");
         if let Some(d) = &cp.dstream {
             render_dstream(&mut o, d);
@@ -209,5 +212,40 @@ fn render_dstream(o: &mut String, d: &checkpoint_core::report::DstreamInfo) {
     if !d.allowed_classes_setting.is_empty() {
         let _ = writeln!(o, "  spark.streaming.checkpoint.allowedClasses={}", clip(&d.allowed_classes_setting, 4000));
         let _ = writeln!(o, "    ({})", d.allowed_classes_note);
+    }
+}
+
+/// The restart plan: the ways out, safest first, each with its steps, costs and snippets (never executed).
+fn render_plan(o: &mut String, plan: &checkpoint_core::restart_plan::RestartPlan, colour: bool) {
+    if plan.ways_out.is_empty() && plan.notes.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "\nRestart plan (ways out, safest first):");
+    for n in &plan.notes {
+        let _ = writeln!(o, "  note: {}", clip(n, 2000));
+    }
+    for w in &plan.ways_out {
+        let kind = serde_json::to_value(w.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        let gap = if w.data_loss { " [skips data]" } else { "" };
+        let _ = writeln!(o, "{}. {} ({kind}){gap}", w.rank, paint(&clip(&w.title, 600), "1", colour));
+        for s in &w.steps {
+            let _ = writeln!(o, "    step: {}", clip(s, 2000));
+        }
+        for c in &w.costs {
+            let _ = writeln!(o, "    cost: {}", clip(c, 2000));
+        }
+        for d in &w.dropped {
+            let _ = writeln!(o, "    dropped: {}", clip(d, 2000));
+        }
+        if let Some(t) = w.recompute_after_ms {
+            let _ =
+                writeln!(o, "    recompute after: {} (the computed start goes stale)", checkpoint_core::time::utc(t));
+        }
+        for sn in &w.snippets {
+            let _ = writeln!(o, "    {}:", sn.language);
+            for line in sn.code.lines() {
+                let _ = writeln!(o, "      {}", clip(line, 2000));
+            }
+        }
     }
 }

@@ -229,3 +229,64 @@ fn share_link_prints_a_redacted_link() {
     let both = bin().args(["diagnose", zip.to_str().unwrap(), "--share-link", "--json"]).output().unwrap();
     assert_eq!(both.status.code(), Some(2));
 }
+
+#[test]
+fn fail_on_warning_exits_1_on_a_warning_only_report() {
+    // A leftover temp file of offsets/ is a warning, no error: exit 0 by default, 1 with --fail-on warning.
+    let zip = fixture("broken-ss-3.5.9-stray-tmp-offsets.zip");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["diagnose", zip.to_str().unwrap(), "--json", "--now", "2026-12-01T00:00:00Z"];
+        args.extend_from_slice(extra);
+        bin().args(&args).output().unwrap()
+    };
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let sev: Vec<&str> =
+        v["checkpoints"][0]["findings"].as_array().unwrap().iter().filter_map(|f| f["severity"].as_str()).collect();
+    assert!(sev.contains(&"warning") && !sev.contains(&"error"), "{sev:?}");
+    assert_eq!(run(&["--fail-on", "warning"]).status.code(), Some(1));
+    assert_eq!(run(&["--fail-on", "error"]).status.code(), Some(0));
+    // A healthy checkpoint stays 0 with --fail-on warning.
+    let out = bin()
+        .args(["diagnose", fixture("ss-4.3.0-agg-hdfs.zip").to_str().unwrap(), "--fail-on", "warning"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(run(&["--fail-on", "info"]).status.code(), Some(2), "an unknown level is a usage error");
+}
+
+#[test]
+fn kafka_offsets_inline_text_or_file_and_bad_text_exits_2() {
+    let case = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/cases"));
+    let zip = case.join("case-04-kafka-topic-recreated.zip");
+    let earliest = case.join("case-04-kafka-topic-recreated.kafka_earliest.json");
+    let out = bin()
+        .args([
+            "diagnose",
+            zip.to_str().unwrap(),
+            "--json",
+            "--now",
+            "2026-11-30T00:00:00Z",
+            "--kafka-earliest",
+            earliest.to_str().unwrap(),
+            "--kafka-latest",
+            "payments-events:0:300\npayments-events:1:480",
+            "--error-text",
+            case.join("case-04-kafka-topic-recreated.error.txt").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let plan = &v["checkpoints"][0]["restart_plan"];
+    let ways = plan["ways_out"].as_array().unwrap();
+    let new_cp = ways.iter().find(|w| w["kind"] == "new_checkpoint_bounded_start").expect("a new-checkpoint way out");
+    let start = new_cp["options"].as_array().unwrap().iter().find(|o| o["key"] == "startingOffsets").unwrap();
+    // Partition 0 is ahead of the brokers' latest (300 < 500): it starts from the earliest; partition 1 keeps 480.
+    assert_eq!(start["value"], r#"{"payments-events":{"0":-2,"1":480}}"#);
+    assert_eq!(ways[0]["kind"], "retry", "a lower high-water mark may be transient: retry first");
+    let out = bin().args(["diagnose", zip.to_str().unwrap(), "--kafka-latest", "no offsets here"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--kafka-latest") && err.contains("line 1"), "{err}");
+}

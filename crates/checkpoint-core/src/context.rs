@@ -65,8 +65,10 @@ pub struct Context {
     pub error_text: Option<String>,
     /// Session confs the restarted query sets (`--conf k=v`), e.g. `spark.sql.shuffle.partitions`.
     pub session_conf: BTreeMap<String, String>,
-    /// Kafka brokers' earliest offsets, `{"topic":{"0":123}}`.
-    pub kafka_earliest: Option<serde_json::Value>,
+    /// Kafka brokers' earliest offsets (`kafka-get-offsets.sh --time -2`, or Spark's `{"topic":{"0":123}}`).
+    pub kafka_earliest: Option<crate::kafka_offsets::KafkaOffsets>,
+    /// Kafka brokers' latest offsets, the high-water marks (`kafka-get-offsets.sh --time -1`).
+    pub kafka_latest: Option<crate::kafka_offsets::KafkaOffsets>,
     /// Bytes of state the diagnosis may process (read and decompress) to verify the chains a restart loads
     /// and to check their rows; `None` = [`crate::read::DEFAULT_VERIFY_BUDGET`] (256 MiB), `Some(u64::MAX)` = no budget (the
     /// CLI's `--deep`). What the budget leaves unread is reported as an info finding

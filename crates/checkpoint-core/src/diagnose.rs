@@ -171,6 +171,7 @@ pub(crate) fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport 
         restart.assumption = Some(note);
         hints.push(hint);
     }
+    let restart_plan = crate::restart_plan::plan(cp, &ctx, &findings, &restart);
     let needs = needs(cp, &ctx);
     hints.extend(needs.iter().cloned());
     let conf = cp.recorded_conf();
@@ -251,6 +252,7 @@ pub(crate) fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport 
         forced_conf: forced_conf(&conf, &ctx.session_conf),
         needs: needs.iter().map(|h| h.text(Frontend::Cli)).collect(),
         hints,
+        restart_plan,
     }
 }
 

@@ -21,6 +21,7 @@ pub mod diagnose;
 pub mod dstream;
 pub mod hadoop;
 pub mod javaser;
+pub mod kafka_offsets;
 pub mod layout;
 pub mod log;
 pub mod model;

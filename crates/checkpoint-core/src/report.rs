@@ -83,6 +83,10 @@ pub struct CheckpointReport {
     /// ([`crate::present::needs`]). Absent when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hints: Vec<crate::present::Hint>,
+    /// The ways out, safest first, with their costs and snippets ([`crate::restart_plan`]); absent when the
+    /// verdict is a plain resume with no error or warning finding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_plan: Option<crate::restart_plan::RestartPlan>,
 }
 
 /// One batch as seen in the offset and commit logs.
@@ -486,5 +490,10 @@ impl Report {
     /// True when any finding of any checkpoint has severity `error` (the CLI then exits with 1).
     pub fn has_errors(&self) -> bool {
         self.checkpoints.iter().any(|c| c.findings.iter().any(|f| f.severity == Severity::Error))
+    }
+    /// True when any finding of any checkpoint has severity `warning` (`diagnose --fail-on warning` then
+    /// exits with 1).
+    pub fn has_warnings(&self) -> bool {
+        self.checkpoints.iter().any(|c| c.findings.iter().any(|f| f.severity == Severity::Warning))
     }
 }

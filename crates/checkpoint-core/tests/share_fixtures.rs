@@ -47,8 +47,9 @@ fn context(zip: &Path) -> Context {
             "--spark-version" => ctx.spark_version = val.parse::<SparkVersion>().ok(),
             "--error-text" => ctx.error_text = std::fs::read_to_string(dir.join(val)).ok(),
             "--kafka-earliest" => {
-                ctx.kafka_earliest =
-                    std::fs::read_to_string(dir.join(val)).ok().and_then(|t| serde_json::from_str(&t).ok())
+                ctx.kafka_earliest = std::fs::read_to_string(dir.join(val))
+                    .ok()
+                    .and_then(|t| checkpoint_core::kafka_offsets::parse(&t).ok())
             }
             "--conf" => {
                 if let Some((a, b)) = val.split_once('=') {

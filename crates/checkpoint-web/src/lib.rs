@@ -63,6 +63,11 @@ pub struct Options {
     /// Verify every state file a restart loads and check every row, with no read budget (the page's "Verify every
     /// state file" box; the CLI's `--deep`). `false` = the core's default budget.
     pub verify_all: bool,
+    /// The Kafka brokers' earliest offsets as pasted: Spark's JSON `{"topic":{"0":123}}` or the lines
+    /// `kafka-get-offsets.sh --time -2` prints; `None` or blank = not given.
+    pub kafka_earliest: Option<String>,
+    /// The Kafka brokers' latest offsets (`kafka-get-offsets.sh --time -1`), in the same forms.
+    pub kafka_latest: Option<String>,
 }
 
 impl Options {
@@ -85,9 +90,23 @@ impl Options {
             now_ms,
             error_text,
             session_conf: self.session_conf.clone(),
-            kafka_earliest: None,
+            kafka_earliest: kafka(&self.kafka_earliest, "earliest")?,
+            kafka_latest: kafka(&self.kafka_latest, "latest")?,
             verify_budget_bytes: self.verify_all.then_some(u64::MAX),
         })
+    }
+}
+
+/// Pasted Kafka offsets (blank = not given); text that is neither form is a `bad-option` error naming the line.
+fn kafka(
+    text: &Option<String>,
+    which: &str,
+) -> Result<Option<checkpoint_core::kafka_offsets::KafkaOffsets>, InputError> {
+    match text.as_deref().map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(t) => checkpoint_core::kafka_offsets::parse(t)
+            .map(Some)
+            .map_err(|e| InputError::new("bad-option", format!("Kafka {which} offsets: {e}"))),
     }
 }
 
@@ -183,5 +202,20 @@ mod tests {
         assert_eq!(all.to_context().unwrap().verify_budget_bytes, Some(u64::MAX));
         let default: Options = serde_json::from_str("{}").unwrap();
         assert_eq!(default.to_context().unwrap().verify_budget_bytes, None);
+    }
+
+    #[test]
+    fn pasted_kafka_offsets_in_either_form() {
+        let o: Options =
+            serde_json::from_str(r#"{"kafka_earliest":"t:0:5\nt:1:7","kafka_latest":"{\"t\":{\"0\":9}}"}"#).unwrap();
+        let ctx = o.to_context().unwrap();
+        assert_eq!(ctx.kafka_earliest.unwrap().get("t", 1), Some(7));
+        assert_eq!(ctx.kafka_latest.unwrap().get("t", 0), Some(9));
+        let bad: Options = serde_json::from_str(r#"{"kafka_earliest":"not offsets"}"#).unwrap();
+        let e = bad.to_context().unwrap_err();
+        assert_eq!(e.kind, "bad-option");
+        assert!(e.message.contains("line 1"), "{}", e.message);
+        let blank: Options = serde_json::from_str(r#"{"kafka_latest":"  "}"#).unwrap();
+        assert!(blank.to_context().unwrap().kafka_latest.is_none());
     }
 }

@@ -273,6 +273,7 @@ mod tests {
                 }],
                 needs: vec![],
                 hints: vec![],
+                restart_plan: None,
             }],
         }
     }

@@ -1,12 +1,5 @@
-//! The exact options to restart a query on a NEW checkpoint location so that its sources start where the old
-//! checkpoint stopped, for when the old checkpoint cannot be repaired.
-//!
-//! Where the next batch starts: `offsets/<B>` records the END offsets of batch `B`, so after the last committed
-//! batch `C` the next batch reads from the offsets of `offsets/<C>` (a planned but uncommitted batch `C+1` is
-//! re-run from there too). Spark source: `MicroBatchExecution.populateStartOffsets` (apache/spark
-//! sql/core/src/main/scala/org/apache/spark/sql/execution/streaming/MicroBatchExecution.scala), the Kafka
-//! `startingOffsets` JSON (`JsonUtils.partitionOffsets`, the same shape as `KafkaSourceOffset`), and Delta's
-//! `startingVersion` (delta-io/delta `DeltaSource`).
+//! Where a NEW checkpoint starts: the last committed batch's end offsets, and the one-line per-source
+//! instructions the findings' last-resort fix quotes ([`source_plans`]).
 
 use crate::log::offsets::SourceOffset;
 use crate::model::Checkpoint;

@@ -1,0 +1,257 @@
+//! The Kafka source's ways out and its start on a new checkpoint.
+//!
+//! Spark source (apache/spark connector/kafka-0-10-sql/src/main/scala/org/apache/spark/sql/kafka010/):
+//! `KafkaOffsetReaderAdmin.fetchSpecificOffsets` asserts that a specific `startingOffsets` names exactly the
+//! assigned partitions ("you must specify all TopicPartitions ... Use -1 for latest, -2 for earliest"), so a
+//! start must name every partition the brokers have and none they lack; an offset below the earliest fails the
+//! first read with failOnDataLoss=true (`KafkaDataConsumer.get`: "Cannot fetch offset", Spark 4.0+
+//! `KAFKA_DATA_LOSS.COULD_NOT_READ_OFFSET_RANGE`), so it is clamped to `-2` (earliest). `startingOffsets` is
+//! honoured only when the checkpoint has no offsets yet (`KafkaMicroBatchStream.initialOffset`).
+
+use super::{snippet, PlanInput, SourceAt, SourceOption, SourcePlanner, SourceStart, WayOut, WayOutKind};
+use crate::checks::catalogue::Code;
+use crate::kafka_offsets::{compare, from_source_offset, to_json, PartitionStatus, PartitionView};
+use crate::source::SourceKind;
+use crate::time::utc;
+use std::collections::BTreeMap;
+
+/// Kafka's default `retention.ms` (7 days; `log.retention.hours=168`).
+pub const DEFAULT_RETENTION_MS: i64 = 7 * 24 * 3600 * 1000;
+
+/// The Kafka source planner.
+pub(super) const PLANNER: SourcePlanner = SourcePlanner { kind: SourceKind::Kafka, ways_out, start };
+
+/// The checkpoint's offsets of a source compared with the brokers' view the user gave.
+pub(super) fn views(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<PartitionView> {
+    let committed = at.offset.json.as_ref().map(from_source_offset).unwrap_or_default();
+    compare(&committed, input.ctx.kafka_earliest.as_ref(), input.ctx.kafka_latest.as_ref())
+}
+
+fn names(v: &[&PartitionView]) -> String {
+    v.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ")
+}
+
+fn batch_time(input: &PlanInput<'_>, batch: i64) -> Option<i64> {
+    input.cp.offsets.get(&batch)?.file.content.as_ref().ok()?.metadata.as_ref()?.batch_timestamp_ms
+}
+
+fn ways_out(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<WayOut> {
+    let v = views(input, at);
+    let kinds: Vec<SourceKind> = vec![SourceKind::Kafka; at.index + 1];
+    let below: Vec<&PartitionView> = v.iter().filter(|p| p.status == PartitionStatus::BelowEarliest).collect();
+    let ahead: Vec<&PartitionView> = v.iter().filter(|p| p.status == PartitionStatus::AheadOfLatest).collect();
+    let gone: Vec<&PartitionView> = v
+        .iter()
+        .filter(|p| matches!(p.status, PartitionStatus::PartitionRemoved | PartitionStatus::TopicMissing))
+        .collect();
+    let mut out = Vec::new();
+    if !ahead.is_empty() {
+        let mut w = WayOut::new(
+            WayOutKind::Retry,
+            format!("Retry before discarding anything: {} may be transient", names(&ahead)),
+        );
+        w.source_index = Some(at.index);
+        w.steps.push(
+            "Read the latest offsets again in a few minutes (kafka-get-offsets.sh --bootstrap-server <brokers> \
+             --topic <topic> --time -1): a lagging replica that became leader (unclean leader election) can \
+             report a lower high-water mark for a while; Spark itself re-reads the latest offsets \
+             fetchOffset.numRetries (3) times, fetchOffset.retryIntervalMs (1 s) apart."
+                .into(),
+        );
+        w.steps.push("If the offsets are back at or above the checkpoint's, restart the query unchanged.".into());
+        w.costs.push(
+            "None if the brokers recover: the checkpoint, its state and the exactly-once bookkeeping are kept.".into(),
+        );
+        out.push(w);
+    }
+    if !below.is_empty() || !ahead.is_empty() || !gone.is_empty() {
+        let mut w = WayOut::new(
+            WayOutKind::FailOnDataLossFalse,
+            "Keep this checkpoint and let the Kafka source skip what is gone (failOnDataLoss=false)",
+        );
+        w.source_index = Some(at.index);
+        w.data_loss = true;
+        for p in &below {
+            w.costs.push(format!(
+                "{}: records {}..{} ({} records) aged out and are skipped without an error (Spark only logs a warning)",
+                p.name(),
+                p.checkpoint.unwrap_or(0),
+                p.earliest.unwrap_or(0) - 1,
+                p.lost()
+            ));
+        }
+        for p in &ahead {
+            w.costs.push(format!(
+                "{}: the batch from {} to {} is dropped and the query goes on from {}: the records of the \
+                 re-created topic before that offset are never read (a silent gap)",
+                p.name(),
+                p.checkpoint.unwrap_or(0),
+                p.latest.unwrap_or(0),
+                p.latest.unwrap_or(0)
+            ));
+        }
+        if !gone.is_empty() {
+            w.costs.push(format!("{}: no longer read; their unread records are lost", names(&gone)));
+        }
+        w.steps.push(
+            "Set .option(\"failOnDataLoss\", \"false\") on the Kafka source and restart on this checkpoint; once a \
+             batch has committed, set it back to true so that a future loss stops the query again."
+                .into(),
+        );
+        w.options.push(SourceOption::new(at.index, "failOnDataLoss", "false", false));
+        w.snippets = snippet::source_snippets(&w.options, &kinds, false);
+        out.push(w);
+    }
+    if below.is_empty() && ahead.is_empty() {
+        if let (Some(now), Some(ts)) = (input.ctx.now_ms, batch_time(input, at.batch)) {
+            let age = now - ts;
+            if age * 3 > DEFAULT_RETENTION_MS * 2 {
+                let mut w = WayOut::new(
+                    WayOutKind::RaiseRetention,
+                    "Raise the topics' retention before the unread records age out",
+                );
+                w.source_index = Some(at.index);
+                w.answers.push(Code::LastActivityAge);
+                let topics: Vec<String> =
+                    v.iter().map(|p| p.topic.clone()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+                for t in &topics {
+                    w.steps.push(format!(
+                        "kafka-configs.sh --bootstrap-server <brokers> --alter --entity-type topics --entity-name {t} \
+                         --add-config retention.ms=<ms covering the stop plus a margin>"
+                    ));
+                }
+                w.costs.push(format!(
+                    "The records after offsets/{} were written from {} on; with Kafka's default retention.ms (7 days, \
+                     the topic's own setting decides) they age out from {} on. Raising retention costs broker disk \
+                     for the extra days of every partition.",
+                    at.batch,
+                    utc(ts),
+                    utc(ts + DEFAULT_RETENTION_MS)
+                ));
+                out.push(w);
+            }
+        }
+    }
+    out
+}
+
+fn start(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Option<SourceStart> {
+    let v = views(input, at);
+    if v.is_empty() {
+        return None;
+    }
+    let mut s = SourceStart::default();
+    let mut json: BTreeMap<String, BTreeMap<i32, i64>> = BTreeMap::new();
+    let mut first_batch: Option<i64> = Some(0);
+    let idx = at.index;
+    for p in &v {
+        let c = p.checkpoint.unwrap_or(0);
+        let from = match p.status {
+            PartitionStatus::Ok => c,
+            PartitionStatus::BelowEarliest => {
+                s.data_loss = true;
+                s.dropped.push(format!(
+                    "source #{idx}: {} clamped from {c} to -2 (earliest; {} per your brokers' view): records \
+                     {c}..{} aged out, a gap of {} records",
+                    p.name(),
+                    p.earliest.unwrap_or(0),
+                    p.earliest.unwrap_or(0) - 1,
+                    p.lost()
+                ));
+                -2
+            }
+            PartitionStatus::AheadOfLatest => {
+                s.dropped.push(format!(
+                    "source #{idx}: {} set from {c} to -2 (earliest): the brokers' latest is {}, below the \
+                     checkpoint (topic re-created, or a transient lower high-water mark: retry first); the new \
+                     topic is read from its earliest",
+                    p.name(),
+                    p.latest.unwrap_or(0)
+                ));
+                -2
+            }
+            PartitionStatus::PartitionAdded => {
+                s.steps.push(format!(
+                    "source #{idx}: {} is new since the checkpoint: it starts from -2 (earliest)",
+                    p.name()
+                ));
+                -2
+            }
+            PartitionStatus::PartitionRemoved | PartitionStatus::TopicMissing => {
+                s.data_loss = true;
+                s.dropped.push(format!(
+                    "source #{idx}: {} left out: {}, and Spark rejects a startingOffsets naming a partition the \
+                     brokers do not have (if it does exist, add it back with its offset)",
+                    p.name(),
+                    if p.status == PartitionStatus::TopicMissing {
+                        "your brokers' view names no partition of its topic (deleted, or not listed)"
+                    } else {
+                        "your brokers' view lists other partitions of its topic but not this one"
+                    }
+                ));
+                continue;
+            }
+        };
+        json.entry(p.topic.clone()).or_default().insert(p.partition, from);
+        first_batch = match (first_batch, p.latest, p.earliest) {
+            (Some(n), Some(l), e) => {
+                let start_at = if from < 0 { e.unwrap_or(0) } else { from };
+                Some(n + (l - start_at).max(0))
+            }
+            _ => None,
+        };
+    }
+    if json.is_empty() {
+        s.steps.push(format!("source #{idx}: no partition of the checkpoint is left to start from; it starts from its own startingOffsets"));
+        return Some(s);
+    }
+    s.options.push(SourceOption::new(idx, "startingOffsets", to_json(&json), true));
+    s.costs.push(match first_batch {
+        Some(n) => format!("source #{idx}: the first batch reads about {n} records (brokers' latest minus the start); cap it with maxOffsetsPerTrigger"),
+        None => format!("source #{idx}: the first batch reads everything from these offsets to the brokers' latest (cap it with maxOffsetsPerTrigger)"),
+    });
+    if input.ctx.kafka_earliest.is_none() {
+        s.steps.push(format!(
+            "source #{idx}: these are the checkpoint's offsets, not checked against the brokers: get their earliest \
+             offsets (kafka-get-offsets.sh --time -2) and give them to the inspector, which then clamps what aged \
+             out and leaves out partitions the brokers no longer have; partitions created since the checkpoint \
+             must be added with -2"
+        ));
+    }
+    let keeps_committed = v.iter().any(|p| p.status == PartitionStatus::Ok);
+    if keeps_committed {
+        if let Some(ts) = batch_time(input, at.batch) {
+            s.recompute_after_ms = Some(ts + DEFAULT_RETENTION_MS);
+            s.steps.push(format!(
+                "source #{idx}: the offsets kept from offsets/{} point at records written after {}; with Kafka's \
+                 default retention.ms (7 days; the topic's own setting decides) they start to age out after {}: \
+                 recompute the start (fresh kafka-get-offsets.sh --time -2) if you restart later",
+                at.batch,
+                utc(ts),
+                utc(ts + DEFAULT_RETENTION_MS)
+            ));
+        }
+    }
+    Some(s)
+}
+
+/// Notes on the plan as a whole about the Kafka inputs (what the user gave and what is missing).
+pub(super) fn notes(input: &PlanInput<'_>) -> Vec<String> {
+    let mut out = Vec::new();
+    let has_kafka = super::start_batch(input.cp).is_some_and(|(_, o)| o.iter().any(|s| s.kind == SourceKind::Kafka));
+    if !has_kafka {
+        return out;
+    }
+    for (what, v) in [("earliest", &input.ctx.kafka_earliest), ("latest", &input.ctx.kafka_latest)] {
+        if let Some(v) = v {
+            if !v.without_offset.is_empty() {
+                out.push(format!(
+                    "The brokers' {what} offsets gave no offset for {} (no leader?): those partitions were judged \
+                     as not listed.",
+                    v.without_offset.join(", ")
+                ));
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,49 @@
+//! Repairs in place: for every error or warning finding whose fix keeps this checkpoint (restore a file, put a
+//! conf or the query back, remove an orphan temp file or sidecar), one way out with the finding's own steps
+//! (the checks word them; this module only ranks them). The NEW-checkpoint last resort a finding's fix ends
+//! with is planned once, by `new_checkpoint.rs`, not repeated here.
+
+use super::{PlanInput, WayOut, WayOutKind};
+use crate::checks::catalogue::Code;
+use crate::checks::BACKUP;
+use crate::report::Severity;
+
+/// The prefix of the NEW-checkpoint step of a finding's fix list (`checks::new_checkpoint_step`).
+const LAST_RESORT: &str = "Last resort: start the query on a NEW checkpoint location";
+
+/// Codes whose fix is not a repair of this checkpoint (the source planners and the prediction speak for
+/// them), or that are only notes.
+fn not_a_repair(code: Code) -> bool {
+    matches!(code, Code::LastActivityAge | Code::ErrorNotExplainedByFiles | Code::NoCheckpointFound)
+}
+
+/// One repair-in-place (or retry) way out per error or warning finding with in-place steps.
+pub(super) fn ways_out(input: &PlanInput<'_>) -> Vec<WayOut> {
+    let mut out = Vec::new();
+    for f in input.findings.iter().filter(|f| f.severity != Severity::Info && !not_a_repair(f.code)) {
+        let steps: Vec<String> =
+            f.fix.iter().filter(|s| !s.starts_with(LAST_RESORT) && s.as_str() != BACKUP).cloned().collect();
+        if steps.is_empty() {
+            continue;
+        }
+        let retry = f.code == Code::LastBatchUncommitted;
+        let kind = if retry { WayOutKind::Retry } else { WayOutKind::RepairInPlace };
+        let mut w =
+            WayOut::new(kind, format!("{}: {}", if retry { "Restart as is" } else { "Repair in place" }, f.title));
+        w.answers.push(f.code);
+        if !retry {
+            w.steps.push(BACKUP.to_string());
+        }
+        w.steps.extend(steps);
+        w.costs.push(match (f.severity, retry) {
+            (_, true) => "None beyond the replayed batch: the checkpoint, its state and the sources' positions are kept.".to_string(),
+            (Severity::Error, _) => format!(
+                "The checkpoint and its state are kept; the query goes on from {} once this is repaired (nothing replayed beyond the last planned batch).",
+                input.restart.first_batch_id.map(|b| format!("batch {b}")).unwrap_or_else(|| "where it stopped".into())
+            ),
+            _ => "The checkpoint and its state are kept; the restart goes on with or without this step.".to_string(),
+        });
+        out.push(w);
+    }
+    out
+}
