@@ -132,9 +132,9 @@ async function shot(page, name, fullPage = true) {
   await page.screenshot({ path: path.join(out, `${name}.png`), fullPage });
 }
 
-/** A zip with one deflated entry of zeros: ratio far over the inspector's limit (a zip bomb). */
-function bombZip() {
-  const name = Buffer.from('bomb.bin');
+/** A zip with one deflated entry of zeros named `entry`: ratio far over the inspector's limit (a zip bomb). */
+function bombZip(entry = 'bomb.bin') {
+  const name = Buffer.from(entry);
   const raw = Buffer.alloc(8 << 20);
   const comp = zlib.deflateRawSync(raw, { level: 9 });
   const crc = zlib.crc32(raw); // the limit check happens on the central directory, before any CRC check
@@ -147,6 +147,17 @@ function bombZip() {
   const eocd = Buffer.alloc(22); eocd.writeUInt32LE(0x06054b50, 0); eocd.writeUInt16LE(1, 8); eocd.writeUInt16LE(1, 10);
   eocd.writeUInt32LE(46 + name.length, 12); eocd.writeUInt32LE(cdOffset, 16);
   return Buffer.concat([local, name, comp, central, name, eocd]);
+}
+
+/** A stored zip whose one entry is 40 folders deep: over the inspector's path depth limit. */
+function deepZip() {
+  const name = Buffer.from(Array.from({ length: 40 }, (_, i) => `d${i}`).join('/') + '/metadata');
+  const local = Buffer.alloc(30); local.writeUInt32LE(0x04034b50, 0); local.writeUInt16LE(20, 4); local.writeUInt16LE(name.length, 26);
+  const central = Buffer.alloc(46); central.writeUInt32LE(0x02014b50, 0); central.writeUInt16LE(20, 4); central.writeUInt16LE(20, 6);
+  central.writeUInt16LE(name.length, 28);
+  const eocd = Buffer.alloc(22); eocd.writeUInt32LE(0x06054b50, 0); eocd.writeUInt16LE(1, 8); eocd.writeUInt16LE(1, 10);
+  eocd.writeUInt32LE(46 + name.length, 12); eocd.writeUInt32LE(30 + name.length, 16);
+  return Buffer.concat([local, name, central, name, eocd]);
 }
 
 function offOrigin(list) {
@@ -372,7 +383,7 @@ describe('hosted build (dist/ served from a sub-path)', () => {
     for (const [name, bytes, kind, re] of [
       ['notes.txt', Buffer.from('hello, this is not a zip'), 'not-a-zip', /notes\.txt is not a zip archive/],
       ['empty.zip', Buffer.alloc(0), 'empty', /empty\.zip is empty/],
-      ['bomb.zip', bombZip(), 'over-limit', /over the limit|limit/],
+      ['deep.zip', deepZip(), 'over-limit', /path depth is 41, over the limit of 32/],
     ]) {
       await dropFile(page, name, bytes);
       assert.equal(await page.$eval('#results', (e) => e.dataset.run), 'error', name);
@@ -381,6 +392,19 @@ describe('hosted build (dist/ served from a sub-path)', () => {
       assert.equal(await page.$$eval('[data-testid=verdict]', (v) => v.length), 0);
       await shot(page, `07-error-${kind}`, false);
     }
+  });
+
+  // Issue 12: one bomb entry no longer refuses the whole zip: it is listed, not inflated, and named as not
+  // verified (a limit of the inspector, not damage), the rest is diagnosed, and the tab lives on.
+  test('a zip bomb entry is named as not verified, the rest diagnosed, the tab alive', async () => {
+    await dropFile(page, 'bomb.zip', bombZip('offsets/0'));
+    assert.equal(await page.$eval('#results', (e) => e.dataset.run), 'done', await page.textContent('#message'));
+    const [cp] = await shown(page);
+    assert.equal(cp.outcome, 'fails', 'no metadata file: Spark 4.3 fails before it reads the offsets');
+    assert.ok(cp.codes.includes('file-not-verified'), JSON.stringify(cp.codes));
+    assert.match(await page.textContent('section.checkpoint'), /offsets\/0/);
+    assert.equal(await page.evaluate(() => 1 + 1), 2, 'the page still runs script');
+    await shot(page, '07-bomb-not-verified', false);
   });
 
   test('no request left the origin, and none at all after load (except a chosen sample)', async () => {

@@ -184,6 +184,15 @@ fn run_diagnose(a: DiagnoseArgs) -> Result<ExitCode, String> {
         if !p.exists() {
             return Err(format!("--delta-log: {}: no such file or directory", p.display()));
         }
+        let mut log_input = open_input(p).map_err(|e| format!("--delta-log: {e}"))?;
+        ctx.delta_logs = checkpoint_core::delta::reader::read_delta_logs(log_input.as_mut());
+        if ctx.delta_logs.is_empty() {
+            return Err(format!(
+                "--delta-log: {}: no _delta_log found (no _delta_log/ folder and no <version>.json or checkpoint \
+                 file at the top level)",
+                p.display()
+            ));
+        }
     }
     let mut archive = open_input(&a.path)?;
     let report = diagnose(archive.as_mut(), &ctx);

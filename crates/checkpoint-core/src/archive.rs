@@ -30,7 +30,7 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_entries: 200_000,
+            max_entries: 2_000_000,
             max_entry_bytes: 256 * 1024 * 1024,
             max_total_bytes: 2 * 1024 * 1024 * 1024,
             max_ratio: 250,
@@ -103,6 +103,25 @@ pub enum ArchiveError {
         /// The inflater's reason.
         reason: String,
     },
+    /// The entry is stored with a compression method this inspector does not inflate (APPNOTE 4.4.5: bzip2 =
+    /// 12, LZMA = 14, Zstandard = 93, XZ = 95, ...), or is encrypted. Not damage: the zip has to be re-made
+    /// with deflate (the default of every zip tool) to check the file.
+    UnsupportedCompression {
+        /// The entry.
+        path: String,
+        /// The APPNOTE method number (`u16::MAX` for an encrypted entry).
+        method: u16,
+    },
+    /// The entry's compressed bytes overlap another entry's (the local header at `other_offset` lies inside
+    /// this entry's data): an overlapping-entry zip bomb, or a broken zip. The entry is not inflated.
+    Overlapping {
+        /// The entry.
+        path: String,
+        /// Byte offset of its local header in the input.
+        offset: u64,
+        /// The entry whose local header lies inside its data.
+        other: String,
+    },
     /// The underlying reader failed.
     Io {
         /// The reader's reason.
@@ -126,12 +145,59 @@ impl fmt::Display for ArchiveError {
             ArchiveError::Corrupt { path, offset, reason } => {
                 write!(f, "{path}: cannot inflate at byte {offset}: {reason}")
             }
+            ArchiveError::UnsupportedCompression { path, method } => {
+                write!(f, "{path}: {} is not supported by this inspector (re-zip with deflate)", method_name(*method))
+            }
+            ArchiveError::Overlapping { path, offset, other } => write!(
+                f,
+                "{path}: its compressed data (local header at byte {offset}) overlaps entry {other} (an overlapping-entry zip bomb or a broken zip); not inflated"
+            ),
             ArchiveError::Io { reason } => write!(f, "read error: {reason}"),
         }
     }
 }
 
 impl std::error::Error for ArchiveError {}
+
+/// The name of a zip compression method (APPNOTE.TXT 4.4.5), as "compression method 12 (bzip2)".
+pub fn method_name(method: u16) -> String {
+    let name = match method {
+        u16::MAX => return "encryption".to_string(),
+        1 => "shrink",
+        2..=5 => "reduce",
+        6 => "implode",
+        9 => "deflate64",
+        10 => "PKWARE DCL implode",
+        12 => "bzip2",
+        14 => "LZMA",
+        18 => "IBM TERSE",
+        19 => "IBM LZ77 z",
+        20 | 93 => "Zstandard",
+        94 => "MP3",
+        95 => "XZ",
+        96 => "JPEG",
+        97 => "WavPack",
+        98 => "PPMd",
+        99 => "AE-x encryption",
+        _ => "unknown",
+    };
+    format!("compression method {method} ({name})")
+}
+
+/// The method number of an entry the inspector cannot inflate (`None` = stored or deflated).
+// The zip crate gives the number of a method its build does not decode only through the deprecated variant.
+#[allow(deprecated)]
+fn unsupported_method(m: zip::CompressionMethod, encrypted: bool) -> Option<u16> {
+    if encrypted {
+        return Some(u16::MAX);
+    }
+    match m {
+        zip::CompressionMethod::Stored | zip::CompressionMethod::Deflated => None,
+        zip::CompressionMethod::Unsupported(n) => Some(n),
+        // Methods the zip crate names but this build does not inflate (no such feature is enabled).
+        _ => Some(u16::MAX - 1),
+    }
+}
 
 /// A listable, lazily readable set of files.
 ///
@@ -142,6 +208,11 @@ pub trait Archive {
     /// The whole inflated content of one file entry, at most `max_bytes` bytes (more is an
     /// [`ArchiveError::OverLimit`]).
     fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ArchiveError>;
+    /// Entries listed but known, from the listing alone, not to be readable by [`Archive::read`]
+    /// ([`ArchiveError::UnsupportedCompression`], [`ArchiveError::Overlapping`]), by path. Default: none.
+    fn unreadable_entries(&self) -> &[(String, ArchiveError)] {
+        &[]
+    }
     /// A short name for the input (file name), for reports.
     fn name(&self) -> &str;
     /// The size of the input in bytes (the zip file's length), when known.
@@ -177,13 +248,20 @@ pub fn normalize_path(raw: &str, max_depth: usize) -> Result<String, ArchiveErro
 }
 
 /// A zip archive over any `Read + Seek`, read lazily.
+///
+/// Memory per entry is the [`Entry`] (its path and sizes) plus 8 bytes of index; the zip reader's own record
+/// of the central directory comes on top (see `Limits::max_entries`).
 pub struct ZipInput<R: Read + Seek> {
     zip: zip::ZipArchive<R>,
     entries: Vec<Entry>,
-    /// Position in `entries` of each file entry, by path.
-    by_path: std::collections::HashMap<String, usize>,
+    /// Positions in `entries` of the file entries, sorted by path (first listed first among equal paths).
+    sorted: Vec<u32>,
     /// Index into the zip's central directory for each entry of `entries`.
-    index: Vec<usize>,
+    index: Vec<u32>,
+    /// Entries known from the listing not to be readable, and why.
+    unreadable: Vec<(String, ArchiveError)>,
+    /// Position in `entries` → position in `unreadable`.
+    blocked: std::collections::HashMap<u32, usize>,
     name: String,
     bytes: u64,
     limits: Limits,
@@ -194,21 +272,38 @@ impl<R: Read + Seek> ZipInput<R> {
     /// Opens a zip: reads only its central directory and checks the listing against `limits`.
     ///
     /// `bytes` is the input's length (0 is rejected as [`ArchiveError::Empty`]); `name` is shown in reports.
-    /// Errors: [`ArchiveError::NotAZip`], [`ArchiveError::Empty`], [`ArchiveError::OverLimit`] (entry count,
-    /// declared sizes, ratio, depth), [`ArchiveError::BadPath`].
+    /// Entry sizes and compression ratios are checked when an entry is read, not here, so one odd file does
+    /// not stop the diagnosis of the others. Errors: [`ArchiveError::NotAZip`] (also when the end record
+    /// declares more entries than its central directory can hold), [`ArchiveError::Empty`],
+    /// [`ArchiveError::OverLimit`] (entry count, depth), [`ArchiveError::BadPath`].
     pub fn open(reader: R, bytes: u64, name: &str, limits: Limits) -> Result<Self, ArchiveError> {
         if bytes == 0 {
             return Err(ArchiveError::Empty);
         }
         let mut reader = reader;
         // Count the entries from the end record before the zip reader parses (and allocates for) every one.
-        if let Some(n) = declared_entry_count(&mut reader, bytes) {
+        if let Some((n, cd_size)) = declared_entry_count(&mut reader, bytes) {
             if n > limits.max_entries as u64 {
                 return Err(ArchiveError::OverLimit {
                     what: "number of entries".into(),
                     path: None,
                     value: n,
                     limit: limits.max_entries as u64,
+                });
+            }
+            // Every central directory header takes at least 46 bytes: a count beyond that is a lie (and
+            // would size allocations from a number in a header).
+            if let Some(cd) = cd_size.filter(|cd| *cd > bytes) {
+                return Err(ArchiveError::NotAZip {
+                    reason: format!("the end record declares a central directory of {cd} bytes in an input of {bytes}"),
+                });
+            }
+            if let Some(cd) = cd_size.filter(|cd| n > cd / 46) {
+                return Err(ArchiveError::NotAZip {
+                    reason: format!(
+                        "the end record declares {n} entries, but its central directory of {cd} bytes holds at most {}",
+                        cd / 46
+                    ),
                 });
             }
         }
@@ -224,7 +319,10 @@ impl<R: Read + Seek> ZipInput<R> {
         }
         let mut entries = Vec::with_capacity(n);
         let mut index = Vec::with_capacity(n);
-        let mut declared_total: u64 = 0;
+        let mut unreadable = Vec::new();
+        let mut blocked = std::collections::HashMap::new();
+        // (local header offset, least end of its data, position in `entries`) of every file entry.
+        let mut spans: Vec<(u64, u64, u32)> = Vec::with_capacity(n);
         for i in 0..n {
             // Central-directory data only: `by_index_raw` would also read each entry's local header, one
             // small random read per entry, which through a browser `Blob` costs ~4 KiB per entry.
@@ -236,38 +334,72 @@ impl<R: Read + Seek> ZipInput<R> {
             // The central directory's DOS date-time (the zip crate does not expose an entry's extended
             // timestamp without reading its local header).
             let modified_ms = f.last_modified().map(dos_ms);
+            let method = unsupported_method(f.compression(), f.encrypted());
+            // A local header is at least 30 bytes, then the name, then the data.
+            let start = f.header_start();
+            let end = start.saturating_add(30 + f.name_raw().len() as u64).saturating_add(compressed_size);
             drop(f);
             let path = normalize_path(&raw_name, limits.max_depth)?;
             if path.is_empty() {
                 continue;
             }
+            let pos = entries.len() as u32;
             if !is_dir {
-                check_entry_size(&path, size, compressed_size, &limits)?;
-                declared_total = declared_total.saturating_add(size);
+                if let Some(method) = method {
+                    blocked.insert(pos, unreadable.len());
+                    unreadable
+                        .push((path.clone(), ArchiveError::UnsupportedCompression { path: path.clone(), method }));
+                }
+                spans.push((start, end, pos));
             }
             entries.push(Entry { path, size: if is_dir { 0 } else { size }, compressed_size, is_dir, modified_ms });
-            index.push(i);
+            index.push(i as u32);
         }
-        // The declared total is informative only: a diagnosis reads a small part of it; the running total
-        // of what is actually inflated is enforced in `read`.
-        let _ = declared_total;
-        let mut by_path = std::collections::HashMap::with_capacity(entries.len());
-        for (i, e) in entries.iter().enumerate().filter(|(_, e)| !e.is_dir) {
-            by_path.entry(e.path.clone()).or_insert(i);
+        // Overlapping entries (entries sharing compressed bytes): sorted by local header, an entry whose data
+        // reaches past the next local header overlaps it. Linear after the sort.
+        spans.sort_unstable();
+        for w in spans.windows(2) {
+            let ((start, end, pos), (next_start, _, next_pos)) = (w[0], w[1]);
+            if end > next_start && !blocked.contains_key(&pos) {
+                let path = entries[pos as usize].path.clone();
+                let other = entries[next_pos as usize].path.clone();
+                blocked.insert(pos, unreadable.len());
+                unreadable.push((path.clone(), ArchiveError::Overlapping { path, offset: start, other }));
+            }
         }
-        Ok(ZipInput { zip, entries, by_path, index, name: name.to_string(), bytes, limits, total_read: 0 })
+        drop(spans);
+        let mut sorted: Vec<u32> = (0..entries.len() as u32).filter(|&i| !entries[i as usize].is_dir).collect();
+        sorted.sort_by(|&a, &b| entries[a as usize].path.cmp(&entries[b as usize].path).then(a.cmp(&b)));
+        Ok(ZipInput {
+            zip,
+            entries,
+            sorted,
+            index,
+            unreadable,
+            blocked,
+            name: name.to_string(),
+            bytes,
+            limits,
+            total_read: 0,
+        })
     }
 
     /// Bytes inflated so far by [`Archive::read`].
     pub fn bytes_inflated(&self) -> u64 {
         self.total_read
     }
+
+    /// The position in `entries` of the first file entry named `path`.
+    fn position(&self, path: &str) -> Option<usize> {
+        let at = self.sorted.partition_point(|&i| self.entries[i as usize].path.as_str() < path);
+        self.sorted.get(at).map(|&i| i as usize).filter(|&i| self.entries[i].path == path)
+    }
 }
 
 /// The total entry count an end-of-central-directory record declares (its zip64 record's when the classic one
 /// says `0xFFFF`), read from the last 22 bytes of the input (the last 64 KiB when the zip has a comment); `None` when no end record is found there (the zip
 /// reader then reports the damage).
-fn declared_entry_count<R: Read + Seek>(r: &mut R, len: u64) -> Option<u64> {
+fn declared_entry_count<R: Read + Seek>(r: &mut R, len: u64) -> Option<(u64, Option<u64>)> {
     use std::io::SeekFrom;
     // Most zips have no comment: try the last 22 bytes first, then the largest possible comment.
     let mut found = None;
@@ -288,8 +420,10 @@ fn declared_entry_count<R: Read + Seek>(r: &mut R, len: u64) -> Option<u64> {
     let _ = r.seek(SeekFrom::Start(0));
     let (tail, at, tail_start) = found?;
     let n = u64::from(u16::from_le_bytes([tail[at + 10], tail[at + 11]]));
+    let cd_size = u32::from_le_bytes([tail[at + 12], tail[at + 13], tail[at + 14], tail[at + 15]]);
+    let classic_cd = (cd_size != u32::MAX).then_some(u64::from(cd_size));
     if n != 0xFFFF {
-        return Some(n);
+        return Some((n, classic_cd));
     }
     // zip64: the locator sits right before the end record and points at the zip64 end record.
     let loc_at = (tail_start + at as u64).checked_sub(20)?;
@@ -298,7 +432,7 @@ fn declared_entry_count<R: Read + Seek>(r: &mut R, len: u64) -> Option<u64> {
     let ok = r.read_exact(&mut loc).is_ok();
     let _ = r.seek(SeekFrom::Start(0));
     if !ok || loc[..4] != *b"PK\x06\x07" {
-        return Some(n);
+        return Some((n, classic_cd));
     }
     let mut off = [0u8; 8];
     off.copy_from_slice(&loc[8..16]);
@@ -312,17 +446,21 @@ fn declared_entry_count<R: Read + Seek>(r: &mut R, len: u64) -> Option<u64> {
     }
     let mut c = [0u8; 8];
     c.copy_from_slice(&rec[32..40]);
-    Some(u64::from_le_bytes(c))
+    let mut z = [0u8; 8];
+    z.copy_from_slice(&rec[40..48]);
+    Some((u64::from_le_bytes(c), Some(u64::from_le_bytes(z))))
 }
 
-fn check_entry_size(path: &str, size: u64, compressed: u64, limits: &Limits) -> Result<(), ArchiveError> {
-    if size > limits.max_entry_bytes.saturating_mul(64) {
-        // An entry declared far beyond anything a checkpoint holds: refuse the archive outright.
+/// The per-entry limits checked when an entry is read: its declared size against the reader's cap, and its
+/// compression ratio (a deflate stream can inflate 1000:1; past `max_ratio` for an entry over 1 MiB the entry
+/// is a likely bomb and is not inflated).
+fn check_entry_size(path: &str, size: u64, compressed: u64, cap: u64, limits: &Limits) -> Result<(), ArchiveError> {
+    if size > cap {
         return Err(ArchiveError::OverLimit {
-            what: "declared entry size".into(),
+            what: "entry size".into(),
             path: Some(path.to_string()),
             value: size,
-            limit: limits.max_entry_bytes.saturating_mul(64),
+            limit: cap,
         });
     }
     if size > 1024 * 1024 && size / compressed.max(1) > limits.max_ratio {
@@ -342,17 +480,13 @@ impl<R: Read + Seek> Archive for ZipInput<R> {
     }
 
     fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ArchiveError> {
-        let pos = *self.by_path.get(path).ok_or_else(|| ArchiveError::NotFound { path: path.to_string() })?;
+        let pos = self.position(path).ok_or_else(|| ArchiveError::NotFound { path: path.to_string() })?;
+        if let Some(&u) = self.blocked.get(&(pos as u32)) {
+            return Err(self.unreadable[u].1.clone());
+        }
         let entry = &self.entries[pos];
         let cap = max_bytes.min(self.limits.max_entry_bytes);
-        if entry.size > cap {
-            return Err(ArchiveError::OverLimit {
-                what: "entry size".into(),
-                path: Some(path.to_string()),
-                value: entry.size,
-                limit: cap,
-            });
-        }
+        check_entry_size(path, entry.size, entry.compressed_size, cap, &self.limits)?;
         if self.total_read.saturating_add(entry.size) > self.limits.max_total_bytes {
             return Err(ArchiveError::OverLimit {
                 what: "total inflated bytes".into(),
@@ -362,7 +496,7 @@ impl<R: Read + Seek> Archive for ZipInput<R> {
             });
         }
         let declared = entry.size;
-        let f = self.zip.by_index(self.index[pos]).map_err(|e| ArchiveError::Corrupt {
+        let f = self.zip.by_index(self.index[pos] as usize).map_err(|e| ArchiveError::Corrupt {
             path: path.to_string(),
             offset: 0,
             reason: e.to_string(),
@@ -396,6 +530,10 @@ impl<R: Read + Seek> Archive for ZipInput<R> {
         }
         self.total_read += out.len() as u64;
         Ok(out)
+    }
+
+    fn unreadable_entries(&self) -> &[(String, ArchiveError)] {
+        &self.unreadable
     }
 
     fn name(&self) -> &str {
@@ -522,13 +660,22 @@ mod tests {
         assert!(matches!(ZipInput::open(Cursor::new(Vec::new()), 0, "x", Limits::default()), Err(ArchiveError::Empty)));
     }
 
+    /// A ratio-1000 entry is listed (one odd file must not stop the diagnosis of the others) and refused
+    /// when read, naming the entry and the limit.
     #[test]
-    fn rejects_bomb_by_ratio() {
+    fn refuses_bomb_by_ratio_when_read() {
         let big = vec![0u8; 8 * 1024 * 1024];
-        let z = zip_of(&[("bomb", &big)]);
+        let z = zip_of(&[("bomb", &big), ("ok", b"fine")]);
         let len = z.len() as u64;
-        let r = ZipInput::open(Cursor::new(z), len, "b.zip", Limits::default());
-        assert!(matches!(r, Err(ArchiveError::OverLimit { .. })), "{:?}", r.err());
+        let mut a = ZipInput::open(Cursor::new(z), len, "b.zip", Limits::default()).expect("listed");
+        assert_eq!(a.entries().len(), 2);
+        let r = a.read("bomb", u64::MAX);
+        assert!(
+            matches!(&r, Err(ArchiveError::OverLimit { what, path: Some(p), .. }) if what.contains("ratio") && p == "bomb"),
+            "{r:?}"
+        );
+        assert_eq!(a.bytes_inflated(), 0);
+        assert_eq!(a.read("ok", 100).unwrap(), b"fine");
     }
 
     #[test]

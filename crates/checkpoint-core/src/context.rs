@@ -69,6 +69,10 @@ pub struct Context {
     pub kafka_earliest: Option<crate::kafka_offsets::KafkaOffsets>,
     /// Kafka brokers' latest offsets, the high-water marks (`kafka-get-offsets.sh --time -1`).
     pub kafka_latest: Option<crate::kafka_offsets::KafkaOffsets>,
+    /// The Delta source tables' `_delta_log`s the user gave (CLI `--delta-log`, the page's second drop
+    /// target), read by [`crate::delta::reader::read_delta_logs`]; a `_delta_log/` inside the checkpoint's own
+    /// input is added by [`crate::diagnose`]. Each Delta source uses the log of its table id (or the only one).
+    pub delta_logs: Vec<crate::delta::DeltaLog>,
     /// Bytes of state the diagnosis may process (read and decompress) to verify the chains a restart loads
     /// and to check their rows; `None` = [`crate::read::DEFAULT_VERIFY_BUDGET`] (256 MiB), `Some(u64::MAX)` = no budget (the
     /// CLI's `--deep`). What the budget leaves unread is reported as an info finding

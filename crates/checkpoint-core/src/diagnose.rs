@@ -6,7 +6,7 @@ use crate::layout::{find_roots, Root};
 use crate::model::Checkpoint;
 use crate::predict::predict;
 use crate::present::{Frontend, Hint};
-use crate::read::{read_checkpoint, read_checkpoint_with, ReadOptions};
+use crate::read::{read_checkpoint, read_root_members, ReadOptions};
 use crate::report::*;
 use crate::{Context, SparkVersion};
 use std::collections::BTreeMap;
@@ -16,6 +16,18 @@ use std::collections::BTreeMap;
 /// log files, and the state files a restart would load.
 pub fn diagnose(archive: &mut dyn Archive, ctx: &Context) -> Report {
     let roots = find_roots(archive.entries());
+    // A Delta source table's `_delta_log/` dropped in the same zip as the checkpoint.
+    let mut with_logs;
+    let mut ctx = ctx;
+    if !roots.is_empty() && crate::delta::reader::find_delta_logs(archive.entries()).iter().any(|d| !d.is_empty()) {
+        with_logs = ctx.clone();
+        for log in crate::delta::reader::read_delta_logs(archive) {
+            if !log.dir.is_empty() && !with_logs.delta_logs.iter().any(|l| l.input == log.input && l.dir == log.dir) {
+                with_logs.delta_logs.push(log);
+            }
+        }
+        ctx = &with_logs;
+    }
     let input = InputInfo {
         name: archive.name().to_string(),
         bytes: archive.input_bytes(),
@@ -34,17 +46,49 @@ pub fn diagnose(archive: &mut dyn Archive, ctx: &Context) -> Report {
         );
         checkpoints.push(r);
     }
-    for root in &roots {
-        let opts = ReadOptions {
-            verify_state: true,
-            check_rows: true,
-            budget_bytes: ctx.verify_budget_bytes.unwrap_or(crate::read::DEFAULT_VERIFY_BUDGET),
-            ..ReadOptions::default()
-        };
-        let cp = read_checkpoint_with(archive, root, &opts);
+    // Each root lists only its own entries (one pass over the listing for all roots), and the state
+    // verification budget is the archive's, shared by its roots in order.
+    let skipped: Vec<Root> = roots.get(MAX_ROOTS..).map(<[Root]>::to_vec).unwrap_or_default();
+    let roots = &roots[..roots.len().min(MAX_ROOTS)];
+    let members = crate::layout::members(archive.entries(), roots);
+    let budget = ctx.verify_budget_bytes.unwrap_or(crate::read::DEFAULT_VERIFY_BUDGET);
+    let mut budget_left = budget;
+    let mut log_left = crate::read::MAX_TOTAL_LOG_BYTES;
+    for (root, members) in roots.iter().zip(&members) {
+        let opts =
+            ReadOptions { verify_state: true, check_rows: true, budget_bytes: budget_left, log_budget_bytes: log_left };
+        let mut cp = read_root_members(archive, root, members, &opts);
+        budget_left = budget_left.saturating_sub(cp.verify_budget.1);
+        log_left = log_left.saturating_sub(log_bytes_read(&cp));
+        cp.verify_budget.0 = budget;
         checkpoints.push(report_for(&cp, ctx));
     }
+    if let (Some(first), Some(report)) = (skipped.first(), checkpoints.first_mut()) {
+        let mut f = Finding::new(
+            Code::RootsNotDiagnosed,
+            Severity::Info,
+            format!("{} checkpoint roots found; the first {MAX_ROOTS} are diagnosed, {} are not", MAX_ROOTS + skipped.len(), skipped.len()),
+        )
+        .evidence(first.path.clone(), "the first root not diagnosed (roots are taken in path order)", None)
+        .why("One run diagnoses a bounded number of checkpoint roots so that an input with thousands of them is still answered quickly and in bounded memory.")
+        .fix(&["Zip the checkpoint folders you want checked separately (or a parent folder holding fewer of them)."]);
+        for r in skipped.iter().skip(1).take(9) {
+            f = f.evidence(r.path.clone(), "not diagnosed", None);
+        }
+        report.findings.push(f);
+    }
     Report { inspector_version: INSPECTOR_VERSION.to_string(), input, checkpoints }
+}
+
+/// Checkpoint roots diagnosed in one run; more are named in a `roots-not-diagnosed` finding.
+pub const MAX_ROOTS: usize = 1000;
+
+/// Bytes of offsets and commits files a root read (its share of the archive's log budget).
+fn log_bytes_read(cp: &Checkpoint) -> u64 {
+    let read = |c: Result<(), &crate::log::LogError>| !matches!(c, Err(crate::log::LogError::NotRead { .. }));
+    let offsets = cp.offsets.values().filter(|f| read(f.file.content.as_ref().map(|_| ()))).map(|f| f.file.size);
+    let commits = cp.commits.values().filter(|f| read(f.file.content.as_ref().map(|_| ()))).map(|f| f.file.size);
+    offsets.chain(commits).fold(0u64, u64::saturating_add)
 }
 
 /// The Spark version assumed for a checkpoint: the user's, else the newest release (which reads every
@@ -271,6 +315,11 @@ fn needs(cp: &Checkpoint, ctx: &Context) -> Vec<Hint> {
     }
     if !cp.unverified.is_empty() {
         out.push(Hint::StateNotVerified { count: cp.unverified.len() });
+    }
+    let without_log: Vec<usize> =
+        crate::delta::facts::delta_sources(cp, ctx).iter().filter(|s| s.log.is_none()).map(|s| s.index).collect();
+    if !without_log.is_empty() {
+        out.push(Hint::DeltaLogWanted { sources: without_log });
     }
     let repair_key = "spark.sql.streaming.stateStore.autoSnapshotRepair.enabled";
     if v.at_least(4, 3)

@@ -64,27 +64,56 @@ pub fn find_roots(entries: &[Entry]) -> Vec<Root> {
             }
         }
     }
-    // Drop candidates nested inside another candidate.
-    let keys: Vec<String> = cands.keys().cloned().collect();
-    let inside = |c: &str, a: &str| c != a && (a.is_empty() || c.starts_with(&format!("{a}/")));
-    let mut roots: Vec<Root> = Vec::new();
-    for c in &keys {
-        if keys.iter().any(|a| inside(c, a)) {
-            continue;
+    // Drop candidates nested inside another candidate: look up each candidate's ancestors (linear in the
+    // number of candidates times the path depth; 40 000 roots in one zip are found in milliseconds).
+    let has_ancestor = |c: &str, set: &dyn Fn(&str) -> bool| -> bool {
+        if c.is_empty() {
+            return false;
         }
-        roots.push(Root { path: c.clone(), kind: cands[c] });
-    }
+        if set("") {
+            return true;
+        }
+        c.match_indices('/').any(|(i, _)| set(&c[..i]))
+    };
+    let is_cand = |p: &str| cands.contains_key(p);
+    let mut roots: Vec<Root> = cands
+        .iter()
+        .filter(|(c, _)| !has_ancestor(c, &is_cand))
+        .map(|(c, k)| Root { path: c.clone(), kind: *k })
+        .collect();
+    let root_paths: std::collections::HashSet<String> = roots.iter().map(|r| r.path.clone()).collect();
+    let is_root = |p: &str| root_paths.contains(p);
+    let mut sink_roots: BTreeMap<String, ()> = BTreeMap::new();
     for s in sinks {
-        if roots.iter().any(|r| r.path == s || inside(&s, &r.path)) {
+        if is_root(&s) || has_ancestor(&s, &is_root) {
             continue;
         }
-        if !roots.iter().any(|r| r.path == s) {
-            roots.push(Root { path: s, kind: CheckpointKind::Unknown });
-        }
+        sink_roots.insert(s, ());
     }
+    let is_sink = |p: &str| sink_roots.contains_key(p);
+    let outer_sinks: Vec<String> = sink_roots.keys().filter(|s| !has_ancestor(s, &is_sink)).cloned().collect();
+    roots.extend(outer_sinks.into_iter().map(|path| Root { path, kind: CheckpointKind::Unknown }));
     roots.sort_by(|a, b| a.path.cmp(&b.path));
     roots.dedup_by(|a, b| a.path == b.path);
     roots
+}
+
+/// The entries of each root (positions in `entries`, in archive order): an entry belongs to the root that is
+/// its ancestor folder (roots are never nested). One pass over the entries, each looked up by its ancestor
+/// folders, so many roots cost no more than one.
+pub fn members(entries: &[Entry], roots: &[Root]) -> Vec<Vec<usize>> {
+    let by_path: std::collections::HashMap<&str, usize> =
+        roots.iter().enumerate().map(|(i, r)| (r.path.as_str(), i)).collect();
+    let mut out = vec![Vec::new(); roots.len()];
+    for (i, e) in entries.iter().enumerate() {
+        let p = e.path.as_str();
+        let owner =
+            by_path.get("").copied().or_else(|| p.match_indices('/').find_map(|(k, _)| by_path.get(&p[..k]).copied()));
+        if let Some(r) = owner {
+            out[r].push(i);
+        }
+    }
+    out
 }
 
 #[cfg(test)]

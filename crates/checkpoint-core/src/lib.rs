@@ -17,6 +17,7 @@ pub mod checks;
 pub mod checksum;
 pub mod codec;
 pub mod context;
+pub mod delta;
 pub mod diagnose;
 pub mod dstream;
 pub mod hadoop;

@@ -160,6 +160,18 @@ pub struct Unverified {
     pub what: String,
 }
 
+/// A file a stage tried to read and could not because of a limit of this inspector or an input it cannot
+/// inflate (not because the file is damaged): "not verified".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotVerified {
+    /// Path relative to the root.
+    pub path: String,
+    /// Which limit, with the file's value and the limit (or the unsupported compression method).
+    pub reason: String,
+    /// A restart reads this file (a state file of a restart chain): the verdict depends on it.
+    pub restart_reads: bool,
+}
+
 /// Row-level facts of one state store read at the restart version (within the byte budget).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct StoreRows {
@@ -249,6 +261,12 @@ pub struct Checkpoint {
     pub dstream_files: Vec<crate::dstream::CheckpointFile>,
     /// Problems met while reading that no typed field holds.
     pub problems: Vec<Problem>,
+    /// Entries under the root that the archive cannot deliver at all, known from its listing (an unsupported
+    /// compression method, overlapping entries), by relative path.
+    pub archive_unreadable: BTreeMap<String, crate::archive::ArchiveError>,
+    /// State files not verified because of a limit of this inspector (log files say so in their content:
+    /// [`LogError::NotVerified`]).
+    pub not_verified: Vec<NotVerified>,
 }
 
 /// Kind of a root, with a default for `Default`.

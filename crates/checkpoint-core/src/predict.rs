@@ -57,6 +57,23 @@ pub fn predict(cp: &Checkpoint, ctx: &Context, findings: &[Finding]) -> RestartP
         p.summary = format!("Unknown: {}; re-create the zip and run again.", u.title);
         return p;
     }
+    // A file a restart reads was not verified (a limit of this inspector, a zip it cannot unpack): unless
+    // Spark fails before, the outcome depends on that file.
+    let limited = findings.iter().find(|f| {
+        matches!(
+            f.code,
+            crate::report::Code::FileNotVerified
+                | crate::report::Code::ArchiveCompressionUnsupported
+                | crate::report::Code::ArchiveEntriesOverlap
+        ) && f.severity == crate::report::Severity::Warning
+    });
+    if let Some(u) =
+        limited.filter(|_| failing.is_none_or(|(_, r)| r.stage >= crate::report::RestartStage::LatestOffsets))
+    {
+        p.outcome = RestartOutcome::Unknown;
+        p.summary = format!("Unknown: {}.", u.title);
+        return p;
+    }
     if let Some((f, r)) = failing {
         p.outcome = RestartOutcome::Fails;
         p.error_class = r.error_class.clone();

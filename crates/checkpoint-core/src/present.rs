@@ -72,6 +72,12 @@ pub enum Hint {
         /// The conf key.
         key: String,
     },
+    /// A Delta source's table log was not given: its retention countdown uses Delta's defaults and the
+    /// table's own checks (id, retained versions, schema changes, deletes) are not made.
+    DeltaLogWanted {
+        /// The Delta sources (offset log positions) without their table's `_delta_log`.
+        sources: Vec<usize>,
+    },
 }
 
 impl Hint {
@@ -120,6 +126,21 @@ impl Hint {
                     Frontend::Page | Frontend::Document => {
                         format!("{fact} If your restarted session sets {key}=false, the verdict may differ.")
                     }
+                }
+            }
+            Hint::DeltaLogWanted { sources } => {
+                let which: Vec<String> = sources.iter().map(|i| format!("#{i}")).collect();
+                let fact = format!(
+                    "Delta source {} was checked without its table's _delta_log: the retention countdown uses Delta's defaults, and the table id, retained versions, schema changes and deletes since the checkpoint are not checked",
+                    which.join(", ")
+                );
+                let zip = "zip it with: cd <table path> && zip -r delta_log.zip _delta_log";
+                match fe {
+                    Frontend::Cli => format!("{fact}; {zip}, and give --delta-log delta_log.zip."),
+                    Frontend::Page => {
+                        format!("{fact}; {zip}, and drop it (or the _delta_log folder) on the Delta log drop target.")
+                    }
+                    Frontend::Document => format!("{fact}."),
                 }
             }
         }
@@ -282,6 +303,7 @@ mod tests {
             Hint::CommitLogV2FormatAssumed { key: "spark.sql.streaming.stateStore.checkpointFormatVersion".into() },
             Hint::StateNotVerified { count: 3 },
             Hint::SnapshotRepairAssumed { key: "spark.sql.streaming.stateStore.autoSnapshotRepair.enabled".into() },
+            Hint::DeltaLogWanted { sources: vec![0] },
         ]
     }
 

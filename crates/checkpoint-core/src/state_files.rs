@@ -129,6 +129,37 @@ pub struct StateTree {
     pub other: Vec<FileRef>,
 }
 
+/// Ids missing from a set of ids taken from folder names, found by walking the gaps between the ids on disk
+/// (never a walk over `0..max`: a folder named `4000000000` costs nothing): the first `keep` missing ids in
+/// `0..end` (ascending) and how many are missing in all.
+pub fn missing_ids<I>(on_disk: I, end: u64, keep: usize) -> (Vec<u64>, u64)
+where
+    I: IntoIterator<Item = u64>,
+{
+    let mut first = Vec::new();
+    let mut count: u64 = 0;
+    let mut next: u64 = 0;
+    let mut gap = |from: u64, to: u64, first: &mut Vec<u64>| {
+        // `from..to` are missing.
+        if to > from {
+            count = count.saturating_add(to - from);
+            let room = keep.saturating_sub(first.len()) as u64;
+            first.extend(from..from.saturating_add(room.min(to - from)));
+        }
+    };
+    for id in on_disk {
+        if id >= end {
+            break;
+        }
+        if id >= next {
+            gap(next, id, &mut first);
+            next = id + 1;
+        }
+    }
+    gap(next, end, &mut first);
+    (first, count)
+}
+
 /// Splits `<v>` or `<v>_<uniqueId>` (the stem before `.zip` / `.changelog`).
 pub fn parse_versioned_stem(stem: &str) -> Option<(i64, Option<String>)> {
     let (v, id) = match stem.split_once('_') {

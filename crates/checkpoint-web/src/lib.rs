@@ -92,6 +92,7 @@ impl Options {
             session_conf: self.session_conf.clone(),
             kafka_earliest: kafka(&self.kafka_earliest, "earliest")?,
             kafka_latest: kafka(&self.kafka_latest, "latest")?,
+            delta_logs: Vec::new(),
             verify_budget_bytes: self.verify_all.then_some(u64::MAX),
         })
     }
@@ -134,6 +135,8 @@ impl InputError {
             ArchiveError::BadPath { .. } => "bad-path",
             ArchiveError::NotFound { .. } => "not-found",
             ArchiveError::Corrupt { .. } => "corrupt",
+            ArchiveError::UnsupportedCompression { .. } => "unsupported-compression",
+            ArchiveError::Overlapping { .. } => "overlapping-entries",
             ArchiveError::Io { .. } => "io",
         };
         let message = match e {

@@ -189,6 +189,15 @@ catalogue! {
         "State rows of the restart's version do not match the stored key or value schema; an error when the row Spark validates first is one of them.";
     StateVerificationBudget = "state-verification-budget", [Info], [],
         "State files a restart loads were over the read budget and were not verified (a run with no budget checks them).";
+    // Budgets and hostile input (issue 12).
+    ArchiveCompressionUnsupported = "archive-compression-unsupported", [Warning, Info], [],
+        "Zip entries use a compression method this inspector does not unpack (bzip2, LZMA, Zstandard, ...) or are encrypted: one finding for the zip, the files are not verified (not damaged); the verdict is unknown when a restart reads one. Re-zip with deflate.";
+    ArchiveEntriesOverlap = "archive-entries-overlap", [Warning, Info], [],
+        "Zip entries share compressed bytes with another entry (an overlapping-entry zip bomb, or a broken zip): they are not unpacked, the rest is read; the verdict is unknown when a restart reads one.";
+    FileNotVerified = "file-not-verified", [Warning, Info], [],
+        "Files a limit of this inspector kept from being read (one file's size, compression ratio, bytes unpacked in all): not verified, never reported as damage; the verdict is unknown when a restart reads one.";
+    RootsNotDiagnosed = "roots-not-diagnosed", [Info], [],
+        "The input holds more checkpoint roots than one run diagnoses (1000): the first ones are diagnosed, the others are named and counted.";
     // State growth and the watermark.
     StateGrowing = "state-growing", [Warning], [],
         "An operator's state grew at least twofold from snapshot to snapshot and never shrank: it is not evicting.";
@@ -207,6 +216,29 @@ catalogue! {
         "A file does not match its Spark 4.1+ checksum file.";
     OffsetsUnknownKeys = "offsets-unknown-keys", [Warning], [],
         "The latest offsets file has metadata keys Spark does not know (a misspelled key silently becomes 0).";
+    // Delta Lake source (issue 10).
+    DeltaLogRead = "delta-log-read", [Info], [],
+        "A Delta table's `_delta_log` was given: its commits, checkpoints, earliest reconstructable version, table id, retention and protocol.";
+    DeltaLogFileUnreadable = "delta-log-file-unreadable", [Warning], [],
+        "A file of the given `_delta_log` (a commit, checkpoint or `_last_checkpoint`) does not read or parse.";
+    DeltaOffsetInvalid = "delta-offset-invalid", [Error, Warning], ["DELTA_INVALID_SOURCE_OFFSET_FORMAT", "DELTA_INVALID_SOURCE_VERSION", "DELTA_INVALID_FORMAT_FROM_SOURCE_VERSION"],
+        "A Delta source offset that Delta refuses to read back (unknown or reserved sourceVersion, fields that do not parse); an error when a restart reads it.";
+    DeltaOffsetMovedBack = "delta-offset-moved-back", [Error], [],
+        "The batch a restart re-runs has a Delta end offset behind its start (version, index or the initial-snapshot flag moved back).";
+    DeltaTableUnreconstructable = "delta-table-unreconstructable", [Error], ["DELTA_TRUNCATED_TRANSACTION_LOG", "DELTA_VERSIONS_NOT_CONTIGUOUS", "DELTA_MISSING_PART_FILES"],
+        "The Delta source table's log cannot rebuild its latest snapshot (commits missing after the newest checkpoint, or no checkpoint and no commit 0): no reader can open the table.";
+    DeltaTableReplaced = "delta-table-replaced", [Error], ["DIFFERENT_DELTA_TABLE_READ_BY_STREAMING_SOURCE"],
+        "The Delta table at the source path has another id (`metaData.id`) than the `reservoirId` the checkpoint recorded: the table was dropped and re-created.";
+    DeltaVersionExpired = "delta-version-expired", [Error], ["DELTA_MISSING_FILES_UNEXPECTED_VERSION", "DELTA_LOG_FILE_NOT_FOUND_FOR_STREAMING_SOURCE"],
+        "The table version the Delta source needs next is gone from the `_delta_log` (log cleanup after `delta.logRetentionDuration`).";
+    DeltaSchemaChange = "delta-schema-change", [Error], ["DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE_USE_SCHEMA_LOG", "DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE", "DELTA_SCHEMA_CHANGED_WITH_VERSION"],
+        "A non-additive schema change (drop, rename, type change) of the Delta source table between the stream's version and the latest stops the stream.";
+    DeltaNonAppendCommit = "delta-non-append-commit", [Error], ["DELTA_SOURCE_TABLE_IGNORE_CHANGES", "DELTA_SOURCE_IGNORE_DELETE"],
+        "A commit after the stream's version removes data files (delete, update, merge, overwrite): the Delta source stops there without `skipChangeCommits`.";
+    DeltaDataFilesVacuumable = "delta-data-files-vacuumable", [Warning], [],
+        "Data files the Delta source has not read yet were removed from the table longer ago than `delta.deletedFileRetentionDuration`: VACUUM may have deleted them.";
+    DeltaRetentionCountdown = "delta-retention-countdown", [Error, Warning, Info], ["DELTA_MISSING_FILES_UNEXPECTED_VERSION", "DELTA_LOG_FILE_NOT_FOUND_FOR_STREAMING_SOURCE"],
+        "When the table version the Delta source needs becomes eligible for log cleanup (the table's retention, or Delta's 30-day default without its log): a warning past two thirds of the window, an error past it.";
     // Driven by the pasted error text.
     SourceCountChanged = "source-count-changed", [Error], [],
         "The pasted error says the restarted query has another number of sources than the checkpoint recorded.";

@@ -2,7 +2,8 @@
 //! the number of sources changed, two writers (CONCURRENT_STREAM_LOG_UPDATE), a stateful operator whose
 //! state is not in the checkpoint, and any error class the other checks do not explain.
 
-use super::{spark, BACKUP};
+use super::spark;
+use crate::log::offsets::OffsetSeq;
 use crate::model::Checkpoint;
 use crate::report::{CheckpointKind, Code, Finding, RestartStage, Severity};
 use crate::Context;
@@ -132,9 +133,27 @@ pub fn check_error_text(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         return vec![];
     }
     let parsed = parse_error_text(text);
-    let mut out = Vec::new();
     let latest = cp.latest_readable_offsets();
-    // Source count.
+    let mut out = Vec::new();
+    for check in [source_count_changed, concurrent_writers, stateful_operator_without_state, state_schema_changed] {
+        out.extend(check(cp, ctx, text, &parsed, latest));
+    }
+    // These findings exist because of the pasted text: they explain it by construction.
+    for f in &mut out {
+        f.explains_error_text = true;
+    }
+    out
+}
+
+/// The pasted assertion on the number of sources (`source-count-changed`).
+fn source_count_changed(
+    cp: &Checkpoint,
+    _ctx: &Context,
+    text: &str,
+    _parsed: &ParsedError,
+    latest: Option<(i64, &OffsetSeq)>,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
     if text.contains("sources in the checkpoint offsets") {
         let in_ckpt = bracket_num(text, "There are");
         let now = bracket_num(text, "now there are");
@@ -164,7 +183,18 @@ pub fn check_error_text(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 .fails(RestartStage::SourceCount, None, "java.lang.AssertionError"),
         );
     }
-    // Two writers.
+    out
+}
+
+/// A pasted concurrent-update error (`concurrent-writers`): two writers on one checkpoint.
+fn concurrent_writers(
+    cp: &Checkpoint,
+    _ctx: &Context,
+    text: &str,
+    parsed: &ParsedError,
+    latest: Option<(i64, &OffsetSeq)>,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
     if parsed.error_classes.iter().any(|c| c == "CONCURRENT_STREAM_LOG_UPDATE" || c == "CONCURRENT_QUERY")
         || text.contains("concurrently using")
         || text.contains("Multiple streaming jobs detected")
@@ -221,7 +251,18 @@ pub fn check_error_text(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             .fails(RestartStage::LogWrite, parsed.error_class().filter(|c| c.starts_with("CONCURRENT")), parsed.exception().unwrap_or("org.apache.spark.SparkException"));
         out.push(f);
     }
-    // A stateful operator whose state is not in the checkpoint.
+    out
+}
+
+/// A pasted missing-state error where the state is indeed absent (`stateful-operator-without-state`).
+fn stateful_operator_without_state(
+    cp: &Checkpoint,
+    ctx: &Context,
+    text: &str,
+    parsed: &ParsedError,
+    latest: Option<(i64, &OffsetSeq)>,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
     let state_err = parsed.error_classes.iter().any(|c| c == "STREAMING_STATEFUL_OPERATOR_MISSING_STATE_DIRECTORY")
         || text.contains("Error reading delta file")
         || text.contains("Error reading streaming state file");
@@ -261,7 +302,18 @@ pub fn check_error_text(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             );
         }
     }
-    // State schema changed.
+    out
+}
+
+/// A pasted state schema incompatibility (`state-schema-changed`): the stored schemas as evidence.
+fn state_schema_changed(
+    cp: &Checkpoint,
+    _ctx: &Context,
+    text: &str,
+    parsed: &ParsedError,
+    _latest: Option<(i64, &OffsetSeq)>,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
     let schema_classes = ["STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE", "STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE"];
     let schema_class = parsed.error_classes.iter().find(|c| schema_classes.contains(&c.as_str())).cloned();
     if schema_class.is_some()
@@ -293,11 +345,6 @@ pub fn check_error_text(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             ])
             .fails(RestartStage::StateSchema, parsed.error_class(), parsed.exception().unwrap_or("org.apache.spark.sql.execution.streaming.state.StateSchemaNotCompatible"));
         out.push(f);
-    }
-    let _ = BACKUP;
-    // These findings exist because of the pasted text: they explain it by construction.
-    for f in &mut out {
-        f.explains_error_text = true;
     }
     out
 }

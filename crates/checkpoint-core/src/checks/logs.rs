@@ -109,7 +109,15 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     if cp.kind.0 != CheckpointKind::StructuredStreaming {
         return check_sink_logs(cp);
     }
-    let v = spark(ctx);
+    let mut out = batch_log_files(cp, ctx);
+    out.extend(source_log_files(cp, ctx));
+    out.extend(check_sink_logs(cp));
+    out.extend(other_log_files(cp));
+    out
+}
+
+/// The offsets and commits files: one finding per damaged or too-new file, and one for those over the budget.
+fn batch_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
     let last = cp.last_batch_id();
     let last_commit = cp.last_committed_batch_id();
@@ -122,107 +130,37 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         }
     };
     let mut not_read: Vec<String> = Vec::new();
-    let mut handle = |kind: LogKind,
-                      dir: &str,
-                      id: i64,
-                      path: &str,
-                      size: u64,
-                      err: Option<&LogError>,
-                      version: Option<u32>| {
-        let stage = read_stage(kind, id);
+    let offsets = cp.offsets.iter().map(|(id, f)| {
+        (
+            LogKind::Offsets,
+            *id,
+            &f.file.path,
+            f.file.size,
+            f.file.content.as_ref().err(),
+            f.file.content.as_ref().ok().map(|o| o.version),
+        )
+    });
+    let commits = cp.commits.iter().map(|(id, f)| {
+        (
+            LogKind::Commits,
+            *id,
+            &f.file.path,
+            f.file.size,
+            f.file.content.as_ref().err(),
+            f.file.content.as_ref().ok().map(|o| o.version),
+        )
+    });
+    for (kind, id, path, size, err, version) in offsets.chain(commits) {
         if let Some(LogError::NotRead { .. }) = err {
             not_read.push(format!("{path} ({size} bytes)"));
-            return;
+            continue;
         }
-        if let Some(LogError::Unreadable { reason, archive_damaged: true }) = err {
-            out.push(archive_entry_unreadable(path, size, reason, stage.is_some()));
-            return;
+        // A limit of this inspector, not damage: reported by `budgets::check_not_verified`.
+        if let Some(LogError::NotVerified { .. }) = err {
+            continue;
         }
-        if let Some(e) = err {
-            let (class, exc) = spark_error(e, ctx);
-            let code = match e {
-                LogError::Empty => Code::LogFileEmpty,
-                LogError::MalformedVersion { .. } => Code::LogVersionMalformed,
-                LogError::BadJson { eof: true, .. } | LogError::MissingLine { .. } => Code::LogFileTruncated,
-                _ => Code::LogFileMalformed,
-            };
-            let mut f = Finding::new(
-                code,
-                if stage.is_some() { Severity::Error } else { Severity::Warning },
-                format!("{path} cannot be read: {}", describe(e)),
-            )
-            .evidence_sized(path, size, describe(e), Some(e.offset()))
-            .why(if stage.is_some() {
-                format!(
-                    "On restart Spark reads the latest {dir} file{} and fails when it does not parse (\"Failed to read log file {path}\" for version-line and incomplete-file errors; JSON errors surface as the parser's exception).",
-                    if kind == LogKind::Offsets { " and the one before it" } else { "" }
-                )
-            } else {
-                format!("A restart does not read this {dir} file, but anything that does (the state data source, a later range read) fails on it.")
-            });
-            if let Some(c) = class {
-                f = f.classes(&[c]);
-            }
-            let step = match kind {
-                LogKind::Offsets => offsets_repair_step(cp, id, path),
-                _ => format!("Restore {path} from a backup or another copy of the checkpoint."),
-            };
-            let fixes = vec![BACKUP.to_string(), step, super::new_checkpoint_step(cp)];
-            f = f.fix(&fixes);
-            if let Some(s) = stage {
-                f = f.fails(s, class, exc);
-            }
-            out.push(f);
-        } else if let Some(found) = version {
-            if let Some(issue) = version_issue(kind, found, cp, ctx) {
-                let mut f = Finding::new(
-                    Code::LogVersionUnsupported,
-                    if stage.is_some() { Severity::Error } else { Severity::Warning },
-                    format!("{path} has log version v{found}, which Spark {v} cannot read"),
-                )
-                .evidence(path, format!("first line \"v{found}\"; {}", issue.message), Some(0))
-                .classes(&issue.class.map(|c| vec![c]).unwrap_or_default())
-                .why(format!(
-                    "Spark validates the version line of every log file it reads (MetadataVersionUtil): {}.",
-                    issue.message
-                ))
-                .fix(&[
-                    format!("Restart with the Spark version (or newer) that wrote this checkpoint; a v{found} {dir} file is written by a newer Spark or by a different state checkpoint format."),
-                    if kind == LogKind::Commits && found == 2 {
-                        "A v2 commit log means spark.sql.streaming.stateStore.checkpointFormatVersion=2 (RocksDB checkpoint format v2): restart with Spark 4.0+ and that conf set.".to_string()
-                    } else {
-                        "Do not edit the version line by hand: the content after it is in the newer format.".to_string()
-                    },
-                    super::new_checkpoint_step(cp),
-                ]);
-                if let Some(s) = stage {
-                    f = f.fails(s, issue.class, "java.lang.IllegalStateException");
-                }
-                out.push(f);
-            }
-        }
-    };
-    for (id, f) in &cp.offsets {
-        handle(
-            LogKind::Offsets,
-            "offsets",
-            *id,
-            &f.file.path,
-            f.file.size,
-            f.file.content.as_ref().err(),
-            f.file.content.as_ref().ok().map(|o| o.version),
-        );
-    }
-    for (id, f) in &cp.commits {
-        handle(
-            LogKind::Commits,
-            "commits",
-            *id,
-            &f.file.path,
-            f.file.size,
-            f.file.content.as_ref().err(),
-            f.file.content.as_ref().ok().map(|o| o.version),
-        );
+        let file = LogFileAt { kind, id, path, size, stage: read_stage(kind, id) };
+        out.extend(log_file_finding(cp, ctx, &file, err, version));
     }
     if !not_read.is_empty() {
         out.push(
@@ -244,7 +182,102 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             .fix(&["Nothing to do for the restart. To check these files too, remove old batches Spark no longer needs (spark.sql.streaming.minBatchesToRetain) or inspect a zip holding only them."]),
         );
     }
-    // File source logs: Spark reads the newest compaction and the batches after it when the source starts.
+    out
+}
+
+/// One offsets or commits file and where a restart reads it.
+struct LogFileAt<'a> {
+    kind: LogKind,
+    id: i64,
+    path: &'a str,
+    size: u64,
+    /// The restart stage that reads it; `None` when a restart does not.
+    stage: Option<RestartStage>,
+}
+
+/// The finding for one offsets or commits file that does not parse, or whose version Spark cannot read.
+fn log_file_finding(
+    cp: &Checkpoint,
+    ctx: &Context,
+    file: &LogFileAt<'_>,
+    err: Option<&LogError>,
+    version: Option<u32>,
+) -> Option<Finding> {
+    let v = spark(ctx);
+    let LogFileAt { kind, id, path, size, stage } = *file;
+    let dir = if kind == LogKind::Offsets { "offsets" } else { "commits" };
+    if let Some(LogError::Unreadable { reason, archive_damaged: true }) = err {
+        return Some(archive_entry_unreadable(path, size, reason, stage.is_some()));
+    }
+    if let Some(e) = err {
+        let (class, exc) = spark_error(e, ctx);
+        let code = match e {
+            LogError::Empty => Code::LogFileEmpty,
+            LogError::MalformedVersion { .. } => Code::LogVersionMalformed,
+            LogError::BadJson { eof: true, .. } | LogError::MissingLine { .. } => Code::LogFileTruncated,
+            _ => Code::LogFileMalformed,
+        };
+        let mut f = Finding::new(
+            code,
+            if stage.is_some() { Severity::Error } else { Severity::Warning },
+            format!("{path} cannot be read: {}", describe(e)),
+        )
+        .evidence_sized(path, size, describe(e), Some(e.offset()))
+        .why(if stage.is_some() {
+            format!(
+                "On restart Spark reads the latest {dir} file{} and fails when it does not parse (\"Failed to read log file {path}\" for version-line and incomplete-file errors; JSON errors surface as the parser's exception).",
+                if kind == LogKind::Offsets { " and the one before it" } else { "" }
+            )
+        } else {
+            format!("A restart does not read this {dir} file, but anything that does (the state data source, a later range read) fails on it.")
+        });
+        if let Some(c) = class {
+            f = f.classes(&[c]);
+        }
+        let step = match kind {
+            LogKind::Offsets => offsets_repair_step(cp, id, path),
+            _ => format!("Restore {path} from a backup or another copy of the checkpoint."),
+        };
+        let fixes = vec![BACKUP.to_string(), step, super::new_checkpoint_step(cp)];
+        f = f.fix(&fixes);
+        if let Some(s) = stage {
+            f = f.fails(s, class, exc);
+        }
+        return Some(f);
+    } else if let Some(found) = version {
+        if let Some(issue) = version_issue(kind, found, cp, ctx) {
+            let mut f = Finding::new(
+                Code::LogVersionUnsupported,
+                if stage.is_some() { Severity::Error } else { Severity::Warning },
+                format!("{path} has log version v{found}, which Spark {v} cannot read"),
+            )
+            .evidence(path, format!("first line \"v{found}\"; {}", issue.message), Some(0))
+            .classes(&issue.class.map(|c| vec![c]).unwrap_or_default())
+            .why(format!(
+                "Spark validates the version line of every log file it reads (MetadataVersionUtil): {}.",
+                issue.message
+            ))
+            .fix(&[
+                format!("Restart with the Spark version (or newer) that wrote this checkpoint; a v{found} {dir} file is written by a newer Spark or by a different state checkpoint format."),
+                if kind == LogKind::Commits && found == 2 {
+                    "A v2 commit log means spark.sql.streaming.stateStore.checkpointFormatVersion=2 (RocksDB checkpoint format v2): restart with Spark 4.0+ and that conf set.".to_string()
+                } else {
+                    "Do not edit the version line by hand: the content after it is in the newer format.".to_string()
+                },
+                super::new_checkpoint_step(cp),
+            ]);
+            if let Some(s) = stage {
+                f = f.fails(s, issue.class, "java.lang.IllegalStateException");
+            }
+            return Some(f);
+        }
+    }
+    None
+}
+
+/// File source logs: Spark reads the newest compaction and the batches after it when the source starts.
+fn source_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
+    let mut out = Vec::new();
     for (n, log) in &cp.source_logs {
         let latest = log.listed.keys().next_back().copied().unwrap_or(0);
         let (compact, range) = crate::log::file_log::files_needed(latest, log.compact_interval);
@@ -254,6 +287,9 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             let ver = f.file.content.as_ref().ok().map(|b| b.version);
             if let Some(LogError::Unreadable { reason, archive_damaged: true }) = err {
                 out.push(archive_entry_unreadable(&f.file.path, f.file.size, reason, needed));
+                continue;
+            }
+            if let Some(LogError::NotVerified { .. }) = err {
                 continue;
             }
             if let Some(e) = err {
@@ -292,7 +328,12 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             }
         }
     }
-    out.extend(check_sink_logs(cp));
+    out
+}
+
+/// Files in the log folders that are not batch files, and unreadable operator metadata.
+fn other_log_files(cp: &Checkpoint) -> Vec<Finding> {
+    let mut out = Vec::new();
     for p in &cp.problems {
         out.push(
             Finding::new(Code::UnexpectedLogFile, Severity::Info, format!("{} is not a log batch file", p.path))
@@ -303,6 +344,9 @@ pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     }
     for (op, m) in &cp.operator_metadata {
         if let Err(e) = &m.content {
+            if matches!(e, LogError::NotVerified { .. }) {
+                continue;
+            }
             out.push(
                 Finding::new(Code::OperatorMetadataUnreadable, Severity::Warning, format!("Operator metadata of operator {op} cannot be read"))
                     .evidence(&m.path, describe(e), Some(e.offset()))
@@ -335,6 +379,9 @@ fn check_sink_logs(cp: &Checkpoint) -> Vec<Finding> {
     for log in &cp.sink_logs {
         for f in log.read.values() {
             if let Err(e) = &f.file.content {
+                if matches!(e, LogError::NotVerified { .. }) {
+                    continue;
+                }
                 out.push(
                     Finding::new(Code::SinkLogUnreadable, Severity::Warning, format!("{} (file sink log) cannot be read: {}", f.file.path, describe(e)))
                         .evidence(&f.file.path, describe(e), Some(e.offset()))
@@ -372,8 +419,27 @@ pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     if cp.kind.0 != CheckpointKind::StructuredStreaming {
         return vec![];
     }
+    let mut out = source_offset_lines(cp);
+    let (Some(first), Some(last)) = (cp.offsets.keys().next().copied(), cp.last_batch_id()) else {
+        if let Some((id, c)) = cp.commits.iter().next() {
+            out.push(
+                Finding::new(Code::CommitWithoutOffsets, Severity::Warning, format!("Commit for batch {id} but no offsets file at all"))
+                    .evidence(&c.file.path, "commits/ has files but offsets/ is empty", None)
+                    .why("Without offsets Spark starts the query from the beginning (as a new query) although commits say batches ran.")
+                    .fix(&[BACKUP, "Restore offsets/ from a backup, or start over with a new checkpoint."]),
+            );
+        }
+        return out;
+    };
+    out.extend(offsets_gap(cp, first, last));
+    out.extend(commit_log_continuity(cp, first, last));
+    out.extend(last_batch_uncommitted(cp, last));
+    out
+}
+
+/// Offsets that do not parse as JSON, and source counts that change between batches.
+fn source_offset_lines(cp: &Checkpoint) -> Vec<Finding> {
     let mut out = Vec::new();
-    // Offsets that do not parse as JSON and source counts that change between batches.
     let last_id = cp.last_batch_id();
     let mut prev: Option<(i64, usize)> = None;
     for (id, f) in &cp.offsets {
@@ -414,17 +480,12 @@ pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         }
         prev = Some((*id, o.offsets.len()));
     }
-    let (Some(first), Some(last)) = (cp.offsets.keys().next().copied(), cp.last_batch_id()) else {
-        if let Some((id, c)) = cp.commits.iter().next() {
-            out.push(
-                Finding::new(Code::CommitWithoutOffsets, Severity::Warning, format!("Commit for batch {id} but no offsets file at all"))
-                    .evidence(&c.file.path, "commits/ has files but offsets/ is empty", None)
-                    .why("Without offsets Spark starts the query from the beginning (as a new query) although commits say batches ran.")
-                    .fix(&[BACKUP, "Restore offsets/ from a backup, or start over with a new checkpoint."]),
-            );
-        }
-        return out;
-    };
+    out
+}
+
+/// Missing offsets files between the first and the latest (`offsets-gap`).
+fn offsets_gap(cp: &Checkpoint, first: i64, last: i64) -> Vec<Finding> {
+    let mut out = Vec::new();
     let missing: Vec<i64> = missing_ids(cp.offsets.keys().copied());
     if !missing.is_empty() {
         let before_latest = last != 0 && missing.contains(&(last - 1));
@@ -476,6 +537,12 @@ pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         }
         out.push(f);
     }
+    out
+}
+
+/// Gaps in the commit log, and commits without (or beyond) their offsets file.
+fn commit_log_continuity(cp: &Checkpoint, first: i64, last: i64) -> Vec<Finding> {
+    let mut out = Vec::new();
     if let (Some(cf), Some(cl)) = (cp.commits.keys().next().copied(), cp.last_committed_batch_id()) {
         let _ = (cf, cl);
         let cmissing: Vec<i64> = missing_ids(cp.commits.keys().copied());
@@ -510,6 +577,12 @@ pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             );
         }
     }
+    out
+}
+
+/// The latest batch planned but not committed (`last-batch-uncommitted`): replayed on restart.
+fn last_batch_uncommitted(cp: &Checkpoint, last: i64) -> Vec<Finding> {
+    let mut out = Vec::new();
     let lc = cp.last_committed_batch_id();
     if lc.is_none_or(|c| c < last) {
         let path = format!("offsets/{last}");

@@ -3,8 +3,11 @@
 //! severities, error classes and meaning are in the [`catalogue`]. `Context::spark_version` is filled in
 //! by [`crate::diagnose`] before the checks run (the assumed Spark version).
 
+pub mod budgets;
 pub mod catalogue;
 pub mod checksums;
+pub mod delta;
+pub mod delta_log;
 pub mod dstream;
 pub mod dstream_classes;
 pub mod error_text;
@@ -111,11 +114,29 @@ pub const REGISTRY: &[Rule] = &[
         ],
         state::check_chains,
     ),
+    rule(&[Code::ArchiveCompressionUnsupported], budgets::check_compression),
+    rule(&[Code::ArchiveEntriesOverlap], budgets::check_overlap),
+    rule(&[Code::FileNotVerified], budgets::check_not_verified),
     rule(&[Code::StateRowSchemaViolation], state_rows::check_row_schema),
     rule(&[Code::StateVerificationBudget], state_rows::check_budget),
     rule(&[Code::StateGrowing], state_growth::check_growth),
     rule(&[Code::StateKeysBehindWatermark], state_growth::check_keys_behind_watermark),
     rule(&[Code::WatermarkNotAdvancing], state_growth::check_watermark_stuck),
+    rule(&[Code::DeltaLogRead], delta_log::check_log_summary),
+    rule(&[Code::DeltaLogFileUnreadable], delta_log::check_log_unreadable),
+    rule(&[Code::DeltaOffsetInvalid, Code::DeltaOffsetMovedBack], delta::check_offsets),
+    rule(
+        &[
+            Code::DeltaTableUnreconstructable,
+            Code::DeltaTableReplaced,
+            Code::DeltaVersionExpired,
+            Code::DeltaSchemaChange,
+            Code::DeltaNonAppendCommit,
+            Code::DeltaDataFilesVacuumable,
+        ],
+        delta_log::check_with_log,
+    ),
+    rule(&[Code::DeltaRetentionCountdown], delta::check_retention_countdown),
     rule(&[Code::OffsetsRewrittenAfterCommit, Code::LastActivityAge], timing::check_timing),
     rule(&[Code::HadoopCrcMismatch, Code::SparkChecksumMismatch, Code::OffsetsUnknownKeys], checksums::check_checksums),
     rule(
@@ -132,7 +153,7 @@ pub const REGISTRY: &[Rule] = &[
 /// Codes that no registry row emits: [`crate::diagnose`] reports them about the input as a whole
 /// (`no-checkpoint-found`) or after matching the pasted error to the other findings
 /// (`error-not-explained-by-files`).
-pub const DIAGNOSE_CODES: &[Code] = &[Code::NoCheckpointFound, Code::ErrorNotExplainedByFiles];
+pub const DIAGNOSE_CODES: &[Code] = &[Code::NoCheckpointFound, Code::ErrorNotExplainedByFiles, Code::RootsNotDiagnosed];
 
 /// The registry rows that emit `code`.
 pub fn rules_for(code: Code) -> impl Iterator<Item = &'static Rule> {

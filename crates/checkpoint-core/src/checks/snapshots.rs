@@ -24,6 +24,8 @@ struct Case {
     times: Vec<(String, Option<i64>)>,
     /// A zip entry (path) whose content does not inflate, as [`crate::ArchiveError::Corrupt`] reports.
     corrupt_entry: Option<String>,
+    /// Run on a real zip of the files (deflated, then changed by this function) instead of in memory.
+    zip_patch: Option<fn(Vec<u8>) -> Vec<u8>>,
     ctx: Context,
 }
 
@@ -86,7 +88,7 @@ fn recorded_error(dir: &str, name: &str) -> String {
 }
 
 fn plain(files: Files, v: &str) -> Case {
-    Case { files, times: Vec::new(), corrupt_entry: None, ctx: ctx(v) }
+    Case { files, times: Vec::new(), corrupt_entry: None, zip_patch: None, ctx: ctx(v) }
 }
 
 /// A fixture as it is, with the zip's entry times.
@@ -129,6 +131,21 @@ fn remove(files: &mut Files, path: &str) {
     let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
     let crc = if dir.is_empty() { format!(".{name}.crc") } else { format!("{dir}/.{name}.crc") };
     files.retain(|(p, _)| *p != crc && p != path);
+}
+
+/// A shared Delta case: its checkpoint, and (with `log`) its `.delta_log.zip` read as `--delta-log` reads it,
+/// changed by `change` first; Spark 3.5.7 (the Delta cases' version).
+fn delta_case(name: &str, log: bool, change: impl FnOnce(&mut Files, &mut Files)) -> Case {
+    let (mut files, times) = zip_at(shared("cases").join(format!("{name}.zip")));
+    let (mut log_files, _) =
+        if log { zip_at(shared("cases").join(format!("{name}.delta_log.zip"))) } else { (Vec::new(), Vec::new()) };
+    change(&mut files, &mut log_files);
+    let mut c = Case { times, ..plain(files, "3.5.7") };
+    if log {
+        let mut mem = MemArchive::new("delta_log.zip", log_files, Limits::default()).expect("log archive");
+        c.ctx.delta_logs = crate::delta::reader::read_delta_logs(&mut mem);
+    }
+    c
 }
 
 /// `ss-4.3.0-agg-hdfs` (a real 4.3.0 windowed aggregation, HDFS state, batches 0..=11) changed by `f`.
@@ -387,7 +404,67 @@ fn case_for(code: Code) -> Case {
         StatefulOperatorWithoutState => with_error("fixtures", "broken-ss-4.3.0-add-stateful-operator", "4.3.0"),
         StateSchemaChanged => with_error("code-changes", "broken-ss-3.5.9-code-agg-add-max", "3.5.9"),
         ErrorNotExplainedByFiles => with_error("code-changes", "broken-ss-4.0.5-code-agg-to-dropduplicates", "4.0.5"),
+        ArchiveCompressionUnsupported => agg_zip(|mut z| {
+            zipcraft::set_method(&mut z, 12);
+            z
+        }),
+        ArchiveEntriesOverlap => agg_zip(|z| {
+            // Three entries sharing offsets/0's compressed bytes (a restart does not read offsets/0).
+            let names: Vec<String> = (0..3).map(|i| format!("copies/{i}")).collect();
+            let heads = zipcraft::central_headers(&z);
+            let target = heads
+                .iter()
+                .position(|&o| {
+                    let n = u16::from_le_bytes([z[o + 28], z[o + 29]]) as usize;
+                    &z[o + 46..o + 46 + n] == b"offsets/0"
+                })
+                .expect("offsets/0");
+            zipcraft::alias(&z, target, &names)
+        }),
+        FileNotVerified => agg(|f| {
+            // The latest offsets file over the 16 MiB read cap (a long conf value): healthy, not verified.
+            let pad = format!("\"conf\":{{\"x.pad\":\"{}\",", "p".repeat(17 << 20));
+            let t = text_of(f, "offsets/11");
+            put(f, "offsets/11", t.replacen("\"conf\":{", &pad, 1).into_bytes());
+        }),
+        RootsNotDiagnosed => {
+            let mut c = agg(|_| {});
+            let mut files: Files = c.files.iter().map(|(p, b)| (format!("chk/{p}"), b.clone())).collect();
+            files.extend(
+                (0..crate::diagnose::MAX_ROOTS).map(|i| (format!("z/{i:04}/metadata"), b"{\"id\":\"a\"}".to_vec())),
+            );
+            c.files = files;
+            c.times.clear();
+            c
+        }
         NoCheckpointFound => plain(vec![("notes/README.txt".into(), b"not a checkpoint\n".to_vec())], "4.3.0"),
+        DeltaLogRead | DeltaVersionExpired => delta_case("case-13-delta-log-expired", true, |_, _| {}),
+        DeltaLogFileUnreadable => delta_case("case-25-delta-busy-version-available", true, |_, log| {
+            // The newest checkpoint cut in half (a partial copy).
+            let p = "_delta_log/00000000000000000059.checkpoint.parquet";
+            let half = log.iter().find(|(n, _)| n == p).map(|(_, b)| b[..b.len() / 2].to_vec()).expect("checkpoint");
+            put(log, p, half);
+        }),
+        DeltaOffsetInvalid => delta_case("case-13-delta-log-expired", false, |f, _| {
+            let t = text_of(f, "offsets/12").replace("\"sourceVersion\":1", "\"sourceVersion\":4");
+            put(f, "offsets/12", t.into_bytes());
+        }),
+        DeltaOffsetMovedBack => delta_case("case-13-delta-log-expired", false, |f, _| {
+            // Batch 12 not committed, and its end offset behind the start (offsets/11 is at version 39).
+            remove(f, "commits/12");
+            let t = text_of(f, "offsets/12").replace("\"reservoirVersion\":40", "\"reservoirVersion\":38");
+            put(f, "offsets/12", t.into_bytes());
+        }),
+        DeltaTableUnreconstructable => delta_case("case-14-delta-log-truncated-no-checkpoint", true, |_, _| {}),
+        DeltaTableReplaced => delta_case("case-27-delta-table-recreated", true, |_, _| {}),
+        DeltaSchemaChange | DeltaNonAppendCommit => delta_case("case-28-delta-schema-drop-after-add", true, |_, _| {}),
+        DeltaDataFilesVacuumable => {
+            // Case 28 two weeks on: the files version 7 removed are past the 7-day deleted-file retention.
+            let mut c = delta_case("case-28-delta-schema-drop-after-add", true, |_, _| {});
+            c.ctx.now_ms = Some(NOW_MS + 14 * 86_400_000);
+            c
+        }
+        DeltaRetentionCountdown => delta_case("case-13-delta-log-expired", false, |_, _| {}),
     }
 }
 
@@ -419,7 +496,26 @@ impl Archive for CorruptEntry {
     }
 }
 
+#[allow(dead_code)]
+mod zipcraft {
+    include!("../../tests/common/zipcraft.rs");
+}
+
+/// The agg fixture zipped, then changed by `patch`.
+fn agg_zip(patch: fn(Vec<u8>) -> Vec<u8>) -> Case {
+    let mut c = agg(|_| {});
+    c.zip_patch = Some(patch);
+    c
+}
+
 fn run(case: Case) -> Report {
+    if let Some(patch) = case.zip_patch {
+        let z = patch(zipcraft::deflated_zip(&case.files));
+        let len = z.len() as u64;
+        let mut a =
+            crate::ZipInput::open(std::io::Cursor::new(z), len, "case.zip", Limits::default()).expect("zip opens");
+        return diagnose(&mut a, &case.ctx);
+    }
     let mut mem = MemArchive::new("case.zip", case.files, Limits::default()).expect("archive");
     for (p, t) in &case.times {
         mem.set_modified(p, *t);

@@ -12,6 +12,23 @@ use crate::state_files::StoreFiles;
 use crate::{Context, SparkVersion};
 use std::collections::BTreeSet;
 
+/// Missing partition ids (no folder) whose restart chain is checked, per operator; the rest are counted in the
+/// `state-partition-missing` finding.
+const MAX_MISSING_CHECKED: usize = 64;
+/// Missing ids named in a title (the evidence and the count say the rest).
+const MAX_IDS_IN_TITLE: usize = 20;
+
+/// `0, 1, 2` or `0, 1, ..., 19 and 9980 more`.
+fn id_list(ids: &[u64], count: u64) -> String {
+    let shown: Vec<String> = ids.iter().take(MAX_IDS_IN_TITLE).map(|p| p.to_string()).collect();
+    let more = count.saturating_sub(shown.len() as u64);
+    if more > 0 {
+        format!("{} and {more} more", shown.join(", "))
+    } else {
+        shown.join(", ")
+    }
+}
+
 fn recorded_partitions(cp: &Checkpoint) -> Option<u32> {
     cp.recorded_conf().get("spark.sql.shuffle.partitions").and_then(|s| s.trim().parse().ok())
 }
@@ -38,8 +55,10 @@ pub fn check_layout(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     for (op, o) in &cp.state.operators {
         let have: BTreeSet<u32> = o.partitions.keys().copied().collect();
         if let Some(n) = expected {
-            // At most 10 000 missing ids are listed (a hand-edited partition count could be huge).
-            let missing: Vec<u32> = (0..n).filter(|p| !have.contains(p)).take(10_000).collect();
+            // Missing ids from the gaps between the folders on disk (a hand-edited partition count could be
+            // huge): the first ones are named, all are counted.
+            let (missing, missing_count) =
+                crate::state_files::missing_ids(have.iter().map(|p| u64::from(*p)), u64::from(n), MAX_IDS_IN_TITLE);
             let extra: Vec<u32> = have.iter().filter(|p| **p >= n).copied().collect();
             if !missing.is_empty() {
                 // Fatal only when the restart loads a version > 0 (a batch was committed).
@@ -47,7 +66,7 @@ pub fn check_layout(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 let mut f = Finding::new(
                     Code::StatePartitionMissing,
                     if loads { Severity::Error } else { Severity::Info },
-                    format!("Operator {op} has no state directory for partition(s) {}", missing.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")),
+                    format!("Operator {op} has no state directory for partition(s) {}", id_list(&missing, missing_count)),
                 )
                 .evidence(format!("state/{op}/{}", missing[0]), format!("absent; {} of {n} partition directories present (spark.sql.shuffle.partitions = {n} recorded)", have.len()), None)
                 .why("Every stateful operator keeps one state store per shuffle partition. A missing partition directory means its state files were deleted or not copied; Spark then tries to rebuild the state from version 1 and fails on the first missing file.")
@@ -79,17 +98,29 @@ pub fn check_layout(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             );
         }
     }
-    // Operator ids must be contiguous from 0 (ids are assigned in plan order).
-    if let Some(max) = cp.state.operators.keys().next_back() {
-        for id in 0..*max {
-            if !cp.state.operators.contains_key(&id) {
-                out.push(
-                    Finding::new(Code::StateOperatorMissing, Severity::Warning, format!("State directory of operator {id} is missing (operators up to {max} exist)"))
-                        .evidence(format!("state/{id}"), format!("absent; state/{max} exists"), None)
-                        .why("Stateful operators are numbered 0, 1, 2, ... in plan order and each keeps state/<id>/; a hole usually means a whole operator's state was deleted or not copied (Spark then fails loading its first partition), unless that operator never wrote state.")
-                        .fix(&[BACKUP.to_string(), format!("Restore state/{id} from the original checkpoint."), super::new_checkpoint_step(cp)]),
-                );
+    // Operator ids must be contiguous from 0 (ids are assigned in plan order). The missing ids come from the
+    // gaps between the folders on disk (a folder named `state/111111111111` must not make a walk over every id
+    // below it) and are reported in one finding.
+    if let Some(max) = cp.state.operators.keys().next_back().copied() {
+        let on_disk = cp.state.operators.keys().filter_map(|id| u64::try_from(*id).ok());
+        let (missing, count) = crate::state_files::missing_ids(on_disk, max.max(0) as u64, MAX_IDS_IN_TITLE);
+        if let Some(first) = missing.first() {
+            let title = if count == 1 {
+                format!("State directory of operator {first} is missing (operators up to {max} exist)")
+            } else {
+                format!(
+                    "State directories of operators {} are missing ({count} ids; operators up to {max} exist)",
+                    id_list(&missing, count)
+                )
+            };
+            let mut f = Finding::new(Code::StateOperatorMissing, Severity::Warning, title)
+                .evidence(format!("state/{first}"), format!("absent; state/{max} exists"), None)
+                .why("Stateful operators are numbered 0, 1, 2, ... in plan order and each keeps state/<id>/; a hole usually means a whole operator's state was deleted or not copied (Spark then fails loading its first partition), unless that operator never wrote state.")
+                .fix(&[BACKUP.to_string(), format!("Restore state/{first} from the original checkpoint."), super::new_checkpoint_step(cp)]);
+            for id in missing.iter().skip(1).take(5) {
+                f = f.evidence(format!("state/{id}"), "absent", None);
             }
+            out.push(f);
         }
     }
     if cp.state.present && cp.state.operators.is_empty() && cp.last_committed_batch_id().is_some() {
@@ -255,10 +286,24 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         }
         let names: Vec<String> = names.into_iter().collect();
         let on_disk = o.partitions.keys().next_back().map(|p| p.saturating_add(1)).unwrap_or(0);
-        // Recorded partitions without a directory are checked too, up to a bound (a hand-edited count
-        // could be huge; the first missing ones already fail the restart).
-        let n_parts = partitions.unwrap_or(0).min(on_disk.saturating_add(10_000)).max(on_disk);
-        for part in 0..n_parts {
+        // Recorded partitions without a directory are checked too, up to a bound (a hand-edited count or a
+        // folder named `4000000000` could make the range huge; the first missing ones already fail the
+        // restart, and `check_layout` reports them all in one finding): the folders on disk, and the first
+        // missing ids found between them (never a walk over the whole range).
+        // Spark loads partitions `0..recorded`; without a recorded count, those up to the highest folder.
+        let n_parts = match partitions {
+            Some(n) => n.min(on_disk.saturating_add(10_000)),
+            None => on_disk,
+        };
+        let (missing, _) = crate::state_files::missing_ids(
+            o.partitions.keys().map(|p| u64::from(*p)),
+            u64::from(n_parts),
+            MAX_MISSING_CHECKED,
+        );
+        let mut parts: Vec<u32> = o.partitions.keys().copied().collect();
+        parts.extend(missing.iter().filter_map(|p| u32::try_from(*p).ok()));
+        parts.sort_unstable();
+        for part in parts {
             for name in &names {
                 let dir =
                     if name == "default" { format!("state/{op}/{part}") } else { format!("state/{op}/{part}/{name}") };

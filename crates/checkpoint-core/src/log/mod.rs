@@ -60,6 +60,13 @@ pub enum LogError {
         /// stored sizes/CRC lie): the zip is broken, which says nothing about the checkpoint file.
         archive_damaged: bool,
     },
+    /// Not verified: a limit of this inspector (entry size, compression ratio, inflate budget) or a zip it
+    /// cannot inflate (a compression method other than deflate, overlapping entries) kept it from reading
+    /// the file. Says nothing about the file itself.
+    NotVerified {
+        /// Which limit, with the file's value and the limit.
+        reason: String,
+    },
     /// Not read: the total budget for log bytes of one checkpoint ([`MAX_TOTAL_LOG_BYTES`]) was spent on
     /// newer batches. Listed only; no finding about its content.
     NotRead {
@@ -75,6 +82,7 @@ impl LogError {
             LogError::Empty
             | LogError::MalformedVersion { .. }
             | LogError::Unreadable { .. }
+            | LogError::NotVerified { .. }
             | LogError::NotRead { .. } => 0,
             LogError::MissingLine { offset, .. } | LogError::BadJson { offset, .. } | LogError::NotUtf8 { offset } => {
                 *offset
@@ -109,6 +117,7 @@ impl fmt::Display for LogError {
             }
             LogError::NotUtf8 { offset } => write!(f, "not UTF-8 text at byte {offset}"),
             LogError::Unreadable { reason, .. } => write!(f, "cannot read the file: {reason}"),
+            LogError::NotVerified { reason } => write!(f, "not verified: {reason}"),
             LogError::NotRead { budget } => {
                 write!(f, "not read: the budget of {budget} bytes for log files was spent on newer batches")
             }

@@ -19,8 +19,9 @@ pub(crate) fn prefix_of(root: &Root) -> String {
     }
 }
 
-/// Lists the entries under `root` into a [`Checkpoint`] that holds the listing only.
-pub fn list(entries: &[Entry], root: &Root) -> Checkpoint {
+/// Lists the entries under `root` into a [`Checkpoint`] that holds the listing only (entries outside the root
+/// are skipped; a caller with many roots passes each root its own entries, see [`crate::layout::members`]).
+pub fn list<'a>(entries: impl IntoIterator<Item = &'a Entry>, root: &Root) -> Checkpoint {
     let prefix = prefix_of(root);
     let mut files = Vec::new();
     let mut dirs = BTreeSet::new();

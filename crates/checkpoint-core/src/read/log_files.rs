@@ -89,11 +89,16 @@ pub(crate) fn read_offsets_and_commits(cp: &mut Checkpoint, rd: &mut Reader<'_>,
         .collect();
     let mut readable_seen = 0usize;
     let mut start_found = false;
+    // What a restart reads is always read, whatever the budget (else the verdict would rest on older files):
+    // the latest two offsets files and the latest commit.
+    let mut newest_offsets = todo.iter().filter(|t| t.1).map(|t| t.0);
+    let must_offsets = [newest_offsets.next(), newest_offsets.next()];
     for (id, is_offsets, path, size) in todo {
-        let bytes = if size > left {
+        let must = if is_offsets { must_offsets.contains(&Some(id)) } else { Some(id) == last_commit_listed };
+        let bytes = if size > left && !must {
             Err(LogError::NotRead { budget: log_budget })
         } else {
-            left -= size;
+            left = left.saturating_sub(size);
             rd.read(&path, MAX_LOG_BYTES).map_err(|e| unreadable(&e))
         };
         if let Ok(b) = &bytes {

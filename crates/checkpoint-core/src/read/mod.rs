@@ -84,8 +84,26 @@ pub fn read_checkpoint(archive: &mut dyn Archive, root: &Root, verify_state: boo
 /// sink logs, operator metadata, schema files) and, per `opts`, the state files a restart loads, within the
 /// byte budget.
 pub fn read_checkpoint_with(archive: &mut dyn Archive, root: &Root, opts: &ReadOptions) -> Checkpoint {
-    let mut cp = listing::list(archive.entries(), root);
-    let mut rd = Reader { archive, prefix: listing::prefix_of(root), budget_left: opts.budget_bytes };
+    let cp = listing::list(archive.entries(), root);
+    read_listed(archive, root, cp, opts)
+}
+
+/// [`read_checkpoint_with`] for one of many roots: `members` are the positions of the root's entries in
+/// [`Archive::entries`] (from [`crate::layout::members`]), so each root lists only its own entries.
+pub fn read_root_members(archive: &mut dyn Archive, root: &Root, members: &[usize], opts: &ReadOptions) -> Checkpoint {
+    let all = archive.entries();
+    let cp = listing::list(members.iter().filter_map(|&i| all.get(i)), root);
+    read_listed(archive, root, cp, opts)
+}
+
+fn read_listed(archive: &mut dyn Archive, root: &Root, mut cp: Checkpoint, opts: &ReadOptions) -> Checkpoint {
+    let prefix = listing::prefix_of(root);
+    for (path, e) in archive.unreadable_entries() {
+        if let Some(rel) = path.strip_prefix(&prefix).filter(|r| !r.is_empty()) {
+            cp.archive_unreadable.insert(rel.to_string(), e.clone());
+        }
+    }
+    let mut rd = Reader { archive, prefix, budget_left: opts.budget_bytes };
     if root.kind == CheckpointKind::Dstream {
         dstream::read_dstream_files(&mut cp, &mut rd);
         return cp;
@@ -141,7 +159,20 @@ pub(crate) fn unreadable(e: &ArchiveError) -> LogError {
         ArchiveError::OverLimit { what, limit, .. } if what.contains("declares") && *limit < MAX_LOG_BYTES => {
             LogError::Unreadable { reason: e.to_string(), archive_damaged: true }
         }
-        _ => LogError::Unreadable { reason: e.to_string(), archive_damaged: false },
+        _ => match not_verified_reason(e) {
+            Some(reason) => LogError::NotVerified { reason },
+            None => LogError::Unreadable { reason: e.to_string(), archive_damaged: false },
+        },
+    }
+}
+
+/// Why a file was not verified when the archive error is a limit of this inspector or an entry it cannot
+/// inflate, not damage: `None` for damage (a stream that does not inflate, a size that lies) and absence.
+pub(crate) fn not_verified_reason(e: &ArchiveError) -> Option<String> {
+    match e {
+        ArchiveError::UnsupportedCompression { .. } | ArchiveError::Overlapping { .. } => Some(e.to_string()),
+        ArchiveError::OverLimit { what, .. } if !what.contains("declares") => Some(e.to_string()),
+        _ => None,
     }
 }
 

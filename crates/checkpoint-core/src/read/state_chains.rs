@@ -4,7 +4,7 @@
 //! auto snapshot repair).
 
 use super::{sidecars, Reader, MAX_STATE_FILE_BYTES};
-use crate::model::{store_index, Checkpoint, Problem, StateFileIntegrity, Unverified};
+use crate::model::{store_index, Checkpoint, NotVerified, Problem, StateFileIntegrity, Unverified};
 use crate::restart_chain::{plan, ChainFileKind, PlanInput};
 use crate::state_files::StoreFiles;
 use std::collections::BTreeSet;
@@ -88,6 +88,10 @@ fn check_state_file(cp: &mut Checkpoint, rd: &mut Reader<'_>, path: &str, kind: 
     let bytes = match rd.read(path, MAX_STATE_FILE_BYTES) {
         Ok(b) => b,
         Err(e) => {
+            if let Some(reason) = super::not_verified_reason(&e) {
+                cp.not_verified.push(NotVerified { path: path.to_string(), reason, restart_reads: true });
+                return;
+            }
             cp.state_integrity.insert(
                 path.to_string(),
                 StateFileIntegrity {

@@ -20,7 +20,7 @@
 //! (`kafka.rs`, `files.rs` for the file source and Auto Loader, `other.rs` for rate/memory/socket/unknown).
 //! A source kind adds itself with one [`SourcePlanner`] row in [`PLANNERS`]:
 //!
-//! ```ignore
+//! ```text
 //! // restart_plan/delta.rs
 //! pub(super) const PLANNER: SourcePlanner = SourcePlanner {
 //!     kind: SourceKind::Delta,

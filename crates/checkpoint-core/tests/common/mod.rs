@@ -31,3 +31,6 @@ pub fn load(name: &str) -> Vec<(String, Vec<u8>)> {
     }
     files
 }
+
+/// Crafting hostile zips: compression methods, aliased entries (an overlap bomb).
+pub mod zipcraft;

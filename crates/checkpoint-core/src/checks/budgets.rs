@@ -1,0 +1,183 @@
+//! Limits of this inspector and zips it cannot read, never reported as damage (issue 12): entries with a
+//! compression method other than deflate (one finding for the whole zip), overlapping entries (a zip bomb),
+//! and files not verified because they are over a limit (entry size, compression ratio, the inflate budget).
+//! When a restart reads such a file the verdict is `unknown` (see `predict`), with the file named.
+
+use crate::archive::ArchiveError;
+use crate::log::LogError;
+use crate::model::Checkpoint;
+use crate::report::{Code, Finding, Severity};
+use crate::Context;
+use std::collections::BTreeSet;
+
+/// Files named in the evidence of one grouped finding.
+const MAX_EVIDENCE: usize = 10;
+
+/// The files a restart reads among the log files (`metadata`, the latest two offsets files, the latest
+/// commit) and the state files of its chains that were not verified.
+fn restart_reads(cp: &Checkpoint) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    out.insert("metadata".to_string());
+    for f in cp.offsets.values().rev().take(2) {
+        out.insert(f.file.path.clone());
+    }
+    if let Some(f) = cp.commits.values().next_back() {
+        out.insert(f.file.path.clone());
+    }
+    for log in cp.source_logs.values() {
+        let latest = log.listed.keys().next_back().copied().unwrap_or(0);
+        let (compact, range) = crate::log::file_log::files_needed(latest, log.compact_interval);
+        for (id, f) in &log.read {
+            if Some(*id) == compact || range.contains(id) {
+                out.insert(f.file.path.clone());
+            }
+        }
+    }
+    out.extend(cp.not_verified.iter().filter(|n| n.restart_reads).map(|n| n.path.clone()));
+    out
+}
+
+/// The severity of a limit finding: a warning (and an `unknown` verdict) when a restart reads one of the
+/// files, else info.
+fn severity(paths: &[&str], reads: &BTreeSet<String>) -> (Severity, bool) {
+    let needed = paths.iter().any(|p| reads.contains(*p));
+    (if needed { Severity::Warning } else { Severity::Info }, needed)
+}
+
+/// Entries stored with a compression method the inspector does not inflate: one finding for all of them.
+pub fn check_compression(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
+    let files: Vec<(&str, u16)> = cp
+        .archive_unreadable
+        .iter()
+        .filter_map(|(p, e)| match e {
+            ArchiveError::UnsupportedCompression { method, .. } => Some((p.as_str(), *method)),
+            _ => None,
+        })
+        .collect();
+    if files.is_empty() {
+        return vec![];
+    }
+    let methods: BTreeSet<u16> = files.iter().map(|f| f.1).collect();
+    let names: Vec<String> = methods.iter().map(|m| crate::archive::method_name(*m)).collect();
+    let reads = restart_reads(cp);
+    let paths: Vec<&str> = files.iter().map(|f| f.0).collect();
+    let (sev, needed) = severity(&paths, &reads);
+    let mut f = Finding::new(
+        Code::ArchiveCompressionUnsupported,
+        sev,
+        format!(
+            "{} file(s) of the zip use {}, which this inspector does not unpack: re-zip with deflate",
+            files.len(),
+            names.join(", ")
+        ),
+    )
+    .why(if needed {
+        "The files are not damaged: the zip was made with a compression method other than deflate, so they were not read. A restart reads some of them, so the verdict is unknown until the zip is re-made with deflate."
+    } else {
+        "The files are not damaged: the zip was made with a compression method other than deflate, so they were not read. A restart does not read them."
+    })
+    .fix(&["Re-create the zip with deflate, the default of zip tools (e.g. `cd <checkpoint> && zip -r ../checkpoint.zip .`; 7-Zip: -mm=Deflate), and run the inspector again."]);
+    let mut ordered = paths.clone();
+    ordered.sort_by_key(|p| !reads.contains(*p));
+    for p in ordered.iter().take(MAX_EVIDENCE) {
+        let m = files.iter().find(|f| f.0 == *p).map(|f| f.1).unwrap_or(0);
+        f = f.evidence_sized(*p, cp.file_size(p).unwrap_or(0), crate::archive::method_name(m), None);
+    }
+    vec![f]
+}
+
+/// Entries whose compressed bytes overlap another entry's: one finding for all of them.
+pub fn check_overlap(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
+    let files: Vec<(&str, &ArchiveError)> = cp
+        .archive_unreadable
+        .iter()
+        .filter(|(_, e)| matches!(e, ArchiveError::Overlapping { .. }))
+        .map(|(p, e)| (p.as_str(), e))
+        .collect();
+    if files.is_empty() {
+        return vec![];
+    }
+    let reads = restart_reads(cp);
+    let paths: Vec<&str> = files.iter().map(|f| f.0).collect();
+    let (sev, _) = severity(&paths, &reads);
+    let mut f = Finding::new(
+        Code::ArchiveEntriesOverlap,
+        sev,
+        format!("{} zip entr(y/ies) share compressed bytes with another entry (an overlapping-entry zip bomb or a broken zip); not unpacked", files.len()),
+    )
+    .why("In a zip made by a zip tool every entry has bytes of its own. Entries whose data reaches into the next entry's header inflate the same bytes many times over (a zip bomb); they were not unpacked, and the rest of the zip was read.")
+    .fix(&["Re-create the zip from the checkpoint folder (e.g. `cd <checkpoint> && zip -r ../checkpoint.zip .`) and run the inspector again."]);
+    for (p, e) in files.iter().take(MAX_EVIDENCE) {
+        let offset = match e {
+            ArchiveError::Overlapping { offset, .. } => Some(*offset),
+            _ => None,
+        };
+        f = f.evidence_sized(*p, cp.file_size(p).unwrap_or(0), e.to_string(), offset);
+    }
+    vec![f]
+}
+
+/// Every file of the model that a limit kept from being read: (path, reason).
+fn not_verified_files(cp: &Checkpoint) -> Vec<(String, String)> {
+    fn nv<T>(path: &str, c: &Result<T, LogError>, out: &mut Vec<(String, String)>) {
+        if let Err(LogError::NotVerified { reason }) = c {
+            out.push((path.to_string(), reason.clone()));
+        }
+    }
+    let mut out = Vec::new();
+    if let Some(m) = &cp.metadata {
+        nv(&m.path, &m.content, &mut out);
+    }
+    for f in cp.offsets.values().rev() {
+        nv(&f.file.path, &f.file.content, &mut out);
+    }
+    for f in cp.commits.values().rev() {
+        nv(&f.file.path, &f.file.content, &mut out);
+    }
+    for log in cp.source_logs.values().chain(cp.sink_logs.iter()) {
+        for f in log.read.values().rev() {
+            nv(&f.file.path, &f.file.content, &mut out);
+        }
+    }
+    for m in cp.operator_metadata.values() {
+        nv(&m.path, &m.content, &mut out);
+    }
+    out.extend(cp.not_verified.iter().map(|n| (n.path.clone(), n.reason.clone())));
+    // Files of the zip-level findings are reported there.
+    out.retain(|(p, _)| !cp.archive_unreadable.contains_key(p));
+    out
+}
+
+/// Files not verified because of a limit of this inspector: one finding naming them and the limit.
+pub fn check_not_verified(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
+    let mut files = not_verified_files(cp);
+    if files.is_empty() {
+        return vec![];
+    }
+    let reads = restart_reads(cp);
+    files.sort_by_key(|(p, _)| !reads.contains(p));
+    let paths: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
+    let (sev, needed) = severity(&paths, &reads);
+    let mut f = Finding::new(
+        Code::FileNotVerified,
+        sev,
+        if needed {
+            format!("{} not verified: over a limit of this inspector; the restart verdict is unknown", files[0].0)
+        } else {
+            format!("{} file(s) not verified: over a limit of this inspector", files.len())
+        },
+    )
+    .why(if needed {
+        "A limit of this inspector (size of one file, compression ratio, bytes unpacked in all) kept it from reading a file a restart reads. That says nothing about the file: it is not verified, so the verdict is unknown."
+    } else {
+        "A limit of this inspector (size of one file, compression ratio, bytes unpacked in all) kept it from reading these files. That says nothing about them; a restart does not read them."
+    })
+    .fix(&["Check the named file by hand (its size, e.g. with `unzip -l`), or inspect a zip holding fewer files; the other findings stand."]);
+    for (p, reason) in files.iter().take(MAX_EVIDENCE) {
+        f = f.evidence_sized(p, cp.file_size(p).unwrap_or(0), reason, None);
+    }
+    if files.len() > MAX_EVIDENCE {
+        f = f.evidence("", format!("and {} more file(s)", files.len() - MAX_EVIDENCE), None);
+    }
+    vec![f]
+}
