@@ -20,6 +20,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '../..');
 const dist = path.join(repo, 'dist');
 const fixturesDir = path.resolve(repo, '../shared/fixtures');
+const dstreamDir = path.resolve(repo, '../shared/dstream');
 const cli = process.env.CHECKPOINT_CLI
   || ['target/debug/checkpoint-inspector', 'target/release/checkpoint-inspector'].map((p) => path.join(repo, p)).find((p) => fs.existsSync(p))
   || path.join(repo, 'target/debug/checkpoint-inspector');
@@ -315,6 +316,40 @@ describe('hosted build (dist/ served from a sub-path)', () => {
     await page.waitForFunction(() => document.querySelector('#copy-note').textContent.length > 0);
     const clip = await page.evaluate(() => navigator.clipboard.readText());
     assert.ok(clip.startsWith(`${name}: on Spark `), clip);
+  });
+
+  test('a DStream checkpoint shows its files, graph and grouped classes; the allow-list value copies', async () => {
+    const names = fs.readdirSync(dstreamDir).filter((f) => f.endsWith('.zip')).sort();
+    assert.equal(names.length, 3, `DStream checkpoints: ${names}`);
+    for (const name of names) {
+      const want = cliReport(path.join(dstreamDir, name));
+      await dropFile(page, name, fs.readFileSync(path.join(dstreamDir, name)));
+      assert.deepEqual(await shown(page), expected(want), `${name}: page vs CLI`);
+      const d = want.checkpoints[0].dstream;
+      const files = await page.$$eval('[data-testid=dstream] tr[data-file]', (rows) => rows.map((r) => r.dataset.file));
+      assert.deepEqual(files, d.files.map((f) => f.path), `${name}: files in Spark's order`);
+      const rows = await page.$$eval('[data-testid=dstream-classes] tr[data-class-name]',
+        (trs) => trs.map((r) => [r.dataset.className, r.closest('[data-group]').dataset.group, r.cells[1].textContent]));
+      assert.deepEqual(rows.map((r) => r[0]).sort(), d.classes.map((k) => k.name).sort(), `${name}: every class listed`);
+      for (const k of d.classes) {
+        assert.ok(rows.some(([n, g, uid]) => n === k.name && g === k.group && uid === k.serial_version_uid), `${name}: ${k.name} in ${k.group}`);
+      }
+      const streams = d.checkpoint.graph.streams.map((s) => s.class.split('.').pop());
+      const graphText = await page.textContent('[data-testid=dstream-graph]');
+      for (const s of streams) assert.ok(graphText.includes(s), `${name}: graph shows ${s}`);
+      assert.equal(await page.textContent('[data-testid=allow-list-value]'), d.allowed_classes_setting);
+    }
+    // The Scala job's allow-list names its spark-shell classes; the button copies exactly the value.
+    const last = 'dstream-3.5.9-scala-caseclass.zip';
+    const want = cliReport(path.join(dstreamDir, last));
+    await dropFile(page, last, fs.readFileSync(path.join(dstreamDir, last)));
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+    await page.click('[data-testid=copy-allow-list]');
+    await page.waitForFunction(() => document.querySelector('[data-testid=allow-list-note]').textContent.length > 0);
+    const clip = await page.evaluate(() => navigator.clipboard.readText());
+    assert.equal(clip, want.checkpoints[0].dstream.allowed_classes_setting);
+    assert.match(clip, /\$line14\.\$read/);
+    await shot(page, '05b-dstream');
   });
 
   test('a timeline shows the uncommitted tail', async () => {

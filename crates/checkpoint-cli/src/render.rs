@@ -99,6 +99,10 @@ pub fn human(r: &Report, colour: bool) -> String {
             render_plan(&mut o, plan, colour);
         }
         let _ = writeln!(o, "\nSummary:");
+        if let Some(d) = &cp.dstream {
+            render_dstream(&mut o, d);
+            continue;
+        }
         let _ = writeln!(
             o,
             "  query id: {}",
@@ -146,11 +150,69 @@ pub fn human(r: &Report, colour: bool) -> String {
             let sess = f.session.as_ref().map(|s| format!(" (session: {s}, overridden)")).unwrap_or_default();
             let _ = writeln!(o, "  forced conf {} = {}{sess}", f.key, clip(&f.recorded, 300));
         }
-        if let Some(d) = &cp.dstream {
-            let _ = writeln!(o, "  DStream checkpoint times: {}", d.checkpoint_times_ms.len());
-        }
     }
     o
+}
+
+/// The summary of a DStream checkpoint: its files in the order Spark tries them, the graph, the RDD
+/// checkpoint folders and the classes by group with the allow-list value.
+fn render_dstream(o: &mut String, d: &checkpoint_core::report::DstreamInfo) {
+    let _ = writeln!(o, "  DStream checkpoint times: {}", d.checkpoint_times_ms.len());
+    for f in &d.files {
+        let state = match &f.error {
+            None => "readable".to_string(),
+            Some(e) => format!("UNREADABLE: {}", clip(e, 300)),
+        };
+        let _ = writeln!(o, "  file {} ({} bytes, {}): {state}", clip(&f.path, 300), f.bytes, f.codec);
+    }
+    let _ = writeln!(o, "  recovers from: {}", d.recovers_from.as_deref().map(|p| clip(p, 300)).unwrap_or("-".into()));
+    if let Some(c) = &d.checkpoint {
+        let name = |x: &Option<String>| x.as_deref().map(|v| clip(v, 200)).unwrap_or_else(|| "-".into());
+        let _ = writeln!(
+            o,
+            "  app {} on {}, checkpoint dir {}",
+            name(&c.app_name),
+            name(&c.master),
+            name(&c.checkpoint_dir)
+        );
+        for (i, s) in c.graph.streams.iter().enumerate() {
+            let role = if c.graph.output_streams.contains(&i) {
+                " [output]"
+            } else if c.graph.input_streams.contains(&i) {
+                " [input]"
+            } else {
+                ""
+            };
+            let parents: Vec<String> = s.parents.iter().map(|p| format!("#{p}")).collect();
+            let _ = writeln!(
+                o,
+                "  stream #{i} {}{role} parents [{}] slide {} ms, {} checkpointed batch(es)",
+                clip(&s.class, 200),
+                parents.join(", "),
+                s.slide_duration_ms.map(|v| v.to_string()).unwrap_or_else(|| "-".into()),
+                s.checkpoint_data.len()
+            );
+        }
+    }
+    for r in &d.rdd_checkpoints {
+        let state = if r.exists { "present" } else { "MISSING" };
+        let _ = writeln!(o, "  RDD checkpoint {}: {state}", clip(&r.path, 300));
+    }
+    for group in ["jdk", "scala", "spark", "third_party", "application"] {
+        let of: Vec<_> = d.classes.iter().filter(|c| c.group == group).collect();
+        if of.is_empty() {
+            continue;
+        }
+        let _ = writeln!(o, "  classes ({group}, {}):", of.len());
+        for c in of {
+            let proxy = if c.proxy { " (proxy interface)" } else { "" };
+            let _ = writeln!(o, "    {} {}{proxy}", clip(&c.name, 300), c.serial_version_uid);
+        }
+    }
+    if !d.allowed_classes_setting.is_empty() {
+        let _ = writeln!(o, "  spark.streaming.checkpoint.allowedClasses={}", clip(&d.allowed_classes_setting, 4000));
+        let _ = writeln!(o, "    ({})", d.allowed_classes_note);
+    }
 }
 
 /// The restart plan: the ways out, safest first, each with its steps, costs and snippets (never executed).

@@ -292,15 +292,7 @@ pub(crate) fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport 
         operators,
         findings,
         restart,
-        dstream: if cp.kind.0 == CheckpointKind::Dstream {
-            Some(DstreamInfo {
-                checkpoint_times_ms: cp.dstream_times_ms.clone(),
-                classes: vec![],
-                allowed_classes_setting: String::new(),
-            })
-        } else {
-            None
-        },
+        dstream: if cp.kind.0 == CheckpointKind::Dstream { Some(crate::dstream::info::dstream_info(cp)) } else { None },
         forced_conf: forced_conf(&conf, &ctx.session_conf),
         needs: needs.iter().map(|h| h.text(Frontend::Cli)).collect(),
         hints,

@@ -263,6 +263,8 @@ pub struct Checkpoint {
     pub store_rows: BTreeMap<String, StoreRows>,
     /// DStream `checkpoint-<ms>` times (for kind dstream).
     pub dstream_times_ms: Vec<i64>,
+    /// DStream `checkpoint-<ms>[.bk]` files, each decoded (for kind dstream; see [`crate::dstream`]).
+    pub dstream_files: Vec<crate::dstream::CheckpointFile>,
     /// Problems met while reading that no typed field holds.
     pub problems: Vec<Problem>,
     /// Entries under the root that the archive cannot deliver at all, known from its listing (an unsupported

@@ -23,7 +23,7 @@ pub fn predict(cp: &Checkpoint, ctx: &Context, findings: &[Finding]) -> RestartP
         summary: String::new(),
         assumption: None,
     };
-    if cp.kind.0 != CheckpointKind::StructuredStreaming {
+    if cp.kind.0 == CheckpointKind::Unknown {
         p.outcome = RestartOutcome::Unknown;
         p.first_batch_id = None;
         p.summary = "Not a Structured Streaming checkpoint; no restart prediction.".into();
@@ -79,6 +79,14 @@ pub fn predict(cp: &Checkpoint, ctx: &Context, findings: &[Finding]) -> RestartP
         p.error_class = r.error_class.clone();
         p.exception = Some(r.exception.clone());
         p.summary = format!("Spark {v} fails: {}.", f.title);
+        return p;
+    }
+    if cp.kind.0 == CheckpointKind::Dstream {
+        p.first_batch_id = None;
+        p.summary = match crate::dstream::recovery::recovered(&cp.dstream_files) {
+            Some(f) => format!("Spark {v} recovers the StreamingContext from {} and goes on.", f.path),
+            None => "No DStream checkpoint file to recover from: the StreamingContext is created anew.".into(),
+        };
         return p;
     }
     let replay = match (cp.last_batch_id(), cp.last_committed_batch_id()) {

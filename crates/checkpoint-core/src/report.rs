@@ -267,14 +267,30 @@ pub struct RestartPrediction {
 }
 
 /// A DStream checkpoint's details.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct DstreamInfo {
     /// `checkpoint-<ms>` times found, ascending (ms since the epoch).
     pub checkpoint_times_ms: Vec<i64>,
-    /// Serialized class names and their serialVersionUIDs.
+    /// Serialized class names and their serialVersionUIDs: the classes of the file Spark recovers from.
     pub classes: Vec<DstreamClass>,
-    /// A comma-separated list of the classes, for an allow-list setting.
+    /// The classes outside Spark, Scala and `java.*` (comma-separated, fully qualified, sorted), for
+    /// `spark.streaming.checkpoint.allowedClasses`.
     pub allowed_classes_setting: String,
+    /// What to check before using `allowed_classes_setting` (the setting is runtime-specific).
+    #[serde(default)]
+    pub allowed_classes_note: String,
+    /// The checkpoint files in the order Spark tries them (newest first, a file before its `.bk`).
+    #[serde(default)]
+    pub files: Vec<DstreamFileInfo>,
+    /// The file Spark recovers from (the first readable one of `files`), or `None` when none is readable.
+    #[serde(default)]
+    pub recovers_from: Option<String>,
+    /// What that file's `Checkpoint` records.
+    #[serde(default)]
+    pub checkpoint: Option<DstreamCheckpointInfo>,
+    /// RDD checkpoint folders the recovered graph needs, and whether they are in the input.
+    #[serde(default)]
+    pub rdd_checkpoints: Vec<DstreamRddCheckpoint>,
 }
 
 /// A class named in a Java serialization stream.
@@ -284,6 +300,119 @@ pub struct DstreamClass {
     pub name: String,
     /// serialVersionUID as a decimal string.
     pub serial_version_uid: String,
+    /// `jdk` | `scala` | `spark` | `third_party` | `application`.
+    #[serde(default)]
+    pub group: String,
+    /// True for an interface of a dynamic proxy.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub proxy: bool,
+    /// Where its first object sits, from the `Checkpoint` down.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+/// One `checkpoint-<ms>[.bk]` file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DstreamFileInfo {
+    /// Path relative to the checkpoint root.
+    pub path: String,
+    /// The time in its name (ms).
+    pub time_ms: i64,
+    /// A `.bk` copy.
+    pub backup: bool,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// `lz4` | `snappy` | `zstd` | `lzf` | `unknown` (sniffed).
+    pub codec: String,
+    /// Bytes of the Java serialization stream, when it decompressed.
+    pub stream_bytes: Option<u64>,
+    /// True when it deserializes to a Checkpoint.
+    pub readable: bool,
+    /// Why not, when not.
+    pub error: Option<String>,
+}
+
+/// What a DStream `Checkpoint` object records.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct DstreamCheckpointInfo {
+    /// `master`.
+    pub master: Option<String>,
+    /// `framework` (the app name).
+    pub app_name: Option<String>,
+    /// `jars`.
+    pub jars: Vec<String>,
+    /// `checkpointTime` (ms).
+    pub checkpoint_time_ms: Option<i64>,
+    /// `checkpointDir`.
+    pub checkpoint_dir: Option<String>,
+    /// `checkpointDuration` (ms).
+    pub checkpoint_duration_ms: Option<i64>,
+    /// `pendingTimes` (ms): batches generated but not finished, re-run on recovery.
+    pub pending_times_ms: Vec<i64>,
+    /// `sparkConfPairs` (values of keys matching Spark's default `spark.redaction.regex` masked).
+    pub spark_conf: BTreeMap<String, String>,
+    /// The `DStreamGraph`.
+    pub graph: DstreamGraphInfo,
+}
+
+/// A `DStreamGraph`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct DstreamGraphInfo {
+    /// `batchDuration` (ms).
+    pub batch_duration_ms: Option<i64>,
+    /// `rememberDuration` (ms).
+    pub remember_duration_ms: Option<i64>,
+    /// `zeroTime` (ms).
+    pub zero_time_ms: Option<i64>,
+    /// `outputStreams`, as indexes into `streams`.
+    pub output_streams: Vec<usize>,
+    /// `inputStreams`, as indexes into `streams`.
+    pub input_streams: Vec<usize>,
+    /// Every DStream of the graph.
+    pub streams: Vec<DstreamStreamInfo>,
+}
+
+/// One DStream.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct DstreamStreamInfo {
+    /// Its class.
+    pub class: String,
+    /// Parent streams (indexes into `streams`).
+    pub parents: Vec<usize>,
+    /// `rememberDuration` (ms).
+    pub remember_duration_ms: Option<i64>,
+    /// Slide (ms): recorded, else the parent's, else the batch duration.
+    pub slide_duration_ms: Option<i64>,
+    /// `checkpointDuration` (ms).
+    pub checkpoint_duration_ms: Option<i64>,
+    /// `mustCheckpoint`.
+    pub must_checkpoint: bool,
+    /// `creationSite.shortForm`.
+    pub creation_site: Option<String>,
+    /// `checkpointData.data`: batch time → what was checkpointed.
+    pub checkpoint_data: Vec<DstreamCheckpointDatum>,
+}
+
+/// One entry of a DStream's checkpoint data.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DstreamCheckpointDatum {
+    /// Batch time (ms).
+    pub time_ms: i64,
+    /// The RDD checkpoint folder as recorded, when the value is one.
+    pub rdd_checkpoint: Option<String>,
+    /// What the value is.
+    pub summary: String,
+}
+
+/// An RDD checkpoint folder the recovered graph restores.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DstreamRddCheckpoint {
+    /// Relative to the checkpoint root.
+    pub path: String,
+    /// As recorded (a URI).
+    pub recorded: String,
+    /// True when the folder is in the input.
+    pub exists: bool,
 }
 
 /// A recorded conf that the restart will force over the session's value.

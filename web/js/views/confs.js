@@ -4,6 +4,7 @@ import { el, table } from '../dom.js';
 export const order = 40;
 
 export function render(container, c) {
+  if (c.kind === 'dstream') return; // a DStream checkpoint has no batches, sources, operators or SQL confs
   container.append(confs(c));
 }
 

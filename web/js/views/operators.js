@@ -4,6 +4,7 @@ import { el, table } from '../dom.js';
 export const order = 30;
 
 export function render(container, c, page) {
+  if (c.kind === 'dstream') return; // a DStream checkpoint has no batches, sources, operators or SQL confs
   container.append(operators(c, page.entries, page.entriesTotal));
 }
 

@@ -6,6 +6,7 @@ export const order = 20;
 export const layout = 'narrow-half';
 
 export function render(container, c) {
+  if (c.kind === 'dstream') return; // a DStream checkpoint has no batches, sources, operators or SQL confs
   container.append(sources(c));
 }
 

@@ -10,6 +10,7 @@ export const layout = 'wide-half';
 
 /** The batch timeline: offsets vs commits per batch id, batch timestamps and watermark; gaps and the tail marked. */
 export function render(container, c) {
+  if (c.kind === 'dstream') return; // a DStream checkpoint has no batches, sources, operators or SQL confs
   container.append(el('div', { class: 'panel plot' }, el('h3', {}, 'Batch timeline'), timeline(c)));
 }
 

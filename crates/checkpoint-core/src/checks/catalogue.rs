@@ -72,6 +72,27 @@ catalogue! {
         "The `metadata` file does not parse, so the query cannot be created from this checkpoint.";
     EscapedPath = "escaped-path", [Error, Warning], ["_LEGACY_ERROR_TEMP_2263", "_LEGACY_ERROR_TEMP_2200"],
         "A folder of the checkpoint (or of a file sink) was percent-escaped by Spark 2.4; Spark 3.0+ stops and asks to move it.";
+    // DStream checkpoints (issue 8).
+    DstreamCheckpointUnreadable = "dstream-checkpoint-unreadable", [Error, Warning], [],
+        "A DStream `checkpoint-<time>` file does not decompress, does not parse as Java serialization or holds no `Checkpoint`: an error when no file is readable (Spark fails with \"Failed to read checkpoint from directory\"), a warning when Spark falls back to an older file.";
+    DstreamRecovery = "dstream-recovery", [Info], [],
+        "Which `checkpoint-<time>` file Spark recovers the StreamingContext from (the newest readable one; the `.bk` copy, then older files as fallback) and the DStream graph it holds.";
+    DstreamRddCheckpointMissing = "dstream-rdd-checkpoint-missing", [Error], [],
+        "A DStream's checkpoint data names an RDD checkpoint folder that is not in the checkpoint: restoring the graph fails with `IllegalArgumentException: requirement failed: Checkpoint directory does not exist`.";
+    DstreamReplClass = "dstream-repl-class", [Error], [],
+        "The graph holds classes spark-shell generated for typed-in code (`$lineN.$read...`): a new shell session does not define them, so recovery fails with ClassNotFoundException.";
+    DstreamClassNotLoadable = "dstream-class-not-loadable", [Error], [],
+        "The pasted error says a class of the checkpoint cannot be loaded (ClassNotFoundException), changed its serialVersionUID (InvalidClassException) or is not allow-listed: the class, its recorded serialVersionUID, where it sits and what to do.";
+    DstreamScalaIncompatible = "dstream-scala-incompatible", [Error], [],
+        "The checkpoint was written by a Scala 2.12 build of Spark (its Scala collection classes say so) and the restart uses Spark 4.x, built with Scala 2.13: those classes differ, so deserialization fails with InvalidClassException / ClassNotFoundException.";
+    DstreamGadgetClass = "dstream-gadget-class", [Error], [],
+        "The checkpoint names a known Java deserialization gadget class (commons-collections transformers, TemplatesImpl, Groovy, Spring, C3P0, ROME, BeanShell and similar chains): reading it on the driver can run code; do not restart from it.";
+    DstreamUnexpectedContent = "dstream-unexpected-content", [Warning], [],
+        "The stream holds what Spark's checkpoint writer never produces: dynamic proxies, reflection, naming, RMI, scripting or management classes, several top-level objects, resets or a written exception.";
+    DstreamAllowedClasses = "dstream-allowed-classes", [Info], [],
+        "The checkpoint's classes outside Spark, Scala and `java.*`: the narrowest value for `spark.streaming.checkpoint.allowedClasses` on runtimes that filter the classes of DStream checkpoints.";
+    DstreamMigration = "dstream-migration", [Info], [],
+        "The DStream API is legacy: how the operations of this graph map to Structured Streaming.";
     // Log files (offsets, commits, file source logs, operator metadata, file sink logs).
     ArchiveEntryUnreadable = "archive-entry-unreadable", [Error, Warning], [],
         "A zip entry does not unpack: the zip is damaged (not necessarily the checkpoint), so the file was not checked; an error when a restart reads that file.";
@@ -338,6 +359,10 @@ impl<'de> Deserialize<'de> for Code {
 pub enum RestartStage {
     /// `metadata` is read (and, in 4.3, checked to exist) when the query starts.
     Metadata = 10,
+    /// DStream: `StreamingContext.getOrCreate` deserializes the checkpoint files, newest first.
+    DstreamCheckpointRead = 12,
+    /// DStream: the recovered graph restores each DStream's checkpointed RDDs from their folders.
+    DstreamRestore = 14,
     /// The latest offsets file is read.
     LatestOffsets = 20,
     /// The offsets file before the latest is read (where the latest batch starts).
@@ -366,6 +391,8 @@ impl RestartStage {
     /// Every stage, in restart order.
     pub const ALL: &'static [RestartStage] = &[
         RestartStage::Metadata,
+        RestartStage::DstreamCheckpointRead,
+        RestartStage::DstreamRestore,
         RestartStage::LatestOffsets,
         RestartStage::PreviousOffsets,
         RestartStage::LatestCommit,

@@ -8,6 +8,8 @@ pub mod catalogue;
 pub mod checksums;
 pub mod delta;
 pub mod delta_log;
+pub mod dstream;
+pub mod dstream_classes;
 pub mod error_text;
 pub mod kafka;
 pub mod logs;
@@ -50,6 +52,16 @@ const fn rule(codes: &'static [Code], check: Check) -> Rule {
 pub const REGISTRY: &[Rule] = &[
     rule(&[Code::MetadataMissing, Code::MetadataUnreadable, Code::ArchiveEntryUnreadable], metadata::check_metadata),
     rule(&[Code::EscapedPath], metadata::check_escaped_path),
+    rule(&[Code::DstreamCheckpointUnreadable], dstream::check_files),
+    rule(&[Code::DstreamClassNotLoadable], dstream_classes::check_class_error),
+    rule(&[Code::DstreamReplClass], dstream_classes::check_repl),
+    rule(&[Code::DstreamScalaIncompatible], dstream_classes::check_scala_version),
+    rule(&[Code::DstreamRddCheckpointMissing], dstream::check_rdd_checkpoints),
+    rule(&[Code::DstreamGadgetClass], dstream_classes::check_gadgets),
+    rule(&[Code::DstreamUnexpectedContent], dstream_classes::check_unexpected),
+    rule(&[Code::DstreamRecovery], dstream::check_recovery),
+    rule(&[Code::DstreamAllowedClasses], dstream_classes::check_allowed),
+    rule(&[Code::DstreamMigration], dstream::check_migration),
     rule(
         &[
             Code::ArchiveEntryUnreadable,

@@ -244,6 +244,36 @@ fn autoloader(error: Option<&str>) -> Case {
     c
 }
 
+/// A real DStream checkpoint of `../shared/dstream` (Spark 3.5.9), for the restart version `v`.
+fn dstream(name: &str, v: &str) -> Case {
+    let (files, times) = zip_at(shared("dstream").join(format!("{name}.zip")));
+    Case { times, ..plain(files, v) }
+}
+
+/// Rewrites the Java serialization stream inside a DStream checkpoint file (re-framed as Spark's lz4
+/// codec frames it, 32 KiB blocks) and drops its Hadoop sidecar.
+fn restream(files: &mut Files, path: &str, f: impl FnOnce(&mut Vec<u8>)) {
+    let raw = files.iter().find(|(p, _)| p == path).expect("checkpoint file").1.clone();
+    let mut data = crate::codec::decompress(&raw, 1 << 30).expect("decompresses");
+    f(&mut data);
+    put(files, path, crate::codec::write::lz4_block_stream(&data, 32 * 1024));
+}
+
+/// Renames the class descriptor `from` to `to` in a serialization stream (its u16 length rewritten).
+fn rename_class(data: &mut Vec<u8>, from: &str, to: &str) {
+    let mut pat = vec![crate::javaser::TC_CLASSDESC];
+    pat.extend_from_slice(&(from.len() as u16).to_be_bytes());
+    pat.extend_from_slice(from.as_bytes());
+    let i = data.windows(pat.len()).position(|w| w == pat.as_slice()).expect("class descriptor");
+    let mut new = vec![crate::javaser::TC_CLASSDESC];
+    new.extend_from_slice(&(to.len() as u16).to_be_bytes());
+    new.extend_from_slice(to.as_bytes());
+    data.splice(i..i + pat.len(), new);
+}
+
+/// The newest checkpoint file of the PySpark updateStateByKey job.
+const NEWEST_PY: &str = "checkpoint-1796030393000";
+
 /// Codes no shared input shows and no honest change of one produces yet: Spark writes its checksum files
 /// only for state files (which the state checks judge), and no fixture's state grows twofold.
 const PENDING: &[Code] = &[Code::SparkChecksumMismatch, Code::StateGrowing];
@@ -255,6 +285,36 @@ fn case_for(code: Code) -> Case {
         MetadataMissing => with_error("fixtures", "broken-ss-4.3.0-missing-metadata", "4.3.0"),
         MetadataUnreadable => agg(|f| put(f, "metadata", b"{\"id\":".to_vec())),
         EscapedPath => shared_case("case-20-escaped-checkpoint-path"),
+        DstreamCheckpointUnreadable => {
+            let mut c = dstream("dstream-3.5.9-updatestatebykey", "3.5.9");
+            let raw = c.files.iter().find(|(p, _)| p == NEWEST_PY).expect("newest").1.clone();
+            put(&mut c.files, NEWEST_PY, raw[..raw.len() / 2].to_vec());
+            c
+        }
+        DstreamRecovery => dstream("dstream-3.5.9-updatestatebykey", "3.5.9"),
+        DstreamRddCheckpointMissing => with_error("dstream", "broken-dstream-3.5.9-missing-rdd-checkpoint", "3.5.9"),
+        DstreamReplClass => with_error("dstream", "dstream-3.5.9-scala-caseclass", "3.5.9"),
+        DstreamClassNotLoadable => shared_case("case-18-dstream-class-not-found"),
+        DstreamScalaIncompatible => dstream("dstream-3.5.9-updatestatebykey", "4.0.1"),
+        DstreamGadgetClass => {
+            let mut c = dstream("dstream-3.5.9-updatestatebykey", "3.5.9");
+            restream(&mut c.files, NEWEST_PY, |d| {
+                rename_class(
+                    d,
+                    "org.apache.hadoop.io.Text",
+                    "org.apache.commons.collections.functors.InvokerTransformer",
+                )
+            });
+            c
+        }
+        DstreamUnexpectedContent => {
+            let mut c = dstream("dstream-3.5.9-updatestatebykey", "3.5.9");
+            // A reset and a second top-level object after the Checkpoint.
+            restream(&mut c.files, NEWEST_PY, |d| d.extend_from_slice(&[0x79, 0x74, 0x00, 0x01, b'x']));
+            c
+        }
+        DstreamAllowedClasses => dstream("dstream-3.5.9-scala-caseclass", "3.5.9"),
+        DstreamMigration => dstream("dstream-3.5.9-updatestatebykey", "3.5.9"),
         ArchiveEntryUnreadable => {
             let mut c = agg(|_| {});
             c.corrupt_entry = Some("offsets/11".into());

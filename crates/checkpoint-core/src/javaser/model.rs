@@ -280,12 +280,13 @@ impl Stream {
             _ => None,
         })
     }
-    /// The descriptor chain of `id`: the class, then its superclasses (stops at loops).
+    /// The descriptor chain of `id`: the class, then its superclasses (stops at loops and after 64, the
+    /// reader's default [`super::Limits::max_hierarchy`]).
     pub fn hierarchy(&self, id: NodeId) -> Vec<NodeId> {
         let mut out = vec![id];
         let mut cur = self.desc(id).and_then(|d| d.super_desc);
         while let Some(s) = cur {
-            if out.contains(&s) || out.len() > 256 {
+            if out.len() >= 64 || out.contains(&s) {
                 break;
             }
             out.push(s);

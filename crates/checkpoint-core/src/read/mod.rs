@@ -7,7 +7,8 @@
 //! index), [`log_files`] (metadata, offsets, commits, temp files), [`file_logs`] (`sources/<n>/`,
 //! `_spark_metadata/`), [`state_meta`] (operator metadata, schema files), then, when asked, [`state_chains`]
 //! (the files each store's restart chain loads), [`state_rows`] (row checks) and [`state_growth`].
-//! [`sidecars`] verifies the `.crc` and checksum files of every file a stage reads.
+//! [`sidecars`] verifies the `.crc` and checksum files of every file a stage reads. A DStream root has one
+//! stage after the listing: [`dstream`] (its `checkpoint-<ms>` files).
 //!
 //! The read stage reads; it never judges (that is `checks/`).
 
@@ -17,6 +18,7 @@ use crate::log::LogError;
 use crate::model::Checkpoint;
 use crate::report::CheckpointKind;
 
+pub mod dstream;
 pub mod file_logs;
 pub mod listing;
 pub mod log_files;
@@ -101,10 +103,11 @@ fn read_listed(archive: &mut dyn Archive, root: &Root, mut cp: Checkpoint, opts:
             cp.archive_unreadable.insert(rel.to_string(), e.clone());
         }
     }
+    let mut rd = Reader { archive, prefix, budget_left: opts.budget_bytes };
     if root.kind == CheckpointKind::Dstream {
+        dstream::read_dstream_files(&mut cp, &mut rd);
         return cp;
     }
-    let mut rd = Reader { archive, prefix: listing::prefix_of(root), budget_left: opts.budget_bytes };
     log_files::read_metadata(&mut cp, &mut rd);
     log_files::read_offsets_and_commits(&mut cp, &mut rd, opts.log_budget_bytes);
     log_files::note_unlisted_log_files(&mut cp);
