@@ -38,7 +38,7 @@ step required "wasm tests of checkpoint-web (headless Chromium + Node)" \
 CLI=target/debug/checkpoint-inspector
 step required "CLI (debug, from cargo test) is built" cargo build -p checkpoint-cli
 if [ -f ../shared/tools/check_cases.py ]; then
-  step report "case conformance (../shared/cases; Delta/Kafka/DStream cases belong to later issues)" \
+  step required "case conformance (../shared/cases: every case's expected verdict, codes and error classes)" \
     python3 ../shared/tools/check_cases.py ../shared/cases --cli "$CLI"
 fi
 step required "web build (trunk --release + single file)" bash scripts/build-web.sh
