@@ -261,6 +261,8 @@ pub struct Checkpoint {
     pub state_growth: BTreeMap<i64, Vec<GrowthPoint>>,
     /// Rows of the stores read at the restart version (row checks), by store folder.
     pub store_rows: BTreeMap<String, StoreRows>,
+    /// The Delta source's schema tracking logs under the root (`_schema_log_<tableId>/`).
+    pub delta_schema_logs: Vec<crate::delta::schema_log::SchemaLog>,
     /// DStream `checkpoint-<ms>` times (for kind dstream).
     pub dstream_times_ms: Vec<i64>,
     /// DStream `checkpoint-<ms>[.bk]` files, each decoded (for kind dstream; see [`crate::dstream`]).

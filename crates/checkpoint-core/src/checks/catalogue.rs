@@ -231,12 +231,14 @@ catalogue! {
         "The Delta table at the source path has another id (`metaData.id`) than the `reservoirId` the checkpoint recorded: the table was dropped and re-created.";
     DeltaVersionExpired = "delta-version-expired", [Error], ["DELTA_MISSING_FILES_UNEXPECTED_VERSION", "DELTA_LOG_FILE_NOT_FOUND_FOR_STREAMING_SOURCE"],
         "The table version the Delta source needs next is gone from the `_delta_log` (log cleanup after `delta.logRetentionDuration`).";
-    DeltaSchemaChange = "delta-schema-change", [Error], ["DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE_USE_SCHEMA_LOG", "DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE", "DELTA_SCHEMA_CHANGED_WITH_VERSION"],
+    DeltaSchemaChange = "delta-schema-change", [Error], ["DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE_USE_SCHEMA_LOG", "DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE", "DELTA_SCHEMA_CHANGED_WITH_VERSION", "DELTA_STREAMING_METADATA_EVOLUTION", "DELTA_STREAMING_CANNOT_CONTINUE_PROCESSING_POST_SCHEMA_EVOLUTION"],
         "A non-additive schema change (drop, rename, type change) of the Delta source table between the stream's version and the latest stops the stream.";
     DeltaNonAppendCommit = "delta-non-append-commit", [Error], ["DELTA_SOURCE_TABLE_IGNORE_CHANGES", "DELTA_SOURCE_IGNORE_DELETE"],
         "A commit after the stream's version removes data files (delete, update, merge, overwrite): the Delta source stops there without `skipChangeCommits`.";
     DeltaDataFilesVacuumable = "delta-data-files-vacuumable", [Warning], [],
         "Data files the Delta source has not read yet were removed from the table longer ago than `delta.deletedFileRetentionDuration`: VACUUM may have deleted them.";
+    DeltaSchemaTrackingLog = "delta-schema-tracking-log", [Error, Info], ["DELTA_STREAMING_SCHEMA_LOG_DESERIALIZE_FAILED", "DELTA_STREAMING_SCHEMA_LOG_INCOMPATIBLE_DELTA_TABLE_ID"],
+        "The Delta source's schema tracking log under the checkpoint (`schemaTrackingLocation`): its entries; an error when an entry does not parse or it belongs to another table.";
     DeltaRetentionCountdown = "delta-retention-countdown", [Error, Warning, Info], ["DELTA_MISSING_FILES_UNEXPECTED_VERSION", "DELTA_LOG_FILE_NOT_FOUND_FOR_STREAMING_SOURCE"],
         "When the table version the Delta source needs becomes eligible for log cleanup (the table's retention, or Delta's 30-day default without its log): a warning past two thirds of the window, an error past it.";
     // Driven by the pasted error text.

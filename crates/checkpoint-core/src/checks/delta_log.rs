@@ -341,7 +341,21 @@ fn schema_change(s: &DeltaSourceFacts<'_>, log: &DeltaLog, cp: &Checkpoint, ctx:
         .get("spark.databricks.delta.streaming.schemaTracking.enabled")
         .is_some_and(|x| x.trim().eq_ignore_ascii_case("false"));
     let mapping_change = breaking.iter().any(|c| matches!(c, SchemaChange::Dropped(_) | SchemaChange::Renamed(..)));
-    let (class, exception, why, way) = if cm && mapping_change {
+    let tracked_logs: Vec<_> =
+        cp.delta_schema_logs.iter().filter(|l| Some(l.dir_table_id.as_str()) == s.reservoir_id()).collect();
+    let tracked = !tracked_logs.is_empty();
+    // The newest table version whose schema the tracking log holds: below the change, the next restart records it.
+    let logged = tracked_logs.iter().flat_map(|l| l.entries.iter().map(|e| e.delta_commit_version)).max();
+    let (class, exception, why, way) = if tracked
+        && (cm || breaking.iter().any(|c| c.is_type_change()))
+        && logged.is_some_and(|l| l < at)
+    {
+        ("DELTA_STREAMING_METADATA_EVOLUTION", "org.apache.spark.sql.delta.DeltaRuntimeException", format!("The checkpoint's schema tracking log holds the schema up to table version {} only: at the change (version {at}) Delta writes the new schema to the log and stops the stream once on purpose (DeltaSourceMetadataEvolutionSupport.updateMetadataTrackingLogAndFailTheStreamIfNeeded: \"Please restart the stream to continue\"); the restart after that stops again (DELTA_STREAMING_CANNOT_CONTINUE_PROCESSING_POST_SCHEMA_EVOLUTION) until the non-additive change is acknowledged.", logged.unwrap_or_default()),
+            "Restart once more on this checkpoint (the schema is recorded by then); before the next restart acknowledge the change with .option(\"allowSourceColumnDrop\", \"always\") / .option(\"allowSourceColumnRename\", \"always\") / .option(\"allowSourceColumnTypeChange\", \"always\") (or the spark.databricks.delta.streaming.* confs the error names); check the sink's schema first.".to_string())
+    } else if tracked && (cm || breaking.iter().any(|c| c.is_type_change())) {
+        ("DELTA_STREAMING_CANNOT_CONTINUE_PROCESSING_POST_SCHEMA_EVOLUTION", "org.apache.spark.sql.delta.DeltaRuntimeException", "The checkpoint has a schema tracking log for this table, so Delta evolves the stream's schema across the change (DeltaSourceMetadataEvolutionSupport) but stops once and asks to acknowledge a non-additive change before it goes on.".to_string(),
+            "Acknowledge the change and restart on this checkpoint: .option(\"allowSourceColumnDrop\", \"always\") / .option(\"allowSourceColumnRename\", \"always\") / .option(\"allowSourceColumnTypeChange\", \"always\") (or the spark.databricks.delta.streaming.* confs the error names); check the sink's schema first.".to_string())
+    } else if cm && mapping_change {
         let class = if tracking_off {
             "DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE"
         } else {
@@ -466,6 +480,69 @@ fn vacuumable(s: &DeltaSourceFacts<'_>, log: &DeltaLog, now: i64) -> Option<Find
             "If they are gone: a NEW checkpoint with startingVersion after the removing version; raise delta.deletedFileRetentionDuration above the longest pause (keeps removed files longer: their storage is the cost).",
         ]),
     )
+}
+
+/// The Delta source's schema tracking logs under the checkpoint: what they hold, entries Delta cannot read, and a
+/// log of another table than the source's.
+pub fn check_schema_tracking_logs(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let ids: Vec<String> = delta_sources(cp, ctx).iter().filter_map(|s| s.reservoir_id().map(str::to_string)).collect();
+    for l in &cp.delta_schema_logs {
+        let seen: Vec<i64> = l.entries.iter().map(|e| e.delta_commit_version).collect();
+        let mut f = Finding::new(
+            Code::DeltaSchemaTrackingLog,
+            Severity::Info,
+            format!(
+                "Delta schema tracking log {} (table {}): {} entr{} for table versions {}",
+                l.dir,
+                l.dir_table_id,
+                l.entries.len(),
+                if l.entries.len() == 1 { "y" } else { "ies" },
+                versions(&seen)
+            ),
+        );
+        for e in l.entries.iter().rev().take(3) {
+            let cols = crate::delta::schema::columns(&e.data_schema_json)
+                .map(|c| c.iter().map(|c| c.path.clone()).collect::<Vec<_>>().join(", "))
+                .unwrap_or_else(|| "schema does not parse".into());
+            f = f.evidence(
+                &e.path,
+                format!("deltaCommitVersion {}, tableId {}: columns {cols}", e.delta_commit_version, e.table_id),
+                None,
+            );
+        }
+        let mut classes = Vec::new();
+        let mut why = "The stream was started with schemaTrackingLocation: Delta keeps the schema per table version here and reads every batch with the schema recorded for it, so non-additive changes (column mapping renames and drops, type widening) can be crossed once acknowledged.".to_string();
+        if let Some(p) = l.problems.first() {
+            f.severity = Severity::Error;
+            f = f.evidence(&p.path, p.reason.clone(), p.offset);
+            classes.push("DELTA_STREAMING_SCHEMA_LOG_DESERIALIZE_FAILED");
+            why.push_str(
+                " An entry does not parse, so Delta cannot read the log back (DeltaSourceMetadataTrackingLog).",
+            );
+        }
+        let other = l.entries.iter().find(|e| !ids.is_empty() && !ids.contains(&e.table_id));
+        if let (Some(e), [id]) = (other, ids.as_slice()) {
+            f.severity = Severity::Error;
+            f = f.evidence(&e.path, format!("tableId {} but the Delta source reads table {id}", e.table_id), None);
+            classes.push("DELTA_STREAMING_SCHEMA_LOG_INCOMPATIBLE_DELTA_TABLE_ID");
+            why.push_str(" Its table id is not the source's: Delta refuses a schema log of another table (PersistedMetadata.validateAgainstSourceTableId).");
+        }
+        f = f.why(why).fix(&[
+            BACKUP.to_string(),
+            "If it is damaged or of another table: restore it from a backup, or point schemaTrackingLocation at a new folder under the checkpoint (Delta initialises it again from the stream's position).".to_string(),
+        ]);
+        if let Some(c) = classes.first().copied() {
+            let exception = if c == "DELTA_STREAMING_SCHEMA_LOG_DESERIALIZE_FAILED" {
+                "org.apache.spark.sql.delta.DeltaRuntimeException"
+            } else {
+                "org.apache.spark.sql.delta.DeltaAnalysisException"
+            };
+            f = f.classes(&classes).fails(RestartStage::SourceOffsets, Some(c), exception);
+        }
+        out.push(f);
+    }
+    out
 }
 
 /// Every check that needs the table's log, per Delta source, in the order a restart meets them.

@@ -128,6 +128,7 @@ pub const REGISTRY: &[Rule] = &[
     rule(&[Code::DeltaLogRead], delta_log::check_log_summary),
     rule(&[Code::DeltaLogFileUnreadable], delta_log::check_log_unreadable),
     rule(&[Code::DeltaOffsetInvalid, Code::DeltaOffsetMovedBack], delta::check_offsets),
+    rule(&[Code::DeltaSchemaTrackingLog], delta_log::check_schema_tracking_logs),
     rule(
         &[
             Code::DeltaTableUnreconstructable,

@@ -538,6 +538,13 @@ fn case_for(code: Code) -> Case {
             c
         }
         DeltaRetentionCountdown => delta_case("case-13-delta-log-expired", false, |_, _| {}),
+        DeltaSchemaTrackingLog => delta_case("case-17-delta-schema-change-drop-column", true, |f, _| {
+            // The stream as if started with schemaTrackingLocation under the checkpoint, its log of another table:
+            // an entry as DeltaSourceMetadataTrackingLog writes it (v1 + PersistedMetadata JSON).
+            let dir = "_schema_tracking/_schema_log_7cdeb771-6009-5df2-8293-142bb3a91275";
+            let entry = "v1\n{\"tableId\":\"0358d555-9ede-437d-be1b-6a69dda4d282\",\"deltaCommitVersion\":3,\"dataSchemaJson\":\"{\\\"type\\\":\\\"struct\\\",\\\"fields\\\":[{\\\"name\\\":\\\"id\\\",\\\"type\\\":\\\"long\\\",\\\"nullable\\\":true,\\\"metadata\\\":{}}]}\",\"partitionSchemaJson\":\"{\\\"type\\\":\\\"struct\\\",\\\"fields\\\":[]}\",\"sourceMetadataPath\":\"/chk/sources/0\"}";
+            f.push((format!("{dir}/0"), entry.as_bytes().to_vec()));
+        }),
     }
 }
 
@@ -682,4 +689,32 @@ fn every_code_has_one_place_that_emits_it() {
     for r in super::REGISTRY {
         assert!(!r.codes.is_empty());
     }
+}
+
+/// Delta's two-step stop with a schema tracking log (DeltaSourceMetadataEvolutionSupport): a log that holds the
+/// schema only up to a version before the non-additive change gives `DELTA_STREAMING_METADATA_EVOLUTION` (the log
+/// records it, restart once); a log already at the change gives
+/// `DELTA_STREAMING_CANNOT_CONTINUE_PROCESSING_POST_SCHEMA_EVOLUTION` (acknowledge it).
+#[test]
+fn delta_schema_change_with_a_tracking_log_stops_in_two_steps() {
+    let schema_change_class = |logged: i64| {
+        let case = delta_case("case-17-delta-schema-change-drop-column", true, |f, _| {
+            let id = "7cdeb771-6009-5df2-8293-142bb3a91275";
+            let entry = format!("v1\n{{\"tableId\":\"{id}\",\"deltaCommitVersion\":{logged},\"dataSchemaJson\":\"{{\\\"type\\\":\\\"struct\\\",\\\"fields\\\":[]}}\",\"partitionSchemaJson\":\"{{\\\"type\\\":\\\"struct\\\",\\\"fields\\\":[]}}\",\"sourceMetadataPath\":\"/chk/sources/0\"}}");
+            f.push((format!("_schema_tracking/_schema_log_{id}/0"), entry.into_bytes()));
+        });
+        let r = run(case);
+        let f = r.checkpoints[0].findings.iter().find(|f| f.code == Code::DeltaSchemaChange).expect("schema change");
+        (f.error_classes.clone(), f.title.clone())
+    };
+    let (before, title) = schema_change_class(0);
+    assert_eq!(before, vec!["DELTA_STREAMING_METADATA_EVOLUTION".to_string()], "{title}");
+    let at: i64 = title
+        .split("at table version ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|v| v.parse().ok())
+        .expect("version");
+    let (after, _) = schema_change_class(at);
+    assert_eq!(after, vec!["DELTA_STREAMING_CANNOT_CONTINUE_PROCESSING_POST_SCHEMA_EVOLUTION".to_string()]);
 }

@@ -14,6 +14,7 @@ pub mod offset;
 pub mod parquet;
 pub mod reader;
 pub mod schema;
+pub mod schema_log;
 pub mod table;
 
 pub use table::DeltaLog;

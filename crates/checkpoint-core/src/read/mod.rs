@@ -18,6 +18,7 @@ use crate::log::LogError;
 use crate::model::Checkpoint;
 use crate::report::CheckpointKind;
 
+pub mod delta_schema_log;
 pub mod dstream;
 pub mod file_logs;
 pub mod listing;
@@ -116,6 +117,7 @@ fn read_listed(archive: &mut dyn Archive, root: &Root, mut cp: Checkpoint, opts:
     file_logs::read_schema_log(&mut cp, &mut rd);
     state_meta::read_operator_metadata(&mut cp, &mut rd);
     state_meta::read_schema_files(&mut cp, &mut rd);
+    delta_schema_log::read_delta_schema_logs(&mut cp, &mut rd);
     if opts.verify_state {
         state_chains::read_state_chains(&mut cp, &mut rd);
         if opts.check_rows {
