@@ -89,7 +89,9 @@ fn share_damaged_fragments_throw_typed_errors_in_wasm() {
     let i = tampered.len() - 40;
     tampered[i] = if tampered[i] == b'x' { b'y' } else { b'x' };
     let k = kind(&String::from_utf8(tampered).unwrap());
-    assert!(k == "corrupt" || k == "not-json", "{k}");
+    // One flipped byte inside the deflate stream: it no longer inflates, or ends early, or inflates to bytes that
+    // are not the report's JSON; each is a typed error, never a rendered report.
+    assert!(k == "corrupt" || k == "not-json" || k == "truncated", "{k}");
     assert_eq!(kind("#report=1.<img src=x onerror=alert(1)>"), "bad-encoding");
     assert_eq!(kind("#report=9.abc"), "unknown-format");
     assert_eq!(kind("#theme=dark"), "no-report");

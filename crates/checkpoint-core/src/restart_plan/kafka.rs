@@ -274,3 +274,70 @@ pub(super) fn notes(input: &PlanInput<'_>) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::archive::{Limits, MemArchive};
+    use crate::kafka_offsets::parse;
+    use crate::restart_plan::WayOutKind;
+    use crate::Context;
+
+    fn report(ctx: &Context) -> crate::report::CheckpointReport {
+        let line = |ts: i64, off: &str| {
+            format!("v1\n{{\"batchWatermarkMs\":0,\"batchTimestampMs\":{ts},\"conf\":{{}}}}\n{off}")
+        };
+        let files = vec![
+            ("metadata".to_string(), br#"{"id":"q"}"#.to_vec()),
+            ("offsets/0".to_string(), line(1_000, r#"{"t":{"0":40,"1":41,"2":7}}"#).into_bytes()),
+            ("commits/0".to_string(), b"v1\n{\"nextBatchWatermarkMs\":0}".to_vec()),
+        ];
+        let mut a = MemArchive::new("t.zip", files, Limits::default()).unwrap();
+        crate::diagnose(&mut a, ctx).checkpoints.remove(0)
+    }
+
+    #[test]
+    fn the_start_clamps_what_aged_out_and_leaves_out_what_the_brokers_lack() {
+        let ctx = Context {
+            now_ms: Some(2_000),
+            kafka_earliest: Some(parse("t:0:50\nt:1:0\nt:3:0").unwrap()),
+            kafka_latest: Some(parse("t:0:90\nt:1:60\nt:3:5").unwrap()),
+            ..Default::default()
+        };
+        let r = report(&ctx);
+        let plan = r.restart_plan.expect("a plan for an error verdict");
+        let kinds: Vec<WayOutKind> = plan.ways_out.iter().map(|w| w.kind).collect();
+        assert_eq!(kinds, vec![WayOutKind::FailOnDataLossFalse, WayOutKind::NewCheckpointBoundedStart]);
+        let gap = &plan.ways_out[0];
+        assert!(
+            gap.data_loss && gap.costs.iter().any(|c| c.contains("t-0: records 40..49 (10 records)")),
+            "{:?}",
+            gap.costs
+        );
+        let new = &plan.ways_out[1];
+        let start = new.options.iter().find(|o| o.key == "startingOffsets").unwrap();
+        // t-0 aged out: earliest; t-1 kept; t-2 gone from the brokers: left out; t-3 new: earliest.
+        assert_eq!(start.value, r#"{"t":{"0":-2,"1":41,"3":-2}}"#);
+        assert!(start.fresh_checkpoint_only);
+        assert!(new.dropped.iter().any(|d| d.contains("t-2 left out")), "{:?}", new.dropped);
+        assert!(new.dropped.iter().any(|d| d.contains("t-0 clamped from 40 to -2")), "{:?}", new.dropped);
+        assert_eq!(new.recompute_after_ms, Some(1_000 + super::DEFAULT_RETENTION_MS));
+        assert!(new
+            .snippets
+            .iter()
+            .any(|s| s.language == "scala" && s.code.contains(r#""""{"t":{"0":-2,"1":41,"3":-2}}""""#)));
+    }
+
+    #[test]
+    fn without_a_brokers_view_the_start_is_the_committed_offsets_and_says_so() {
+        let r = report(&Context {
+            now_ms: Some(2_000),
+            error_text: Some("java.lang.IllegalStateException: boom".into()),
+            ..Default::default()
+        });
+        let plan = r.restart_plan.expect("a plan");
+        let new = plan.ways_out.iter().find(|w| w.kind == WayOutKind::NewCheckpointBoundedStart).unwrap();
+        let start = new.options.iter().find(|o| o.key == "startingOffsets").unwrap();
+        assert_eq!(start.value, r#"{"t":{"0":40,"1":41,"2":7}}"#);
+        assert!(new.steps.iter().any(|s| s.contains("not checked against the brokers")));
+    }
+}
