@@ -52,6 +52,9 @@ struct DiagnoseArgs {
     /// The Delta source table's `_delta_log` (zip or directory).
     #[arg(long = "delta-log")]
     delta_log: Option<PathBuf>,
+    /// A file sink's output folder or its `_spark_metadata` log (zip or directory).
+    #[arg(long = "sink-log")]
+    sink_log: Option<PathBuf>,
     /// The Kafka brokers' earliest offsets: Spark's JSON `{"topic":{"0":123}}` or the lines
     /// `kafka-get-offsets.sh --time -2` prints (`topic:partition:offset`), inline or a file.
     #[arg(long = "kafka-earliest")]
@@ -190,6 +193,19 @@ fn run_diagnose(a: DiagnoseArgs) -> Result<ExitCode, String> {
             return Err(format!(
                 "--delta-log: {}: no _delta_log found (no _delta_log/ folder and no <version>.json or checkpoint \
                  file at the top level)",
+                p.display()
+            ));
+        }
+    }
+    if let Some(p) = &a.sink_log {
+        if !p.exists() {
+            return Err(format!("--sink-log: {}: no such file or directory", p.display()));
+        }
+        let mut log_input = open_input(p).map_err(|e| format!("--sink-log: {e}"))?;
+        ctx.sink_logs = checkpoint_core::read::file_logs::read_sink_logs(log_input.as_mut());
+        if ctx.sink_logs.is_empty() {
+            return Err(format!(
+                "--sink-log: {}: no file sink log found (no _spark_metadata/ folder and no batch files at the top level)",
                 p.display()
             ));
         }

@@ -28,6 +28,17 @@ pub fn diagnose(archive: &mut dyn Archive, ctx: &Context) -> Report {
         }
         ctx = &with_logs;
     }
+    // A file sink's output folder (`<out>/_spark_metadata/`) zipped beside the checkpoint.
+    let mut with_sink;
+    if !roots.is_empty() && archive.entries().iter().any(|e| e.path.contains("_spark_metadata/")) {
+        with_sink = ctx.clone();
+        for log in crate::read::file_logs::read_sink_logs(archive) {
+            if !with_sink.sink_logs.iter().any(|l| l.dir == log.dir) {
+                with_sink.sink_logs.push(log);
+            }
+        }
+        ctx = &with_sink;
+    }
     let input = InputInfo {
         name: archive.name().to_string(),
         bytes: archive.input_bytes(),

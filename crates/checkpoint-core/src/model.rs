@@ -61,6 +61,9 @@ pub struct FileLog {
     pub compact_interval: i64,
     /// The batch files that were read (the latest ones and those named by temp files).
     pub read: BTreeMap<i64, LogFile<FileLogBatch>>,
+    /// A sink log only: the data files listed in its output folder (path relative to the folder holding
+    /// `_spark_metadata` → size), `None` when the input holds no data file there (only the log was given).
+    pub output_files: Option<BTreeMap<String, u64>>,
 }
 
 /// A leftover `.<name>.<uuid>.tmp` file of an interrupted or concurrent atomic write.

@@ -93,6 +93,7 @@ impl Options {
             kafka_earliest: kafka(&self.kafka_earliest, "earliest")?,
             kafka_latest: kafka(&self.kafka_latest, "latest")?,
             delta_logs: Vec::new(),
+            sink_logs: Vec::new(),
             verify_budget_bytes: self.verify_all.then_some(u64::MAX),
         })
     }

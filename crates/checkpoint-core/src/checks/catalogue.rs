@@ -117,6 +117,14 @@ catalogue! {
         "The input holds a file sink's `_spark_metadata` log: how many batches and files it records.";
     SinkLogUnreadable = "sink-log-unreadable", [Warning], [],
         "A batch file of a file sink's `_spark_metadata` log does not parse; readers of the output and the sink read it.";
+    SinkLogBatchMissing = "sink-log-batch-missing", [Error], ["BATCH_METADATA_NOT_FOUND"],
+        "A file sink log's chain (the latest `.compact` and the batches after it) misses a file: readers of the output fail, and the sink's next compaction batch fails.";
+    SinkLogAhead = "sink-log-ahead", [Warning], [],
+        "A file sink log has batches the checkpoint never planned (a new checkpoint writing into an old output): the sink skips those batches silently, losing their data.";
+    SinkLogFileMissing = "sink-log-file-missing", [Warning], [],
+        "Data files a file sink log lists are absent from the output folder given with it: readers of the output through the log fail or miss rows.";
+    SourceLogBatchMissing = "source-log-batch-missing", [Error], [],
+        "A file source log's chain (`sources/<n>/`: the latest `.compact` and the batches after it) misses a file: the source fails when the query starts.";
     SourceOffsetUnparsable = "source-offset-unparsable", [Error, Warning], [],
         "A source's offset in an offsets file is not valid JSON; an error when a restart reads that file.";
     SourceCountDiffers = "source-count-differs", [Error, Warning], [],

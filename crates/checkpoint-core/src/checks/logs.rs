@@ -107,11 +107,11 @@ fn offsets_repair_step(cp: &Checkpoint, id: i64, path: &str) -> String {
 /// read at restart (a problem there fails it); older ones are reported as warnings.
 pub fn check_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     if cp.kind.0 != CheckpointKind::StructuredStreaming {
-        return check_sink_logs(cp);
+        return check_sink_logs(cp, ctx);
     }
     let mut out = batch_log_files(cp, ctx);
     out.extend(source_log_files(cp, ctx));
-    out.extend(check_sink_logs(cp));
+    out.extend(check_sink_logs(cp, ctx));
     out.extend(other_log_files(cp));
     out
 }
@@ -359,9 +359,10 @@ fn other_log_files(cp: &Checkpoint) -> Vec<Finding> {
 }
 
 /// File sink logs (`_spark_metadata/`) found in the input: unreadable or too-new batch files.
-fn check_sink_logs(cp: &Checkpoint) -> Vec<Finding> {
+fn check_sink_logs(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
-    for log in &cp.sink_logs {
+    let logs = super::sink_log::sink_logs(cp, ctx);
+    for log in logs.iter().copied() {
         let Some((&latest, (path, _, _))) = log.listed.iter().next_back() else { continue };
         let files = log.read.get(&latest).and_then(|f| f.file.content.as_ref().ok()).map(|b| b.entries.len());
         out.push(
@@ -376,7 +377,7 @@ fn check_sink_logs(cp: &Checkpoint) -> Vec<Finding> {
                 .fix(&["Keep _spark_metadata with the output; deleting it makes readers see uncommitted or duplicate files."]),
         );
     }
-    for log in &cp.sink_logs {
+    for log in logs {
         for f in log.read.values() {
             if let Err(e) = &f.file.content {
                 if matches!(e, LogError::NotVerified { .. }) {

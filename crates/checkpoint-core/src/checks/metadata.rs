@@ -77,7 +77,7 @@ pub fn check_metadata(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
 }
 
 /// Decodes `%XX` escapes once; `None` when nothing changes.
-fn unescape_once(s: &str) -> Option<String> {
+pub(crate) fn unescape_once(s: &str) -> Option<String> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;

@@ -14,6 +14,7 @@ pub mod error_text;
 pub mod kafka;
 pub mod logs;
 pub mod metadata;
+pub mod sink_log;
 pub mod source_files;
 pub mod state;
 pub mod state_chain;
@@ -78,6 +79,10 @@ pub const REGISTRY: &[Rule] = &[
         ],
         logs::check_log_files,
     ),
+    rule(&[Code::SourceLogBatchMissing], sink_log::check_source_chain),
+    rule(&[Code::SinkLogBatchMissing], sink_log::check_sink_chain),
+    rule(&[Code::SinkLogAhead], sink_log::check_sink_ahead),
+    rule(&[Code::SinkLogFileMissing], sink_log::check_sink_files),
     rule(
         &[
             Code::SourceOffsetUnparsable,

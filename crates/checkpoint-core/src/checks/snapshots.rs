@@ -349,6 +349,31 @@ fn case_for(code: Code) -> Case {
             put(&mut files, "_spark_metadata/1", t.replacen('{', "[", 1).into_bytes());
             plain(files, "4.3.0")
         }
+        SinkLogBatchMissing => {
+            let mut files = fixture("ss-4.3.0-stateless.sink-output");
+            remove(&mut files, "_spark_metadata/1");
+            plain(files, "4.3.0")
+        }
+        SinkLogFileMissing => {
+            let mut files = fixture("ss-4.3.0-stateless.sink-output");
+            remove(&mut files, "part-00000-c5040c33-587d-463c-b5fa-0003efa50874-c000.snappy.parquet");
+            plain(files, "4.3.0")
+        }
+        SinkLogAhead => {
+            // A new checkpoint (only batch 0 of the real run) zipped beside the real output of batches 0..=3.
+            let mut files: Files = fixture("ss-4.3.0-stateless")
+                .into_iter()
+                .filter(|(p, _)| !["1", "2", "3"].iter().any(|b| p.ends_with(&format!("/{b}")) || p.ends_with(&format!("/.{b}.crc"))))
+                .map(|(p, b)| (format!("chk/{p}"), b))
+                .collect();
+            files.extend(fixture("ss-4.3.0-stateless.sink-output").into_iter().map(|(p, b)| (format!("out/{p}"), b)));
+            plain(files, "4.3.0")
+        }
+        SourceLogBatchMissing => {
+            let mut files = fixture("ss-4.3.0-stateless");
+            remove(&mut files, "sources/0/2");
+            plain(files, "4.3.0")
+        }
         SourceOffsetUnparsable => agg(|f| {
             let t = text_of(f, "offsets/11");
             let (head, last) = t.rsplit_once('\n').expect("source line");

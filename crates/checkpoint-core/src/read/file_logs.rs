@@ -135,5 +135,51 @@ fn read_file_log(
         };
         read.insert(id, LogFile { batch_id: id, compact, file: ReadFile { path, size, content } });
     }
-    FileLog { dir: d.to_string(), listed, compact_interval: interval, read }
+    let output_files = if d.starts_with("sources/") { None } else { output_files(cp, d) };
+    FileLog { dir: d.to_string(), listed, compact_interval: interval, read, output_files }
+}
+
+/// The data files of the output folder holding the sink log `d` (`<out>/_spark_metadata`): every listed file
+/// below `<out>` outside `_spark_metadata`, without hidden (`.`) or metadata (`_`) names at any level, as
+/// Spark's `InMemoryFileIndex` skips them. `None` when there is none.
+fn output_files(cp: &Checkpoint, d: &str) -> Option<BTreeMap<String, u64>> {
+    let out = d.strip_suffix("_spark_metadata").unwrap_or(d);
+    let files: BTreeMap<String, u64> = cp
+        .files
+        .iter()
+        .filter_map(|f| f.path.strip_prefix(out).map(|rel| (rel, f.size)))
+        .filter(|(rel, _)| !rel.split('/').any(|c| c.starts_with('.') || c.starts_with('_') || c.is_empty()))
+        .map(|(rel, size)| (rel.to_string(), size))
+        .collect();
+    (!files.is_empty()).then_some(files)
+}
+
+/// Every file sink log (`_spark_metadata/`) of an archive given beside the checkpoint (the CLI's sink-log
+/// option, or an output folder zipped next to the checkpoint), read as stage 3 reads one inside a root. Dirs
+/// are archive paths.
+pub fn read_sink_logs(archive: &mut dyn crate::archive::Archive) -> Vec<FileLog> {
+    let root = crate::layout::Root { path: String::new(), kind: crate::report::CheckpointKind::Unknown };
+    let mut cp = super::listing::list(archive.entries(), &root);
+    let mut rd = Reader { archive, prefix: String::new(), budget_left: 0 };
+    let dirs: BTreeSet<String> = cp
+        .files
+        .iter()
+        .map(|f| dir_of(&f.path))
+        .filter(|d| *d == "_spark_metadata" || d.ends_with("/_spark_metadata"))
+        .map(str::to_string)
+        .collect();
+    let mut out = Vec::new();
+    for d in &dirs {
+        let listed_v = batch_files(&cp, d, true);
+        out.push(read_file_log(&mut cp, &mut rd, d, &listed_v, None));
+    }
+    // The `_spark_metadata` folder itself was given: its batch files are at the top.
+    let top = batch_files(&cp, "", true);
+    if dirs.is_empty() && !top.is_empty() {
+        let mut log = read_file_log(&mut cp, &mut rd, "", &top, None);
+        log.dir = "_spark_metadata".into();
+        log.output_files = None;
+        out.push(log);
+    }
+    out
 }

@@ -1,0 +1,209 @@
+//! File sink logs (`<output>/_spark_metadata`, `FileStreamSinkLog`) and file source logs (`sources/<n>/`,
+//! `FileStreamSourceLog`) against what Spark reads of them: the chain `CompactibleFileStreamLog.allFiles`
+//! reads (the newest `.compact` at or below the latest batch and the batches after it; `getAllValidBatches`),
+//! the batches the sink's next compaction reads (`getValidBatchesBeforeCompactionBatch`), the batches
+//! `FileStreamSink.addBatch` skips (`batchId <= fileLog.getLatestBatchId()`), and the data files the log lists.
+
+use super::BACKUP;
+
+/// The first step of a sink log's fix: the log is in the output folder, not the checkpoint.
+const SINK_BACKUP: &str = "Copy the output folder's _spark_metadata somewhere safe before changing anything in it.";
+use crate::log::file_log::files_needed;
+use crate::model::{Checkpoint, FileLog};
+use crate::report::{Code, Finding, RestartStage, Severity};
+use crate::Context;
+use std::collections::BTreeSet;
+
+/// The sink logs of a root: those inside it, then those given beside it (`Context::sink_logs`) that are not
+/// the same folder.
+pub fn sink_logs<'a>(cp: &'a Checkpoint, ctx: &'a Context) -> Vec<&'a FileLog> {
+    let inside: BTreeSet<String> = cp
+        .sink_logs
+        .iter()
+        .map(
+            |l| if cp.root.is_empty() { l.dir.clone() } else { format!("{}/{}", cp.root.trim_end_matches('/'), l.dir) },
+        )
+        .collect();
+    cp.sink_logs.iter().chain(ctx.sink_logs.iter().filter(|l| !inside.contains(&l.dir))).collect()
+}
+
+/// The batch file name Spark's `batchIdToPath` gives `id` in a log of `interval`.
+fn batch_path(log: &FileLog, id: i64) -> String {
+    let compact = crate::log::file_log::is_compaction_batch(id, log.compact_interval);
+    format!("{}/{id}{}", log.dir, if compact { ".compact" } else { "" })
+}
+
+/// The batch files `allFiles` reads up to the latest batch that are not in the listing (or are listed
+/// under the other name: a plain file where a `.compact` belongs), with the latest batch id.
+fn missing_in_chain(log: &FileLog) -> Option<(i64, Vec<i64>)> {
+    let (&latest, _) = log.listed.iter().next_back()?;
+    let (compact, range) = files_needed(latest, log.compact_interval);
+    let missing: Vec<i64> = compact
+        .into_iter()
+        .chain(range)
+        .filter(|id| {
+            let want_compact = crate::log::file_log::is_compaction_batch(*id, log.compact_interval);
+            log.listed.get(id).is_none_or(|(_, _, c)| *c != want_compact)
+        })
+        .take(1000)
+        .collect();
+    (!missing.is_empty()).then_some((latest, missing))
+}
+
+fn ids_text(ids: &[i64]) -> String {
+    let shown: Vec<String> = ids.iter().take(20).map(|i| i.to_string()).collect();
+    let more = if ids.len() > 20 { format!(" and {} more", ids.len() - 20) } else { String::new() };
+    format!("{}{more}", shown.join(", "))
+}
+
+/// A sink log whose chain (the latest `.compact` and the batches after it) misses a file.
+pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for log in sink_logs(cp, ctx) {
+        let Some((latest, missing)) = missing_in_chain(log) else { continue };
+        let interval = log.compact_interval;
+        let next_compact = (latest + interval + 1) / interval * interval - 1;
+        let first = batch_path(log, missing[0]);
+        out.push(
+            Finding::new(
+                Code::SinkLogBatchMissing,
+                Severity::Error,
+                format!("File sink log {} is missing batch file(s) {} that reading it needs", log.dir, ids_text(&missing)),
+            )
+            .classes(&["BATCH_METADATA_NOT_FOUND"])
+            .evidence(&log.dir, format!(
+                "latest batch {latest}, compaction interval {interval} (from the .compact files listed); reading the log needs {}; not listed: {}",
+                match files_needed(latest, interval) { (Some(c), r) => format!("{c}.compact and batches {}..={}", r.start(), r.end()), (None, r) => format!("batches {}..={}", r.start(), r.end()) },
+                missing.iter().take(20).map(|i| batch_path(log, *i)).collect::<Vec<_>>().join(", ")
+            ), None)
+            .why(format!(
+                "Spark reads a file sink's log from its newest compaction file and the batches after it (CompactibleFileStreamLog.allFiles). Readers of the output through the log fail with java.io.FileNotFoundException \"{first} doesn't exist (latestId: {latest}, compactInterval: {interval})\"; the restarted query itself runs until its next compaction batch {next_compact}, which reads the same files and fails with BATCH_METADATA_NOT_FOUND (\"Unable to find batch {first}\")."
+            ))
+            .fix(&[
+                SINK_BACKUP.to_string(),
+                format!("Restore {first} (and the other missing files) from a backup or the storage's versioning; the log cannot be rebuilt from the checkpoint."),
+                format!("Without a backup: write to a new output path (the old output stays readable only as plain files, without the log), or move {} away and accept that readers see every file in the folder, including partial or duplicate ones.", log.dir),
+            ]),
+        );
+    }
+    out
+}
+
+/// A sink log with batches the checkpoint never planned: `FileStreamSink.addBatch` skips them silently.
+pub fn check_sink_ahead(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let Some(restart) = cp.restart_batch() else { return out };
+    let planned = cp.last_batch_id().unwrap_or(-1);
+    for log in sink_logs(cp, ctx) {
+        let Some((&latest, (path, _, _))) = log.listed.iter().next_back() else { continue };
+        let first_lost = restart.max(planned + 1);
+        if latest < first_lost {
+            continue;
+        }
+        out.push(
+            Finding::new(
+                Code::SinkLogAhead,
+                Severity::Warning,
+                format!("File sink log {} is ahead of the checkpoint: batches {first_lost}..={latest} will be skipped without error", log.dir),
+            )
+            .evidence(path, format!("the sink log's latest batch is {latest}; the checkpoint's latest planned batch is {planned} and the restart runs batch {restart}"), None)
+            .why(format!(
+                "The file sink skips every batch whose id is at or below the latest batch of its log (FileStreamSink.addBatch: \"Skipping already committed batch\"), so the restarted query writes nothing for batches {first_lost}..={latest}: their data is lost, with no error. This happens when a new (or reset) checkpoint writes into an output folder an older query wrote."
+            ))
+            .fix(&[
+                SINK_BACKUP.to_string(),
+                "Write the new query to a new output path (the safest: the old output and its log stay as they are).".to_string(),
+                format!("Or, to keep this output path, move {} away before the restart: the sink starts a new log at batch 0, and readers of the folder then list every file in it (the old output's files without the log's filtering, so partial files of failed batches show up too).", log.dir),
+            ]),
+        );
+    }
+    out
+}
+
+/// Data files the sink log lists (its `add` entries, less `delete`s) that the output listing lacks.
+pub fn check_sink_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for log in sink_logs(cp, ctx) {
+        let Some(present) = &log.output_files else { continue };
+        let Some((&latest, _)) = log.listed.iter().next_back() else { continue };
+        let (compact, range) = files_needed(latest, log.compact_interval);
+        let mut live: Vec<(i64, String)> = Vec::new();
+        for id in compact.into_iter().chain(range) {
+            let Some(b) = log.read.get(&id).and_then(|f| f.file.content.as_ref().ok()) else { continue };
+            for e in &b.entries {
+                if e.action.as_deref() == Some("delete") {
+                    live.retain(|(_, p)| *p != e.path);
+                } else {
+                    live.push((id, e.path.clone()));
+                }
+            }
+        }
+        let absent: Vec<&(i64, String)> = live.iter().filter(|(_, p)| !listed_as(present, p)).collect();
+        let Some((id, first)) = absent.first() else { continue };
+        out.push(
+            Finding::new(
+                Code::SinkLogFileMissing,
+                Severity::Warning,
+                format!("{} data file(s) the file sink log {} lists are not in the output folder", absent.len(), log.dir),
+            )
+            .evidence(batch_path(log, *id), format!(
+                "{} of {} live file(s) listed by the log are absent, e.g. {first}; the output folder holds {} data file(s)",
+                absent.len(), live.len(), present.len()
+            ), None)
+            .why("Readers of a file sink's output (spark.read on the folder, or a file source on it) take the file list from _spark_metadata, not from the folder: a listed file that is gone fails the read with a file-not-found error (or is skipped with spark.sql.files.ignoreMissingFiles=true, losing its rows).")
+            .fix(&[
+                format!("Restore the missing data files (e.g. {first}) from a backup or the storage's versioning."),
+                "If they are gone for good: read with spark.sql.files.ignoreMissingFiles=true and accept the lost rows, or copy the remaining files to a new folder without _spark_metadata.".to_string(),
+            ]),
+        );
+    }
+    out
+}
+
+/// Whether the log entry `uri` names one of the output folder's files (by its path relative to the folder).
+fn listed_as(present: &std::collections::BTreeMap<String, u64>, uri: &str) -> bool {
+    let decoded = crate::checks::metadata::unescape_once(uri);
+    let p = decoded.as_deref().unwrap_or(uri);
+    let mut rest = p;
+    loop {
+        if present.contains_key(rest) {
+            return true;
+        }
+        match rest.find('/') {
+            Some(i) => rest = &rest[i + 1..],
+            None => return false,
+        }
+    }
+}
+
+/// A file source log whose chain misses a file: the source fails when it starts (`FileStreamSource` restores
+/// its seen files with `metadataLog.restore()`, i.e. `allFiles`).
+pub fn check_source_chain(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (n, log) in &cp.source_logs {
+        let Some((latest, missing)) = missing_in_chain(log) else { continue };
+        let interval = log.compact_interval;
+        let first = batch_path(log, missing[0]);
+        out.push(
+            Finding::new(
+                Code::SourceLogBatchMissing,
+                Severity::Error,
+                format!("File source log of source {n} is missing batch file(s) {} that the source reads when it starts", ids_text(&missing)),
+            )
+            .evidence(&log.dir, format!(
+                "latest batch {latest}, compaction interval {interval} (spark.sql.streaming.fileSource.log.compactInterval, default 10, or inferred from the .compact files listed); not listed: {}",
+                missing.iter().take(20).map(|i| batch_path(log, *i)).collect::<Vec<_>>().join(", ")
+            ), None)
+            .why(format!(
+                "When the query starts, the file source rebuilds the files it has seen from its log: the newest compaction file and the batches after it (FileStreamSourceLog.restore → CompactibleFileStreamLog.allFiles). A missing one stops it with java.io.FileNotFoundException \"{first} doesn't exist (latestId: {latest}, compactInterval: {interval})\"."
+            ))
+            .fails(RestartStage::SourceOffsets, None, "java.io.FileNotFoundException")
+            .fix(&[
+                BACKUP.to_string(),
+                format!("Restore {first} (and the other missing files) from a backup of the checkpoint."),
+                super::new_checkpoint_step(cp),
+            ]),
+        );
+    }
+    out
+}
