@@ -163,6 +163,8 @@ catalogue! {
         "Operator ids are not contiguous: the state directory of an operator below the highest one is missing.";
     StateDirEmpty = "state-dir-empty", [Warning], ["STREAMING_STATEFUL_OPERATOR_MISSING_STATE_DIRECTORY"],
         "`state/` exists but holds no operator directory although batches were committed.";
+    LogsGoneStateKept = "logs-gone-state-kept", [Error, Warning], ["STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY"],
+        "No offsets file, but `state/` (or `commits/`) still holds files: Spark 4.1+ refuses to start batch 0 on it; 3.5 and 4.0 start over and overwrite the old state.";
     CheckpointIdsNotSupported = "checkpoint-ids-not-supported", [Error], ["STATE_STORE_CHECKPOINT_IDS_NOT_SUPPORTED"],
         "The HDFS state store provider is asked to use state checkpoint format v2, which only RocksDB implements.";
     // Loading the state version a restart needs.

@@ -11,6 +11,7 @@ pub mod delta_log;
 pub mod dstream;
 pub mod dstream_classes;
 pub mod error_text;
+pub mod fresh_start;
 pub mod kafka;
 pub mod logs;
 pub mod metadata;
@@ -112,6 +113,7 @@ pub const REGISTRY: &[Rule] = &[
         state::check_layout,
     ),
     rule(&[Code::CheckpointIdsNotSupported], state::check_config),
+    rule(&[Code::LogsGoneStateKept], fresh_start::check_logs_gone),
     rule(
         &[
             Code::StateDeltaMissing,

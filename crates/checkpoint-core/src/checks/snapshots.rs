@@ -426,6 +426,11 @@ fn case_for(code: Code) -> Case {
             f.retain(|(p, _)| !p.starts_with("state/"));
             f.push(("state/README.txt".into(), b"copied by hand\n".to_vec()));
         }),
+        LogsGoneStateKept => {
+            let mut c = agg(|f| f.retain(|(p, _)| !p.starts_with("offsets/") && !p.starts_with("commits/")));
+            c.ctx = ctx("4.1.4");
+            c
+        }
         CheckpointIdsNotSupported => {
             let mut c = agg(|_| {});
             c.ctx.session_conf.insert("spark.sql.streaming.stateStore.checkpointFormatVersion".into(), "2".into());
