@@ -135,7 +135,13 @@ pub fn check_error_text(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let parsed = parse_error_text(text);
     let latest = cp.latest_readable_offsets();
     let mut out = Vec::new();
-    for check in [source_count_changed, concurrent_writers, stateful_operator_without_state, state_schema_changed] {
+    for check in [
+        source_count_changed,
+        concurrent_writers,
+        stateful_operator_without_state,
+        state_schema_changed,
+        state_format_invalidation,
+    ] {
         out.extend(check(cp, ctx, text, &parsed, latest));
     }
     // These findings exist because of the pasted text: they explain it by construction.
@@ -326,15 +332,7 @@ fn state_schema_changed(
             "The restarted query's state schema does not match the schema stored in the checkpoint",
         )
         .classes(&schema_class.as_deref().map(|c| vec![c]).unwrap_or_else(|| schema_classes.to_vec()));
-        for (path, s) in &cp.state_schemas {
-            match s {
-                Ok((k, v)) => f = f.evidence(path, format!("stored key schema {k}; stored value schema {v}"), None),
-                Err(p) => f = f.evidence(path, format!("schema file unreadable: {}", p.reason), p.offset),
-            }
-        }
-        if cp.state_schemas.is_empty() {
-            f = f.evidence("state", "no readable schema file (Spark 3.5+ writes state/<op>/0/_metadata/schema)", None);
-        }
+        f = stored_schemas(f, cp);
         f = f
             .why("Spark checks the key and value schema of every stateful operator against the schema file written by the first run. Changing an aggregation (adding/removing/retyping a column), the grouping keys, or the state type of (flat)MapGroupsWithState changes the state rows, and the old rows cannot be read with the new schema.")
             .fix(&[
@@ -347,6 +345,55 @@ fn state_schema_changed(
         out.push(f);
     }
     out
+}
+
+/// The stored key and value schemas as evidence (what to compare with the restarted query).
+fn stored_schemas(mut f: Finding, cp: &Checkpoint) -> Finding {
+    for (path, s) in &cp.state_schemas {
+        match s {
+            Ok((k, v)) => f = f.evidence(path, format!("stored key schema {k}; stored value schema {v}"), None),
+            Err(p) => f = f.evidence(path, format!("schema file unreadable: {}", p.reason), p.offset),
+        }
+    }
+    if cp.state_schemas.is_empty() {
+        f = f.evidence("state", "no readable schema file (Spark 3.5+ writes state/<op>/0/_metadata/schema)", None);
+    }
+    f
+}
+
+/// Spark 3.x's untyped "state format invalidation" (`InvalidUnsafeRowException`, thrown when
+/// `StateStoreProvider`'s row format validation, `spark.sql.streaming.stateStore.formatValidation.enabled`, finds a
+/// stored key or value row that does not fit the query's schema, e.g. "Variable-length field validation error"):
+/// the query changed (or the state was written by an incompatible build), whatever the files look like.
+fn state_format_invalidation(
+    cp: &Checkpoint,
+    _ctx: &Context,
+    text: &str,
+    parsed: &ParsedError,
+    _latest: Option<(i64, &OffsetSeq)>,
+) -> Vec<Finding> {
+    let schema_class = parsed.error_classes.iter().any(|c| c.starts_with("STATE_STORE_") && c.contains("SCHEMA"));
+    let invalidation = text.contains("InvalidUnsafeRowException")
+        || text.contains("state format invalidation")
+        || text.contains("Variable-length field validation error");
+    if schema_class || !invalidation || text.contains("StateSchemaNotCompatible") {
+        return vec![];
+    }
+    let f = Finding::new(
+        Code::StateSchemaChanged,
+        Severity::Error,
+        "The pasted error is Spark's state format invalidation: stored state rows do not fit the restarted query's key or value schema",
+    );
+    let f = stored_schemas(f, cp)
+        .why("Spark 3.x validates the first state rows it loads against the query's key and value schema (InvalidUnsafeRowException: \"The streaming query failed by state format invalidation\"; the detail, e.g. \"Variable-length field validation error\" or \"fields num mismatch\", says which check failed). The files can be intact: the restarted query's grouping keys, aggregation or state type differ from the ones that wrote the state, or the state was written by an incompatible Spark build.")
+        .fix(&[
+            "Compare the stored key and value schema above (state/<op>/<partition>/_metadata/schema, or state/<op>/_stateSchema/ on Spark 4) with the restarted query: its grouping keys (and their order and types), its aggregation columns, its state type.".to_string(),
+            "Revert the query change so the schemas match, then restart on this checkpoint.".to_string(),
+            "If the change is needed: run the new query on a NEW checkpoint location (state starts empty) and let it catch up.".to_string(),
+            super::new_checkpoint_step(cp),
+        ])
+        .fails(RestartStage::StateRowValidation, None, "org.apache.spark.sql.execution.streaming.state.InvalidUnsafeRowException");
+    vec![f]
 }
 
 #[cfg(test)]

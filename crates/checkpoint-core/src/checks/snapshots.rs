@@ -748,3 +748,23 @@ fn delta_schema_change_with_a_tracking_log_stops_in_two_steps() {
     let (after, _) = schema_change_class(at);
     assert_eq!(after, vec!["DELTA_STREAMING_CANNOT_CONTINUE_PROCESSING_POST_SCHEMA_EVOLUTION".to_string()]);
 }
+
+/// Spark 3.5's untyped state format invalidation pasted for a checkpoint whose files are healthy: the prediction
+/// follows the pasted error (a changed query), never "resumes", and the stored schemas are the evidence.
+#[test]
+fn a_pasted_state_format_invalidation_decides_over_healthy_files() {
+    let mut c = with_error("code-changes", "broken-ss-3.5.9-code-agg-add-max", "3.5.9");
+    c.ctx.error_text = Some(
+        "org.apache.spark.sql.execution.streaming.state.InvalidUnsafeRowException: The streaming query failed by state format invalidation. The following reasons may cause this: 1. An old Spark version wrote the checkpoint that is incompatible with the current one; 2. Broken checkpoint files; 3. The query is changed among restart.\nError message is: Variable-length field validation error: field: StructField(sum,LongType,true), index: 1\n".into(),
+    );
+    let r = run(c);
+    let cp = &r.checkpoints[0];
+    assert_eq!(cp.restart.outcome, crate::report::RestartOutcome::Fails, "{}", cp.restart.summary);
+    assert_eq!(
+        cp.restart.exception.as_deref(),
+        Some("org.apache.spark.sql.execution.streaming.state.InvalidUnsafeRowException")
+    );
+    let f = cp.findings.iter().find(|f| f.code == Code::StateSchemaChanged).expect("state-schema-changed");
+    assert!(f.explains_error_text);
+    assert!(f.evidence.iter().any(|e| e.detail.starts_with("stored key schema")), "{:?}", f.evidence);
+}
