@@ -532,18 +532,10 @@ pub fn read_capped(src: impl Read, path: &str, cap: u64) -> Result<Vec<u8>, Arch
     Ok(out)
 }
 
-/// The per-entry limits checked when an entry is read: its declared size against the reader's cap, and its
-/// compression ratio (a deflate stream can inflate 1000:1; past `max_ratio` for an entry over 1 MiB the entry
-/// is a likely bomb and is not inflated).
-fn check_entry_size(path: &str, size: u64, compressed: u64, cap: u64, limits: &Limits) -> Result<(), ArchiveError> {
-    if size > cap {
-        return Err(ArchiveError::OverLimit {
-            what: "entry size".into(),
-            path: Some(path.to_string()),
-            value: size,
-            limit: cap,
-        });
-    }
+/// The compression ratio limit checked when a zip entry is read (its declared size is [`ReadBudget::admit`]'s):
+/// a deflate stream can inflate 1000:1; past `max_ratio` for an entry over 1 MiB the entry is a likely bomb and
+/// is not inflated. Errors: `OverLimit` naming the path, the ratio and the limit.
+fn check_entry_ratio(path: &str, size: u64, compressed: u64, limits: &Limits) -> Result<(), ArchiveError> {
     if size > 1024 * 1024 && size / compressed.max(1) > limits.max_ratio {
         return Err(ArchiveError::OverLimit {
             what: "compression ratio (possible zip bomb)".into(),
@@ -568,7 +560,7 @@ impl<R: Read + Seek> Archive for ZipInput<R> {
         let entry = &self.entries[pos];
         let budget = ReadBudget { limits: self.limits, total_read: self.total_read };
         let cap = budget.admit(path, entry.size, max_bytes)?;
-        check_entry_size(path, entry.size, entry.compressed_size, cap, &self.limits)?;
+        check_entry_ratio(path, entry.size, entry.compressed_size, &self.limits)?;
         let declared = entry.size;
         let f = self.zip.by_index(self.index[pos] as usize).map_err(|e| ArchiveError::Corrupt {
             path: path.to_string(),

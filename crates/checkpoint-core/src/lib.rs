@@ -47,6 +47,7 @@ mod issue4_tests;
 #[cfg(test)]
 mod log_budget_tests;
 #[cfg(test)]
+#[cfg(test)]
 pub(crate) mod testutil;
 
 pub use archive::{Archive, ArchiveError, Entry, Limits, MemArchive, ZipInput};

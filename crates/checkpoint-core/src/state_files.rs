@@ -51,6 +51,16 @@ pub struct StoreFiles {
 }
 
 impl StoreFiles {
+    /// The path of the `<version>_<uniqueId>.changelog` whose id is `unique_id` (state checkpoint format v2: the
+    /// changelog a restart loads for that version, which names its lineage), if listed.
+    pub fn changelog_with_id(&self, version: i64, unique_id: &str) -> Option<&str> {
+        self.changelogs
+            .get(&version)?
+            .iter()
+            .find(|f| f.unique_id.as_deref() == Some(unique_id))
+            .map(|f| f.file.path.as_str())
+    }
+
     /// True when the store has no state file at all.
     pub fn is_empty(&self) -> bool {
         self.deltas.is_empty() && self.snapshots.is_empty() && self.zips.is_empty() && self.changelogs.is_empty()

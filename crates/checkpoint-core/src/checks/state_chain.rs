@@ -154,14 +154,7 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 let empty = StoreFiles { dir: dir.clone(), ..Default::default() };
                 let store = o.partitions.get(&part).and_then(|p| p.stores.get(name)).unwrap_or(&empty);
                 let uid = cp.unique_id(*op, part, store_index(&names, name), version);
-                let top = uid.as_ref().and_then(|u| {
-                    store
-                        .changelogs
-                        .get(&version)?
-                        .iter()
-                        .find(|f| f.unique_id.as_deref() == Some(u.as_str()))
-                        .map(|f| f.file.path.clone())
-                });
+                let top = uid.as_deref().and_then(|u| store.changelog_with_id(version, u)).map(str::to_string);
                 let lineage = top.as_deref().and_then(|t| cp.lineage_of(t)).map(|l| l.to_vec());
                 let where_ = format!(
                     "operator {op}, partition {part}{}",

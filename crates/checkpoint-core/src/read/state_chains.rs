@@ -31,14 +31,7 @@ pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
                 }
                 let uid = cp.unique_id(op, part, store_index(&names, name), version);
                 // Checkpoint format v2: the changelog of the loaded version names its lineage; read it first.
-                let top = uid.as_ref().and_then(|u| {
-                    store
-                        .changelogs
-                        .get(&version)?
-                        .iter()
-                        .find(|f| f.unique_id.as_deref() == Some(u.as_str()))
-                        .map(|f| f.file.path.clone())
-                });
+                let top = uid.as_deref().and_then(|u| store.changelog_with_id(version, u)).map(str::to_string);
                 if let Some(t) = &top {
                     if done.insert(t.clone()) {
                         check_state_file(cp, rd, t, ChainFileKind::Changelog, &store);
