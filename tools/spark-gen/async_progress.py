@@ -1,9 +1,11 @@
 """Async progress tracking, then a restart with it turned off (issue 11).
 
 A stateless rate -> noop query runs with asyncProgressTrackingEnabled=true (interval 1000 ms) and a 100 ms
-trigger, so offsets and commits are written about every tenth batch. The zip is the checkpoint as that run
-left it. Two restarts are recorded on copies of it: without the option (Spark's documented failure,
-"batch N doesn't exist") and with it (resumes).
+trigger, so offsets and commits are written only once a second. Two checkpoints are kept, each as the run left
+it: one whose batch before the latest was never written (`-gap-before-latest`: the run is stopped and
+restarted with the same options until the offset log ends that way), one whose latest two batches were both
+written (`-written-tail`). On copies of each, two restarts are recorded: without the option (Spark's
+documented failure, "batch N doesn't exist", when the batch before the latest has no offsets file) and with it.
 """
 import os
 import sys
@@ -25,23 +27,20 @@ def start(spark, cp, options):
     return w.trigger(processingTime="100 milliseconds").start()
 
 
-def main():
+def tail_gap(cp):
+    offs = common.batch_ids(os.path.join(cp, "offsets"))
+    return len(offs) > 1 and offs[-2] != offs[-1] - 1
+
+
+def record(spark, work, cp, name):
     import pyspark
 
-    work = common.workdir()
-    cp = os.path.join(work, "cp")
-    spark = common.session(CONFS)
-    q = start(spark, cp, ASYNC)
-    time.sleep(25)
-    q.stop()
-    time.sleep(1)
-    common.zip_checkpoint(cp, NAME)
+    common.zip_checkpoint(cp, name)
     facts = common.facts(cp)
-    off = common.copy_tree(cp, os.path.join(work, "restart-off"))
-    on = common.copy_tree(cp, os.path.join(work, "restart-on"))
+    off = common.copy_tree(cp, os.path.join(work, name + "-off"))
+    on = common.copy_tree(cp, os.path.join(work, name + "-on"))
     outcome_off = common.run_and_record(spark, lambda: start(spark, off, {}))
     outcome_on = common.run_and_record(spark, lambda: start(spark, on, ASYNC), settle_batches=3)
-    spark.stop()
     base = {
         "spark_version": pyspark.__version__,
         "kind": "structured-streaming",
@@ -50,14 +49,32 @@ def main():
         "facts": facts,
     }
     paths = {cp: "<checkpoint>", off: "<checkpoint>", on: "<checkpoint>", work: "<workdir>"}
-    common.write_record(NAME, dict(base, name=NAME, query={"confs": CONFS, "writer_options": ASYNC, "restart_writer_options": {}},
+    common.write_record(name, dict(base, name=name, query={"confs": CONFS, "writer_options": ASYNC, "restart_writer_options": {}},
                                    mutation={"kind": "async-off", "description": "no file change; restarted WITHOUT asyncProgressTrackingEnabled"},
                                    restart_outcome=outcome_off), paths)
-    common.write_record(NAME + ".async-on", dict(base, name=NAME + ".async-on", zip=NAME + ".zip",
+    common.write_record(name + ".async-on", dict(base, name=name + ".async-on", zip=name + ".zip",
                                                  query={"confs": CONFS, "writer_options": ASYNC, "restart_writer_options": ASYNC},
                                                  mutation={"kind": "none", "description": "no file change; restarted with the same async options"},
                                                  restart_outcome=outcome_on), paths)
-    print(NAME, facts["offsets_batches"], facts["commits_batches"], outcome_off["ok"], outcome_off["exception"], outcome_on["ok"])
+    print(name, facts["offsets_batches"], outcome_off["ok"], outcome_off["exception"], outcome_on["ok"])
+
+
+def main():
+    work = common.workdir()
+    spark = common.session(CONFS)
+    for name, want_gap in (("async-progress-4.1.4-gap-before-latest", True), ("async-progress-4.1.4-written-tail", False)):
+        cp = os.path.join(work, name)
+        for attempt in range(20):
+            q = start(spark, cp, ASYNC)
+            time.sleep(6 + attempt % 3)
+            q.stop()
+            time.sleep(1)
+            if tail_gap(cp) == want_gap and len(common.batch_ids(os.path.join(cp, "offsets"))) >= 8:
+                break
+        else:
+            raise SystemExit(f"{name}: the run never ended in the wanted shape")
+        record(spark, work, cp, name)
+    spark.stop()
 
 
 if __name__ == "__main__":

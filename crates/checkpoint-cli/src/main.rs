@@ -46,7 +46,8 @@ struct DiagnoseArgs {
     /// A file holding the error text Spark printed.
     #[arg(long = "error-text")]
     error_text: Option<PathBuf>,
-    /// A session conf of the restarted query, `key=value` (repeatable).
+    /// A session conf of the restarted query, `key=value` (repeatable); also the writer options a check needs
+    /// (`asyncProgressTrackingEnabled=true` when the restart keeps async progress tracking on).
     #[arg(long = "conf", value_parser = parse_conf)]
     conf: Vec<(String, String)>,
     /// The Delta source table's `_delta_log` (zip or directory).

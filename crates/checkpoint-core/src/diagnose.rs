@@ -134,6 +134,12 @@ fn explains(f: &Finding, text: &str, cp: &Checkpoint) -> bool {
             return true;
         }
     }
+    // MicroBatchExecution.validateOffsetLogAndGetPrevOffset: "batch <latest - 1> doesn't exist".
+    if matches!(f.code, Code::OffsetsGap | Code::AsyncProgressTracking)
+        && cp.last_batch_id().is_some_and(|l| text.contains(&format!("batch {} doesn't exist", l - 1)))
+    {
+        return true;
+    }
     // Damaged state files explain decompression / zip / checksum failures that name no path.
     let damage_words =
         ["Stream is corrupted", "LZ4Exception", "ZipException", "ChecksumException", "invalid entry CRC"];

@@ -14,7 +14,9 @@ use crate::report::CheckpointKind;
 use crate::state_files::{FileRef, StateTree};
 use std::collections::{BTreeMap, BTreeSet};
 
+mod async_progress;
 mod queries;
+pub use async_progress::AsyncProgressLog;
 pub use queries::{provider_from_conf, store_index};
 
 /// A problem met while reading: which file, where in it, and why.

@@ -33,16 +33,23 @@ fn restarted_version(name: &str, j: &Value) -> SparkVersion {
     j["spark_version"].as_str().unwrap().parse().unwrap()
 }
 
+/// The restarted query's session confs (`spark.*` keys of `query.confs`) and, for our generated records, the
+/// writer options it was restarted with (`query.restart_writer_options`, e.g. asyncProgressTrackingEnabled).
 fn session_conf(j: &Value) -> std::collections::BTreeMap<String, String> {
-    j.pointer("/query/confs")
-        .and_then(|c| c.as_object())
-        .map(|m| {
-            m.iter()
-                .filter(|(k, _)| k.starts_with("spark."))
-                .map(|(k, v)| (k.clone(), v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())))
-                .collect()
-        })
-        .unwrap_or_default()
+    let pairs = |ptr: &str, spark_only: bool| -> Vec<(String, String)> {
+        j.pointer(ptr)
+            .and_then(|c| c.as_object())
+            .map(|m| {
+                m.iter()
+                    .filter(|(k, _)| !spark_only || k.starts_with("spark."))
+                    .map(|(k, v)| (k.clone(), v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut c: std::collections::BTreeMap<String, String> = pairs("/query/confs", true).into_iter().collect();
+    c.extend(pairs("/query/restart_writer_options", false));
+    c
 }
 
 /// The error text a user would paste: the cause chain as Java prints it.
@@ -246,6 +253,44 @@ fn every_fixture_conforms() {
         eprintln!("  {e}");
     }
     assert!(errs.is_empty(), "{} conformance failure(s)", errs.len());
+}
+
+/// The checkpoints our own generators wrote with real Spark (`tools/spark-gen/`, `tests/data/spark/`): one
+/// record per restart (several records may share a zip, named by `zip`); the prediction from the files and
+/// the restart's confs and writer options must be what Spark did.
+#[test]
+fn every_generated_fixture_conforms() {
+    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/spark"));
+    let mut records: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    records.sort();
+    assert!(!records.is_empty(), "no generated records in {}", dir.display());
+    let mut errs = Vec::new();
+    for rec in &records {
+        let j: Value = serde_json::from_str(&std::fs::read_to_string(rec).unwrap()).unwrap();
+        let name = j["name"].as_str().unwrap().to_string();
+        let zip = dir.join(j["zip"].as_str().map(str::to_string).unwrap_or_else(|| format!("{name}.zip")));
+        let plain = run(&zip, &Context::default());
+        assert_eq!(plain.checkpoints.len(), 1, "{name}: one checkpoint expected");
+        check_facts(&name, &j, &plain.checkpoints[0], &mut errs);
+        let ctx = Context {
+            spark_version: Some(restarted_version(&name, &j)),
+            session_conf: session_conf(&j),
+            ..Default::default()
+        };
+        check_prediction(&name, "A", &j, &run(&zip, &ctx).checkpoints[0], &mut errs);
+        if j["restart_outcome"]["ok"].as_bool() == Some(false) {
+            let ctx = Context { error_text: Some(error_text(&j["restart_outcome"])), ..ctx };
+            check_prediction(&name, "B", &j, &run(&zip, &ctx).checkpoints[0], &mut errs);
+        }
+    }
+    for e in &errs {
+        eprintln!("  {e}");
+    }
+    assert!(errs.is_empty(), "{} conformance failure(s) of {} records", errs.len(), records.len());
 }
 
 #[test]

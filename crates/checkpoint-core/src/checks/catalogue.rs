@@ -133,6 +133,8 @@ catalogue! {
         "A commit file has no offsets file of the same batch: offsets files were deleted.";
     OffsetsGap = "offsets-gap", [Error, Warning], [],
         "Offsets files are missing between the first and the latest batch; an error when the one before the latest is gone (a restart needs it).";
+    AsyncProgressTracking = "async-progress-tracking", [Error, Info], [],
+        "The offset and commit logs were written with async progress tracking (`asyncProgressTrackingEnabled`: offsets and commits written once per checkpoint interval, not for every batch): a restart without it needs the offsets of the batch before the latest and fails with IllegalStateException \"batch N doesn't exist\" when that batch was never written.";
     CommitsGap = "commits-gap", [Warning], [],
         "Commit files are missing between the first and the latest commit.";
     CommitAheadOfOffsets = "commit-ahead-of-offsets", [Warning], [],

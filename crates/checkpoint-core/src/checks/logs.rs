@@ -432,8 +432,11 @@ pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         }
         return out;
     };
-    out.extend(offsets_gap(cp, first, last));
-    out.extend(commit_log_continuity(cp, first, last));
+    // Gaps are by design under async progress tracking (`async-progress-tracking` reports them).
+    if cp.async_progress_tracking().is_none() {
+        out.extend(offsets_gap(cp, first, last));
+        out.extend(commit_log_continuity(cp, first, last));
+    }
     out.extend(last_batch_uncommitted(cp, last));
     out
 }
@@ -595,7 +598,7 @@ fn last_batch_uncommitted(cp: &Checkpoint, last: i64) -> Vec<Finding> {
         .evidence(&path, format!("offsets/{last} present, commits/{last} absent (last commit: {})", lc.map(|c| c.to_string()).unwrap_or_else(|| "none".into())), None)
         .why("The query stopped after planning the batch and before committing it. On restart Spark re-runs exactly that batch with the recorded offsets (normal after a crash or a stop during a batch); sinks that are not idempotent may see its output twice.")
         .fix(&["Nothing to do: the restart replays the batch."]);
-        if lc.is_some_and(|c| c < last - 1) {
+        if lc.is_some_and(|c| c < last - 1) && cp.async_progress_tracking().is_none() {
             f.severity = Severity::Warning;
             f.title = format!("The commit log trails the offset log by {} batches", last - lc.unwrap_or(0));
         }

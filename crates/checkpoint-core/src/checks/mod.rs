@@ -3,6 +3,7 @@
 //! severities, error classes and meaning are in the [`catalogue`]. `Context::spark_version` is filled in
 //! by [`crate::diagnose`] before the checks run (the assumed Spark version).
 
+pub mod async_progress;
 pub mod budgets;
 pub mod catalogue;
 pub mod checksums;
@@ -96,6 +97,7 @@ pub const REGISTRY: &[Rule] = &[
         ],
         logs::check_continuity,
     ),
+    rule(&[Code::AsyncProgressTracking], async_progress::check_async_progress),
     rule(
         &[Code::ConcurrentWriterTempFile, Code::LeftoverTempFile, Code::BatchTimestampBackwards],
         writers::check_writers,

@@ -115,6 +115,14 @@ fn shared_case(name: &str) -> Case {
     c
 }
 
+/// A checkpoint our own generators wrote with real Spark (`tools/spark-gen/`, `tests/data/spark/`), as it
+/// was before the recorded restart.
+fn generated(name: &str, v: &str) -> Case {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/spark");
+    let (files, times) = zip_at(dir.join(format!("{name}.zip")));
+    Case { times, ..plain(files, v) }
+}
+
 fn text_of(files: &Files, path: &str) -> String {
     String::from_utf8(files.iter().find(|(p, _)| p == path).expect("file").1.clone()).expect("utf8")
 }
@@ -386,6 +394,7 @@ fn case_for(code: Code) -> Case {
         }),
         CommitWithoutOffsets => agg(|f| remove(f, "offsets/4")),
         OffsetsGap => shared_case("case-07-offset-log-gap"),
+        AsyncProgressTracking => generated("async-progress-4.1.4-gap-before-latest", "4.1.4"),
         CommitsGap => agg(|f| remove(f, "commits/4")),
         CommitAheadOfOffsets => agg(|f| remove(f, "offsets/11")),
         LastBatchUncommitted => with_error("fixtures", "broken-ss-4.3.0-missing-last-commit", "4.3.0"),
