@@ -363,6 +363,32 @@ describe('hosted build (dist/ served from a sub-path)', () => {
     await shot(page, '05-uncommitted-tail');
   });
 
+  test('a checkpoint zipped with its output folder shows the sink log next to its batches', async () => {
+    // Real Spark 4.3.0: a new checkpoint (batch 0 of the real run) beside the real output of batches 0..=3.
+    const zipPath = path.join(out, 'sink-ahead.zip');
+    const py = `import zipfile,sys
+def files(p, pre):
+    z = zipfile.ZipFile(p); return [(pre + n, z.read(n)) for n in z.namelist() if not n.endswith('/')]
+a = files(sys.argv[1], 'chk/') + files(sys.argv[2], 'out/')
+later = lambda n: n.startswith('chk/') and any(n.endswith('/' + b) or n.endswith('/.%s.crc' % b) for b in '123')
+with zipfile.ZipFile(sys.argv[3], 'w', zipfile.ZIP_DEFLATED) as z:
+    [z.writestr(n, b) for n, b in a if not later(n)]`;
+    const r = spawnSync('python3', ['-c', py, path.join(fixturesDir, 'ss-4.3.0-stateless.zip'),
+      path.join(fixturesDir, 'ss-4.3.0-stateless.sink-output.zip'), zipPath]);
+    assert.equal(r.status, 0, String(r.stderr));
+    const cliLogs = cliReport(zipPath).checkpoints.find((c) => c.root === 'chk').sink_logs;
+    assert.deepEqual(cliLogs.map((l) => [l.dir, l.skipped_batch_ids]), [['out/_spark_metadata', [1, 2, 3]]]);
+    await dropFile(page, 'sink-ahead.zip', fs.readFileSync(zipPath));
+    const skipped = await page.$$eval('.plot rect.cell-skipped', (rs) => rs.map((x) => Number(x.dataset.sinkBatch)));
+    assert.deepEqual(skipped, [1, 2, 3]);
+    assert.equal(await page.$$eval('.plot rect.cell-sink', (rs) => rs.length), 1); // batch 0: in both
+    const notes = await page.textContent('[data-testid=timeline-notes]');
+    assert.match(notes, /Sink log out\/_spark_metadata: batches 0\.\.3/);
+    assert.match(notes, /The restart skips sink batches 1\.\.3 without writing/);
+    assert.doesNotMatch(notes, /Gap:/); // sink batches beyond the checkpoint are not holes in its logs
+    await shot(page, '05b-sink-log-ahead');
+  });
+
   test('a sample loads from the menu', async () => {
     const n = await runCount(page);
     const samples = await page.$$eval('#sample-select option', (o) => o.map((x) => x.value).filter(Boolean));

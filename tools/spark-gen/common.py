@@ -164,6 +164,23 @@ def write_record(name, record, paths):
         f.write(text + "\n")
 
 
+def unzip_to(zip_path, folder):
+    """Unpacks a fixture zip into `folder` (the restart runs on exactly the zip's bytes)."""
+    with zipfile.ZipFile(zip_path) as z:
+        z.extractall(folder)
+    return folder
+
+
+def fresh_jvm(script, *args):
+    """Runs `script` with `args` in a new Python process, hence a new JVM: a restart there finds no state
+    store, RocksDB instance or cache the writing run left in memory (a restart in the writing JVM can be
+    served from them and hide a missing file)."""
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, script, *args], check=True)
+
+
 def workdir():
     return tempfile.mkdtemp(prefix="spark-gen-")
 

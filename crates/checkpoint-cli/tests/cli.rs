@@ -294,3 +294,43 @@ fn kafka_offsets_inline_text_or_file_and_bad_text_exits_2() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--kafka-latest") && err.contains("line 1"), "{err}");
 }
+
+/// Runs `diagnose --json` and returns the report's first checkpoint.
+fn diagnose_json(args: &[&str]) -> serde_json::Value {
+    let out = bin().args(["diagnose", "--json"]).args(args).output().unwrap();
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["checkpoints"][0].clone()
+}
+
+fn codes(cp: &serde_json::Value) -> Vec<String> {
+    cp["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn sink_log_option_takes_the_output_folder_or_its_zip() {
+    // Real Spark 4.3.0: the stateless query's checkpoint and its file sink output (batches 0..=3).
+    let chk = fixture("ss-4.3.0-stateless.zip");
+    let out_zip = fixture("ss-4.3.0-stateless.sink-output.zip");
+    let with_zip = diagnose_json(&[chk.to_str().unwrap(), "--sink-log", out_zip.to_str().unwrap()]);
+    assert_eq!(with_zip["sink_logs"][0]["batch_ids"], serde_json::json!([0, 1, 2, 3]));
+    assert!(
+        !codes(&with_zip).iter().any(|c| c.starts_with("sink-log-") && c != "sink-log-unreadable"),
+        "{:?}",
+        codes(&with_zip)
+    );
+    // The same output as a folder, with _spark_metadata/1 gone: reading the log needs it.
+    let dir = tmp("sinklog");
+    zip::ZipArchive::new(std::fs::File::open(&out_zip).unwrap()).unwrap().extract(dir.join("out")).unwrap();
+    std::fs::remove_file(dir.join("out/_spark_metadata/1")).unwrap();
+    let cut = diagnose_json(&[chk.to_str().unwrap(), "--sink-log", dir.join("out").to_str().unwrap()]);
+    assert!(codes(&cut).contains(&"sink-log-batch-missing".to_string()), "{:?}", codes(&cut));
+    assert_eq!(cut["sink_logs"][0]["missing_batch_ids"], serde_json::json!([1]));
+    // Given the _spark_metadata folder itself.
+    let meta = diagnose_json(&[chk.to_str().unwrap(), "--sink-log", dir.join("out/_spark_metadata").to_str().unwrap()]);
+    assert_eq!(meta["sink_logs"][0]["missing_batch_ids"], serde_json::json!([1]));
+    // A path that is not there is a clear error, exit 2.
+    let out = bin().args(["diagnose", chk.to_str().unwrap(), "--sink-log", "/nonexistent/out"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--sink-log"), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -314,6 +314,7 @@ pub(crate) fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport 
         needs: needs.iter().map(|h| h.text(Frontend::Cli)).collect(),
         hints,
         restart_plan,
+        sink_logs: crate::checks::sink_log::sink_log_info(cp, &ctx),
     }
 }
 

@@ -87,6 +87,34 @@ pub struct CheckpointReport {
     /// verdict is a plain resume with no error or warning finding.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_plan: Option<crate::restart_plan::RestartPlan>,
+    /// The file sink logs found beside the checkpoint (in the archive, or given with `--sink-log`), batch by
+    /// batch, for the timeline next to the checkpoint's batches. Absent when there is none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sink_logs: Vec<SinkLogInfo>,
+}
+
+/// A file sink's `_spark_metadata` log as the timeline shows it (`FileStreamSinkLog`; the same rules as
+/// the `sink-log-*` findings). Batch id lists keep the newest 10 000 ids.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SinkLogInfo {
+    /// The log's folder (`<output>/_spark_metadata`), as found in the input.
+    pub dir: String,
+    /// The compaction interval (`spark.sql.streaming.fileSink.log.compactInterval`, default 10, or inferred
+    /// from the `.compact` files listed).
+    pub compact_interval: i64,
+    /// Batch ids of the log's files (plain and `.compact`), ascending.
+    pub batch_ids: Vec<i64>,
+    /// True when `batch_ids` holds only the newest ids.
+    #[serde(default)]
+    pub batch_ids_truncated: bool,
+    /// Batch ids whose file is a compaction file (`N.compact`).
+    pub compact_batch_ids: Vec<i64>,
+    /// Batch ids reading the log needs (the latest compaction and the batches after it) that are not listed
+    /// (`sink-log-batch-missing`).
+    pub missing_batch_ids: Vec<i64>,
+    /// Batch ids of the log beyond the checkpoint's batches: the restarted query skips them without writing
+    /// (`sink-log-ahead`).
+    pub skipped_batch_ids: Vec<i64>,
 }
 
 /// One batch as seen in the offset and commit logs.

@@ -274,6 +274,7 @@ mod tests {
                 needs: vec![],
                 hints: vec![],
                 restart_plan: None,
+                sink_logs: vec![],
             }],
         }
     }

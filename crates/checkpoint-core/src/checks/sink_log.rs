@@ -10,7 +10,7 @@ use super::BACKUP;
 const SINK_BACKUP: &str = "Copy the output folder's _spark_metadata somewhere safe before changing anything in it.";
 use crate::log::file_log::files_needed;
 use crate::model::{Checkpoint, FileLog};
-use crate::report::{Code, Finding, RestartStage, Severity};
+use crate::report::{Code, Finding, RestartStage, Severity, SinkLogInfo};
 use crate::Context;
 use std::collections::BTreeSet;
 
@@ -89,17 +89,47 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     out
 }
 
+/// The batches of a sink log the restarted query will skip (`first..=latest`, the log's latest batch), with the
+/// restart batch and the latest planned batch: those above both the checkpoint's latest planned batch and
+/// the batch the restart runs.
+fn ahead_range(cp: &Checkpoint, log: &FileLog) -> Option<(i64, i64, i64, i64)> {
+    let restart = cp.restart_batch()?;
+    let planned = cp.last_batch_id().unwrap_or(-1);
+    let (&latest, _) = log.listed.iter().next_back()?;
+    let first_lost = restart.max(planned + 1);
+    (latest >= first_lost).then_some((first_lost, latest, restart, planned))
+}
+
+/// What the report shows of each sink log next to the checkpoint's batches ([`SinkLogInfo`]): the same
+/// chain and skip rules as the checks.
+pub fn sink_log_info(cp: &Checkpoint, ctx: &Context) -> Vec<SinkLogInfo> {
+    const MAX_IDS: usize = 10_000;
+    sink_logs(cp, ctx)
+        .into_iter()
+        .map(|log| {
+            let ids: Vec<i64> = log.listed.keys().rev().take(MAX_IDS).rev().copied().collect();
+            let compact: Vec<i64> = log.listed.iter().filter(|(_, (_, _, c))| *c).map(|(id, _)| *id).collect();
+            SinkLogInfo {
+                dir: log.dir.clone(),
+                compact_interval: log.compact_interval,
+                batch_ids_truncated: log.listed.len() > ids.len(),
+                batch_ids: ids,
+                compact_batch_ids: compact.into_iter().rev().take(MAX_IDS).rev().collect(),
+                missing_batch_ids: missing_in_chain(log).map(|(_, m)| m).unwrap_or_default(),
+                skipped_batch_ids: ahead_range(cp, log)
+                    .map(|(a, b, _, _)| (a..=b).take(MAX_IDS).collect())
+                    .unwrap_or_default(),
+            }
+        })
+        .collect()
+}
+
 /// A sink log with batches the checkpoint never planned: `FileStreamSink.addBatch` skips them silently.
 pub fn check_sink_ahead(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
-    let Some(restart) = cp.restart_batch() else { return out };
-    let planned = cp.last_batch_id().unwrap_or(-1);
     for log in sink_logs(cp, ctx) {
-        let Some((&latest, (path, _, _))) = log.listed.iter().next_back() else { continue };
-        let first_lost = restart.max(planned + 1);
-        if latest < first_lost {
-            continue;
-        }
+        let Some((first_lost, latest, restart, planned)) = ahead_range(cp, log) else { continue };
+        let Some((_, (path, _, _))) = log.listed.iter().next_back() else { continue };
         out.push(
             Finding::new(
                 Code::SinkLogAhead,
@@ -206,4 +236,55 @@ pub fn check_source_chain(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::archive::{Archive, Limits, MemArchive};
+    use crate::report::SinkLogInfo;
+    use crate::testutil::open_fixture;
+    use crate::{diagnose, Context};
+
+    fn files(name: &str, prefix: &str) -> Vec<(String, Vec<u8>)> {
+        let mut z = open_fixture(name);
+        let paths: Vec<String> = z.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
+        paths.into_iter().map(|p| (format!("{prefix}{p}"), z.read(&p, 1 << 26).expect("reads"))).collect()
+    }
+
+    fn sink_logs(files: Vec<(String, Vec<u8>)>) -> Vec<SinkLogInfo> {
+        let mut a = MemArchive::new("t", files, Limits::default()).expect("archive");
+        let r = diagnose(&mut a, &Context::default());
+        let chk = r.checkpoints.iter().find(|c| c.root == "chk").expect("the checkpoint root");
+        chk.sink_logs.clone()
+    }
+
+    #[test]
+    fn the_report_shows_the_sink_log_beside_the_checkpoint() {
+        // Real Spark 4.3.0: the checkpoint of batches 0..=3 and its file sink's output, zipped side by side.
+        let mut all = files("ss-4.3.0-stateless", "chk/");
+        all.extend(files("ss-4.3.0-stateless.sink-output", "out/"));
+        let logs = sink_logs(all.clone());
+        assert_eq!(logs.len(), 1);
+        let l = &logs[0];
+        assert_eq!(
+            (l.dir.as_str(), l.batch_ids.clone(), l.compact_interval),
+            ("out/_spark_metadata", vec![0, 1, 2, 3], 10)
+        );
+        assert!(l.skipped_batch_ids.is_empty() && l.missing_batch_ids.is_empty() && l.compact_batch_ids.is_empty());
+        // A new checkpoint (batch 0 only) writing into the old output: the restart skips sink batches 1..=3.
+        let newer: Vec<_> = all
+            .iter()
+            .filter(|(p, _)| {
+                !(p.starts_with("chk/")
+                    && ["1", "2", "3"]
+                        .iter()
+                        .any(|b| p.ends_with(&format!("/{b}")) || p.ends_with(&format!("/.{b}.crc"))))
+            })
+            .cloned()
+            .collect();
+        assert_eq!(sink_logs(newer)[0].skipped_batch_ids, vec![1, 2, 3]);
+        // A batch file reading the log needs is gone.
+        let cut: Vec<_> = all.into_iter().filter(|(p, _)| p != "out/_spark_metadata/1").collect();
+        assert_eq!(sink_logs(cut)[0].missing_batch_ids, vec![1]);
+    }
 }

@@ -1,0 +1,107 @@
+"""A file sink's `_spark_metadata` log at a compaction boundary, damaged, restarted (issue 11).
+
+A stateless JSON file source -> parquet file sink with spark.sql.streaming.fileSink.log.compactInterval=3 runs
+8 batches (one input file each, availableNow), so the sink log holds 2.compact, 5.compact and 6, 7 (older
+plain files are deleted by Spark's own log cleanup or kept, as Spark decides). Damaged copies, each zipped with
+the checkpoint under `chk/` and the output under `out/`, then restarted (a new JVM, on the zip's bytes) with
+one more input file so that batch 8 (a compaction batch) runs:
+  - `sink-log-latest-compact-missing`: out/_spark_metadata/5.compact deleted;
+  - `sink-log-batch-after-compact-missing`: out/_spark_metadata/6 deleted;
+  - `sink-log-ahead`: the checkpoint replaced by one that only ran batch 0 (a new checkpoint, old output).
+"""
+import json
+import os
+import shutil
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+import common  # noqa: E402
+
+CONFS = {"spark.sql.shuffle.partitions": "3", "spark.sql.streaming.fileSink.log.compactInterval": "3"}
+
+
+def start(spark, inp, cp, out):
+    df = spark.readStream.schema("id LONG, name STRING").json(inp)
+    return (df.where("id >= 0").writeStream.format("parquet").option("path", out).option("checkpointLocation", cp)
+            .trigger(availableNow=True).start())
+
+
+def write_input(inp, i):
+    os.makedirs(inp, exist_ok=True)
+    with open(os.path.join(inp, f"part-{i:03d}.json"), "w") as f:
+        for k in range(3):
+            f.write(json.dumps({"id": i * 10 + k, "name": f"n{k}"}) + "\n")
+
+
+def pack(work, name, chk, out):
+    stage = os.path.join(work, name + "-stage")
+    shutil.copytree(chk, os.path.join(stage, "chk"))
+    shutil.copytree(out, os.path.join(stage, "out"))
+    return stage
+
+
+def main():
+    import pyspark
+
+    work = common.workdir()
+    inp, cp, out = os.path.join(work, "in"), os.path.join(work, "cp"), os.path.join(work, "out")
+    spark = common.session(CONFS)
+    first = None
+    for i in range(8):
+        write_input(inp, i)
+        start(spark, inp, cp, out).awaitTermination(120)
+        if i == 0:
+            first = shutil.copytree(cp, os.path.join(work, "cp-after-batch-0"))
+    spark.stop()
+    meta = sorted(os.listdir(os.path.join(out, "_spark_metadata")))
+    cases = {
+        "sink-log-latest-compact-missing-" + pyspark.__version__: ("deleted out/_spark_metadata/5.compact (and its .crc)", cp, ["5.compact"]),
+        "sink-log-batch-after-compact-missing-" + pyspark.__version__: ("deleted out/_spark_metadata/6 (and its .crc)", cp, ["6"]),
+        "sink-log-ahead-" + pyspark.__version__: ("the checkpoint is the one written after batch 0 only (a new checkpoint writing into an output folder whose log is at batch 7)", first, []),
+    }
+    write_input(inp, 8)
+    for name, (desc, chk, remove) in cases.items():
+        stage = pack(work, name, chk, out)
+        for r in remove:
+            for f in (r, f".{r}.crc"):
+                p = os.path.join(stage, "out", "_spark_metadata", f)
+                if os.path.exists(p):
+                    os.remove(p)
+        zip_path = common.zip_checkpoint(stage, name)
+        record = {
+            "name": name,
+            "spark_version": pyspark.__version__,
+            "kind": "structured-streaming",
+            "checkpoint_root": "chk",
+            "scenario": "JSON file source -> parquet file sink (stateless, append), sink log compactInterval 3; zip holds chk/ (checkpoint) and out/ (output with _spark_metadata)",
+            "generator": "tools/spark-gen/sink_log.py",
+            "query": {"operators": "readStream.json.where(id>=0) -> parquet", "trigger": "availableNow, one input file per run", "confs": CONFS},
+            "mutation": {"kind": "sink-log", "description": desc, "sink_log_before": meta},
+            "facts": common.facts(os.path.join(stage, "chk")),
+        }
+        pending = os.path.join(work, name + ".json")
+        with open(pending, "w") as f:
+            json.dump(record, f)
+        common.fresh_jvm(__file__, "restart", zip_path, inp, pending, work)
+
+
+def restart(zip_path, inp, pending, work):
+    record = json.load(open(pending))
+    root = common.unzip_to(zip_path, os.path.join(work, record["name"] + "-restart"))
+    cp, out = os.path.join(root, "chk"), os.path.join(root, "out")
+    spark = common.session(record["query"]["confs"])
+    outcome = common.run_and_record(spark, lambda: start(spark, inp, cp, out), timeout_s=120, settle_batches=99)
+    spark.stop()
+    after = sorted(os.listdir(os.path.join(out, "_spark_metadata")))
+    outcome["sink_log_after_restart"] = after
+    outcome["output_files_after_restart"] = sorted(f for f in os.listdir(out) if f.endswith(".parquet"))
+    record["restart_outcome"] = outcome
+    common.write_record(record["name"], record, {root: "<checkpoint-zip-root>", inp: "<input1>", work: "<workdir>"})
+    print(record["name"], outcome["ok"], outcome["exception"], outcome["error_class"], outcome["batches_run_on_restart"])
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "restart":
+        restart(*sys.argv[2:6])
+    else:
+        main()
