@@ -1,29 +1,16 @@
 """Stale checksum sidecars: a data file that decodes, next to a sidecar of another write attempt (issue 11).
 
-A 10 s tumbling-window count/sum per key (file source, 10 s watermark, HDFSBackedStateStoreProvider, update
-mode, noop sink) runs three batches twice, into two checkpoints A and B whose last batch reads different
-rows, so the last state delta of each partition (and the last offsets file) differs between them: B is
-another write attempt of the same files. Copies of A then get one sidecar of B in place of A's own:
+A 10 s tumbling-window count/sum per key (file source, 10 s watermark, update mode, noop sink) runs three
+batches twice, into two checkpoints A and B whose last batch reads different rows, so the last state file
+of each partition (and the last offsets file) differs between them: B is another write attempt of the same
+files. For each case of `CASES` (provider, Spark checksum files on or off, RocksDB changelog checkpointing,
+which data file, which sidecar) a copy of A gets that one sidecar of B in place of its own (a Spark checksum
+file comes with its own Hadoop sidecar; one case also leaves B's file as the temp file of an atomic write,
+which the stale sidecar matches). Each copy is zipped (after the swap, before the restart) and restarted
+with real Spark after a new input file arrived; a second copy with the stale sidecar deleted (the fix) is
+restarted too. The record holds what Spark did on both (`restart_outcome`, `fix_outcome`).
 
-* `stale-crc-delta-hdfs-4.1.4`: Spark checksum files off; the Hadoop `.<v>.delta.crc` of the delta the
-  restart reads last is B's.
-* `stale-crc-delta-tmp-hdfs-4.1.4`: the same, and B's delta is left beside it as the temp file of an atomic
-  write (`.<v>.delta.<uuid>.TID<n>.tmp`), which the stale sidecar matches.
-* `stale-checksum-delta-hdfs-4.1.4`: Spark checksum files on (4.1's default); the Spark checksum file
-  `<v>.delta.crc` (with its own Hadoop sidecar) of that delta is B's.
-* `stale-crc-delta-checksummed-hdfs-4.1.4`: checksum files on; only the Hadoop `.<v>.delta.crc` is B's.
-* `stale-crc-last-offsets-4.1.4`: checksum files off; the Hadoop `.crc` of the last offsets file is B's.
-
-With `rocksdb` as argument, the same query on RocksDBStateStoreProvider (changelog checkpointing off, so
-every version is a `<v>.zip`):
-
-* `stale-crc-zip-rocksdb-4.1.4`: checksum files off; the Hadoop `.<v>.zip.crc` of the zip the restart
-  loads is B's.
-* `stale-checksum-zip-rocksdb-4.1.4`: checksum files on; the Spark checksum file `<v>.zip.crc` (with its
-  Hadoop sidecar) of that zip is B's.
-
-Each copy is zipped (after the swap, before the restart) and restarted with real Spark after a new input
-file arrived; the record holds what Spark did.
+Run: .../python tools/spark-gen/stale_sidecar.py [case names]   (all cases without arguments)
 """
 import json
 import os
@@ -35,7 +22,6 @@ import common  # noqa: E402
 
 PROVIDER = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
-ROCKSDB_CONFS = {"spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "false"}
 CHECKSUM = "spark.sql.streaming.checkpoint.fileChecksum.enabled"
 CONFS = {
     "spark.sql.shuffle.partitions": "3",
@@ -102,10 +88,44 @@ def swap(src_cp, dst_cp, rel):
     shutil.copyfile(os.path.join(src_cp, rel), os.path.join(dst_cp, rel))
 
 
-def generate(spark, work, checksums):
-    """Runs A and B with checksum files on or off; returns their folders and the input folder of A."""
-    spark.conf.set(CHECKSUM, "true" if checksums else "false")
-    tag = "on" if checksums else "off"
+def own_crc(rel):
+    """The Hadoop sidecar of a file (relative path)."""
+    d, n = os.path.split(rel)
+    return os.path.join(d, f".{n}.crc")
+
+
+# name, provider, Spark checksum files, changelog checkpointing, data file (`delta`, `zip`, `changelog`,
+# `offsets`), which sidecar is the other attempt's (`hadoop`, `spark`), leave the other attempt's temp file.
+CASES = [
+    ("stale-crc-delta-hdfs-4.1.4", PROVIDER, False, False, "delta", "hadoop", False),
+    ("stale-crc-delta-tmp-hdfs-4.1.4", PROVIDER, False, False, "delta", "hadoop", True),
+    ("stale-crc-last-offsets-4.1.4", PROVIDER, False, False, "offsets", "hadoop", False),
+    ("stale-checksum-delta-hdfs-4.1.4", PROVIDER, True, False, "delta", "spark", False),
+    ("stale-crc-delta-checksummed-hdfs-4.1.4", PROVIDER, True, False, "delta", "hadoop", False),
+    ("stale-crc-zip-rocksdb-4.1.4", ROCKSDB, False, False, "zip", "hadoop", False),
+    ("stale-checksum-zip-rocksdb-4.1.4", ROCKSDB, True, False, "zip", "spark", False),
+    ("stale-checksum-changelog-rocksdb-4.1.4", ROCKSDB, True, True, "changelog", "spark", False),
+    ("stale-crc-changelog-rocksdb-4.1.4", ROCKSDB, True, True, "changelog", "hadoop", False),
+]
+
+
+def confs_of(provider, checksums, changelog):
+    c = dict(CONFS)
+    c["spark.sql.streaming.stateStore.providerClass"] = provider
+    c[CHECKSUM] = "true" if checksums else "false"
+    if provider == ROCKSDB:
+        c["spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"] = "true" if changelog else "false"
+    return c
+
+
+def set_confs(spark, confs):
+    for k, v in confs.items():
+        spark.conf.set(k, v)
+
+
+def generate(spark, work, confs, tag):
+    """Runs A and B with `confs`; returns their folders and the input folder of A."""
+    set_confs(spark, confs)
     ina, inb = os.path.join(work, f"in-a-{tag}"), os.path.join(work, f"in-b-{tag}")
     a, b = os.path.join(work, f"a-{tag}"), os.path.join(work, f"b-{tag}")
     run_batches(spark, ina, a, 0)
@@ -113,95 +133,87 @@ def generate(spark, work, checksums):
     return a, b, ina
 
 
-def rocksdb_cases(spark, work):
-    """The RocksDB variants: the sidecars of the last zip."""
-    cases = []
-    for checksums in (False, True):
-        a, b, ina = generate(spark, work, checksums)
-        p, v = pick_partition(a, b, ".zip")
-        sdir = f"state/0/{p}"
-        if not checksums:
-            c = common.copy_tree(a, os.path.join(work, "crc-zip"))
-            swap(b, c, f"{sdir}/.{v}.zip.crc")
-            cases.append(("stale-crc-zip-rocksdb-4.1.4", checksums, c, ina, {
-                "kind": "stale-hadoop-crc", "file": f"{sdir}/{v}.zip", "sidecar": f"{sdir}/.{v}.zip.crc",
-                "description": f"replaced the Hadoop sidecar {sdir}/.{v}.zip.crc by the one another write attempt (checkpoint B, same query, different rows in the last batch) wrote for its own {v}.zip; {v}.zip and the SST files are untouched"}))
-        else:
-            c = common.copy_tree(a, os.path.join(work, "checksum-zip"))
-            swap(b, c, f"{sdir}/{v}.zip.crc")
-            swap(b, c, f"{sdir}/.{v}.zip.crc.crc")
-            cases.append(("stale-checksum-zip-rocksdb-4.1.4", checksums, c, ina, {
-                "kind": "stale-spark-checksum", "file": f"{sdir}/{v}.zip", "sidecar": f"{sdir}/{v}.zip.crc",
-                "description": f"replaced the Spark checksum file {sdir}/{v}.zip.crc (and its Hadoop sidecar .{v}.zip.crc.crc) by the ones another write attempt (checkpoint B) wrote for its own {v}.zip; {v}.zip itself is untouched"}))
-    return cases
+def mutate(name, a, b, work, data, sidecar, temp):
+    """A copy of A with one sidecar of B's; returns (folder, mutation record)."""
+    if data == "offsets":
+        last = max(common.batch_ids(os.path.join(a, "offsets")))
+        main = f"offsets/{last}"
+    else:
+        p, v = pick_partition(a, b, "." + data)
+        main = f"state/0/{p}/{v}.{data}"
+    c = common.copy_tree(a, os.path.join(work, name))
+    side = own_crc(main) if sidecar == "hadoop" else main + ".crc"
+    swap(b, c, side)
+    what = "the Hadoop sidecar" if sidecar == "hadoop" else "the Spark checksum file"
+    also = ""
+    if sidecar == "spark":
+        swap(b, c, own_crc(side))
+        also = f" (and its own Hadoop sidecar {own_crc(side)})"
+    m = {"kind": f"stale-{sidecar}-sidecar", "file": main, "sidecar": side,
+         "description": f"replaced {what} {side}{also} by the one another write attempt (checkpoint B: the same query, other rows in the last batch) wrote for its own {os.path.basename(main)}; {main} itself is untouched"}
+    if temp:
+        t = f"{os.path.dirname(main)}/.{os.path.basename(main)}.6f1c2a9e-8d4b-4c3a-9e2f-5b7d1a0c3e48.TID41.tmp"
+        shutil.copyfile(os.path.join(b, main), os.path.join(c, t))
+        m["temp_file"] = t
+        m["description"] += f"; B's {os.path.basename(main)} is left beside it as the temp file {t} of its atomic write"
+    return c, m
+
+
+def apply_fix(c, work, name, mutation):
+    """A copy of the mutated checkpoint with the stale sidecar (and its own Hadoop sidecar) deleted."""
+    f = common.copy_tree(c, os.path.join(work, name + "-fixed"))
+    deleted = [mutation["sidecar"]]
+    if os.path.exists(os.path.join(f, own_crc(mutation["sidecar"]))):
+        deleted.append(own_crc(mutation["sidecar"]))
+    for d in deleted:
+        os.remove(os.path.join(f, d))
+    return f, deleted
 
 
 def main():
     import pyspark
 
-    rocks = sys.argv[1:] == ["rocksdb"]
+    only = set(sys.argv[1:])
     work = common.workdir()
-    confs = dict(CONFS, **{"spark.sql.streaming.stateStore.providerClass": ROCKSDB}, **ROCKSDB_CONFS) if rocks else CONFS
-    spark = common.session(confs)
-    cases = rocksdb_cases(spark, work) if rocks else []  # (name, checksums, copy folder, input folder, mutation)
-    for checksums in () if rocks else (False, True):
-        a, b, ina = generate(spark, work, checksums)
-        p, v = pick_partition(a, b)
-        sdir = f"state/0/{p}"
-        if not checksums:
-            c = common.copy_tree(a, os.path.join(work, "crc-delta"))
-            swap(b, c, f"{sdir}/.{v}.delta.crc")
-            cases.append(("stale-crc-delta-hdfs-4.1.4", checksums, c, ina, {
-                "kind": "stale-hadoop-crc", "file": f"{sdir}/{v}.delta", "sidecar": f"{sdir}/.{v}.delta.crc",
-                "description": f"replaced the Hadoop sidecar {sdir}/.{v}.delta.crc by the one another write attempt (checkpoint B, same query, different rows in the last batch) wrote for its own {v}.delta; {v}.delta itself is untouched"}))
-            c = common.copy_tree(a, os.path.join(work, "crc-delta-tmp"))
-            swap(b, c, f"{sdir}/.{v}.delta.crc")
-            tmp = f"{sdir}/.{v}.delta.6f1c2a9e-8d4b-4c3a-9e2f-5b7d1a0c3e48.TID41.tmp"
-            shutil.copyfile(os.path.join(b, f"{sdir}/{v}.delta"), os.path.join(c, tmp))
-            cases.append(("stale-crc-delta-tmp-hdfs-4.1.4", checksums, c, ina, {
-                "kind": "stale-hadoop-crc-with-temp", "file": f"{sdir}/{v}.delta", "sidecar": f"{sdir}/.{v}.delta.crc", "temp_file": tmp,
-                "description": f"replaced {sdir}/.{v}.delta.crc by the sidecar of another write attempt (checkpoint B) and left that attempt's {v}.delta beside it as the temp file {tmp} of its atomic write; {v}.delta itself is untouched"}))
-            last = max(common.batch_ids(os.path.join(a, "offsets")))
-            c = common.copy_tree(a, os.path.join(work, "crc-offsets"))
-            swap(b, c, f"offsets/.{last}.crc")
-            cases.append(("stale-crc-last-offsets-4.1.4", checksums, c, ina, {
-                "kind": "stale-hadoop-crc", "file": f"offsets/{last}", "sidecar": f"offsets/.{last}.crc", "batch": last,
-                "description": f"replaced offsets/.{last}.crc by the sidecar another write attempt (checkpoint B) wrote for its own offsets/{last}; offsets/{last} itself is untouched"}))
-        else:
-            c = common.copy_tree(a, os.path.join(work, "checksum-delta"))
-            swap(b, c, f"{sdir}/{v}.delta.crc")
-            swap(b, c, f"{sdir}/.{v}.delta.crc.crc")
-            cases.append(("stale-checksum-delta-hdfs-4.1.4", checksums, c, ina, {
-                "kind": "stale-spark-checksum", "file": f"{sdir}/{v}.delta", "sidecar": f"{sdir}/{v}.delta.crc",
-                "description": f"replaced the Spark checksum file {sdir}/{v}.delta.crc (and its Hadoop sidecar .{v}.delta.crc.crc) by the ones another write attempt (checkpoint B) wrote for its own {v}.delta; {v}.delta itself is untouched"}))
-            c = common.copy_tree(a, os.path.join(work, "crc-delta-checksummed"))
-            swap(b, c, f"{sdir}/.{v}.delta.crc")
-            cases.append(("stale-crc-delta-checksummed-hdfs-4.1.4", checksums, c, ina, {
-                "kind": "stale-hadoop-crc", "file": f"{sdir}/{v}.delta", "sidecar": f"{sdir}/.{v}.delta.crc",
-                "description": f"Spark checksum files on; replaced only the Hadoop sidecar {sdir}/.{v}.delta.crc by the one another write attempt (checkpoint B) wrote for its own {v}.delta; {v}.delta and its Spark checksum file are untouched"}))
-    for name, checksums, c, ina, mutation in cases:
+    spark = common.session(CONFS)
+    runs = {}
+    todo = []
+    for name, provider, checksums, changelog, data, sidecar, temp in CASES:
+        if only and name not in only:
+            continue
+        confs = confs_of(provider, checksums, changelog)
+        key = (provider, checksums, changelog)
+        if key not in runs:
+            runs[key] = generate(spark, work, confs, f"run{len(runs)}")
+        a, b, ina = runs[key]
+        c, mutation = mutate(name, a, b, work, data, sidecar, temp)
         common.zip_checkpoint(c, name)
+        fixed, deleted = apply_fix(c, work, name, mutation)
+        todo.append((name, provider, confs, c, fixed, deleted, ina, mutation))
     # A new input file, so the restart runs a batch (and loads the state).
-    for ina in sorted({x[3] for x in cases}):
+    for ina in sorted({x[6] for x in todo}):
         add_input(ina, 3, 0)
-    for name, checksums, c, ina, mutation in cases:
+    for name, provider, confs, c, fixed, deleted, ina, mutation in todo:
         facts = common.facts(c)
-        spark.conf.set(CHECKSUM, "true" if checksums else "false")
+        set_confs(spark, confs)
         outcome = common.run_and_record(spark, lambda: start(spark, ina, c), settle_batches=1)
-        confs = dict(confs, **{CHECKSUM: "true" if checksums else "false"})
-        record = {  # noqa: E501
+        fix_outcome = common.run_and_record(spark, lambda: start(spark, ina, fixed), settle_batches=1)
+        store = "RocksDBStateStoreProvider" if provider == ROCKSDB else "HDFSBackedStateStoreProvider"
+        record = {
             "name": name,
             "spark_version": pyspark.__version__,
             "kind": "structured-streaming",
-            "scenario": "file source -> withWatermark(ts,10s).groupBy(window(ts,10s),key).agg(count,sum(v)) update -> noop, " + ("RocksDBStateStoreProvider (changelog checkpointing off)" if rocks else "HDFSBackedStateStoreProvider") + ", 3 batches (availableNow each); a second checkpoint B of the same query with other rows in the last batch is the other write attempt",
+            "scenario": f"file source -> withWatermark(ts,10s).groupBy(window(ts,10s),key).agg(count,sum(v)) update -> noop, {store}, 3 batches (availableNow each); a second checkpoint B of the same query with other rows in the last batch is the other write attempt",
             "generator": "tools/spark-gen/stale_sidecar.py",
             "query": {"confs": confs, "trigger": "availableNow (generation and restart)"},
             "mutation": mutation,
             "restart_outcome": outcome,
+            "fix": {"deleted": deleted, "description": "a second copy of the zipped checkpoint with the stale sidecar (and its own Hadoop sidecar) deleted, restarted the same way"},
+            "fix_outcome": fix_outcome,
             "facts": facts,
         }
-        common.write_record(name, record, {c: "<checkpoint>", ina: "<input>", work: "<workdir>"})
-        print(name, outcome["ok"], outcome["exception"], outcome["error_class"], outcome["batches_run_on_restart"])
+        common.write_record(name, record, {fixed: "<checkpoint>", c: "<checkpoint>", ina: "<input>", work: "<workdir>"})
+        print(name, outcome["ok"], outcome["exception"], outcome["error_class"], outcome["batches_run_on_restart"], "fixed:", fix_outcome["ok"], fix_outcome["batches_run_on_restart"])
     spark.stop()
 
 

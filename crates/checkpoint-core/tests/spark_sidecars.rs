@@ -1,7 +1,8 @@
 //! Stale sidecars on real checkpoints (`tests/data/spark/stale-*`, written by `tools/spark-gen/stale_sidecar.py`
 //! with Spark 4.1.4): a data file that decodes next to a Hadoop `.crc` or Spark checksum file of another
 //! write attempt. The prediction must be what Spark did on restart (its record), and the finding must blame
-//! the sidecar: named first in the evidence, deleted by the fix, the data file never to be restored.
+//! the sidecar: named first in the evidence, deleted by the fix, the data file never to be restored. Spark
+//! restarted a second copy with the fix applied (`fix_outcome`): it resumes.
 
 use checkpoint_core::{diagnose, Context, Limits, SparkVersion, ZipInput};
 use serde_json::Value;
@@ -54,8 +55,10 @@ fn every_generated_checkpoint_is_here() {
     assert_eq!(
         names,
         [
+            "stale-checksum-changelog-rocksdb-4.1.4",
             "stale-checksum-delta-hdfs-4.1.4",
             "stale-checksum-zip-rocksdb-4.1.4",
+            "stale-crc-changelog-rocksdb-4.1.4",
             "stale-crc-delta-checksummed-hdfs-4.1.4",
             "stale-crc-delta-hdfs-4.1.4",
             "stale-crc-delta-tmp-hdfs-4.1.4",
@@ -123,5 +126,37 @@ fn the_finding_blames_the_sidecar() {
         if let Some(t) = j["mutation"]["temp_file"].as_str() {
             assert!(f["evidence"][0]["detail"].as_str().unwrap().contains(&format!("match {t}")), "{name}");
         }
+    }
+}
+
+#[test]
+fn the_fix_is_what_made_spark_resume() {
+    for (name, j) in records() {
+        assert_eq!(j["fix_outcome"]["ok"], true, "{name}: Spark did not resume after the fix: {}", j["fix_outcome"]);
+        let deleted: Vec<&str> = j["fix"]["deleted"].as_array().unwrap().iter().filter_map(|d| d.as_str()).collect();
+        let r = report(&name, &j);
+        let f = r["checkpoints"][0]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["code"] == "stale-checksum-sidecar")
+            .cloned()
+            .unwrap_or_default();
+        let step = f["fix"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.as_str())
+            .find(|s| s.starts_with("Delete "))
+            .unwrap_or_else(|| panic!("{name}: no delete step"));
+        let named = step.split(';').next().unwrap_or("");
+        for d in &deleted {
+            assert!(named.contains(d), "{name}: the fix does not delete {d}: {step}");
+        }
+        assert_eq!(
+            named.matches("state/").count() + named.matches("offsets/").count(),
+            deleted.len(),
+            "{name}: {step}"
+        );
     }
 }
