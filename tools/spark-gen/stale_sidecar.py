@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import sys
+import zipfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 import common  # noqa: E402
@@ -104,6 +105,7 @@ CASES = [
     ("stale-crc-delta-checksummed-hdfs-4.1.4", PROVIDER, True, False, "delta", "hadoop", False),
     ("stale-crc-zip-rocksdb-4.1.4", ROCKSDB, False, False, "zip", "hadoop", False),
     ("stale-checksum-zip-rocksdb-4.1.4", ROCKSDB, True, False, "zip", "spark", False),
+    ("stale-crc-sst-rocksdb-4.1.4", ROCKSDB, False, False, "sst", "hadoop", False),
     ("stale-checksum-changelog-rocksdb-4.1.4", ROCKSDB, True, True, "changelog", "spark", False),
     ("stale-crc-changelog-rocksdb-4.1.4", ROCKSDB, True, True, "changelog", "hadoop", False),
 ]
@@ -133,8 +135,35 @@ def generate(spark, work, confs, tag):
     return a, b, ina
 
 
+def zip_ssts(cp, part, v):
+    """localFileName -> dfsSstFileName of the SST files `state/0/<part>/<v>.zip` lists."""
+    with zipfile.ZipFile(os.path.join(cp, "state", "0", str(part), f"{v}.zip")) as z:
+        meta = json.loads(z.read("metadata").decode().split("\n", 1)[1])
+    return {f["localFileName"]: f["dfsSstFileName"] for f in meta.get("sstFiles", [])}
+
+
+def pick_sst(a, b):
+    """An SST file A's last zip lists and the SST of the same local name B's lists: (A's path, B's path)."""
+    for p in range(3):
+        v = last_version(a, p, ".zip")
+        sa, sb = zip_ssts(a, p, v), zip_ssts(b, p, v)
+        for local, dfs in sorted(sa.items()):
+            if local in sb:
+                fa, fb = f"state/0/{p}/SSTs/{dfs}", f"state/0/{p}/SSTs/{sb[local]}"
+                if open(os.path.join(a, fa), "rb").read() != open(os.path.join(b, fb), "rb").read():
+                    return fa, fb
+    raise SystemExit("no SST of the same local name differs between the two attempts")
+
+
 def mutate(name, a, b, work, data, sidecar, temp):
     """A copy of A with one sidecar of B's; returns (folder, mutation record)."""
+    if data == "sst":
+        main, other = pick_sst(a, b)
+        c = common.copy_tree(a, os.path.join(work, name))
+        side = own_crc(main)
+        shutil.copyfile(os.path.join(b, own_crc(other)), os.path.join(c, side))
+        return c, {"kind": "stale-hadoop-sidecar", "file": main, "sidecar": side,
+                   "description": f"replaced the Hadoop sidecar {side} of an SST file the last zip lists by the one another write attempt (checkpoint B) wrote for its SST of the same local name ({os.path.basename(other)}); {main} itself is untouched"}
     if data == "offsets":
         last = max(common.batch_ids(os.path.join(a, "offsets")))
         main = f"offsets/{last}"

@@ -142,6 +142,9 @@ pub struct StateFileIntegrity {
     pub num_keys: Option<i64>,
     /// Bytes of the decompressed stream (`.delta`, `.snapshot`, `.changelog`), when it decompressed.
     pub decompressed_bytes: Option<u64>,
+    /// RocksDB zip: the SST and log files its metadata lists (relative paths), which a load copies through
+    /// Hadoop's FileSystem (their `.crc` sidecars are verified by the read stage too).
+    pub listed_files: Vec<String>,
 }
 
 /// State size at one version of one operator, from the files on disk, summed over the partitions that have

@@ -63,6 +63,7 @@ fn every_generated_checkpoint_is_here() {
             "stale-crc-delta-hdfs-4.1.4",
             "stale-crc-delta-tmp-hdfs-4.1.4",
             "stale-crc-last-offsets-4.1.4",
+            "stale-crc-sst-rocksdb-4.1.4",
             "stale-crc-zip-rocksdb-4.1.4",
         ]
     );

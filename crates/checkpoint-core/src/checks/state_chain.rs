@@ -27,6 +27,8 @@ struct Damage {
     checksum_failed: bool,
     /// The data file decodes completely: only a sidecar disagrees, and the sidecar is the bad file.
     stale: Option<SidecarKind>,
+    /// The data file of that sidecar: the chain file, or an SST/log file its zip lists.
+    stale_main: String,
 }
 
 /// The way Spark reads a chain file (which sidecars it verifies).
@@ -42,7 +44,11 @@ fn damage_of(cp: &Checkpoint, path: &str, kind: ChainFileKind, v: SparkVersion, 
     let integ = cp.integrity_of(path).and_then(|i| i.problem.clone());
     let crc_bad = cp.crc_of(path).and_then(|c| c.verified.clone()).and_then(|r| r.err());
     let sum_bad = cp.checksum_of(path).and_then(|c| c.verified.clone()).and_then(|r| r.err());
-    if integ.is_none() && crc_bad.is_none() && sum_bad.is_none() {
+    // A zip's SST and log files are copied through Hadoop's FileSystem after it, which verifies their .crc.
+    let listed_bad = cp.integrity_of(path).and_then(|i| {
+        i.listed_files.iter().find(|f| cp.crc_of(f).is_some_and(|c| matches!(c.verified, Some(Err(_))))).cloned()
+    });
+    if integ.is_none() && crc_bad.is_none() && sum_bad.is_none() && listed_bad.is_none() {
         return None;
     }
     let rocks = matches!(kind, ChainFileKind::Zip | ChainFileKind::Changelog);
@@ -54,7 +60,7 @@ fn damage_of(cp: &Checkpoint, path: &str, kind: ChainFileKind, v: SparkVersion, 
     // Spark 3.x decompressed lz4 state files with lz4-java's fast decompressor, which did not notice a
     // damaged match offset inside an intact block (fixture broken-ss-3.5.9-corrupt-state-file loaded it).
     let legacy_blind = !v.at_least(4, 0) && cp.integrity_of(path).is_some_and(|i| i.payload_corrupt) && !rocks;
-    let crc_checked = crc_bad.is_some() && rp == ReadPath::Zip;
+    let crc_checked = (crc_bad.is_some() || listed_bad.is_some()) && rp == ReadPath::Zip;
     let detected = (integ.is_some() && !legacy_blind) || checksum_failed || crc_checked;
     let decodes = cp.integrity_of(path).is_some_and(|i| i.problem.is_none());
     // A verified sidecar decides what Spark raises; else the Spark checksum file is named first.
@@ -83,7 +89,22 @@ fn damage_of(cp: &Checkpoint, path: &str, kind: ChainFileKind, v: SparkVersion, 
     if let Some(s) = &sum_bad {
         parts.push(format!("Spark checksum file: {s}"));
     }
-    Some(Damage { path: path.to_string(), detail: parts.join("; "), offset, detected, checksum_failed, stale })
+    let stale_main = match (&crc_bad, &listed_bad) {
+        (None, Some(f)) => {
+            parts.push(format!("the Hadoop .crc sidecar of {f}, which the zip lists, does not match it"));
+            f.clone()
+        }
+        _ => path.to_string(),
+    };
+    Some(Damage {
+        path: path.to_string(),
+        detail: parts.join("; "),
+        offset,
+        detected,
+        checksum_failed,
+        stale,
+        stale_main,
+    })
 }
 
 /// The specific 4.x error classes the state readers report for a damaged file that Spark raises as such
@@ -358,6 +379,11 @@ fn stale_chain_finding(
     let (cp, v) = (at.cp, at.v);
     let integ = cp.integrity_of(&d.path)?;
     let decoded = match (step.kind, integ.records, integ.num_keys) {
+        (ChainFileKind::Zip, _, _) if d.stale_main != d.path => format!(
+            "{} lists it with its size ({} bytes), and the zip and the files it lists check out",
+            d.path,
+            cp.file_size(&d.stale_main).unwrap_or(0)
+        ),
         (ChainFileKind::Zip, _, keys) => format!(
             "the zip opens, its metadata parses{} and the SST files it lists are there with their sizes",
             keys.map(|k| format!(" ({k} keys)")).unwrap_or_default()
@@ -383,7 +409,7 @@ fn stale_chain_finding(
         (class, exc)
     });
     let s = Stale {
-        main: &d.path,
+        main: &d.stale_main,
         kind,
         read: read_path(step.kind),
         decoded,

@@ -97,6 +97,7 @@ fn check_state_file(cp: &mut Checkpoint, rd: &mut Reader<'_>, path: &str, kind: 
                     records: None,
                     num_keys: None,
                     decompressed_bytes: None,
+                    listed_files: Vec::new(),
                 },
             );
             return;
@@ -119,6 +120,8 @@ fn check_state_file(cp: &mut Checkpoint, rd: &mut Reader<'_>, path: &str, kind: 
                     what: "the SST files it lists: present with the recorded sizes, blocks not decoded".into(),
                 });
             }
+            let listed_files =
+                if z.problem.is_none() { verify_listed_sidecars(cp, rd, &store.dir, &bytes) } else { Vec::new() };
             StateFileIntegrity {
                 path: path.to_string(),
                 problem: z.problem,
@@ -129,6 +132,7 @@ fn check_state_file(cp: &mut Checkpoint, rd: &mut Reader<'_>, path: &str, kind: 
                 records: None,
                 num_keys: z.num_keys,
                 decompressed_bytes: None,
+                listed_files,
             }
         }
         k => {
@@ -148,6 +152,7 @@ fn check_state_file(cp: &mut Checkpoint, rd: &mut Reader<'_>, path: &str, kind: 
                 records: c.records,
                 num_keys: None,
                 decompressed_bytes: c.decompressed_bytes,
+                listed_files: Vec::new(),
             }
         }
     };
@@ -156,4 +161,30 @@ fn check_state_file(cp: &mut Checkpoint, rd: &mut Reader<'_>, path: &str, kind: 
         rd.budget_left = rd.budget_left.saturating_sub(d.saturating_sub(size));
     }
     cp.state_integrity.insert(path.to_string(), integrity);
+}
+
+/// The SST and log files a RocksDB zip lists (relative paths), with the Hadoop sidecar of each verified: a
+/// load copies them through Hadoop's FileSystem, which checks the `.crc` (the zip itself was checked whole).
+fn verify_listed_sidecars(cp: &mut Checkpoint, rd: &mut Reader<'_>, dir: &str, zip: &[u8]) -> Vec<String> {
+    let Ok(z) = crate::state::rocksdb::zip_meta::read_version_zip(zip, Default::default()) else {
+        return Vec::new();
+    };
+    let listed: Vec<String> = z
+        .metadata
+        .sst_files
+        .iter()
+        .map(|f| format!("{dir}/SSTs/{}", f.dfs_file_name))
+        .chain(z.metadata.log_files.iter().map(|f| format!("{dir}/logs/{}", f.dfs_file_name)))
+        .collect();
+    for p in &listed {
+        let Some(size) = cp.file_size(p) else { continue };
+        if !cp.hadoop_crcs.contains_key(p) || size > rd.budget_left {
+            continue;
+        }
+        if let Ok(b) = rd.read(p, MAX_STATE_FILE_BYTES) {
+            rd.budget_left = rd.budget_left.saturating_sub(size);
+            sidecars::verify(cp, rd, p, &b);
+        }
+    }
+    listed
 }
