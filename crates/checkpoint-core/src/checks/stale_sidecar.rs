@@ -211,7 +211,8 @@ pub fn stale_finding(cp: &Checkpoint, v: SparkVersion, s: &Stale<'_>) -> Option<
         ReadPath::Log => "reads checkpoint logs through FileContext, which on the local file system skips the .crc (LocalFs passes open(path) straight to the raw file system)",
         ReadPath::StateStream => match s.kind {
             SidecarKind::Hadoop => "reads state files through FileContext, which on the local file system skips the .crc",
-            SidecarKind::Spark => "verifies Spark checksum files only when spark.sql.streaming.checkpoint.fileChecksum.enabled is true (4.1+)",
+            SidecarKind::Spark if !v.at_least(4, 1) => "does not read Spark checksum files (4.1 added them)",
+            SidecarKind::Spark => "verifies Spark checksum files only when spark.sql.streaming.checkpoint.fileChecksum.enabled is true",
         },
         ReadPath::Zip => "unzips RocksDB snapshots through Hadoop's FileSystem without reading their Spark checksum files",
     };
