@@ -8,6 +8,8 @@ use crate::model::Checkpoint;
 
 /// Largest temp file a mismatching sidecar is tried on.
 const MAX_TEMP_BYTES: u64 = 16 * 1024 * 1024;
+/// Temp files of the same target a mismatching sidecar is tried on, at most.
+const MAX_TEMP_TRIED: usize = 8;
 
 /// Verifies the Hadoop and Spark sidecars of `main` (relative path), whose bytes were read.
 pub(crate) fn verify(cp: &mut Checkpoint, rd: &mut Reader<'_>, main: &str, bytes: &[u8]) {
@@ -62,6 +64,7 @@ fn other_attempt(cp: &Checkpoint, rd: &mut Reader<'_>, main: &str, fits: impl Fn
         .temp_files
         .iter()
         .filter(|t| t.dir == dir && t.target == name && t.size <= MAX_TEMP_BYTES)
+        .take(MAX_TEMP_TRIED)
         .map(|t| t.path.clone())
         .collect();
     temps.into_iter().find(|t| rd.read(t, MAX_TEMP_BYTES).is_ok_and(|b| fits(&b)))

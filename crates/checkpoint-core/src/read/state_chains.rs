@@ -120,8 +120,12 @@ fn check_state_file(cp: &mut Checkpoint, rd: &mut Reader<'_>, path: &str, kind: 
                     what: "the SST files it lists: present with the recorded sizes, blocks not decoded".into(),
                 });
             }
-            let listed_files =
-                if z.problem.is_none() { verify_listed_sidecars(cp, rd, &store.dir, &bytes) } else { Vec::new() };
+            // Only when the SSTs fitted the budget (and were decoded): their sidecars cost no more of it.
+            let listed_files = if z.problem.is_none() && z.ssts_decoded {
+                verify_listed_sidecars(cp, rd, &store.dir, &bytes)
+            } else {
+                Vec::new()
+            };
             StateFileIntegrity {
                 path: path.to_string(),
                 problem: z.problem,
@@ -164,7 +168,8 @@ fn check_state_file(cp: &mut Checkpoint, rd: &mut Reader<'_>, path: &str, kind: 
 }
 
 /// The SST and log files a RocksDB zip lists (relative paths), with the Hadoop sidecar of each verified: a
-/// load copies them through Hadoop's FileSystem, which checks the `.crc` (the zip itself was checked whole).
+/// load copies them through Hadoop's FileSystem, which checks the `.crc`. Called only when the zip's SSTs
+/// were decoded within the byte budget, so their sizes are already paid for.
 fn verify_listed_sidecars(cp: &mut Checkpoint, rd: &mut Reader<'_>, dir: &str, zip: &[u8]) -> Vec<String> {
     let Ok(z) = crate::state::rocksdb::zip_meta::read_version_zip(zip, Default::default()) else {
         return Vec::new();
@@ -177,12 +182,10 @@ fn verify_listed_sidecars(cp: &mut Checkpoint, rd: &mut Reader<'_>, dir: &str, z
         .chain(z.metadata.log_files.iter().map(|f| format!("{dir}/logs/{}", f.dfs_file_name)))
         .collect();
     for p in &listed {
-        let Some(size) = cp.file_size(p) else { continue };
-        if !cp.hadoop_crcs.contains_key(p) || size > rd.budget_left {
+        if !cp.hadoop_crcs.contains_key(p) {
             continue;
         }
         if let Ok(b) = rd.read(p, MAX_STATE_FILE_BYTES) {
-            rd.budget_left = rd.budget_left.saturating_sub(size);
             sidecars::verify(cp, rd, p, &b);
         }
     }
