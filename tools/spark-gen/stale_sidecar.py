@@ -111,6 +111,20 @@ CASES = [
 ]
 
 
+def state_operators(names):
+    """`state_operators` of the shared fixtures' facts from the checkpoint's relative file paths."""
+    ops = {}
+    for n in names:
+        parts = n.split("/")
+        if len(parts) >= 4 and parts[0] == "state" and parts[1].isdigit() and parts[2].isdigit():
+            ops.setdefault(parts[1], set()).add(int(parts[2]))
+    return {op: {"partitions": sorted(ps)} for op, ps in sorted(ops.items())}
+
+
+def files_of(cp):
+    return [os.path.relpath(os.path.join(d, f), cp) for d, _, fs in os.walk(cp) for f in fs]
+
+
 def confs_of(provider, checksums, changelog):
     c = dict(CONFS)
     c["spark.sql.streaming.stateStore.providerClass"] = provider
@@ -224,6 +238,7 @@ def main():
         add_input(ina, 3, 0)
     for name, provider, confs, c, fixed, deleted, ina, mutation in todo:
         facts = common.facts(c)
+        facts["state_operators"] = state_operators(files_of(c))
         set_confs(spark, confs)
         outcome = common.run_and_record(spark, lambda: start(spark, ina, c), settle_batches=1)
         fix_outcome = common.run_and_record(spark, lambda: start(spark, ina, fixed), settle_batches=1)
