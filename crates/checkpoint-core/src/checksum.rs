@@ -16,6 +16,10 @@ pub struct SparkChecksum {
     pub value: i32,
     /// `mainFileSize` in bytes.
     pub main_file_size: u64,
+    /// `timestampMs`: when the writer closed the main file (ms since the epoch), when recorded.
+    pub timestamp_ms: Option<i64>,
+    /// `creator`: `executorId` and `taskInfo` of the writer (`driver, Task= 0.0, Stage= 23.0`), when recorded.
+    pub creator: Option<String>,
 }
 
 /// A computed-vs-expected mismatch, in the words of Spark's error message.
@@ -40,7 +44,12 @@ pub fn parse(bytes: &[u8]) -> Result<SparkChecksum, (u64, String)> {
     if !algorithm.eq_ignore_ascii_case("CRC32C") {
         return Err((0, format!("unknown algorithm {algorithm:?}")));
     }
-    Ok(SparkChecksum { algorithm, value: value as i32, main_file_size: size })
+    let timestamp_ms = v.get("timestampMs").and_then(|x| x.as_i64());
+    let creator = v.get("creator").map(|c| {
+        let field = |k: &str| c.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
+        [field("executorId"), field("taskInfo")].into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>().join(", ")
+    });
+    Ok(SparkChecksum { algorithm, value: value as i32, main_file_size: size, timestamp_ms, creator })
 }
 
 /// The CRC32C of `data` as Spark records it (a signed int).
@@ -75,7 +84,7 @@ mod tests {
         // CRC-32C check value of "123456789".
         assert_eq!(CRC32C.checksum(b"123456789"), 0xE306_9283);
         let s = parse(br#"{"algorithm":"CRC32C","value":-1830994040,"mainFileSize":130,"timestampMs":1}"#).unwrap();
-        assert_eq!(s.main_file_size, 130);
+        assert_eq!((s.main_file_size, s.timestamp_ms, s.creator.as_deref()), (130, Some(1), None));
         assert!(verify(&s, &[0u8; 130]).is_err());
         assert_eq!(main_name("12.snapshot.crc"), Some("12.snapshot"));
         assert_eq!(main_name(".12.snapshot.crc"), None);

@@ -98,6 +98,9 @@ pub struct CrcSidecar {
     pub main_exists: bool,
     /// `None` = not verified (main file not read); `Some(Ok)` = matches.
     pub verified: Option<Result<(), CrcError>>,
+    /// When it does not match its main file: another file of the archive whose bytes it matches (the temp
+    /// file of another write attempt of the same file), which shows it was written for other bytes.
+    pub matches: Option<String>,
 }
 
 /// A Spark 4.1+ `<name>.crc` checksum file and, when the main file was read, whether it matches.
@@ -111,6 +114,10 @@ pub struct ChecksumSidecar {
     pub main_exists: bool,
     /// `None` = not verified; `Some(Err(reason))` = mismatch or unreadable checksum file.
     pub verified: Option<Result<(), String>>,
+    /// What the checksum file records (size, CRC32C, writer, time), when it was read and parses.
+    pub recorded: Option<crate::checksum::SparkChecksum>,
+    /// When it does not match its main file: another file of the archive whose bytes it matches.
+    pub matches: Option<String>,
 }
 
 /// What a state file's bytes say about its integrity (without decoding rows).
@@ -135,6 +142,9 @@ pub struct StateFileIntegrity {
     pub num_keys: Option<i64>,
     /// Bytes of the decompressed stream (`.delta`, `.snapshot`, `.changelog`), when it decompressed.
     pub decompressed_bytes: Option<u64>,
+    /// RocksDB zip: the SST and log files its metadata lists (relative paths), which a load copies through
+    /// Hadoop's FileSystem (their `.crc` sidecars are verified by the read stage too).
+    pub listed_files: Vec<String>,
 }
 
 /// State size at one version of one operator, from the files on disk, summed over the partitions that have

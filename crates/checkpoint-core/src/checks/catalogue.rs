@@ -191,6 +191,12 @@ catalogue! {
         "A state file the restart loads is damaged; an error unless Spark 4.3's automatic snapshot repair rebuilds the version from intact older files.";
     StateFileCrcMismatchUnchecked = "state-file-crc-mismatch-unchecked", [Warning], [],
         "State files the restart loads do not match their Hadoop `.crc`, and the HDFS provider loads them without checking.";
+    StaleChecksumSidecar = "stale-checksum-sidecar", [Error, Warning], [
+        "CANNOT_LOAD_STATE_STORE.UNCATEGORIZED",
+        "CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED",
+        "CANNOT_LOAD_STATE_STORE.AUTO_SNAPSHOT_REPAIR_FAILED",
+    ],
+        "A Hadoop `.crc` or Spark 4.1+ checksum file disagrees with a data file that decodes completely: the sidecar (another write attempt's) is the bad file, the fix deletes it; an error when Spark verifies that sidecar on the read (a RocksDB zip's `.crc`, a state file's checksum file), else a warning.";
     StateRowSchemaViolation = "state-row-schema-violation", [Error, Warning], [
         "CANNOT_LOAD_STATE_STORE.KEY_ROW_FORMAT_VALIDATION_FAILURE",
         "CANNOT_LOAD_STATE_STORE.VALUE_ROW_FORMAT_VALIDATION_FAILURE",
@@ -223,7 +229,7 @@ catalogue! {
     LastActivityAge = "last-activity-age", [Info], [],
         "How long ago the last batch started and the last commit was written, against the time of the run.";
     HadoopCrcMismatch = "hadoop-crc-mismatch", [Warning], [],
-        "A log file does not match its Hadoop `.crc` sidecar: it was changed after Spark wrote it.";
+        "A log file does not match its Hadoop `.crc` sidecar: it was changed after Spark wrote it, or (when it parses) the sidecar is another write's; Spark does not verify it.";
     SparkChecksumMismatch = "spark-checksum-mismatch", [Warning], ["CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED"],
         "A file does not match its Spark 4.1+ checksum file.";
     OffsetsUnknownKeys = "offsets-unknown-keys", [Warning], [],

@@ -18,6 +18,7 @@ pub mod logs;
 pub mod metadata;
 pub mod sink_log;
 pub mod source_files;
+pub mod stale_sidecar;
 pub mod state;
 pub mod state_chain;
 pub mod state_growth;
@@ -123,6 +124,7 @@ pub const REGISTRY: &[Rule] = &[
             Code::StateBaseSnapshotMissing,
             Code::StateFileCorrupt,
             Code::StateFileCrcMismatchUnchecked,
+            Code::StaleChecksumSidecar,
         ],
         state_chain::check_chains,
     ),
@@ -151,7 +153,10 @@ pub const REGISTRY: &[Rule] = &[
     ),
     rule(&[Code::DeltaRetentionCountdown], delta::check_retention_countdown),
     rule(&[Code::OffsetsRewrittenAfterCommit, Code::LastActivityAge], timing::check_timing),
-    rule(&[Code::HadoopCrcMismatch, Code::SparkChecksumMismatch, Code::OffsetsUnknownKeys], checksums::check_checksums),
+    rule(
+        &[Code::HadoopCrcMismatch, Code::SparkChecksumMismatch, Code::StaleChecksumSidecar, Code::OffsetsUnknownKeys],
+        checksums::check_checksums,
+    ),
     rule(
         &[
             Code::SourceCountChanged,

@@ -107,6 +107,14 @@ fn with_error(dir: &str, name: &str, v: &str) -> Case {
     c
 }
 
+/// A real checkpoint of `tools/spark-gen` (`tests/data/spark/<name>.zip`, the checkpoint before its recorded
+/// restart), with the zip's entry times.
+fn spark_gen(name: &str, v: &str) -> Case {
+    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/spark"));
+    let (files, times) = zip_at(dir.join(format!("{name}.zip")));
+    Case { times, ..plain(files, v) }
+}
+
 /// A shared case (`../shared/cases/<name>`) with its error text, if it has one.
 fn shared_case(name: &str) -> Case {
     let (files, times) = zip_at(shared("cases").join(format!("{name}.zip")));
@@ -452,6 +460,7 @@ fn case_for(code: Code) -> Case {
         }
         StateFileCorrupt => with_error("fixtures", "broken-ss-4.3.0-corrupt-state-file-norepair-agg-hdfs", "4.3.0"),
         StateFileCrcMismatchUnchecked => plain(fixture("broken-ss-3.5.9-corrupt-state-file"), "3.5.9"),
+        StaleChecksumSidecar => spark_gen("stale-checksum-delta-hdfs-4.1.4", "4.1.4"),
         StateRowSchemaViolation => agg(with_bad_key_row),
         StateVerificationBudget => {
             let mut c = agg(|_| {});

@@ -4,8 +4,9 @@
 //! batch + 1), and whether each exists and is intact, as Spark's HDFS and RocksDB providers read them
 //! (FORMATS.md §8, §11, §14, §16), with Spark 4.3's automatic snapshot repair.
 
+use super::stale_sidecar::{self, spark_verifies, ReadPath, SidecarKind, Stale, CHECKSUM_CONF};
 use super::state::{recorded_partitions, MAX_MISSING_CHECKED};
-use super::{effective_conf, legacy, spark, BACKUP};
+use super::{conf_bool, effective_conf, legacy, spark, BACKUP};
 use crate::model::store_index;
 use crate::model::Checkpoint;
 use crate::report::{CheckpointKind, Code, Finding, RestartStage, Severity};
@@ -24,23 +25,52 @@ struct Damage {
     detected: bool,
     /// The checksum class when a Spark 4.1+ checksum mismatches.
     checksum_failed: bool,
+    /// The data file decodes completely: only a sidecar disagrees, and the sidecar is the bad file.
+    stale: Option<SidecarKind>,
+    /// The data file of that sidecar: the chain file, or an SST/log file its zip lists.
+    stale_main: String,
 }
 
-fn damage_of(cp: &Checkpoint, path: &str, kind: ChainFileKind, v: SparkVersion) -> Option<Damage> {
+/// The way Spark reads a chain file (which sidecars it verifies).
+fn read_path(kind: ChainFileKind) -> ReadPath {
+    if kind == ChainFileKind::Zip {
+        ReadPath::Zip
+    } else {
+        ReadPath::StateStream
+    }
+}
+
+fn damage_of(cp: &Checkpoint, path: &str, kind: ChainFileKind, v: SparkVersion, sums_on: bool) -> Option<Damage> {
     let integ = cp.integrity_of(path).and_then(|i| i.problem.clone());
     let crc_bad = cp.crc_of(path).and_then(|c| c.verified.clone()).and_then(|r| r.err());
     let sum_bad = cp.checksum_of(path).and_then(|c| c.verified.clone()).and_then(|r| r.err());
-    if integ.is_none() && crc_bad.is_none() && sum_bad.is_none() {
+    // A zip's SST and log files are copied through Hadoop's FileSystem after it, which verifies their .crc.
+    let listed_bad = cp.integrity_of(path).and_then(|i| {
+        i.listed_files.iter().find(|f| cp.crc_of(f).is_some_and(|c| matches!(c.verified, Some(Err(_))))).cloned()
+    });
+    if integ.is_none() && crc_bad.is_none() && sum_bad.is_none() && listed_bad.is_none() {
         return None;
     }
     let rocks = matches!(kind, ChainFileKind::Zip | ChainFileKind::Changelog);
-    let checksum_failed = sum_bad.is_some() && v.at_least(4, 1);
-    // RocksDB files are copied through Hadoop's FileSystem, which verifies the .crc; the HDFS provider's
-    // reads did not fail on a .crc mismatch in 3.5.9 (fixture broken-ss-3.5.9-corrupt-state-file).
+    let (rp, verifies) = (read_path(kind), |k| spark_verifies(k, read_path(kind), v, sums_on));
+    let checksum_failed = sum_bad.is_some() && verifies(SidecarKind::Spark);
+    // Only a RocksDB zip is read through Hadoop's FileSystem, which verifies the .crc (SSTs too); the HDFS
+    // provider's files and changelogs are read through FileContext, which skips it (fixtures
+    // broken-ss-3.5.9-corrupt-state-file, tests/data/spark/stale-crc-delta-hdfs-4.1.4).
     // Spark 3.x decompressed lz4 state files with lz4-java's fast decompressor, which did not notice a
     // damaged match offset inside an intact block (fixture broken-ss-3.5.9-corrupt-state-file loaded it).
     let legacy_blind = !v.at_least(4, 0) && cp.integrity_of(path).is_some_and(|i| i.payload_corrupt) && !rocks;
-    let detected = (integ.is_some() && !legacy_blind) || checksum_failed || (rocks && crc_bad.is_some());
+    let crc_checked = (crc_bad.is_some() || listed_bad.is_some()) && rp == ReadPath::Zip;
+    let detected = (integ.is_some() && !legacy_blind) || checksum_failed || crc_checked;
+    let decodes = cp.integrity_of(path).is_some_and(|i| i.problem.is_none());
+    // A verified sidecar decides what Spark raises; else the Spark checksum file is named first.
+    let stale = decodes.then(|| {
+        if crc_checked || (crc_bad.is_some() && !checksum_failed && sum_bad.is_none()) {
+            SidecarKind::Hadoop
+        } else {
+            SidecarKind::Spark
+        }
+    });
     let mut parts = Vec::new();
     let mut offset = None;
     if let Some(p) = &integ {
@@ -59,7 +89,22 @@ fn damage_of(cp: &Checkpoint, path: &str, kind: ChainFileKind, v: SparkVersion) 
     if let Some(s) = &sum_bad {
         parts.push(format!("Spark checksum file: {s}"));
     }
-    Some(Damage { path: path.to_string(), detail: parts.join("; "), offset, detected, checksum_failed })
+    let stale_main = match (&crc_bad, &listed_bad) {
+        (None, Some(f)) => {
+            parts.push(format!("the Hadoop .crc sidecar of {f}, which the zip lists, does not match it"));
+            f.clone()
+        }
+        _ => path.to_string(),
+    };
+    Some(Damage {
+        path: path.to_string(),
+        detail: parts.join("; "),
+        offset,
+        detected,
+        checksum_failed,
+        stale,
+        stale_main,
+    })
 }
 
 /// The specific 4.x error classes the state readers report for a damaged file that Spark raises as such
@@ -99,11 +144,16 @@ fn load_error(kind: &str, v: SparkVersion, ckpt_v2: bool) -> (Option<&'static st
     (Some(c), "org.apache.spark.SparkException")
 }
 
-/// What one store's chain gives: a finding, or a damaged file Spark loads without noticing.
+/// What one store's chain gives: a finding, a stale sidecar of an intact file, or a damaged file Spark loads
+/// without noticing.
 enum Outcome {
     Finding(Finding),
+    Stale(Finding),
     Silent(String, String),
 }
+
+/// At most this many stale sidecars of a restart's chains are reported, one finding each.
+const MAX_STALE: usize = 20;
 
 /// One store a restart loads, with what planning its chain needs.
 struct StoreAt<'a> {
@@ -119,6 +169,15 @@ struct StoreAt<'a> {
     base_input: PlanInput<'a>,
     /// Spark 4.3's automatic snapshot repair applies.
     repair: bool,
+    /// Spark 4.1+ checkpoint file checksums are verified (`spark.sql.streaming.checkpoint.fileChecksum.enabled`).
+    sums_on: bool,
+}
+
+impl StoreAt<'_> {
+    /// The damage of a chain file, as this restart's Spark reads it.
+    fn damage(&self, path: &str, kind: ChainFileKind) -> Option<Damage> {
+        damage_of(self.cp, path, kind, self.v, self.sums_on)
+    }
 }
 
 impl StoreAt<'_> {
@@ -140,9 +199,11 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let v = spark(ctx);
     let conf = effective_conf(cp, ctx);
     let repair = PlanInput { release: v, conf: Some(&conf), ..PlanInput::new("") }.repairs_snapshots();
+    let sums_on = conf_bool(&conf, CHECKSUM_CONF, true);
     let partitions = recorded_partitions(cp);
     let mut out = Vec::new();
     let mut silent: Vec<(String, String)> = Vec::new();
+    let mut stale = 0usize;
     for (op, o) in &cp.state.operators {
         let provider = cp.operator_provider(*op);
         let base_input = PlanInput { release: v, conf: Some(&conf), ..PlanInput::new(&provider) };
@@ -160,11 +221,17 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                     "operator {op}, partition {part}{}",
                     if name == "default" { String::new() } else { format!(", store {name}") }
                 );
-                let at = StoreAt { cp, v, version, dir, where_, store, uid, lineage, base_input, repair };
-                match chain_outcome(&at) {
-                    Some(Outcome::Finding(f)) => out.push(f),
-                    Some(Outcome::Silent(p, d)) => silent.push((p, d)),
-                    None => {}
+                let at = StoreAt { cp, v, version, dir, where_, store, uid, lineage, base_input, repair, sums_on };
+                for o in chain_outcome(&at) {
+                    match o {
+                        Outcome::Finding(f) => out.push(f),
+                        Outcome::Stale(f) if stale < MAX_STALE => {
+                            stale += 1;
+                            out.push(f);
+                        }
+                        Outcome::Stale(_) => stale += 1,
+                        Outcome::Silent(p, d) => silent.push((p, d)),
+                    }
                 }
             }
         }
@@ -223,8 +290,9 @@ fn partitions_checked(o: &crate::state_files::OperatorFiles, partitions: Option<
     parts
 }
 
-/// The finding (if any) for one store's chain: a missing file, no base snapshot, or the first damaged file.
-fn chain_outcome(at: &StoreAt<'_>) -> Option<Outcome> {
+/// The findings for one store's chain: a missing file, no base snapshot, or the first damaged file (after the
+/// stale sidecars of intact files before it).
+fn chain_outcome(at: &StoreAt<'_>) -> Vec<Outcome> {
     let (cp, v, version, dir, where_) = (at.cp, at.v, at.version, &at.dir, &at.where_);
     let ckpt_v2 = at.uid.is_some();
     let chain = at.plan(&[], true);
@@ -238,7 +306,7 @@ fn chain_outcome(at: &StoreAt<'_>) -> Option<Outcome> {
         } else {
             format!("Error reading streaming state file of {} does not exist.", m.path)
         };
-        return Some(Outcome::Finding(
+        return vec![Outcome::Finding(
             Finding::new(
                 if m.kind == ChainFileKind::Delta { Code::StateDeltaMissing } else { Code::StateChangelogMissing },
                 Severity::Error,
@@ -260,36 +328,101 @@ fn chain_outcome(at: &StoreAt<'_>) -> Option<Outcome> {
                 super::new_checkpoint_step(cp),
             ])
             .fails(RestartStage::StateLoad, class, exc),
-        ));
+        )];
     }
     if chain.base_not_found {
         let (class, exc) = load_error("base-not-found", v, true);
         let lineage: Vec<String> =
             chain.steps.iter().map(|s| s.path.rsplit('/').next().unwrap_or("").to_string()).collect();
         let lowest = chain.steps.first().map(|s| s.version).unwrap_or(version);
-        return Some(Outcome::Finding(
+        return vec![Outcome::Finding(
             Finding::new(Code::StateBaseSnapshotMissing, Severity::Error, format!("State version {version} of {where_} has no base snapshot (checkpoint format v2)"))
                 .classes(&["CANNOT_LOAD_STATE_STORE.CANNOT_FIND_BASE_SNAPSHOT_CHECKPOINT"])
                 .evidence(chain.steps.last().map(|s| s.path.clone()).unwrap_or(dir.clone()), format!("changelogs {} are present but no zip at or below version {lowest} continues the chain (version {} has neither a zip nor a changelog)", lineage.join(", "), lowest - 1), None)
                 .why("With state checkpoint format v2 every version has a unique id; Spark follows the lineage recorded in the changelog of the version it loads back to a snapshot zip of the same lineage. Here the snapshot zips of that lineage are gone, so the chain cannot start.")
                 .fix(&[BACKUP.to_string(), format!("Restore the deleted .zip files (and changelogs) of {dir} from the original checkpoint."), super::new_checkpoint_step(cp)])
                 .fails(RestartStage::StateLoad, class, exc),
-        ));
+        )];
     }
-    // Damaged files in the chain: the first one decides.
-    let (idx, d) =
-        chain.steps.iter().enumerate().find_map(|(i, s)| damage_of(cp, &s.path, s.kind, v).map(|d| (i, d)))?;
-    let step = &chain.steps[idx];
-    if !d.detected {
-        return Some(Outcome::Silent(d.path.clone(), d.detail.clone()));
+    // Damaged files in the chain: the first one Spark notices decides; a stale sidecar Spark does not
+    // verify is reported and the chain goes on.
+    let mut out = Vec::new();
+    for step in &chain.steps {
+        let Some(d) = at.damage(&step.path, step.kind) else { continue };
+        if let Some(kind) = d.stale {
+            if let Some(f) = stale_chain_finding(at, step, &d, kind) {
+                out.push(Outcome::Stale(f));
+            }
+            if d.detected {
+                return out;
+            }
+            continue;
+        }
+        out.push(if d.detected {
+            Outcome::Finding(damaged_finding(at, step, &d))
+        } else {
+            Outcome::Silent(d.path.clone(), d.detail.clone())
+        });
+        return out;
     }
-    Some(Outcome::Finding(damaged_finding(at, step, &d)))
+    out
+}
+
+/// `stale-checksum-sidecar` for a chain file that decodes: the sidecar is blamed, and the restart fails only
+/// when Spark verifies that sidecar on this read (unless 4.3's snapshot repair rebuilds the version).
+fn stale_chain_finding(
+    at: &StoreAt<'_>,
+    step: &crate::restart_chain::ChainStep,
+    d: &Damage,
+    kind: SidecarKind,
+) -> Option<Finding> {
+    let (cp, v) = (at.cp, at.v);
+    let integ = cp.integrity_of(&d.path)?;
+    let decoded = match (step.kind, integ.records, integ.num_keys) {
+        (ChainFileKind::Zip, _, _) if d.stale_main != d.path => format!(
+            "{} lists it with its size ({} bytes), and the zip and the files it lists check out",
+            d.path,
+            cp.file_size(&d.stale_main).unwrap_or(0)
+        ),
+        (ChainFileKind::Zip, _, keys) => format!(
+            "the zip opens, its metadata parses{} and the SST files it lists are there with their sizes",
+            keys.map(|k| format!(" ({k} keys)")).unwrap_or_default()
+        ),
+        (ChainFileKind::Changelog, Some((n, _)), _) => {
+            format!("{n} changelog record(s), the compression frames and the end marker intact")
+        }
+        (_, Some((puts, removals)), _) => format!(
+            "{puts} put(s) and {removals} removal(s), every compressed block (with its checksum) and the end-of-file marker intact"
+        ),
+        _ => "the compression frames and records read to the end".to_string(),
+    };
+    let is_base = matches!(step.kind, ChainFileKind::Snapshot | ChainFileKind::Zip);
+    let repaired_from = if d.detected {
+        repaired_chain(at, step, is_base).map(|alt| {
+            alt.steps.iter().map(|s| s.path.rsplit('/').next().unwrap_or("").to_string()).collect::<Vec<_>>().join(", ")
+        })
+    } else {
+        None
+    };
+    let fails = d.detected.then(|| {
+        let (class, exc) = load_error("stream-corrupt", v, false);
+        (class, exc)
+    });
+    let s = Stale {
+        main: &d.stale_main,
+        kind,
+        read: read_path(step.kind),
+        decoded,
+        role: format!("state version {} of {}", step.version, at.where_),
+        fails,
+        repaired_from,
+    };
+    stale_sidecar::stale_finding(cp, v, &s)
 }
 
 /// With 4.3's snapshot repair: the chain Spark rebuilds the version from when the damaged base snapshot (and
 /// up to three more damaged ones) is skipped; `None` when repair is off or nothing intact is left.
 fn repaired_chain(at: &StoreAt<'_>, step: &crate::restart_chain::ChainStep, is_base: bool) -> Option<LoadChain> {
-    let (cp, v) = (at.cp, at.v);
     let repair = at.repair;
     if repair && is_base {
         let mut skip = vec![step.version];
@@ -299,11 +432,7 @@ fn repaired_chain(at: &StoreAt<'_>, step: &crate::restart_chain::ChainStep, is_b
             if alt.missing.is_some() || alt.base_not_found {
                 break;
             }
-            match alt
-                .steps
-                .iter()
-                .find_map(|s| damage_of(cp, &s.path, s.kind, v).filter(|d| d.detected).map(|_| s.clone()))
-            {
+            match alt.steps.iter().find_map(|s| at.damage(&s.path, s.kind).filter(|d| d.detected).map(|_| s.clone())) {
                 Some(s) if matches!(s.kind, ChainFileKind::Snapshot | ChainFileKind::Zip) => skip.push(s.version),
                 Some(_) => break,
                 None => {
@@ -371,7 +500,7 @@ fn damaged_finding(at: &StoreAt<'_>, step: &crate::restart_chain::ChainStep, d: 
         let alt_ok = is_base
             && alt.missing.is_none()
             && !alt.base_not_found
-            && alt.steps.iter().all(|s| damage_of(cp, &s.path, s.kind, v).is_none());
+            && alt.steps.iter().all(|s| at.damage(&s.path, s.kind).is_none());
         f = f
             .why(format!(
                 "A restart loads state version {version} and reads {} first; {}.{}",

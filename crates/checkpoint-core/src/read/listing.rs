@@ -83,11 +83,24 @@ fn index_sidecars(cp: &mut Checkpoint) {
         if let Some(main) = crate::hadoop::main_name(name) {
             let main = join(dir, main);
             let main_exists = file_set.contains(main.as_str());
-            hadoop.insert(main.clone(), CrcSidecar { path: f.path.clone(), main, main_exists, verified: None });
+            hadoop.insert(
+                main.clone(),
+                CrcSidecar { path: f.path.clone(), main, main_exists, verified: None, matches: None },
+            );
         } else if let Some(main) = crate::checksum::main_name(name) {
             let main = join(dir, main);
             let main_exists = file_set.contains(main.as_str());
-            spark.insert(main.clone(), ChecksumSidecar { path: f.path.clone(), main, main_exists, verified: None });
+            spark.insert(
+                main.clone(),
+                ChecksumSidecar {
+                    path: f.path.clone(),
+                    main,
+                    main_exists,
+                    verified: None,
+                    recorded: None,
+                    matches: None,
+                },
+            );
         }
     }
     cp.hadoop_crcs = hadoop;

@@ -156,8 +156,14 @@ pub(crate) fn read_temp_files(cp: &mut Checkpoint, rd: &mut Reader<'_>) -> BTree
     for t in temps {
         let name = name_of(&t.path);
         let dir = dir_of(&t.path).to_string();
-        // `.<final>.<uuid>.tmp`
+        // `.<final>.<uuid>[.TID<n>].tmp` (`CheckpointFileManager.generateTempPath`: a task adds its attempt id)
         let inner = name.get(1..name.len().saturating_sub(4)).unwrap_or("");
+        let inner = match inner.rfind(".TID") {
+            Some(i) if i > 0 && inner[i + 4..].bytes().all(|b| b.is_ascii_digit()) && inner.len() > i + 4 => {
+                &inner[..i]
+            }
+            _ => inner,
+        };
         let target = match inner.rfind('.') {
             Some(i) if i > 0 => inner[..i].to_string(),
             _ => inner.to_string(),

@@ -109,10 +109,11 @@ fn read_listed(archive: &mut dyn Archive, root: &Root, mut cp: Checkpoint, opts:
         dstream::read_dstream_files(&mut cp, &mut rd);
         return cp;
     }
+    // Temp files first: a sidecar that does not match its file is tried on them (`sidecars`).
+    let file_log_temp_targets = log_files::read_temp_files(&mut cp, &mut rd);
     log_files::read_metadata(&mut cp, &mut rd);
     log_files::read_offsets_and_commits(&mut cp, &mut rd, opts.log_budget_bytes);
     log_files::note_unlisted_log_files(&mut cp);
-    let file_log_temp_targets = log_files::read_temp_files(&mut cp, &mut rd);
     file_logs::read_file_logs(&mut cp, &mut rd, &file_log_temp_targets);
     file_logs::read_schema_log(&mut cp, &mut rd);
     state_meta::read_operator_metadata(&mut cp, &mut rd);

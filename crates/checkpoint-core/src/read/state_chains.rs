@@ -97,6 +97,7 @@ fn check_state_file(cp: &mut Checkpoint, rd: &mut Reader<'_>, path: &str, kind: 
                     records: None,
                     num_keys: None,
                     decompressed_bytes: None,
+                    listed_files: Vec::new(),
                 },
             );
             return;
@@ -119,6 +120,12 @@ fn check_state_file(cp: &mut Checkpoint, rd: &mut Reader<'_>, path: &str, kind: 
                     what: "the SST files it lists: present with the recorded sizes, blocks not decoded".into(),
                 });
             }
+            // Only when the SSTs fitted the budget (and were decoded): their sidecars cost no more of it.
+            let listed_files = if z.problem.is_none() && z.ssts_decoded {
+                verify_listed_sidecars(cp, rd, &store.dir, &bytes)
+            } else {
+                Vec::new()
+            };
             StateFileIntegrity {
                 path: path.to_string(),
                 problem: z.problem,
@@ -129,6 +136,7 @@ fn check_state_file(cp: &mut Checkpoint, rd: &mut Reader<'_>, path: &str, kind: 
                 records: None,
                 num_keys: z.num_keys,
                 decompressed_bytes: None,
+                listed_files,
             }
         }
         k => {
@@ -148,6 +156,7 @@ fn check_state_file(cp: &mut Checkpoint, rd: &mut Reader<'_>, path: &str, kind: 
                 records: c.records,
                 num_keys: None,
                 decompressed_bytes: c.decompressed_bytes,
+                listed_files: Vec::new(),
             }
         }
     };
@@ -156,4 +165,29 @@ fn check_state_file(cp: &mut Checkpoint, rd: &mut Reader<'_>, path: &str, kind: 
         rd.budget_left = rd.budget_left.saturating_sub(d.saturating_sub(size));
     }
     cp.state_integrity.insert(path.to_string(), integrity);
+}
+
+/// The SST and log files a RocksDB zip lists (relative paths), with the Hadoop sidecar of each verified: a
+/// load copies them through Hadoop's FileSystem, which checks the `.crc`. Called only when the zip's SSTs
+/// were decoded within the byte budget, so their sizes are already paid for.
+fn verify_listed_sidecars(cp: &mut Checkpoint, rd: &mut Reader<'_>, dir: &str, zip: &[u8]) -> Vec<String> {
+    let Ok(z) = crate::state::rocksdb::zip_meta::read_version_zip(zip, Default::default()) else {
+        return Vec::new();
+    };
+    let listed: Vec<String> = z
+        .metadata
+        .sst_files
+        .iter()
+        .map(|f| format!("{dir}/SSTs/{}", f.dfs_file_name))
+        .chain(z.metadata.log_files.iter().map(|f| format!("{dir}/logs/{}", f.dfs_file_name)))
+        .collect();
+    for p in &listed {
+        if !cp.hadoop_crcs.contains_key(p) {
+            continue;
+        }
+        if let Ok(b) = rd.read(p, MAX_STATE_FILE_BYTES) {
+            sidecars::verify(cp, rd, p, &b);
+        }
+    }
+    listed
 }
