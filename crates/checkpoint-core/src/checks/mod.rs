@@ -15,6 +15,7 @@ pub mod fresh_start;
 pub mod kafka;
 pub mod logs;
 pub mod metadata;
+pub mod rocksdb_zip;
 pub mod sink_log;
 pub mod source_files;
 pub mod state;
@@ -120,6 +121,8 @@ pub const REGISTRY: &[Rule] = &[
             Code::StateChangelogMissing,
             Code::StateBaseSnapshotMissing,
             Code::StateFileCorrupt,
+            Code::RocksdbSstMissing,
+            Code::RocksdbSnapshotMemberDamaged,
             Code::StateFileCrcMismatchUnchecked,
         ],
         state_chain::check_chains,

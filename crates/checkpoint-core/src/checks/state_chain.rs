@@ -16,17 +16,17 @@ use std::collections::BTreeSet;
 
 /// How Spark reacts to a damaged file in a load chain.
 #[derive(Debug)]
-struct Damage {
-    path: String,
-    detail: String,
-    offset: Option<u64>,
+pub(super) struct Damage {
+    pub(super) path: String,
+    pub(super) detail: String,
+    pub(super) offset: Option<u64>,
     /// Spark notices it (checksum verified, zip/stream cannot be read).
-    detected: bool,
+    pub(super) detected: bool,
     /// The checksum class when a Spark 4.1+ checksum mismatches.
-    checksum_failed: bool,
+    pub(super) checksum_failed: bool,
 }
 
-fn damage_of(cp: &Checkpoint, path: &str, kind: ChainFileKind, v: SparkVersion) -> Option<Damage> {
+pub(super) fn damage_of(cp: &Checkpoint, path: &str, kind: ChainFileKind, v: SparkVersion) -> Option<Damage> {
     let integ = cp.integrity_of(path).and_then(|i| i.problem.clone());
     let crc_bad = cp.crc_of(path).and_then(|c| c.verified.clone()).and_then(|r| r.err());
     let sum_bad = cp.checksum_of(path).and_then(|c| c.verified.clone()).and_then(|r| r.err());
@@ -106,24 +106,24 @@ enum Outcome {
 }
 
 /// One store a restart loads, with what planning its chain needs.
-struct StoreAt<'a> {
-    cp: &'a Checkpoint,
-    v: SparkVersion,
-    version: i64,
-    dir: String,
+pub(super) struct StoreAt<'a> {
+    pub(super) cp: &'a Checkpoint,
+    pub(super) v: SparkVersion,
+    pub(super) version: i64,
+    pub(super) dir: String,
     /// `operator 0, partition 3[, store left-keyToNumValues]`.
-    where_: String,
-    store: &'a StoreFiles,
+    pub(super) where_: String,
+    pub(super) store: &'a StoreFiles,
     uid: Option<String>,
     lineage: Option<Vec<(i64, String)>>,
     base_input: PlanInput<'a>,
     /// Spark 4.3's automatic snapshot repair applies.
-    repair: bool,
+    pub(super) repair: bool,
 }
 
 impl StoreAt<'_> {
     /// The chain for the store's version, skipping the base snapshots of `skip` (repair).
-    fn plan(&self, skip: &[i64], with_lineage: bool) -> LoadChain {
+    pub(super) fn plan(&self, skip: &[i64], with_lineage: bool) -> LoadChain {
         let lineage = if with_lineage { self.lineage.as_deref() } else { None };
         plan(self.store, self.version, &PlanInput { unique_id: self.uid.as_deref(), lineage, skip, ..self.base_input })
     }
@@ -283,12 +283,20 @@ fn chain_outcome(at: &StoreAt<'_>) -> Option<Outcome> {
     if !d.detected {
         return Some(Outcome::Silent(d.path.clone(), d.detail.clone()));
     }
+    // A zip that opens as a zip: the SST or member at fault has its own finding (unless a checksum fails first).
+    if let Some(z) = cp.integrity_of(&d.path).and_then(|i| i.rocksdb.as_ref()).filter(|_| !d.checksum_failed) {
+        return Some(Outcome::Finding(super::rocksdb_zip::zip_finding(at, step, &d, z)));
+    }
     Some(Outcome::Finding(damaged_finding(at, step, &d)))
 }
 
 /// With 4.3's snapshot repair: the chain Spark rebuilds the version from when the damaged base snapshot (and
 /// up to three more damaged ones) is skipped; `None` when repair is off or nothing intact is left.
-fn repaired_chain(at: &StoreAt<'_>, step: &crate::restart_chain::ChainStep, is_base: bool) -> Option<LoadChain> {
+pub(super) fn repaired_chain(
+    at: &StoreAt<'_>,
+    step: &crate::restart_chain::ChainStep,
+    is_base: bool,
+) -> Option<LoadChain> {
     let (cp, v) = (at.cp, at.v);
     let repair = at.repair;
     if repair && is_base {

@@ -41,6 +41,22 @@ pub struct ZipMetaError {
     pub offset: Option<u64>,
     /// What is wrong.
     pub message: String,
+    /// Set when the zip reads as a zip but a member a restart opens is absent, empty or unparsable (the entry
+    /// names it); `None` for damage of the zip itself (not a zip, a corrupt deflate stream, a CRC mismatch,
+    /// limits).
+    pub member_fault: Option<MemberFault>,
+}
+
+/// How a member of a `<v>.zip` that a restart opens (`metadata`, `CURRENT`, `MANIFEST-*`, `OPTIONS-*`) is
+/// damaged while the zip itself reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemberFault {
+    /// The zip does not hold it.
+    Missing,
+    /// It has zero bytes.
+    Empty,
+    /// Its content is not what Spark or RocksDB reads (a version line, JSON, `MANIFEST-<n>`, a log record).
+    Unparsable,
 }
 
 impl std::fmt::Display for ZipMetaError {
@@ -100,13 +116,21 @@ pub struct VersionZip {
     pub metadata: CheckpointMetadata,
     /// The MANIFEST named by `CURRENT`, parsed; `None` when `CURRENT` or that file is absent.
     pub manifest: Option<Result<super::manifest::Manifest, super::manifest::ManifestError>>,
-    /// Entries with zero bytes that should not be empty (everything but RocksDB's `*.log` WAL files), which Spark
-    /// 4.1+ rejects with `STATE_STORE_UNEXPECTED_EMPTY_FILE_IN_ROCKSDB_ZIP`.
+    /// Entries with zero bytes that should not be empty (everything but RocksDB's `*.log` WAL files); Spark 4.1+
+    /// refuses to write such a zip (`STATE_STORE_UNEXPECTED_EMPTY_FILE_IN_ROCKSDB_ZIP`), so one on disk was
+    /// damaged after Spark wrote it.
     pub unexpected_empty: Vec<String>,
+    /// The first of `CURRENT` / the MANIFEST it names that RocksDB cannot open the checkpoint with
+    /// (see [`member_damage`]); `metadata` damage is an error of [`read_version_zip`] instead.
+    pub member_damage: Option<ZipMetaError>,
 }
 
 fn zerr(entry: Option<&str>, offset: Option<u64>, message: impl Into<String>) -> ZipMetaError {
-    ZipMetaError { entry: entry.map(str::to_string), offset, message: message.into() }
+    ZipMetaError { entry: entry.map(str::to_string), offset, message: message.into(), member_fault: None }
+}
+
+fn merr(entry: &str, fault: MemberFault, offset: Option<u64>, message: impl Into<String>) -> ZipMetaError {
+    ZipMetaError { entry: Some(entry.to_string()), offset, message: message.into(), member_fault: Some(fault) }
 }
 
 /// Opens a `<v>.zip` held in memory and reads `CURRENT` and `metadata`.
@@ -120,36 +144,133 @@ pub fn read_version_zip(bytes: &[u8], limits: ZipLimits) -> Result<VersionZip, Z
         return Err(zerr(None, None, format!("{} entries, over the limit of {}", zip.len(), limits.max_entries)));
     }
     let mut entries = Vec::new();
+    let mut headers = Vec::new();
     for i in 0..zip.len() {
         let f = zip.by_index_raw(i).map_err(|e| zerr(None, None, format!("cannot read entry #{i}: {e}")))?;
         if f.is_dir() {
             continue;
         }
         let name = f.name().map(|n| n.to_string()).unwrap_or_else(|_| format!("entry #{i}"));
+        headers.push(f.header_start());
         entries.push((name, f.size()));
     }
+    let names: Vec<String> = entries.iter().map(|(n, _)| n.clone()).collect();
+    let header_of = |name: &str| names.iter().position(|n| n == name).map(|i| headers[i]);
+    let mut current_raw = None;
     let current = match entries.iter().any(|(n, _)| n == "CURRENT") {
         true => {
             let b = read_entry(&mut zip, "CURRENT", 4096)?;
-            Some(String::from_utf8_lossy(&b).trim_end_matches('\n').to_string())
+            let text = String::from_utf8_lossy(&b).trim_end_matches('\n').to_string();
+            current_raw = Some(b);
+            Some(text)
         }
         false => None,
     };
-    if !entries.iter().any(|(n, _)| n == "metadata") {
-        return Err(zerr(Some("metadata"), None, "the zip has no Spark metadata file"));
-    }
+    let Some(meta_at) = header_of("metadata") else {
+        return Err(merr(
+            "metadata",
+            MemberFault::Missing,
+            None,
+            "the zip holds no `metadata` member (Spark's file mapping): Spark unzips it and then cannot open the metadata file",
+        ));
+    };
     let raw = read_entry(&mut zip, "metadata", limits.max_entry_bytes)?;
-    let metadata = parse_metadata(&raw).map_err(|(off, m)| zerr(Some("metadata"), off, m))?;
-    let unexpected_empty =
+    if raw.is_empty() {
+        return Err(merr(
+            "metadata",
+            MemberFault::Empty,
+            None,
+            format!("the metadata member (local header at byte {meta_at} of the zip) is empty (0 bytes): Spark reads no version line (Cannot read RocksDB checkpoint metadata. Expected v1, but found null)"),
+        ));
+    }
+    let metadata = parse_metadata(&raw).map_err(|(off, m)| merr("metadata", MemberFault::Unparsable, off, m))?;
+    let unexpected_empty: Vec<String> =
         entries.iter().filter(|(n, s)| *s == 0 && !n.ends_with(".log")).map(|(n, _)| n.clone()).collect();
     let manifest = match &current {
-        Some(name) if entries.iter().any(|(n, _)| n == name) => {
+        Some(name) if !name.is_empty() && entries.iter().any(|(n, _)| n == name) => {
             let raw = read_entry(&mut zip, name, limits.max_entry_bytes)?;
             Some(super::manifest::parse_manifest(&raw))
         }
         _ => None,
     };
-    Ok(VersionZip { entries, current, metadata, manifest, unexpected_empty })
+    let mut z = VersionZip { entries, current, metadata, manifest, unexpected_empty, member_damage: None };
+    z.member_damage = member_damage(&z, current_raw.as_deref(), &header_of);
+    Ok(z)
+}
+
+/// The first member RocksDB cannot open the checkpoint with: `CURRENT` absent, empty, not `MANIFEST-<n>` and a
+/// newline, or naming a MANIFEST the zip does not hold; that MANIFEST empty or not a log of version edits.
+/// `OPTIONS-*` is not one of them: RocksDB does not read it on open. `header_of` gives a member's local header
+/// offset in the zip.
+pub fn member_damage(
+    z: &VersionZip,
+    current_raw: Option<&[u8]>,
+    header_of: &dyn Fn(&str) -> Option<u64>,
+) -> Option<ZipMetaError> {
+    let at = |n: &str| header_of(n).map(|o| format!(" (local header at byte {o} of the zip)")).unwrap_or_default();
+    let Some(raw) = current_raw else {
+        return Some(merr(
+            "CURRENT",
+            MemberFault::Missing,
+            None,
+            "the zip holds no CURRENT member: RocksDB finds no manifest to open",
+        ));
+    };
+    if raw.is_empty() {
+        return Some(merr(
+            "CURRENT",
+            MemberFault::Empty,
+            None,
+            format!(
+                "the CURRENT member{} is empty (0 bytes): RocksDB reads the name of its MANIFEST from it",
+                at("CURRENT")
+            ),
+        ));
+    }
+    let name = z.current.as_deref().unwrap_or_default();
+    let well_formed = raw.ends_with(b"\n")
+        && name.strip_prefix("MANIFEST-").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    if !well_formed {
+        return Some(merr(
+            "CURRENT",
+            MemberFault::Unparsable,
+            Some(0),
+            format!("CURRENT holds {name:?}, not `MANIFEST-<number>` and a newline"),
+        ));
+    }
+    match z.entries.iter().find(|(n, _)| n == name) {
+        None => {
+            return Some(merr(
+                name,
+                MemberFault::Missing,
+                None,
+                format!("CURRENT names {name}, which the zip does not hold"),
+            ))
+        }
+        Some((_, 0)) => {
+            return Some(merr(
+                name,
+                MemberFault::Empty,
+                None,
+                format!(
+                "the {name} member{} is empty (0 bytes): RocksDB's manifest (the list of live SST files) has no record",
+                at(name)
+            ),
+            ))
+        }
+        Some(_) => {}
+    }
+    if let Some(Err(e)) = &z.manifest {
+        return Some(merr(
+            name,
+            MemberFault::Unparsable,
+            Some(e.offset),
+            format!("RocksDB's manifest cannot be read: {}", e.message),
+        ));
+    }
+    // RocksDB does not read `OPTIONS-*` when it opens the checkpoint (Spark passes its own options): Spark 4.1.4
+    // restarted on a zip whose OPTIONS member was empty (tests/data/spark/rocksdb-options-empty-4.1.4).
+    None
 }
 
 /// Reads and inflates one entry, bounded by `max` bytes; checks the CRC.
