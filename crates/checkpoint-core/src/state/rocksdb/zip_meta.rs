@@ -198,7 +198,7 @@ pub fn read_version_zip(bytes: &[u8], limits: ZipLimits) -> Result<VersionZip, Z
     Ok(z)
 }
 
-/// The first member RocksDB cannot open the checkpoint with: `CURRENT` absent, empty, not `MANIFEST-<n>` and a
+/// The first member RocksDB cannot open the checkpoint with: `CURRENT` empty, not `MANIFEST-<n>` and a
 /// newline, or naming a MANIFEST the zip does not hold; that MANIFEST empty or not a log of version edits.
 /// `OPTIONS-*` is not one of them: RocksDB does not read it on open. `header_of` gives a member's local header
 /// offset in the zip.
@@ -208,14 +208,9 @@ pub fn member_damage(
     header_of: &dyn Fn(&str) -> Option<u64>,
 ) -> Option<ZipMetaError> {
     let at = |n: &str| header_of(n).map(|o| format!(" (local header at byte {o} of the zip)")).unwrap_or_default();
-    let Some(raw) = current_raw else {
-        return Some(merr(
-            "CURRENT",
-            MemberFault::Missing,
-            None,
-            "the zip holds no CURRENT member: RocksDB finds no manifest to open",
-        ));
-    };
+    // A zip without CURRENT is not judged: Spark always writes one, and what RocksDB does without it (Spark opens
+    // with createIfMissing) was not observed.
+    let raw = current_raw?;
     if raw.is_empty() {
         return Some(merr(
             "CURRENT",
