@@ -16,7 +16,7 @@ use super::state_chain::{damage_of, repaired_chain, Damage, StoreAt};
 use super::{new_checkpoint_step, BACKUP};
 use crate::model::{RocksDbZipDamage, ZipListing};
 use crate::report::{Code, Finding, RestartStage, Severity};
-use crate::restart_chain::{ChainStep, LoadChain};
+use crate::restart_chain::{ChainFileKind, ChainStep, LoadChain};
 use crate::state::rocksdb::zip_meta::MemberFault;
 use crate::SparkVersion;
 
@@ -160,12 +160,21 @@ pub(super) fn zip_finding(at: &StoreAt<'_>, step: &ChainStep, d: &Damage, damage
     };
     if let Some(alt) = repaired {
         let files: Vec<&str> = alt.steps.iter().map(|s| name(&s.path)).collect();
+        let base = alt.steps.first().filter(|s| s.kind == ChainFileKind::Zip).map_or(0, |s| s.version);
+        let passed: Vec<String> = at
+            .store
+            .zips
+            .iter()
+            .filter(|(zv, _)| **zv > base && **zv <= version)
+            .flat_map(|(_, fs)| fs.iter().map(|f| f.file.path.clone()))
+            .collect();
         return f
             .why(format!(
-                "{load}. With spark.sql.streaming.stateStore.autoSnapshotRepair.enabled (default true in 4.3, with changelog checkpointing) Spark {v} then passes over this snapshot and rebuilds version {version} from {}. The restart goes on; the damaged snapshot stays.",
+                "{load}. With spark.sql.streaming.stateStore.autoSnapshotRepair.enabled (default true in 4.3, with changelog checkpointing) Spark {v} then passes over the damaged snapshot(s) {} and rebuilds version {version} from {}. The restart goes on; the damaged snapshots stay.",
+                passed.join(", "),
                 files.join(", ")
             ))
-            .fix(&[BACKUP.to_string(), format!("Optionally move {zip} out of the checkpoint (after the backup) so no reader trips on it; Spark rebuilds version {version} from {}.", files.join(", "))]);
+            .fix(&[BACKUP.to_string(), format!("Optionally move {} out of the checkpoint (after the backup) so no reader trips on them; Spark rebuilds version {version} from {}.", passed.join(", "), files.join(", "))]);
     }
     let (older, chain) = older_chain(at, zips, step.version);
     let base = older.map_or(0, |o| o.version);

@@ -255,6 +255,16 @@ pub fn member_damage(
         }
         Some(_) => {}
     }
+    if let Some(Ok(m)) = &z.manifest {
+        if m.edits == 0 {
+            return Some(merr(
+                name,
+                MemberFault::Unparsable,
+                Some(0),
+                format!("{name} holds no complete version edit: RocksDB finds no log number, next file number or last sequence in it"),
+            ));
+        }
+    }
     if let Some(Err(e)) = &z.manifest {
         return Some(merr(
             name,
@@ -478,5 +488,57 @@ mod tests {
         assert!(e.0.unwrap() >= 3, "{e:?}");
         assert!(parse_metadata(b"v1").is_err());
         assert!(parse_metadata(b"v1\n{\"sstFiles\":[{\"localFileName\":\"a.sst\"}]}").is_err());
+    }
+
+    fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
+        use std::io::Write;
+        let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        for (name, data) in files {
+            let o = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+            w.start_file(*name, o).unwrap();
+            w.write_all(data).unwrap();
+        }
+        w.finish().unwrap().into_inner()
+    }
+
+    const META: &[u8] = b"v1\n{\"sstFiles\":[],\"numKeys\":0}";
+
+    /// Each damaged member a restart opens, as crafted zips: the fault and the member the error names.
+    #[test]
+    fn members_a_restart_opens() {
+        let damage = |files: &[(&str, &[u8])]| match read_version_zip(&zip_of(files), ZipLimits::default()) {
+            Ok(z) => z.member_damage.map(|e| (e.entry.unwrap_or_default(), e.member_fault)),
+            Err(e) => Some((e.entry.unwrap_or_default(), e.member_fault)),
+        };
+        let manifest: &[u8] = &[];
+        let good = [("CURRENT", &b"MANIFEST-000005\n"[..]), ("OPTIONS-000007", b"x"), ("metadata", META)];
+        // No MANIFEST member: CURRENT names one the zip does not hold.
+        assert_eq!(damage(&good), Some(("MANIFEST-000005".into(), Some(MemberFault::Missing))));
+        let with_manifest = |m: &'static [u8]| {
+            let mut v = good.to_vec();
+            v.push(("MANIFEST-000005", m));
+            v
+        };
+        assert_eq!(damage(&with_manifest(manifest)), Some(("MANIFEST-000005".into(), Some(MemberFault::Empty))));
+        assert_eq!(
+            damage(&with_manifest(b"garbage")).map(|d| d.1),
+            Some(Some(MemberFault::Unparsable)),
+            "a MANIFEST that is not a log of version edits"
+        );
+        let mut v = with_manifest(b"garbage");
+        v[0] = ("CURRENT", b"");
+        assert_eq!(damage(&v), Some(("CURRENT".into(), Some(MemberFault::Empty))));
+        v[0] = ("CURRENT", b"MANIFEST-000005");
+        assert_eq!(damage(&v), Some(("CURRENT".into(), Some(MemberFault::Unparsable))), "no newline");
+        v[0] = ("CURRENT", b"MANIFEST-000005\n");
+        v[2] = ("metadata", b"");
+        assert_eq!(damage(&v), Some(("metadata".into(), Some(MemberFault::Empty))));
+        v[2] = ("metadata", b"v1\n{\"sstFiles\":[");
+        assert_eq!(damage(&v), Some(("metadata".into(), Some(MemberFault::Unparsable))));
+        v.remove(2);
+        assert_eq!(damage(&v), Some(("metadata".into(), Some(MemberFault::Missing))));
+        // An empty OPTIONS member is not damage (RocksDB does not read it on open; Spark 4.1.4 restarted on it),
+        // nor is a zip without CURRENT judged.
+        assert_eq!(damage(&[("OPTIONS-000007", b""), ("metadata", META)]), None);
     }
 }
