@@ -6,7 +6,9 @@ A windowed count (10 s windows, 10 s watermark) over a rate source runs on Rocks
 * changelog checkpointing OFF: every version is a `<v>.zip` (CURRENT, MANIFEST-*, OPTIONS-*, metadata) plus
   the SST files under `SSTs/` its metadata lists;
 * changelog checkpointing ON (minDeltasForSnapshot=2, maintenance every second): `<v>.changelog` for every
-  version and a `<v>.zip` now and then.
+  version and a `<v>.zip` now and then;
+* the same with state checkpoint format v2 (`<v>_<uniqueId>.zip/.changelog`), written by its own run:
+  `rocksdb_members.py sst-missing-ckptv2` (a damage name as argument runs only that damage).
 
 Each damage is done on a copy of a base checkpoint, in the store folder state/0/1, on the snapshot a restart
 loads (the zip of the restart version, i.e. the newest zip): an SST its metadata lists is deleted; a member of
@@ -41,6 +43,9 @@ CHANGELOG_ON = {
     "spark.sql.streaming.stateStore.maintenanceInterval": "1s",
 }
 CHANGELOG_OFF = {"spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "false"}
+CL = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
+CKPT = "spark.sql.streaming.stateStore.checkpointFormatVersion"
+CKPT_V2 = dict(CHANGELOG_ON, **{"spark.sql.streaming.stateStore.checkpointFormatVersion": "2"})
 STORE = os.path.join("state", "0", "1")
 
 
@@ -81,7 +86,7 @@ def state_facts(cp):
 
 
 def zips_of(store):
-    return sorted((int(m.group(1)), n) for n in os.listdir(store) if (m := re.fullmatch(r"(\d+)\.zip", n)))
+    return sorted((int(m.group(1)), n) for n in os.listdir(store) if (m := re.fullmatch(r"(\d+)(_[0-9a-f-]+)?\.zip", n)))
 
 
 def zip_metadata(path):
@@ -192,6 +197,8 @@ DAMAGES = [
      lambda st: rewrite_zip(newest_zip(st), lambda n, d: None if n == "metadata" else d)),
     ("sst-missing-changelog", "on", "deleted the SST of the newest zip of state/0/1 that the most zips list (changelog checkpointing on)",
      lambda st: dict(zip(("sst", "referenced_by"), delete_sst(st, "shared")))),
+    ("sst-missing-ckptv2", "v2", "deleted the SST of the newest zip of state/0/1 that the most zips list (changelog on, checkpoint format v2)",
+     lambda st: dict(zip(("sst", "referenced_by"), delete_sst(st, "shared")))),
 ]
 
 
@@ -202,11 +209,15 @@ def main():
     work = common.workdir()
     # Changelog on first: in one Python process, a second SparkContext's stores were seen uploading no
     # snapshot in the maintenance thread (4.1.4), and only the changelog-on base needs it.
+    # The checkpoint format v2 base is written in its own run (`rocksdb_members.py sst-missing-ckptv2`).
     bases = {"on": (os.path.join(work, "base-on"), dict(BASE_CONFS, **CHANGELOG_ON)),
+             "v2": (os.path.join(work, "base-v2"), dict(BASE_CONFS, **CKPT_V2)),
              "off": (os.path.join(work, "base-off"), dict(BASE_CONFS, **CHANGELOG_OFF))}
-    for key, (cp, confs) in bases.items():
-        write_base(confs, cp, 6 if key == "off" else 9)
     only = set(sys.argv[1:])
+    needed = {key for suffix, key, _, _ in DAMAGES if (suffix in only if only else key != "v2")}
+    for key, (cp, confs) in bases.items():
+        if key in needed:
+            write_base(confs, cp, 6 if key == "off" else 9)
     restarts = []
     for suffix, key, desc, damage in DAMAGES:
         if only and suffix not in only:
@@ -218,7 +229,7 @@ def main():
         common.zip_checkpoint(cp, name)
         facts = dict(common.facts(cp), **state_facts(cp))
         restarts.append((name, cp, confs, dict({"kind": suffix, "description": desc}, **extra), facts))
-        if suffix == "sst-missing-changelog":
+        if suffix in ("sst-missing-changelog", "sst-missing-ckptv2"):
             # Two ways out tried: moving only the newest zip away (Spark then loads the next older zip, which may
             # list the same SST), and moving every zip that lists the SST away (the fix the inspector names).
             for tag, versions in (("move-newest", [zips_of(os.path.join(cp, STORE))[-1][0]]),
@@ -237,6 +248,7 @@ def main():
     # One restart session, as a new driver would be: the stores written above are not loaded in it.
     spark = common.session(dict(BASE_CONFS, **CHANGELOG_OFF), app="rocksdb-members-restart")
     for name, cp, confs, mutation, facts in restarts:
+        spark.conf.unset(CKPT)
         for k, v in confs.items():
             spark.conf.set(k, v)
         outcome = common.run_and_record(spark, lambda: start(spark, cp), timeout_s=60)
@@ -245,7 +257,8 @@ def main():
             "spark_version": version,
             "kind": "structured-streaming",
             "scenario": "rate source -> 10s tumbling-window count per key with 10s watermark, RocksDBStateStoreProvider, "
-                        f"changelog checkpointing {'ON' if 'changelog' in name else 'OFF'}, update mode, noop sink",
+                        f"changelog checkpointing {'ON' if confs[CL] == 'true' else 'OFF'}"
+                        f"{', checkpoint format v2' if CKPT in confs else ''}, update mode, noop sink",
             "generator": "tools/spark-gen/rocksdb_members.py",
             "query": {"confs": confs},
             "mutation": mutation,

@@ -217,7 +217,10 @@ pub(super) fn zip_finding(at: &StoreAt<'_>, step: &ChainStep, d: &Damage, damage
     } else {
         let gap = match &chain.missing {
             Some(m) => format!("{} is missing", m.path),
-            None => "the chain from it is damaged".to_string(),
+            None if chain.base_not_found => format!(
+                "with checkpoint format v2 Spark follows the lineage in the changelog of version {version}, which does not reach back to it, so without the zips above it Spark finds no base snapshot (CANNOT_FIND_BASE_SNAPSHOT_CHECKPOINT, observed with Spark 4.1.4)"
+            ),
+            None => "a file of the chain from it is damaged".to_string(),
         };
         let off = if at.store.changelogs.is_empty() {
             " (changelog checkpointing is off: every version is a zip, no changelog exists)"
