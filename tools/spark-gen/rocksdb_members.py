@@ -171,6 +171,20 @@ def delete_sst(store, which):
     return sst, refs[sst]
 
 
+def cut_sst(store, keep):
+    """Cuts the newest SST the newest zip lists to `keep(size)` bytes (sidecars recomputed). Returns
+    (sst name, versions whose metadata lists it)."""
+    zips = zips_of(store)
+    listed = {v: [f["dfsSstFileName"] for f in zip_metadata(os.path.join(store, n)).get("sstFiles") or []]
+              for v, n in zips}
+    sst = max(listed[zips[-1][0]])
+    path = os.path.join(store, "SSTs", sst)
+    data = open(path, "rb").read()
+    open(path, "wb").write(data[: keep(len(data))])
+    resign(path)
+    return sst, [v for v, ssts in listed.items() if sst in ssts]
+
+
 def newest_zip(store):
     return os.path.join(store, zips_of(store)[-1][1])
 
@@ -181,6 +195,10 @@ DAMAGES = [
      lambda st: dict(zip(("sst", "referenced_by"), delete_sst(st, "newest")))),
     ("sst-missing-shared", "off", "deleted the SST of the newest zip of state/0/1 that the most zips list",
      lambda st: dict(zip(("sst", "referenced_by"), delete_sst(st, "shared")))),
+    ("sst-truncated", "off", "cut the newest SST listed by the newest zip of state/0/1 to half its size",
+     lambda st: dict(zip(("sst", "referenced_by"), cut_sst(st, lambda n: n // 2)), size_mismatch=True)),
+    ("sst-empty", "off", "emptied the newest SST listed by the newest zip of state/0/1 (0 bytes)",
+     lambda st: dict(zip(("sst", "referenced_by"), cut_sst(st, lambda n: 0)), size_mismatch=True)),
     ("current-empty", "off", "emptied the CURRENT member of the newest zip of state/0/1 (0 bytes)",
      lambda st: rewrite_zip(newest_zip(st), member_change("CURRENT", b""))),
     ("current-garbage", "off", "CURRENT of the newest zip of state/0/1 names a MANIFEST the zip does not hold",

@@ -149,6 +149,15 @@ pub enum RocksDbZipDamage {
         /// The size the metadata records.
         size: u64,
     },
+    /// An SST file the zip's `metadata` lists has another size under `SSTs/` (Spark checks the size of its copy).
+    SstWrongSize {
+        /// Its path relative to the root.
+        sst: String,
+        /// The size the metadata records.
+        size: u64,
+        /// The size on disk.
+        found: u64,
+    },
     /// A member of the zip is absent, empty or unparsable.
     Member {
         /// The member's name inside the zip (`CURRENT`, `MANIFEST-000005`, `OPTIONS-000007`, `metadata`).

@@ -253,6 +253,8 @@ pub fn check_rocksdb_zip(
             });
             out.exception = Some("org.apache.spark.SparkException".into());
             out.error_class = Some("CANNOT_LOAD_STATE_STORE.UNEXPECTED_FILE_SIZE");
+            let sst = rel(&format!("{dir}/{path}"));
+            out.rocksdb = Some(crate::model::RocksDbZipDamage::SstWrongSize { sst, size: expected, found });
             return out;
         }
         _ => {}

@@ -91,7 +91,9 @@ fn check_blame(cp: &CheckpointReport, j: &Value, files: &[String]) -> Result<(),
     let rocks: Vec<_> = cp
         .findings
         .iter()
-        .filter(|f| f.code == Code::RocksdbSstMissing || f.code == Code::RocksdbSnapshotMemberDamaged)
+        .filter(|f| {
+            [Code::RocksdbSstMissing, Code::RocksdbSstWrongSize, Code::RocksdbSnapshotMemberDamaged].contains(&f.code)
+        })
         .collect();
     // A copy where every zip listing the deleted SST was moved away: no zip of the restart lists it any more.
     let sst_gone = m["sst"].as_str().is_some()
@@ -109,7 +111,8 @@ fn check_blame(cp: &CheckpointReport, j: &Value, files: &[String]) -> Result<(),
     let [f] = rocks.as_slice() else { return Err(format!("{} RocksDB zip findings, want 1", rocks.len())) };
     let first = &f.evidence[0].path;
     if let Some(sst) = m["sst"].as_str() {
-        if f.code != Code::RocksdbSstMissing || !first.ends_with(&format!("/SSTs/{sst}")) {
+        let code = if m["size_mismatch"] == true { Code::RocksdbSstWrongSize } else { Code::RocksdbSstMissing };
+        if f.code != code || !first.ends_with(&format!("/SSTs/{sst}")) {
             return Err(format!("{:?} blames {first}, want SSTs/{sst}", f.code));
         }
         // Every zip whose metadata lists the SST (the generator read them) and no other, unless moved away.
@@ -206,6 +209,7 @@ fn other_releases_as_modelled() {
     assert_eq!(at(sst_off, "3.5.9"), fails(None, "java.io.FileNotFoundException"));
     assert_eq!(at("rocksdb-current-empty-4.1.4", "3.5.9"), fails(None, "org.rocksdb.RocksDBException"));
     assert_eq!(at("rocksdb-metadata-empty-4.1.4", "3.5.9"), fails(None, "java.lang.IllegalStateException"));
+    assert_eq!(at("rocksdb-sst-truncated-4.1.4", "3.5.9"), fails(None, "java.lang.IllegalStateException"));
     let uncategorized = Some("CANNOT_LOAD_STATE_STORE.UNCATEGORIZED");
     assert_eq!(at(sst_off, "4.0.5"), fails(uncategorized, "org.apache.spark.SparkException"));
     assert_eq!(at(sst_off, "4.3.0"), fails(uncategorized, "org.apache.spark.SparkException"));

@@ -122,6 +122,7 @@ pub const REGISTRY: &[Rule] = &[
             Code::StateBaseSnapshotMissing,
             Code::StateFileCorrupt,
             Code::RocksdbSstMissing,
+            Code::RocksdbSstWrongSize,
             Code::RocksdbSnapshotMemberDamaged,
             Code::StateFileCrcMismatchUnchecked,
         ],

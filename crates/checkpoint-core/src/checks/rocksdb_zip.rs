@@ -1,6 +1,6 @@
-//! `rocksdb-sst-missing` and `rocksdb-snapshot-member-damaged`: the RocksDB `<v>.zip` a restart loads opens as a
-//! zip, but an SST file its `metadata` lists is absent from `SSTs/`, or a member Spark or RocksDB opens is
-//! absent, empty or unparsable.
+//! `rocksdb-sst-missing`, `rocksdb-sst-wrong-size` and `rocksdb-snapshot-member-damaged`: the RocksDB `<v>.zip` a
+//! restart loads opens as a zip, but an SST file its `metadata` lists is absent from `SSTs/` or of another size,
+//! or a member Spark or RocksDB opens is absent, empty or unparsable.
 //!
 //! Mirrors Spark's `RocksDBFileManager.loadCheckpointFromDfs` (unzip `<v>.zip`, `RocksDBCheckpointMetadata
 //! .readFromFile`: the `v1` line then JSON, `loadImmutableFilesFromDfs`: copy every listed SST from `SSTs/`
@@ -25,6 +25,11 @@ fn spark_error(damage: &RocksDbZipDamage, detail: &str) -> (&'static str, &'stat
     const UNCATEGORIZED: &str = "CANNOT_LOAD_STATE_STORE.UNCATEGORIZED";
     match damage {
         RocksDbZipDamage::SstMissing { .. } => (UNCATEGORIZED, "java.io.FileNotFoundException"),
+        // 3.5: `IllegalStateException("Copied ... expected N bytes, found M bytes")`; 4.x:
+        // `QueryExecutionErrors.unexpectedFileSize` (observed with 4.1.4).
+        RocksDbZipDamage::SstWrongSize { .. } => {
+            ("CANNOT_LOAD_STATE_STORE.UNEXPECTED_FILE_SIZE", "java.lang.IllegalStateException")
+        }
         RocksDbZipDamage::Member { member, fault } => match (member.as_str(), fault) {
             ("metadata", MemberFault::Empty) => {
                 ("CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT", "java.lang.IllegalStateException")
@@ -91,15 +96,28 @@ fn blamed(
     let zips: &[ZipListing] = at.cp.rocksdb_zips.get(&at.dir).map(Vec::as_slice).unwrap_or(&[]);
     let (zip, where_) = (&step.path, &at.where_);
     match damage {
-        RocksDbZipDamage::SstMissing { sst, size } => {
+        RocksDbZipDamage::SstMissing { sst, size } | RocksDbZipDamage::SstWrongSize { sst, size, .. } => {
             let refs: Vec<&ZipListing> = zips.iter().filter(|l| l.ssts.iter().any(|(p, _)| p == sst)).collect();
             let versions: Vec<String> = refs.iter().map(|l| l.version.to_string()).collect();
-            let title =
-                format!("{sst} is missing: the snapshot of state version {} of {where_} lists it", step.version);
-            let mut f = Finding::new(Code::RocksdbSstMissing, sev, title).evidence(
+            let (code, title, state) = match damage {
+                RocksDbZipDamage::SstWrongSize { found, .. } => (
+                    Code::RocksdbSstWrongSize,
+                    format!(
+                        "{sst} has {found} bytes, not the {size} the snapshot of state version {} of {where_} records",
+                        step.version
+                    ),
+                    format!("{found} bytes on disk"),
+                ),
+                _ => (
+                    Code::RocksdbSstMissing,
+                    format!("{sst} is missing: the snapshot of state version {} of {where_} lists it", step.version),
+                    "absent from SSTs/".to_string(),
+                ),
+            };
+            let mut f = Finding::new(code, sev, title).evidence(
                 sst,
                 format!(
-                    "absent from SSTs/; listed ({size} bytes) by the metadata of the snapshot zip(s) of version(s) {}",
+                    "{state}; listed ({size} bytes) by the metadata of the snapshot zip(s) of version(s) {}",
                     if versions.is_empty() { step.version.to_string() } else { versions.join(", ") }
                 ),
                 None,
@@ -145,10 +163,14 @@ pub(super) fn zip_finding(at: &StoreAt<'_>, step: &ChainStep, d: &Damage, damage
     let repaired = repaired_chain(at, step, true);
     let sev = if repaired.is_some() { Severity::Warning } else { Severity::Error };
     let mut f = blamed(at, step, damage, &reason, d.offset, sev);
-    f = f.classes(&[class.unwrap_or("CANNOT_LOAD_STATE_STORE.UNCATEGORIZED")]);
+    f = f.classes(&[spark_error(damage, &reason).0]);
     let load = match damage {
         RocksDbZipDamage::SstMissing { sst, .. } => format!(
             "Spark unzips {zip}, reads its metadata and copies every SST it lists from SSTs/ to the local RocksDB directory (RocksDBFileManager.loadCheckpointFromDfs); the copy of {} throws FileNotFoundException",
+            name(sst)
+        ),
+        RocksDbZipDamage::SstWrongSize { sst, size, found } => format!(
+            "Spark unzips {zip}, reads its metadata and copies every SST it lists from SSTs/ to the local RocksDB directory (RocksDBFileManager.loadCheckpointFromDfs), then compares each copy's size with the metadata: {} has {found} bytes, not {size}",
             name(sst)
         ),
         RocksDbZipDamage::Member { member, .. } if member == "metadata" => format!(
@@ -186,7 +208,7 @@ pub(super) fn zip_finding(at: &StoreAt<'_>, step: &ChainStep, d: &Damage, damage
     );
     let mut steps = vec![BACKUP.to_string()];
     let restore = match damage {
-        RocksDbZipDamage::SstMissing { sst, size } => {
+        RocksDbZipDamage::SstMissing { sst, size } | RocksDbZipDamage::SstWrongSize { sst, size, .. } => {
             format!("Restore {sst} ({size} bytes) from the original checkpoint or a backup; then Spark loads {zip} as it is.")
         }
         RocksDbZipDamage::Member { member, .. } => {
