@@ -211,6 +211,8 @@ DAMAGES = [
      lambda st: rewrite_zip(newest_zip(st), member_change("metadata", b""))),
     ("metadata-garbage", "off", "cut the metadata member of the newest zip of state/0/1 after its version line and 20 JSON bytes",
      lambda st: rewrite_zip(newest_zip(st), lambda n, d: d[: d.index(b"\n") + 21] if n == "metadata" else d)),
+    ("metadata-version", "off", "replaced the version line of the metadata member of the newest zip of state/0/1 by v9",
+     lambda st: rewrite_zip(newest_zip(st), lambda n, d: b"v9" + d[d.index(b"\n"):] if n == "metadata" else d)),
     ("metadata-missing", "off", "removed the metadata member from the newest zip of state/0/1",
      lambda st: rewrite_zip(newest_zip(st), lambda n, d: None if n == "metadata" else d)),
     ("sst-missing-changelog", "on", "deleted the SST of the newest zip of state/0/1 that the most zips list (changelog checkpointing on)",

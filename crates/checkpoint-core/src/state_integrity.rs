@@ -160,13 +160,17 @@ pub struct ZipCheck {
 }
 
 /// The Java exception and 4.x error class a damaged member of a `<v>.zip` makes Spark's load fail with
-/// (`RocksDBFileManager.loadCheckpointFromDfs` then `RocksDB.openDB`): an empty `metadata` has no version line
-/// (`QueryExecutionErrors.cannotReadCheckpoint`), everything else is wrapped as uncategorized (a JSON parse
+/// (`RocksDBFileManager.loadCheckpointFromDfs` then `RocksDB.openDB`): an empty `metadata` or one whose first line
+/// is not `v1` (`QueryExecutionErrors.cannotReadCheckpoint`), everything else is wrapped as uncategorized (a JSON parse
 /// error, `NoSuchFileException` for the absent metadata, RocksDB's `Corruption` for CURRENT and MANIFEST).
-pub fn member_error(member: &str, fault: zip_meta::MemberFault) -> (&'static str, &'static str) {
+pub fn member_error(member: &str, fault: zip_meta::MemberFault, message: &str) -> (&'static str, &'static str) {
     use zip_meta::MemberFault as F;
+    let version_line = message.contains("Cannot read RocksDB checkpoint metadata");
     match (member, fault) {
         ("metadata", F::Empty) => ("org.apache.spark.SparkException", "CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT"),
+        ("metadata", F::Unparsable) if version_line => {
+            ("org.apache.spark.SparkException", "CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT")
+        }
         ("metadata", F::Missing) => ("java.nio.file.NoSuchFileException", "CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"),
         ("metadata", F::Unparsable) => ("org.json4s.MappingException", "CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"),
         _ => ("org.rocksdb.RocksDBException", "CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"),
@@ -196,7 +200,7 @@ pub fn check_rocksdb_zip(
                 None => rel(zip_path),
             };
             let (exc, class) = match (&e.entry, e.member_fault) {
-                (Some(m), Some(f)) => member_error(m, f),
+                (Some(m), Some(f)) => member_error(m, f, &e.message),
                 _ => ("java.util.zip.ZipException", "CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT"),
             };
             let rocksdb = match (&e.entry, e.member_fault) {
@@ -262,7 +266,7 @@ pub fn check_rocksdb_zip(
     if let Some(e) = &zip.member_damage {
         let member = e.entry.clone().unwrap_or_default();
         let fault = e.member_fault.unwrap_or(zip_meta::MemberFault::Unparsable);
-        let (exc, class) = member_error(&member, fault);
+        let (exc, class) = member_error(&member, fault, &e.message);
         out.problem =
             Some(Problem { path: format!("{}!/{member}", rel(zip_path)), offset: e.offset, reason: e.message.clone() });
         out.exception = Some(exc.into());

@@ -35,6 +35,9 @@ fn spark_error(damage: &RocksDbZipDamage, detail: &str) -> (&'static str, &'stat
                 ("CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT", "java.lang.IllegalStateException")
             }
             ("metadata", MemberFault::Missing) => (UNCATEGORIZED, "java.nio.file.NoSuchFileException"),
+            ("metadata", _) if detail.contains("Cannot read RocksDB checkpoint metadata") => {
+                ("CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT", "java.lang.IllegalStateException")
+            }
             ("metadata", _) if detail.contains("EOF") => {
                 (UNCATEGORIZED, "com.fasterxml.jackson.core.io.JsonEOFException")
             }

@@ -311,13 +311,21 @@ pub fn read_entry(zip: &mut zip::ZipArchive<Cursor<&[u8]>>, name: &str, max: u64
 /// Parses Spark's `metadata` file: a version line then one JSON object. Returns `(offset in the file, message)`
 /// on error.
 pub fn parse_metadata(raw: &[u8]) -> Result<CheckpointMetadata, (Option<u64>, String)> {
-    let nl = raw.iter().position(|b| *b == b'\n').ok_or((Some(0), "no version line (no newline)".to_string()))?;
+    // Spark reads the first line and compares it with `v1` (`RocksDBCheckpointMetadata.VERSION` is 1 in 3.5 to
+    // 4.1): anything else is `CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT`.
+    let wrong_version = |line: &[u8]| {
+        let shown: String = String::from_utf8_lossy(line).chars().take(40).collect();
+        (Some(0), format!("Cannot read RocksDB checkpoint metadata. Expected v1, but found {shown:?}"))
+    };
+    let Some(nl) = raw.iter().position(|b| *b == b'\n') else {
+        if raw.strip_suffix(b"\r").unwrap_or(raw) == b"v1" {
+            return Err((Some(raw.len() as u64), "the version line v1 is not followed by the JSON".to_string()));
+        }
+        return Err(wrong_version(raw));
+    };
     let version_line = String::from_utf8_lossy(&raw[..nl]).trim_end_matches('\r').to_string();
-    if version_line != "v1" && version_line != "v2" {
-        return Err((
-            Some(0),
-            format!("Cannot read RocksDB checkpoint metadata. Expected v1, but found {version_line:?}"),
-        ));
+    if version_line != "v1" {
+        return Err(wrong_version(&raw[..nl]));
     }
     let body = &raw[nl + 1..];
     let json: serde_json::Value = serde_json::from_slice(body).map_err(|e| {
