@@ -151,6 +151,11 @@ def rewrite_zip(path, change):
     resign(path)
 
 
+def flip_middle(data):
+    i = len(data) // 2
+    return data[:i] + bytes([data[i] ^ 0xFF]) + data[i + 1:]
+
+
 def member_change(prefix, new):
     def change(name, data):
         return new if name == prefix or (prefix.endswith("-") and name.startswith(prefix)) else data
@@ -205,6 +210,8 @@ DAMAGES = [
      lambda st: rewrite_zip(newest_zip(st), member_change("CURRENT", b"MANIFEST-999999\n"))),
     ("manifest-empty", "off", "emptied the MANIFEST-* member of the newest zip of state/0/1 (0 bytes)",
      lambda st: rewrite_zip(newest_zip(st), member_change("MANIFEST-", b""))),
+    ("manifest-corrupt", "off", "flipped one byte in the middle of the MANIFEST-* member of the newest zip of state/0/1",
+     lambda st: rewrite_zip(newest_zip(st), lambda n, d: flip_middle(d) if n.startswith("MANIFEST-") else d)),
     ("options-empty", "off", "emptied the OPTIONS-* member of the newest zip of state/0/1 (0 bytes)",
      lambda st: rewrite_zip(newest_zip(st), member_change("OPTIONS-", b""))),
     ("metadata-empty", "off", "emptied the metadata member of the newest zip of state/0/1 (0 bytes)",

@@ -133,7 +133,7 @@ fn check_blame(cp: &CheckpointReport, j: &Value, files: &[String]) -> Result<(),
     let member = match kind {
         "current-empty" => "CURRENT",
         "current-garbage" => "MANIFEST-999999",
-        "manifest-empty" => "MANIFEST-",
+        "manifest-empty" | "manifest-corrupt" => "MANIFEST-",
         _ => "metadata",
     };
     let ok = f.code == Code::RocksdbSnapshotMemberDamaged && first.contains(".zip!/") && {
