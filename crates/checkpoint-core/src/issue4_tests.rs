@@ -133,14 +133,12 @@ fn zip_missing_a_listed_sst_names_the_sst() {
     let (zip, sst) = hit.expect("a zip listing SSTs");
     files.retain(|(p, _)| *p != sst);
     let r = run(files, &ctx("4.3.0"));
-    let f = findings(&r, "state-file-corrupt");
-    let f = f.iter().find(|f| f.evidence.iter().any(|e| e.path == zip)).expect("finding on the zip");
-    assert!(f.evidence.iter().any(|e| e.detail.contains(&sst)), "{:?}", f.evidence);
-    assert!(
-        f.error_classes.iter().any(|c| c == "CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE"),
-        "{:?}",
-        f.error_classes
-    );
+    // The SST is blamed first, then the zip whose metadata lists it (rocksdb-sst-missing; Spark 4.1.4 raised
+    // CANNOT_LOAD_STATE_STORE.UNCATEGORIZED on FileNotFoundException, tests/data/spark/rocksdb-sst-missing-*).
+    let f = findings(&r, "rocksdb-sst-missing");
+    let f = f.iter().find(|f| f.evidence[0].path == sst).expect("finding on the SST");
+    assert!(f.evidence.iter().any(|e| e.path == format!("{zip}!/metadata")), "{:?}", f.evidence);
+    assert_eq!(f.error_classes, vec!["CANNOT_LOAD_STATE_STORE.UNCATEGORIZED".to_string()]);
 }
 
 /// Rows per partition of operator 0's default store in Spark's dump.

@@ -145,6 +145,52 @@ pub struct StateFileIntegrity {
     /// RocksDB zip: the SST and log files its metadata lists (relative paths), which a load copies through
     /// Hadoop's FileSystem (their `.crc` sidecars are verified by the read stage too).
     pub listed_files: Vec<String>,
+    /// A RocksDB `<v>.zip` that opens as a zip: the file its damage is in, when `problem` is an SST its
+    /// metadata lists that is absent, or a member a restart opens that is absent, empty or unparsable.
+    pub rocksdb: Option<RocksDbZipDamage>,
+}
+
+/// Where the damage of a RocksDB `<v>.zip` that opens as a zip is (`RocksDBFileManager.loadCheckpointFromDfs`:
+/// unzip, read `metadata`, copy the SSTs it lists; then RocksDB opens `CURRENT` and its MANIFEST).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RocksDbZipDamage {
+    /// An SST file the zip's `metadata` lists is not under `SSTs/`.
+    SstMissing {
+        /// Its path relative to the root (`state/0/1/SSTs/000012-<uuid>.sst`).
+        sst: String,
+        /// The size the metadata records.
+        size: u64,
+    },
+    /// An SST file the zip's `metadata` lists has another size under `SSTs/` (Spark checks the size of its copy).
+    SstWrongSize {
+        /// Its path relative to the root.
+        sst: String,
+        /// The size the metadata records.
+        size: u64,
+        /// The size on disk.
+        found: u64,
+    },
+    /// A member of the zip is absent, empty or unparsable.
+    Member {
+        /// The member's name inside the zip (`CURRENT`, `MANIFEST-000005`, `OPTIONS-000007`, `metadata`).
+        member: String,
+        /// How.
+        fault: crate::state::rocksdb::zip_meta::MemberFault,
+    },
+}
+
+/// The SST files one `<v>.zip` lists, read when a zip of its store that a restart loads is damaged (to say
+/// which versions share a missing SST and which older snapshot is intact).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ZipListing {
+    /// The zip's path relative to the root.
+    pub path: String,
+    /// Its state version.
+    pub version: i64,
+    /// The SSTs its metadata lists: path relative to the root, size.
+    pub ssts: Vec<(String, u64)>,
+    /// Why it cannot be loaded by itself (unreadable, metadata or member damage), `None` when it reads.
+    pub damage: Option<String>,
 }
 
 /// State size at one version of one operator, from the files on disk, summed over the partitions that have
@@ -268,6 +314,8 @@ pub struct Checkpoint {
     pub spark_checksums: BTreeMap<String, ChecksumSidecar>,
     /// Integrity of the state files a restart reads.
     pub state_integrity: BTreeMap<String, StateFileIntegrity>,
+    /// RocksDB zips of the stores whose restart zip is damaged (SST or member), by store folder, oldest first.
+    pub rocksdb_zips: BTreeMap<String, Vec<ZipListing>>,
     /// State files not verified because the byte budget was spent.
     pub unverified: Vec<Unverified>,
     /// The byte budget for state verification and row checks (`u64::MAX` = none) and the bytes spent.

@@ -155,11 +155,33 @@ pub struct ZipCheck {
     /// True when the SST files were decoded (block checksums verified), false when only their presence and
     /// sizes were checked (byte budget).
     pub ssts_decoded: bool,
+    /// The zip opens as a zip and its damage is an SST it lists that is absent, or a member.
+    pub rocksdb: Option<crate::model::RocksDbZipDamage>,
+}
+
+/// The Java exception and 4.x error class a damaged member of a `<v>.zip` makes Spark's load fail with
+/// (`RocksDBFileManager.loadCheckpointFromDfs` then `RocksDB.openDB`): an empty `metadata` or one whose first line
+/// is not `v1` (`QueryExecutionErrors.cannotReadCheckpoint`), everything else is wrapped as uncategorized (a JSON parse
+/// error, `NoSuchFileException` for the absent metadata, RocksDB's `Corruption` for CURRENT and MANIFEST).
+pub fn member_error(member: &str, fault: zip_meta::MemberFault, message: &str) -> (&'static str, &'static str) {
+    use zip_meta::MemberFault as F;
+    let version_line = message.contains("Cannot read RocksDB checkpoint metadata");
+    match (member, fault) {
+        ("metadata", F::Empty) => ("org.apache.spark.SparkException", "CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT"),
+        ("metadata", F::Unparsable) if version_line => {
+            ("org.apache.spark.SparkException", "CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT")
+        }
+        ("metadata", F::Missing) => ("java.nio.file.NoSuchFileException", "CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"),
+        ("metadata", F::Unparsable) => ("org.json4s.MappingException", "CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"),
+        _ => ("org.rocksdb.RocksDBException", "CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"),
+    }
 }
 
 /// Checks the RocksDB zip `zip_path` of the store folder `store_dir` (both archive paths; `prefix` is the
 /// checkpoint root's prefix, stripped from reported paths). `zip_bytes` are the zip's bytes (already read).
-/// `sst_budget`: the SSTs are decoded only when their total size fits in it.
+/// `sst_budget`: the SSTs are decoded only when their total size fits in it. Members and the presence of the
+/// SSTs are checked first, in the order Spark's load meets them: `metadata`, the SST copies, then RocksDB's
+/// `CURRENT` and MANIFEST.
 pub fn check_rocksdb_zip(
     archive: &mut dyn Archive,
     store_dir: &str,
@@ -177,57 +199,82 @@ pub fn check_rocksdb_zip(
                 Some(en) => format!("{}!/{en}", rel(zip_path)),
                 None => rel(zip_path),
             };
-            let exc = if e.message.contains("no Spark metadata") {
-                "java.io.FileNotFoundException"
-            } else {
-                "java.util.zip.ZipException"
+            let (exc, class) = match (&e.entry, e.member_fault) {
+                (Some(m), Some(f)) => member_error(m, f, &e.message),
+                _ => ("java.util.zip.ZipException", "CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT"),
+            };
+            let rocksdb = match (&e.entry, e.member_fault) {
+                (Some(m), Some(fault)) => Some(crate::model::RocksDbZipDamage::Member { member: m.clone(), fault }),
+                _ => None,
+            };
+            let reason = match e.member_fault {
+                Some(_) => e.message.clone(),
+                None => format!("the zip cannot be read: {e}"),
             };
             return ZipCheck {
-                problem: Some(Problem { path, offset: e.offset, reason: format!("the zip cannot be read: {e}") }),
+                problem: Some(Problem { path, offset: e.offset, reason }),
                 exception: Some(exc.into()),
-                error_class: Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT"),
+                error_class: Some(class),
+                rocksdb,
                 ..Default::default()
             };
         }
     };
     let sst_bytes: u64 = zip.metadata.sst_files.iter().fold(0u64, |a, f| a.saturating_add(f.size_bytes));
     let num_keys = zip.metadata.num_keys;
-    if sst_bytes > sst_budget {
-        // Presence and sizes only (listing), as Spark's copy would find them.
-        let dir = store_dir.trim_end_matches('/');
-        let listing: Vec<(String, u64)> = archive
-            .entries()
-            .iter()
-            .filter_map(|e| {
-                let r = e.path.strip_prefix(dir)?.strip_prefix('/')?;
-                (r.starts_with("SSTs/") || r.starts_with("logs/")).then(|| (r.to_string(), e.size))
-            })
-            .collect();
-        let issue = zip_meta::check_files(&zip.metadata, &listing)
-            .into_iter()
-            .find(|i| !matches!(i, zip_meta::FileIssue::BadName { .. }));
-        let mut out = ZipCheck { num_keys, sst_bytes, ssts_decoded: false, ..Default::default() };
-        match issue {
-            Some(zip_meta::FileIssue::Missing { path, expected }) => {
-                out.problem = Some(Problem {
-                    path: rel(&format!("{dir}/{path}")),
-                    offset: None,
-                    reason: format!("{} lists {path} ({expected} bytes) but it does not exist", rel(zip_path)),
-                });
-                out.exception = Some("java.io.FileNotFoundException".into());
-                out.error_class = Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE");
-            }
-            Some(zip_meta::FileIssue::WrongSize { path, expected, found }) => {
-                out.problem = Some(Problem {
-                    path: rel(&format!("{dir}/{path}")),
-                    offset: None,
-                    reason: format!("{} lists {path} with {expected} bytes, found {found} bytes", rel(zip_path)),
-                });
-                out.exception = Some("org.apache.spark.SparkException".into());
-                out.error_class = Some("CANNOT_LOAD_STATE_STORE.UNEXPECTED_FILE_SIZE");
-            }
-            _ => {}
+    let mut out = ZipCheck { num_keys, sst_bytes, ssts_decoded: false, ..Default::default() };
+    // Presence and sizes (listing), as Spark's copy finds them.
+    let dir = store_dir.trim_end_matches('/');
+    let listing: Vec<(String, u64)> = archive
+        .entries()
+        .iter()
+        .filter_map(|e| {
+            let r = e.path.strip_prefix(dir)?.strip_prefix('/')?;
+            (r.starts_with("SSTs/") || r.starts_with("logs/")).then(|| (r.to_string(), e.size))
+        })
+        .collect();
+    let issue = zip_meta::check_files(&zip.metadata, &listing)
+        .into_iter()
+        .find(|i| !matches!(i, zip_meta::FileIssue::BadName { .. }));
+    match issue {
+        Some(zip_meta::FileIssue::Missing { path, expected }) => {
+            let sst = rel(&format!("{dir}/{path}"));
+            out.problem = Some(Problem {
+                path: sst.clone(),
+                offset: None,
+                reason: format!("{} lists {path} ({expected} bytes) but it does not exist", rel(zip_path)),
+            });
+            out.exception = Some("java.io.FileNotFoundException".into());
+            out.error_class = Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE");
+            out.rocksdb = Some(crate::model::RocksDbZipDamage::SstMissing { sst, size: expected });
+            return out;
         }
+        Some(zip_meta::FileIssue::WrongSize { path, expected, found }) => {
+            out.problem = Some(Problem {
+                path: rel(&format!("{dir}/{path}")),
+                offset: None,
+                reason: format!("{} lists {path} with {expected} bytes, found {found} bytes", rel(zip_path)),
+            });
+            out.exception = Some("org.apache.spark.SparkException".into());
+            out.error_class = Some("CANNOT_LOAD_STATE_STORE.UNEXPECTED_FILE_SIZE");
+            let sst = rel(&format!("{dir}/{path}"));
+            out.rocksdb = Some(crate::model::RocksDbZipDamage::SstWrongSize { sst, size: expected, found });
+            return out;
+        }
+        _ => {}
+    }
+    if let Some(e) = &zip.member_damage {
+        let member = e.entry.clone().unwrap_or_default();
+        let fault = e.member_fault.unwrap_or(zip_meta::MemberFault::Unparsable);
+        let (exc, class) = member_error(&member, fault, &e.message);
+        out.problem =
+            Some(Problem { path: format!("{}!/{member}", rel(zip_path)), offset: e.offset, reason: e.message.clone() });
+        out.exception = Some(exc.into());
+        out.error_class = Some(class);
+        out.rocksdb = Some(crate::model::RocksDbZipDamage::Member { member, fault });
+        return out;
+    }
+    if sst_bytes > sst_budget {
         return out;
     }
     match rocksdb::read_snapshot(archive, store_dir, zip_path, &limits) {
@@ -239,6 +286,7 @@ pub fn check_rocksdb_zip(
             num_keys,
             sst_bytes,
             ssts_decoded: false,
+            rocksdb: None,
         },
     }
 }

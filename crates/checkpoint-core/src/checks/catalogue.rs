@@ -189,6 +189,15 @@ catalogue! {
         "CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED",
     ],
         "A state file the restart loads is damaged; an error unless Spark 4.3's automatic snapshot repair rebuilds the version from intact older files.";
+    RocksdbSstMissing = "rocksdb-sst-missing", [Error, Warning], ["CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"],
+        "An SST file the metadata of the RocksDB snapshot zip a restart loads lists is absent from `SSTs/`: Spark's copy of it fails (FileNotFoundException), and Spark does not fall back to an older snapshot by itself (only 4.3's snapshot repair, with changelog checkpointing, does).";
+    RocksdbSstWrongSize = "rocksdb-sst-wrong-size", [Error, Warning], ["CANNOT_LOAD_STATE_STORE.UNEXPECTED_FILE_SIZE"],
+        "An SST file the metadata of the RocksDB snapshot zip a restart loads lists has another size under `SSTs/` (truncated, emptied, replaced): Spark copies it, compares the size and fails.";
+    RocksdbSnapshotMemberDamaged = "rocksdb-snapshot-member-damaged", [Error, Warning], [
+        "CANNOT_LOAD_STATE_STORE.UNCATEGORIZED",
+        "CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT",
+    ],
+        "A member of the RocksDB snapshot zip a restart loads is absent, empty or unparsable while the zip itself reads: `metadata` (Spark's file mapping), `CURRENT` or the MANIFEST it names (RocksDB cannot open the checkpoint).";
     StateFileCrcMismatchUnchecked = "state-file-crc-mismatch-unchecked", [Warning], [],
         "State files the restart loads do not match their Hadoop `.crc`, and the HDFS provider loads them without checking.";
     StaleChecksumSidecar = "stale-checksum-sidecar", [Error, Warning], [

@@ -16,6 +16,7 @@ pub mod fresh_start;
 pub mod kafka;
 pub mod logs;
 pub mod metadata;
+pub mod rocksdb_zip;
 pub mod sink_log;
 pub mod source_files;
 pub mod stale_sidecar;
@@ -123,6 +124,9 @@ pub const REGISTRY: &[Rule] = &[
             Code::StateChangelogMissing,
             Code::StateBaseSnapshotMissing,
             Code::StateFileCorrupt,
+            Code::RocksdbSstMissing,
+            Code::RocksdbSstWrongSize,
+            Code::RocksdbSnapshotMemberDamaged,
             Code::StateFileCrcMismatchUnchecked,
             Code::StaleChecksumSidecar,
         ],

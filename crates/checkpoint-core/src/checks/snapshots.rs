@@ -73,6 +73,11 @@ fn recorded_error(dir: &str, name: &str) -> String {
         serde_json::from_slice(&std::fs::read(shared(dir).join(format!("{name}.json"))).expect("record"))
             .expect("record parses")
     };
+    error_of(&j)
+}
+
+/// Spark's recorded cause chain of a record, as Java prints it.
+fn error_of(j: &serde_json::Value) -> String {
     let ro = &j["restart_outcome"];
     let mut out = String::new();
     for (i, c) in ro["cause_chain"].as_array().into_iter().flatten().enumerate() {
@@ -113,6 +118,17 @@ fn spark_gen(name: &str, v: &str) -> Case {
     let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/spark"));
     let (files, times) = zip_at(dir.join(format!("{name}.zip")));
     Case { times, ..plain(files, v) }
+}
+
+/// A real-Spark fixture of this crate (`tests/data/spark/<name>`, tools/spark-gen) with Spark's error text.
+fn spark_data(name: &str, v: &str) -> Case {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/spark");
+    let (files, times) = zip_at(dir.join(format!("{name}.zip")));
+    let j = serde_json::from_slice(&std::fs::read(dir.join(format!("{name}.json"))).expect("record"))
+        .expect("record parses");
+    let mut c = Case { times, ..plain(files, v) };
+    c.ctx.error_text = Some(error_of(&j));
+    c
 }
 
 /// A shared case (`../shared/cases/<name>`) with its error text, if it has one.
@@ -459,6 +475,9 @@ fn case_for(code: Code) -> Case {
             with_error("fixtures", "broken-ss-4.1.4-missing-changelog-agg-rocksdb-ckptv2", "4.1.4")
         }
         StateFileCorrupt => with_error("fixtures", "broken-ss-4.3.0-corrupt-state-file-norepair-agg-hdfs", "4.3.0"),
+        RocksdbSstMissing => spark_data("rocksdb-sst-missing-changelog-4.1.4", "4.1.4"),
+        RocksdbSstWrongSize => spark_data("rocksdb-sst-truncated-4.1.4", "4.1.4"),
+        RocksdbSnapshotMemberDamaged => spark_data("rocksdb-current-empty-4.1.4", "4.1.4"),
         StateFileCrcMismatchUnchecked => plain(fixture("broken-ss-3.5.9-corrupt-state-file"), "3.5.9"),
         StaleChecksumSidecar => spark_gen("stale-checksum-delta-hdfs-4.1.4", "4.1.4"),
         StateRowSchemaViolation => agg(with_bad_key_row),

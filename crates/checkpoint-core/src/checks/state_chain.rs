@@ -17,18 +17,18 @@ use std::collections::BTreeSet;
 
 /// How Spark reacts to a damaged file in a load chain.
 #[derive(Debug)]
-struct Damage {
-    path: String,
-    detail: String,
-    offset: Option<u64>,
+pub(super) struct Damage {
+    pub(super) path: String,
+    pub(super) detail: String,
+    pub(super) offset: Option<u64>,
     /// Spark notices it (checksum verified, zip/stream cannot be read).
-    detected: bool,
+    pub(super) detected: bool,
     /// The checksum class when a Spark 4.1+ checksum mismatches.
-    checksum_failed: bool,
+    pub(super) checksum_failed: bool,
     /// The data file decodes completely: only a sidecar disagrees, and the sidecar is the bad file.
-    stale: Option<SidecarKind>,
+    pub(super) stale: Option<SidecarKind>,
     /// The data file of that sidecar: the chain file, or an SST/log file its zip lists.
-    stale_main: String,
+    pub(super) stale_main: String,
 }
 
 /// The way Spark reads a chain file (which sidecars it verifies).
@@ -40,7 +40,13 @@ fn read_path(kind: ChainFileKind) -> ReadPath {
     }
 }
 
-fn damage_of(cp: &Checkpoint, path: &str, kind: ChainFileKind, v: SparkVersion, sums_on: bool) -> Option<Damage> {
+pub(super) fn damage_of(
+    cp: &Checkpoint,
+    path: &str,
+    kind: ChainFileKind,
+    v: SparkVersion,
+    sums_on: bool,
+) -> Option<Damage> {
     let integ = cp.integrity_of(path).and_then(|i| i.problem.clone());
     let crc_bad = cp.crc_of(path).and_then(|c| c.verified.clone()).and_then(|r| r.err());
     let sum_bad = cp.checksum_of(path).and_then(|c| c.verified.clone()).and_then(|r| r.err());
@@ -156,33 +162,33 @@ enum Outcome {
 const MAX_STALE: usize = 20;
 
 /// One store a restart loads, with what planning its chain needs.
-struct StoreAt<'a> {
-    cp: &'a Checkpoint,
-    v: SparkVersion,
-    version: i64,
-    dir: String,
+pub(super) struct StoreAt<'a> {
+    pub(super) cp: &'a Checkpoint,
+    pub(super) v: SparkVersion,
+    pub(super) version: i64,
+    pub(super) dir: String,
     /// `operator 0, partition 3[, store left-keyToNumValues]`.
-    where_: String,
-    store: &'a StoreFiles,
+    pub(super) where_: String,
+    pub(super) store: &'a StoreFiles,
     uid: Option<String>,
     lineage: Option<Vec<(i64, String)>>,
     base_input: PlanInput<'a>,
     /// Spark 4.3's automatic snapshot repair applies.
-    repair: bool,
+    pub(super) repair: bool,
     /// Spark 4.1+ checkpoint file checksums are verified (`spark.sql.streaming.checkpoint.fileChecksum.enabled`).
-    sums_on: bool,
+    pub(super) sums_on: bool,
 }
 
 impl StoreAt<'_> {
     /// The damage of a chain file, as this restart's Spark reads it.
-    fn damage(&self, path: &str, kind: ChainFileKind) -> Option<Damage> {
+    pub(super) fn damage(&self, path: &str, kind: ChainFileKind) -> Option<Damage> {
         damage_of(self.cp, path, kind, self.v, self.sums_on)
     }
 }
 
 impl StoreAt<'_> {
     /// The chain for the store's version, skipping the base snapshots of `skip` (repair).
-    fn plan(&self, skip: &[i64], with_lineage: bool) -> LoadChain {
+    pub(super) fn plan(&self, skip: &[i64], with_lineage: bool) -> LoadChain {
         let lineage = if with_lineage { self.lineage.as_deref() } else { None };
         plan(self.store, self.version, &PlanInput { unique_id: self.uid.as_deref(), lineage, skip, ..self.base_input })
     }
@@ -358,7 +364,11 @@ fn chain_outcome(at: &StoreAt<'_>) -> Vec<Outcome> {
             }
             continue;
         }
-        out.push(if d.detected {
+        // A zip that opens as a zip: the SST or member at fault has its own finding (unless a checksum fails first).
+        let zip = at.cp.integrity_of(&d.path).and_then(|i| i.rocksdb.as_ref()).filter(|_| !d.checksum_failed);
+        out.push(if let (true, Some(z)) = (d.detected, zip) {
+            Outcome::Finding(super::rocksdb_zip::zip_finding(at, step, &d, z))
+        } else if d.detected {
             Outcome::Finding(damaged_finding(at, step, &d))
         } else {
             Outcome::Silent(d.path.clone(), d.detail.clone())
@@ -422,7 +432,11 @@ fn stale_chain_finding(
 
 /// With 4.3's snapshot repair: the chain Spark rebuilds the version from when the damaged base snapshot (and
 /// up to three more damaged ones) is skipped; `None` when repair is off or nothing intact is left.
-fn repaired_chain(at: &StoreAt<'_>, step: &crate::restart_chain::ChainStep, is_base: bool) -> Option<LoadChain> {
+pub(super) fn repaired_chain(
+    at: &StoreAt<'_>,
+    step: &crate::restart_chain::ChainStep,
+    is_base: bool,
+) -> Option<LoadChain> {
     let repair = at.repair;
     if repair && is_base {
         let mut skip = vec![step.version];

@@ -4,7 +4,7 @@
 //! auto snapshot repair).
 
 use super::{sidecars, Reader, MAX_STATE_FILE_BYTES};
-use crate::model::{store_index, Checkpoint, NotVerified, Problem, StateFileIntegrity, Unverified};
+use crate::model::{store_index, Checkpoint, NotVerified, Problem, StateFileIntegrity, Unverified, ZipListing};
 use crate::restart_chain::{plan, ChainFileKind, PlanInput};
 use crate::state_files::StoreFiles;
 use std::collections::BTreeSet;
@@ -98,6 +98,7 @@ fn check_state_file(cp: &mut Checkpoint, rd: &mut Reader<'_>, path: &str, kind: 
                     num_keys: None,
                     decompressed_bytes: None,
                     listed_files: Vec::new(),
+                    rocksdb: None,
                 },
             );
             return;
@@ -137,6 +138,7 @@ fn check_state_file(cp: &mut Checkpoint, rd: &mut Reader<'_>, path: &str, kind: 
                 num_keys: z.num_keys,
                 decompressed_bytes: None,
                 listed_files,
+                rocksdb: z.rocksdb,
             }
         }
         k => {
@@ -157,6 +159,7 @@ fn check_state_file(cp: &mut Checkpoint, rd: &mut Reader<'_>, path: &str, kind: 
                 num_keys: None,
                 decompressed_bytes: c.decompressed_bytes,
                 listed_files: Vec::new(),
+                rocksdb: None,
             }
         }
     };
@@ -164,7 +167,55 @@ fn check_state_file(cp: &mut Checkpoint, rd: &mut Reader<'_>, path: &str, kind: 
     if let Some(d) = integrity.decompressed_bytes {
         rd.budget_left = rd.budget_left.saturating_sub(d.saturating_sub(size));
     }
+    let rocks_damaged = integrity.rocksdb.is_some();
     cp.state_integrity.insert(path.to_string(), integrity);
+    if rocks_damaged && !cp.rocksdb_zips.contains_key(&store.dir) {
+        read_zip_listings(cp, rd, store);
+    }
+}
+
+/// Most zips of one store whose SST lists are read when its restart zip is damaged (the newest ones).
+const MAX_LISTED_ZIPS: usize = 64;
+
+/// Reads the `metadata` of every `<v>.zip` of `store` (newest first, bounded by [`MAX_LISTED_ZIPS`] and the byte
+/// budget): which SSTs each lists and whether its members are intact, for the finding about a damaged zip.
+fn read_zip_listings(cp: &mut Checkpoint, rd: &mut Reader<'_>, store: &StoreFiles) {
+    let mut out = Vec::new();
+    let dir = store.dir.trim_end_matches('/');
+    for f in store.zips.values().rev().flatten().take(MAX_LISTED_ZIPS) {
+        let path = f.file.path.clone();
+        if f.file.size > rd.budget_left {
+            cp.unverified.push(Unverified {
+                path: path.clone(),
+                bytes: f.file.size,
+                what: "zip metadata not read (which SSTs it lists)".into(),
+            });
+            continue;
+        }
+        rd.budget_left -= f.file.size;
+        let listing = match rd.read(&path, MAX_STATE_FILE_BYTES) {
+            Err(e) => ZipListing { path: path.clone(), version: f.version, ssts: vec![], damage: Some(e.to_string()) },
+            Ok(bytes) => match crate::state::rocksdb::zip_meta::read_version_zip(&bytes, Default::default()) {
+                Err(e) => {
+                    ZipListing { path: path.clone(), version: f.version, ssts: vec![], damage: Some(e.to_string()) }
+                }
+                Ok(z) => ZipListing {
+                    path: path.clone(),
+                    version: f.version,
+                    ssts: z
+                        .metadata
+                        .sst_files
+                        .iter()
+                        .map(|s| (format!("{dir}/SSTs/{}", s.dfs_file_name), s.size_bytes))
+                        .collect(),
+                    damage: z.member_damage.map(|e| e.to_string()),
+                },
+            },
+        };
+        out.push(listing);
+    }
+    out.reverse();
+    cp.rocksdb_zips.insert(store.dir.clone(), out);
 }
 
 /// The SST and log files a RocksDB zip lists (relative paths), with the Hadoop sidecar of each verified: a

@@ -270,6 +270,15 @@ pub fn read_snapshot(
     })?;
     let (_, listing) = list_store(archive, store_dir);
     let dir = store_dir.trim_end_matches('/');
+    if let Some(e) = &zip.member_damage {
+        let member = e.entry.clone().unwrap_or_default();
+        return Err(rerr(
+            &format!("{zip_path}!/{member}"),
+            e.offset,
+            format!("RocksDB cannot open the checkpoint: {}", e.message),
+            Some("CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"),
+        ));
+    }
     if let Some(m) = &zip.manifest {
         let manifest_path = format!("{zip_path}!/{}", zip.current.clone().unwrap_or_default());
         let m = m.as_ref().map_err(|e| {

@@ -342,6 +342,7 @@ fn every_manifest_agrees_with_spark_metadata() {
             assert_eq!(m.comparator.as_deref(), Some("leveldb.BytewiseComparator"));
             assert_eq!(manifest::compare_with_metadata(&m, &z.metadata), vec![], "{name} {p}");
             assert!(z.unexpected_empty.is_empty(), "{name} {p}: {:?}", z.unexpected_empty);
+            assert_eq!(z.member_damage, None, "{name} {p}: every member a restart opens is intact");
             zips += 1;
         }
     }

@@ -41,6 +41,22 @@ pub struct ZipMetaError {
     pub offset: Option<u64>,
     /// What is wrong.
     pub message: String,
+    /// Set when the zip reads as a zip but a member a restart opens is absent, empty or unparsable (the entry
+    /// names it); `None` for damage of the zip itself (not a zip, a corrupt deflate stream, a CRC mismatch,
+    /// limits).
+    pub member_fault: Option<MemberFault>,
+}
+
+/// How a member of a `<v>.zip` that a restart opens (`metadata`, `CURRENT`, `MANIFEST-*`, `OPTIONS-*`) is
+/// damaged while the zip itself reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemberFault {
+    /// The zip does not hold it.
+    Missing,
+    /// It has zero bytes.
+    Empty,
+    /// Its content is not what Spark or RocksDB reads (a version line, JSON, `MANIFEST-<n>`, a log record).
+    Unparsable,
 }
 
 impl std::fmt::Display for ZipMetaError {
@@ -100,13 +116,21 @@ pub struct VersionZip {
     pub metadata: CheckpointMetadata,
     /// The MANIFEST named by `CURRENT`, parsed; `None` when `CURRENT` or that file is absent.
     pub manifest: Option<Result<super::manifest::Manifest, super::manifest::ManifestError>>,
-    /// Entries with zero bytes that should not be empty (everything but RocksDB's `*.log` WAL files), which Spark
-    /// 4.1+ rejects with `STATE_STORE_UNEXPECTED_EMPTY_FILE_IN_ROCKSDB_ZIP`.
+    /// Entries with zero bytes that should not be empty (everything but RocksDB's `*.log` WAL files); Spark 4.1+
+    /// refuses to write such a zip (`STATE_STORE_UNEXPECTED_EMPTY_FILE_IN_ROCKSDB_ZIP`), so one on disk was
+    /// damaged after Spark wrote it.
     pub unexpected_empty: Vec<String>,
+    /// The first of `CURRENT` / the MANIFEST it names that RocksDB cannot open the checkpoint with
+    /// (see [`member_damage`]); `metadata` damage is an error of [`read_version_zip`] instead.
+    pub member_damage: Option<ZipMetaError>,
 }
 
 fn zerr(entry: Option<&str>, offset: Option<u64>, message: impl Into<String>) -> ZipMetaError {
-    ZipMetaError { entry: entry.map(str::to_string), offset, message: message.into() }
+    ZipMetaError { entry: entry.map(str::to_string), offset, message: message.into(), member_fault: None }
+}
+
+fn merr(entry: &str, fault: MemberFault, offset: Option<u64>, message: impl Into<String>) -> ZipMetaError {
+    ZipMetaError { entry: Some(entry.to_string()), offset, message: message.into(), member_fault: Some(fault) }
 }
 
 /// Opens a `<v>.zip` held in memory and reads `CURRENT` and `metadata`.
@@ -120,36 +144,138 @@ pub fn read_version_zip(bytes: &[u8], limits: ZipLimits) -> Result<VersionZip, Z
         return Err(zerr(None, None, format!("{} entries, over the limit of {}", zip.len(), limits.max_entries)));
     }
     let mut entries = Vec::new();
+    let mut headers = Vec::new();
     for i in 0..zip.len() {
         let f = zip.by_index_raw(i).map_err(|e| zerr(None, None, format!("cannot read entry #{i}: {e}")))?;
         if f.is_dir() {
             continue;
         }
         let name = f.name().map(|n| n.to_string()).unwrap_or_else(|_| format!("entry #{i}"));
+        headers.push(f.header_start());
         entries.push((name, f.size()));
     }
+    let names: Vec<String> = entries.iter().map(|(n, _)| n.clone()).collect();
+    let header_of = |name: &str| names.iter().position(|n| n == name).map(|i| headers[i]);
+    let mut current_raw = None;
     let current = match entries.iter().any(|(n, _)| n == "CURRENT") {
         true => {
             let b = read_entry(&mut zip, "CURRENT", 4096)?;
-            Some(String::from_utf8_lossy(&b).trim_end_matches('\n').to_string())
+            let text = String::from_utf8_lossy(&b).trim_end_matches('\n').to_string();
+            current_raw = Some(b);
+            Some(text)
         }
         false => None,
     };
-    if !entries.iter().any(|(n, _)| n == "metadata") {
-        return Err(zerr(Some("metadata"), None, "the zip has no Spark metadata file"));
-    }
+    let Some(meta_at) = header_of("metadata") else {
+        return Err(merr(
+            "metadata",
+            MemberFault::Missing,
+            None,
+            "the zip holds no `metadata` member (Spark's file mapping): Spark unzips it and then cannot open the metadata file",
+        ));
+    };
     let raw = read_entry(&mut zip, "metadata", limits.max_entry_bytes)?;
-    let metadata = parse_metadata(&raw).map_err(|(off, m)| zerr(Some("metadata"), off, m))?;
-    let unexpected_empty =
+    if raw.is_empty() {
+        return Err(merr(
+            "metadata",
+            MemberFault::Empty,
+            None,
+            format!("the metadata member (local header at byte {meta_at} of the zip) is empty (0 bytes): Spark reads no version line (Cannot read RocksDB checkpoint metadata. Expected v1, but found null)"),
+        ));
+    }
+    let metadata = parse_metadata(&raw).map_err(|(off, m)| merr("metadata", MemberFault::Unparsable, off, m))?;
+    let unexpected_empty: Vec<String> =
         entries.iter().filter(|(n, s)| *s == 0 && !n.ends_with(".log")).map(|(n, _)| n.clone()).collect();
     let manifest = match &current {
-        Some(name) if entries.iter().any(|(n, _)| n == name) => {
+        Some(name) if !name.is_empty() && entries.iter().any(|(n, _)| n == name) => {
             let raw = read_entry(&mut zip, name, limits.max_entry_bytes)?;
             Some(super::manifest::parse_manifest(&raw))
         }
         _ => None,
     };
-    Ok(VersionZip { entries, current, metadata, manifest, unexpected_empty })
+    let mut z = VersionZip { entries, current, metadata, manifest, unexpected_empty, member_damage: None };
+    z.member_damage = member_damage(&z, current_raw.as_deref(), &header_of);
+    Ok(z)
+}
+
+/// The first member RocksDB cannot open the checkpoint with: `CURRENT` empty, not `MANIFEST-<n>` and a
+/// newline, or naming a MANIFEST the zip does not hold; that MANIFEST empty or not a log of version edits.
+/// `OPTIONS-*` is not one of them: RocksDB does not read it on open. `header_of` gives a member's local header
+/// offset in the zip.
+pub fn member_damage(
+    z: &VersionZip,
+    current_raw: Option<&[u8]>,
+    header_of: &dyn Fn(&str) -> Option<u64>,
+) -> Option<ZipMetaError> {
+    let at = |n: &str| header_of(n).map(|o| format!(" (local header at byte {o} of the zip)")).unwrap_or_default();
+    // A zip without CURRENT is not judged: Spark always writes one, and what RocksDB does without it (Spark opens
+    // with createIfMissing) was not observed.
+    let raw = current_raw?;
+    if raw.is_empty() {
+        return Some(merr(
+            "CURRENT",
+            MemberFault::Empty,
+            None,
+            format!(
+                "the CURRENT member{} is empty (0 bytes): RocksDB reads the name of its MANIFEST from it",
+                at("CURRENT")
+            ),
+        ));
+    }
+    let name = z.current.as_deref().unwrap_or_default();
+    let well_formed = raw.ends_with(b"\n")
+        && name.strip_prefix("MANIFEST-").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    if !well_formed {
+        return Some(merr(
+            "CURRENT",
+            MemberFault::Unparsable,
+            Some(0),
+            format!("CURRENT holds {name:?}, not `MANIFEST-<number>` and a newline"),
+        ));
+    }
+    match z.entries.iter().find(|(n, _)| n == name) {
+        None => {
+            return Some(merr(
+                name,
+                MemberFault::Missing,
+                None,
+                format!("CURRENT names {name}, which the zip does not hold"),
+            ))
+        }
+        Some((_, 0)) => {
+            return Some(merr(
+                name,
+                MemberFault::Empty,
+                None,
+                format!(
+                "the {name} member{} is empty (0 bytes): RocksDB's manifest (the list of live SST files) has no record",
+                at(name)
+            ),
+            ))
+        }
+        Some(_) => {}
+    }
+    if let Some(Ok(m)) = &z.manifest {
+        if m.edits == 0 {
+            return Some(merr(
+                name,
+                MemberFault::Unparsable,
+                Some(0),
+                format!("{name} holds no complete version edit: RocksDB finds no log number, next file number or last sequence in it"),
+            ));
+        }
+    }
+    if let Some(Err(e)) = &z.manifest {
+        return Some(merr(
+            name,
+            MemberFault::Unparsable,
+            Some(e.offset),
+            format!("RocksDB's manifest cannot be read: {}", e.message),
+        ));
+    }
+    // RocksDB does not read `OPTIONS-*` when it opens the checkpoint (Spark passes its own options): Spark 4.1.4
+    // restarted on a zip whose OPTIONS member was empty (tests/data/spark/rocksdb-options-empty-4.1.4).
+    None
 }
 
 /// Reads and inflates one entry, bounded by `max` bytes; checks the CRC.
@@ -185,13 +311,21 @@ pub fn read_entry(zip: &mut zip::ZipArchive<Cursor<&[u8]>>, name: &str, max: u64
 /// Parses Spark's `metadata` file: a version line then one JSON object. Returns `(offset in the file, message)`
 /// on error.
 pub fn parse_metadata(raw: &[u8]) -> Result<CheckpointMetadata, (Option<u64>, String)> {
-    let nl = raw.iter().position(|b| *b == b'\n').ok_or((Some(0), "no version line (no newline)".to_string()))?;
+    // Spark reads the first line and compares it with `v1` (`RocksDBCheckpointMetadata.VERSION` is 1 in 3.5 to
+    // 4.1): anything else is `CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT`.
+    let wrong_version = |line: &[u8]| {
+        let shown: String = String::from_utf8_lossy(line).chars().take(40).collect();
+        (Some(0), format!("Cannot read RocksDB checkpoint metadata. Expected v1, but found {shown:?}"))
+    };
+    let Some(nl) = raw.iter().position(|b| *b == b'\n') else {
+        if raw.strip_suffix(b"\r").unwrap_or(raw) == b"v1" {
+            return Err((Some(raw.len() as u64), "the version line v1 is not followed by the JSON".to_string()));
+        }
+        return Err(wrong_version(raw));
+    };
     let version_line = String::from_utf8_lossy(&raw[..nl]).trim_end_matches('\r').to_string();
-    if version_line != "v1" && version_line != "v2" {
-        return Err((
-            Some(0),
-            format!("Cannot read RocksDB checkpoint metadata. Expected v1, but found {version_line:?}"),
-        ));
+    if version_line != "v1" {
+        return Err(wrong_version(&raw[..nl]));
     }
     let body = &raw[nl + 1..];
     let json: serde_json::Value = serde_json::from_slice(body).map_err(|e| {
@@ -362,5 +496,57 @@ mod tests {
         assert!(e.0.unwrap() >= 3, "{e:?}");
         assert!(parse_metadata(b"v1").is_err());
         assert!(parse_metadata(b"v1\n{\"sstFiles\":[{\"localFileName\":\"a.sst\"}]}").is_err());
+    }
+
+    fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
+        use std::io::Write;
+        let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        for (name, data) in files {
+            let o = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+            w.start_file(*name, o).unwrap();
+            w.write_all(data).unwrap();
+        }
+        w.finish().unwrap().into_inner()
+    }
+
+    const META: &[u8] = b"v1\n{\"sstFiles\":[],\"numKeys\":0}";
+
+    /// Each damaged member a restart opens, as crafted zips: the fault and the member the error names.
+    #[test]
+    fn members_a_restart_opens() {
+        let damage = |files: &[(&str, &[u8])]| match read_version_zip(&zip_of(files), ZipLimits::default()) {
+            Ok(z) => z.member_damage.map(|e| (e.entry.unwrap_or_default(), e.member_fault)),
+            Err(e) => Some((e.entry.unwrap_or_default(), e.member_fault)),
+        };
+        let manifest: &[u8] = &[];
+        let good = [("CURRENT", &b"MANIFEST-000005\n"[..]), ("OPTIONS-000007", b"x"), ("metadata", META)];
+        // No MANIFEST member: CURRENT names one the zip does not hold.
+        assert_eq!(damage(&good), Some(("MANIFEST-000005".into(), Some(MemberFault::Missing))));
+        let with_manifest = |m: &'static [u8]| {
+            let mut v = good.to_vec();
+            v.push(("MANIFEST-000005", m));
+            v
+        };
+        assert_eq!(damage(&with_manifest(manifest)), Some(("MANIFEST-000005".into(), Some(MemberFault::Empty))));
+        assert_eq!(
+            damage(&with_manifest(b"garbage")).map(|d| d.1),
+            Some(Some(MemberFault::Unparsable)),
+            "a MANIFEST that is not a log of version edits"
+        );
+        let mut v = with_manifest(b"garbage");
+        v[0] = ("CURRENT", b"");
+        assert_eq!(damage(&v), Some(("CURRENT".into(), Some(MemberFault::Empty))));
+        v[0] = ("CURRENT", b"MANIFEST-000005");
+        assert_eq!(damage(&v), Some(("CURRENT".into(), Some(MemberFault::Unparsable))), "no newline");
+        v[0] = ("CURRENT", b"MANIFEST-000005\n");
+        v[2] = ("metadata", b"");
+        assert_eq!(damage(&v), Some(("metadata".into(), Some(MemberFault::Empty))));
+        v[2] = ("metadata", b"v1\n{\"sstFiles\":[");
+        assert_eq!(damage(&v), Some(("metadata".into(), Some(MemberFault::Unparsable))));
+        v.remove(2);
+        assert_eq!(damage(&v), Some(("metadata".into(), Some(MemberFault::Missing))));
+        // An empty OPTIONS member is not damage (RocksDB does not read it on open; Spark 4.1.4 restarted on it),
+        // nor is a zip without CURRENT judged.
+        assert_eq!(damage(&[("OPTIONS-000007", b""), ("metadata", META)]), None);
     }
 }
