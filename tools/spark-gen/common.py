@@ -129,6 +129,13 @@ def facts(cp):
         "last_committed_batch": coms[-1] if coms else None,
         "metadata": meta,
     }
+    ops = {}
+    state = os.path.join(cp, "state")
+    for op in sorted(os.listdir(state)) if os.path.isdir(state) else []:
+        parts = [int(p) for p in os.listdir(os.path.join(state, op)) if p.isdigit()] if op.isdigit() else []
+        if parts:
+            ops[op] = {"partitions": sorted(parts)}
+    f["state_operators"] = ops
     if offs:
         lines = open(os.path.join(cp, "offsets", str(offs[-1]))).read().splitlines()
         f["offset_log_version_line"] = lines[0]

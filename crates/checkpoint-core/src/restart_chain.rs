@@ -35,14 +35,39 @@ impl<'a> PlanInput<'a> {
     pub fn new(provider: &'a str) -> Self {
         PlanInput { release: SparkVersion::NEWEST, conf: None, provider, unique_id: None, lineage: None, skip: &[] }
     }
-    /// Spark 4.3+ with `spark.sql.streaming.stateStore.autoSnapshotRepair.enabled` (default true): a damaged
-    /// snapshot is passed over and the version rebuilt from an older one.
+    /// Spark 4.2+ with `spark.sql.streaming.stateStore.autoSnapshotRepair.enabled` (default true): a damaged
+    /// snapshot is passed over and the version rebuilt from an older one. 4.2 is included because real Spark
+    /// 4.2.1 attempted the repair on a default session (`CANNOT_LOAD_STATE_STORE.AUTO_SNAPSHOT_REPAIR_FAILED`
+    /// in `tests/data/spark/missing-changelog-4.2.1-ckptv2.json`); 4.1.4 did not (its fixtures fail plainly).
     pub fn repairs_snapshots(&self) -> bool {
-        self.release.at_least(4, 3)
+        self.release.at_least(4, 2)
             && self
                 .conf
                 .and_then(|c| c.get("spark.sql.streaming.stateStore.autoSnapshotRepair.enabled"))
                 .is_none_or(|v| v.trim().eq_ignore_ascii_case("true"))
+    }
+}
+
+/// How a release fails when a checkpoint format v2 lineage reaches back to no snapshot zip (a changelog of
+/// the lineage and every zip at or above it gone): `(error class, exception, inner class)`. Observed with real
+/// Spark on the same damage (`tools/spark-gen/missing_changelog.py`, `tests/data/spark/missing-changelog-*`):
+/// - 4.0: the load falls back to a snapshot whose checkpoint metadata is not of the v2 format it expects:
+///   `CANNOT_READ_CHECKPOINT` ("Expected v2, but found v1");
+/// - 4.1: `CANNOT_FIND_BASE_SNAPSHOT_CHECKPOINT` (the lineage is printed);
+/// - 4.2: the automatic snapshot repair tries and gives up: `UNCATEGORIZED` wrapping
+///   `AUTO_SNAPSHOT_REPAIR_FAILED` (IllegalStateException "lineage is incomplete");
+/// - 4.3: the load starts from the newest older zip and stops at the missing changelog:
+///   `CANNOT_READ_STREAMING_STATE_FILE` (java.io.FileNotFoundException).
+pub fn lineage_break_error(release: SparkVersion) -> (&'static str, &'static str, Option<&'static str>) {
+    const EXC: &str = "org.apache.spark.SparkException";
+    if release.at_least(4, 3) {
+        ("CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE", EXC, None)
+    } else if release.at_least(4, 2) {
+        ("CANNOT_LOAD_STATE_STORE.UNCATEGORIZED", EXC, Some("CANNOT_LOAD_STATE_STORE.AUTO_SNAPSHOT_REPAIR_FAILED"))
+    } else if release.at_least(4, 1) {
+        ("CANNOT_LOAD_STATE_STORE.CANNOT_FIND_BASE_SNAPSHOT_CHECKPOINT", EXC, None)
+    } else {
+        ("CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT", EXC, None)
     }
 }
 

@@ -174,8 +174,14 @@ catalogue! {
         "A `.delta` file the HDFS provider replays to rebuild the restart's state version is missing.";
     StateChangelogMissing = "state-changelog-missing", [Error], ["CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE"],
         "A `.changelog` file the RocksDB provider replays to rebuild the restart's state version is missing.";
-    StateBaseSnapshotMissing = "state-base-snapshot-missing", [Error], ["CANNOT_LOAD_STATE_STORE.CANNOT_FIND_BASE_SNAPSHOT_CHECKPOINT"],
-        "With state checkpoint format v2, no snapshot zip of the lineage of the restart's state version is left to start the chain from.";
+    StateBaseSnapshotMissing = "state-base-snapshot-missing", [Error], [
+            "CANNOT_LOAD_STATE_STORE.CANNOT_FIND_BASE_SNAPSHOT_CHECKPOINT",
+            "CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT",
+            "CANNOT_LOAD_STATE_STORE.UNCATEGORIZED",
+            "CANNOT_LOAD_STATE_STORE.AUTO_SNAPSHOT_REPAIR_FAILED",
+            "CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE",
+        ],
+        "With state checkpoint format v2, no snapshot zip of the lineage of the restart's state version is left to start the chain from (the error class Spark raises differs by release).";
     StateFileCorrupt = "state-file-corrupt", [Error, Warning], [
         "CANNOT_LOAD_STATE_STORE.UNCATEGORIZED",
         "CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT",
@@ -414,6 +420,9 @@ pub enum RestartStage {
     StateLoad = 70,
     /// The first state row read is validated against the stored schema.
     StateRowValidation = 72,
+    /// The batch's sink commits its output; a file sink compacts its log at compaction batches
+    /// (`FileStreamSinkLog`, every `compactInterval` batches), reading the previous compaction and the batches after it.
+    SinkCommit = 80,
 }
 
 impl RestartStage {
@@ -433,6 +442,7 @@ impl RestartStage {
         RestartStage::StateStoreConfig,
         RestartStage::StateLoad,
         RestartStage::StateRowValidation,
+        RestartStage::SinkCommit,
     ];
 
     /// The stage's number (its position in the restart sequence; the JSON value).

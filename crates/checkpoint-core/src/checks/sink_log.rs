@@ -64,8 +64,15 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         let interval = log.compact_interval;
         let next_compact = (latest + interval + 1) / interval * interval - 1;
         let first = batch_path(log, missing[0]);
-        out.push(
-            Finding::new(
+        // The restart's first batch is a compaction batch past the log's latest: its commit reads the missing
+        // files now (`FileStreamSinkLog` compaction, `getValidBatchesBeforeCompactionBatch`).
+        let compacts_now = cp.restart_batch().filter(|r| {
+            *r > latest && crate::log::file_log::is_compaction_batch(*r, interval) && {
+                let (c, range) = files_needed(*r - 1, interval);
+                missing.iter().any(|m| Some(*m) == c || range.contains(m))
+            }
+        });
+        let mut f = Finding::new(
                 Code::SinkLogBatchMissing,
                 Severity::Error,
                 format!("File sink log {} is missing batch file(s) {} that reading it needs", log.dir, ids_text(&missing)),
@@ -83,8 +90,16 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 SINK_BACKUP.to_string(),
                 format!("Restore {first} (and the other missing files) from a backup or the storage's versioning; the log cannot be rebuilt from the checkpoint."),
                 format!("Without a backup: write to a new output path (the old output stays readable only as plain files, without the log), or move {} away and accept that readers see every file in the folder, including partial or duplicate ones.", log.dir),
-            ]),
-        );
+            ]);
+        if let Some(r) = compacts_now {
+            f = f.fails(
+                RestartStage::SinkCommit,
+                Some("BATCH_METADATA_NOT_FOUND"),
+                "org.apache.spark.SparkFileNotFoundException",
+            );
+            f.title = format!("{} (the restart's batch {r} compacts the log and fails)", f.title);
+        }
+        out.push(f);
     }
     out
 }

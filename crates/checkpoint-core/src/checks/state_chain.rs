@@ -337,17 +337,24 @@ fn chain_outcome(at: &StoreAt<'_>) -> Vec<Outcome> {
         )];
     }
     if chain.base_not_found {
-        let (class, exc) = load_error("base-not-found", v, true);
+        let (class, exc, inner) = crate::restart_chain::lineage_break_error(v);
+        let mut classes = vec![class];
+        classes.extend(inner);
         let lineage: Vec<String> =
             chain.steps.iter().map(|s| s.path.rsplit('/').next().unwrap_or("").to_string()).collect();
         let lowest = chain.steps.first().map(|s| s.version).unwrap_or(version);
         return vec![Outcome::Finding(
             Finding::new(Code::StateBaseSnapshotMissing, Severity::Error, format!("State version {version} of {where_} has no base snapshot (checkpoint format v2)"))
-                .classes(&["CANNOT_LOAD_STATE_STORE.CANNOT_FIND_BASE_SNAPSHOT_CHECKPOINT"])
+                .classes(&classes)
                 .evidence(chain.steps.last().map(|s| s.path.clone()).unwrap_or(dir.clone()), format!("changelogs {} are present but no zip at or below version {lowest} continues the chain (version {} has neither a zip nor a changelog)", lineage.join(", "), lowest - 1), None)
-                .why("With state checkpoint format v2 every version has a unique id; Spark follows the lineage recorded in the changelog of the version it loads back to a snapshot zip of the same lineage. Here the snapshot zips of that lineage are gone, so the chain cannot start.")
+                .why(format!("With state checkpoint format v2 every version has a unique id; Spark follows the lineage recorded in the changelog of the version it loads back to a snapshot zip of the same lineage. Here the snapshot zips of that lineage are gone and version {} is missing, so the chain cannot be rebuilt. How Spark {v} reports it: {}.", lowest - 1, match (v.at_least(4, 1), v.at_least(4, 2), v.at_least(4, 3)) {
+                    (_, _, true) => "it starts from the newest older zip and stops at the missing changelog",
+                    (_, true, _) => "its automatic snapshot repair tries older snapshots and gives up (the lineage is incomplete)",
+                    (true, _, _) => "it cannot find a base snapshot for the lineage",
+                    _ => "it falls back to a snapshot whose checkpoint metadata is not of the v2 format",
+                }))
                 .fix(&[BACKUP.to_string(), format!("Restore the deleted .zip files (and changelogs) of {dir} from the original checkpoint."), super::new_checkpoint_step(cp)])
-                .fails(RestartStage::StateLoad, class, exc),
+                .fails(RestartStage::StateLoad, Some(class), exc),
         )];
     }
     // Damaged files in the chain: the first one Spark notices decides; a stale sidecar Spark does not
