@@ -32,15 +32,24 @@ def tail_gap(cp):
     return len(offs) > 1 and offs[-2] != offs[-1] - 1
 
 
-def record(spark, work, cp, name):
+def record(work, cp, name):
+    """Zips the checkpoint, then records both restarts in a new JVM on the zip's bytes."""
+    common.zip_checkpoint(cp, name)
+    common.fresh_jvm(__file__, "restart", name, work)
+
+
+def restart(name, work):
+    """Both restarts of `<name>.zip`, each on a fresh unpacking of it, in this (new) JVM."""
     import pyspark
 
-    common.zip_checkpoint(cp, name)
-    facts = common.facts(cp)
-    off = common.copy_tree(cp, os.path.join(work, name + "-off"))
-    on = common.copy_tree(cp, os.path.join(work, name + "-on"))
+    zip_path = os.path.join(common.OUT, name + ".zip")
+    spark = common.session(CONFS)
+    off = common.unzip_to(zip_path, os.path.join(work, name + "-off"))
+    on = common.unzip_to(zip_path, os.path.join(work, name + "-on"))
+    facts = common.facts(off)
     outcome_off = common.run_and_record(spark, lambda: start(spark, off, {}))
     outcome_on = common.run_and_record(spark, lambda: start(spark, on, ASYNC), settle_batches=3)
+    spark.stop()
     base = {
         "spark_version": pyspark.__version__,
         "kind": "structured-streaming",
@@ -48,7 +57,7 @@ def record(spark, work, cp, name):
         "generator": "tools/spark-gen/async_progress.py",
         "facts": facts,
     }
-    paths = {cp: "<checkpoint>", off: "<checkpoint>", on: "<checkpoint>", work: "<workdir>"}
+    paths = {off: "<checkpoint>", on: "<checkpoint>", work: "<workdir>"}
     common.write_record(name, dict(base, name=name, query={"confs": CONFS, "writer_options": ASYNC, "restart_writer_options": {}},
                                    mutation={"kind": "async-off", "description": "no file change; restarted WITHOUT asyncProgressTrackingEnabled"},
                                    restart_outcome=outcome_off), paths)
@@ -62,6 +71,7 @@ def record(spark, work, cp, name):
 def main():
     work = common.workdir()
     spark = common.session(CONFS)
+    done = []
     for name, want_gap in (("async-progress-4.1.4-gap-before-latest", True), ("async-progress-4.1.4-written-tail", False)):
         cp = os.path.join(work, name)
         for attempt in range(20):
@@ -73,9 +83,14 @@ def main():
                 break
         else:
             raise SystemExit(f"{name}: the run never ended in the wanted shape")
-        record(spark, work, cp, name)
+        done.append((name, cp))
     spark.stop()
+    for name, cp in done:
+        record(work, cp, name)
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) > 2 and sys.argv[1] == "restart":
+        restart(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else common.workdir())
+    else:
+        main()
