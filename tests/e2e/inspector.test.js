@@ -389,6 +389,17 @@ with zipfile.ZipFile(sys.argv[3], 'w', zipfile.ZIP_DEFLATED) as z:
     await shot(page, '05b-sink-log-ahead');
   });
 
+  test('the state files matrix shows the versions the core lists, the missing delta named', async () => {
+    // Real Spark 4.1.4: state/0/1/7.delta (and snapshots 9, 12 of partition 1) deleted.
+    const name = 'broken-ss-4.1.4-missing-delta.zip';
+    await dropFile(page, name, fs.readFileSync(path.join(fixturesDir, name)));
+    const cells = await page.$$eval('.state-matrix tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+    const row = cells.find((r) => r[0] === '0/default');
+    assert.ok(row, JSON.stringify(cells));
+    assert.equal(row[1], '1–12 · 4 snap');
+    assert.equal(row[2], '1–12 · 2 snap · no 7');
+  });
+
   test('a sample loads from the menu', async () => {
     const n = await runCount(page);
     const samples = await page.$$eval('#sample-select option', (o) => o.map((x) => x.value).filter(Boolean));

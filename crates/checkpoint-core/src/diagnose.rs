@@ -256,47 +256,7 @@ pub(crate) fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport 
                 .collect()
         })
         .unwrap_or_default();
-    let operators = cp
-        .state
-        .operators
-        .values()
-        .map(|o| {
-            let meta = cp.operator_metadata.get(&o.operator_id).and_then(|m| m.content.as_ref().ok());
-            let mut stores: Vec<String> = o.partitions.values().flat_map(|p| p.stores.keys().cloned()).collect();
-            if let Some(m) = meta {
-                stores.extend(m.stores.iter().map(|s| s.store_name.clone()));
-            }
-            stores.sort();
-            stores.dedup();
-            if stores.is_empty() {
-                stores.push("default".into());
-            }
-            let latest = o.partitions.values().flat_map(|p| p.stores.values()).filter_map(|s| s.latest_version()).max();
-            OperatorInfo {
-                operator_id: o.operator_id,
-                name: meta.and_then(|m| m.operator_name.clone()),
-                store_names: stores,
-                partitions: o.partitions.len() as u64,
-                provider: cp.operator_provider(o.operator_id),
-                latest_version: latest,
-                state_size: cp
-                    .state_growth
-                    .get(&o.operator_id)
-                    .map(|pts| {
-                        pts.iter()
-                            .map(|p| StateSizePoint {
-                                version: p.version,
-                                snapshot_partitions: p.partitions,
-                                snapshot_bytes: p.snapshot_bytes,
-                                snapshot_keys: p.keys,
-                                delta_bytes: p.delta_bytes,
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            }
-        })
-        .collect();
+    let operators = cp.state.operators.values().map(|o| operator_info(cp, o)).collect();
     CheckpointReport {
         root: cp.root.clone(),
         kind: cp.kind.0,
@@ -315,6 +275,52 @@ pub(crate) fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport 
         hints,
         restart_plan,
         sink_logs: crate::checks::sink_log::sink_log_info(cp, &ctx),
+    }
+}
+
+/// The report's view of one stateful operator: name, stores, partitions, provider, versions, state size and
+/// the state files per store and partition.
+fn operator_info(cp: &Checkpoint, o: &crate::state_files::OperatorFiles) -> OperatorInfo {
+    let meta = cp.operator_metadata.get(&o.operator_id).and_then(|m| m.content.as_ref().ok());
+    let mut stores: Vec<String> = o.partitions.values().flat_map(|p| p.stores.keys().cloned()).collect();
+    if let Some(m) = meta {
+        stores.extend(m.stores.iter().map(|s| s.store_name.clone()));
+    }
+    stores.sort();
+    stores.dedup();
+    if stores.is_empty() {
+        stores.push("default".into());
+    }
+    let latest = o.partitions.values().flat_map(|p| p.stores.values()).filter_map(|s| s.latest_version()).max();
+    let mut state_files: Vec<crate::report::StoreFilesOverview> = o
+        .partitions
+        .values()
+        .flat_map(|p| p.stores.iter().filter_map(|(n, f)| crate::report::StoreFilesOverview::of(n, p.partition, f)))
+        .collect();
+    state_files.sort_by(|a, b| (&a.store, a.partition).cmp(&(&b.store, b.partition)));
+    OperatorInfo {
+        operator_id: o.operator_id,
+        state_files,
+        name: meta.and_then(|m| m.operator_name.clone()),
+        store_names: stores,
+        partitions: o.partitions.len() as u64,
+        provider: cp.operator_provider(o.operator_id),
+        latest_version: latest,
+        state_size: cp
+            .state_growth
+            .get(&o.operator_id)
+            .map(|pts| {
+                pts.iter()
+                    .map(|p| StateSizePoint {
+                        version: p.version,
+                        snapshot_partitions: p.partitions,
+                        snapshot_bytes: p.snapshot_bytes,
+                        snapshot_keys: p.keys,
+                        delta_bytes: p.delta_bytes,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
     }
 }
 
@@ -356,7 +362,7 @@ fn needs(cp: &Checkpoint, ctx: &Context) -> Vec<Hint> {
         out.push(Hint::DeltaLogWanted { sources: without_log });
     }
     let repair_key = "spark.sql.streaming.stateStore.autoSnapshotRepair.enabled";
-    if v.at_least(4, 3)
+    if v.at_least(4, 2)
         && !ctx.session_conf.contains_key(repair_key)
         && !cp.state_integrity.values().all(|i| i.problem.is_none())
     {

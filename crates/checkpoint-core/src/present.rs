@@ -66,7 +66,7 @@ pub enum Hint {
         /// How many files or stores were left unverified.
         count: usize,
     },
-    /// A damaged snapshot is in the restart's path; the prediction assumes Spark 4.3's snapshot repair (`key`,
+    /// A damaged snapshot is in the restart's path; the prediction assumes Spark's snapshot repair (4.2+) (`key`,
     /// `spark.sql.streaming.stateStore.autoSnapshotRepair.enabled`) is on, its default.
     SnapshotRepairAssumed {
         /// The conf key.
@@ -125,7 +125,7 @@ impl Hint {
             }
             Hint::SnapshotRepairAssumed { key } => {
                 let fact = format!(
-                    "A damaged state snapshot is in the restart's path; the prediction assumes {key}=true (the 4.3 default)."
+                    "A damaged state snapshot is in the restart's path; the prediction assumes {key}=true (the default since 4.2)."
                 );
                 match fe {
                     Frontend::Cli => format!("{fact} Give --conf {key}=false if your session disables it."),

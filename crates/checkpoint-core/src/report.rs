@@ -168,6 +168,63 @@ pub struct OperatorInfo {
     /// over the partitions with a snapshot at that version, delta/changelog bytes over all partitions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub state_size: Vec<StateSizePoint>,
+    /// The state files on disk per store and partition (the listing, not a diagnosis), store name then
+    /// partition order; see [`StoreFilesOverview`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub state_files: Vec<StoreFilesOverview>,
+}
+
+/// The state files of one store of an operator in one partition directory, from file names only
+/// ([`crate::state_files::StoreFiles`]): the range of versions on disk, the snapshots, and versions missing
+/// inside the range of deltas / changelogs / zips.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct StoreFilesOverview {
+    /// The store (`default`, a join store, ...).
+    pub store: String,
+    /// The partition id.
+    pub partition: u32,
+    /// Lowest and highest version with any state file (`.delta`, `.snapshot`, `.zip`, `.changelog`).
+    pub first_version: i64,
+    /// See `first_version`.
+    pub last_version: i64,
+    /// How many versions have a snapshot (`.snapshot`, `.zip`).
+    pub snapshots: u64,
+    /// The newest snapshot versions, ascending (at most 50).
+    pub snapshot_versions: Vec<i64>,
+    /// The first versions (at most 5) with no `.delta`, `.changelog` or `.zip` between the lowest and the
+    /// highest such file.
+    pub missing_versions: Vec<i64>,
+}
+
+impl StoreFilesOverview {
+    /// The overview of one store's listing; `None` when it holds no state file.
+    pub fn of(store: &str, partition: u32, f: &crate::state_files::StoreFiles) -> Option<Self> {
+        let versions: std::collections::BTreeSet<i64> =
+            f.deltas.keys().chain(f.changelogs.keys()).chain(f.zips.keys()).copied().collect();
+        let snaps: std::collections::BTreeSet<i64> = f.snapshots.keys().chain(f.zips.keys()).copied().collect();
+        let first_version = *versions.iter().next().into_iter().chain(snaps.iter().next()).min()?;
+        let last_version = *versions.iter().next_back().into_iter().chain(snaps.iter().next_back()).max()?;
+        let mut missing_versions = Vec::new();
+        let vs: Vec<i64> = versions.iter().copied().collect();
+        'outer: for w in vs.windows(2) {
+            for v in w[0] + 1..w[1] {
+                if missing_versions.len() == 5 {
+                    break 'outer;
+                }
+                missing_versions.push(v);
+            }
+        }
+        let snapshot_versions: Vec<i64> = snaps.iter().rev().take(50).rev().copied().collect();
+        Some(StoreFilesOverview {
+            store: store.to_string(),
+            partition,
+            first_version,
+            last_version,
+            snapshots: snaps.len() as u64,
+            snapshot_versions,
+            missing_versions,
+        })
+    }
 }
 
 /// State size of one operator at one version (see [`crate::model::GrowthPoint`]).
@@ -523,5 +580,27 @@ impl Report {
     /// exits with 1).
     pub fn has_warnings(&self) -> bool {
         self.checkpoints.iter().any(|c| c.findings.iter().any(|f| f.severity == Severity::Warning))
+    }
+}
+
+#[cfg(test)]
+mod state_files_tests {
+    use crate::testutil::{fixture_record, open_fixture};
+    use crate::{diagnose, Context};
+
+    #[test]
+    fn the_state_files_overview_shows_what_the_mutation_removed() {
+        // Real Spark 4.1.4: state/0/1/7.delta and the snapshots 9 and 12 of partition 1 deleted.
+        let name = "broken-ss-4.1.4-missing-delta";
+        let removed = fixture_record(name)["mutation"]["removed"].clone();
+        assert!(removed.as_array().unwrap().iter().any(|p| p == "state/0/1/7.delta"));
+        let r = diagnose(&mut open_fixture(name), &Context::default());
+        let files = &r.checkpoints[0].operators[0].state_files;
+        assert_eq!(files.len(), 3);
+        let p1 = files.iter().find(|f| f.partition == 1).unwrap();
+        assert_eq!((p1.store.as_str(), p1.first_version, p1.last_version), ("default", 1, 12));
+        assert_eq!((p1.missing_versions.clone(), p1.snapshot_versions.clone()), (vec![7], vec![3, 6]));
+        let p0 = files.iter().find(|f| f.partition == 0).unwrap();
+        assert_eq!((p0.missing_versions.len(), p0.snapshot_versions.clone()), (0, vec![3, 6, 9, 12]));
     }
 }

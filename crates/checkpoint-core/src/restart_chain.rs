@@ -1,6 +1,6 @@
 //! The one restart-chain planner: for a store and a state version, exactly which files a restart loads, in read
 //! order, and where it stops (FORMATS.md §8, §11, §14): the HDFS provider's snapshot and deltas, the RocksDB
-//! provider's zip and changelogs, the checkpoint format v2 lineage, and Spark 4.3's auto snapshot repair (known
+//! provider's zip and changelogs, the checkpoint format v2 lineage, and Spark 4.2+'s auto snapshot repair (known
 //! damaged snapshots passed over). Pure: it plans from a listing ([`StoreFiles`]); the read stage, the checks
 //! and the State Data Source loaders ([`crate::state::hdfs`], [`crate::state::rocksdb`]) execute its chains.
 //!
@@ -26,7 +26,7 @@ pub struct PlanInput<'a> {
     /// Checkpoint format v2: the lineage `(version, uniqueId)` from the header of the loaded version's
     /// changelog, when known; it restricts which versions and ids qualify.
     pub lineage: Option<&'a [(i64, String)]>,
-    /// Versions of snapshots/zips known to be damaged, passed over (4.3 auto snapshot repair).
+    /// Versions of snapshots/zips known to be damaged, passed over (4.2+ auto snapshot repair).
     pub skip: &'a [i64],
 }
 
@@ -125,7 +125,7 @@ pub struct LoadChain {
 /// changelog; with checkpoint format v2 (`unique_id` from the commit log), `V_<id>.zip`, else
 /// `V_<id>.changelog` and the changelogs below it down to a zip (`lineage`, when known from the
 /// changelog header, restricts which versions and ids qualify). Snapshots/zips whose version is in
-/// `skip` (known corrupt, for 4.3's auto snapshot repair) are passed over.
+/// `skip` (known corrupt, for the 4.2+ auto snapshot repair) are passed over.
 pub fn plan(store: &StoreFiles, version: i64, input: &PlanInput<'_>) -> LoadChain {
     let PlanInput { provider, unique_id, lineage, skip, .. } = *input;
     let mut chain = LoadChain { version, ..Default::default() };

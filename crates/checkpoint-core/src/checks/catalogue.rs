@@ -194,7 +194,7 @@ catalogue! {
         "CANNOT_LOAD_STATE_STORE.AUTO_SNAPSHOT_REPAIR_FAILED",
         "CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED",
     ],
-        "A state file the restart loads is damaged; an error unless Spark 4.3's automatic snapshot repair rebuilds the version from intact older files.";
+        "A state file the restart loads is damaged; an error unless Spark's automatic snapshot repair (4.2+) rebuilds the version from intact older files.";
     RocksdbSstMissing = "rocksdb-sst-missing", [Error, Warning], ["CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"],
         "An SST file the metadata of the RocksDB snapshot zip a restart loads lists is absent from `SSTs/`: Spark's copy of it fails (FileNotFoundException), and Spark does not fall back to an older snapshot by itself (only 4.3's snapshot repair, with changelog checkpointing, does).";
     RocksdbSstWrongSize = "rocksdb-sst-wrong-size", [Error, Warning], ["CANNOT_LOAD_STATE_STORE.UNEXPECTED_FILE_SIZE"],

@@ -195,7 +195,7 @@ pub(super) fn zip_finding(at: &StoreAt<'_>, step: &ChainStep, d: &Damage, damage
             .collect();
         return f
             .why(format!(
-                "{load}. With spark.sql.streaming.stateStore.autoSnapshotRepair.enabled (default true in 4.3, with changelog checkpointing) Spark {v} then passes over the damaged snapshot(s) {} and rebuilds version {version} from {}. The restart goes on; the damaged snapshots stay.",
+                "{load}. With spark.sql.streaming.stateStore.autoSnapshotRepair.enabled (default true since 4.2, with changelog checkpointing) Spark {v} then passes over the damaged snapshot(s) {} and rebuilds version {version} from {}. The restart goes on; the damaged snapshots stay.",
                 passed.join(", "),
                 files.join(", ")
             ))

@@ -2,7 +2,7 @@
 //! `state-file-corrupt`, `state-file-crc-mismatch-unchecked`): for every operator, partition and store, the files
 //! the one planner ([`crate::restart_chain::plan`]) says a restart loads for its state version (last committed
 //! batch + 1), and whether each exists and is intact, as Spark's HDFS and RocksDB providers read them
-//! (FORMATS.md §8, §11, §14, §16), with Spark 4.3's automatic snapshot repair.
+//! (FORMATS.md §8, §11, §14, §16), with Spark 4.2+'s automatic snapshot repair.
 
 use super::stale_sidecar::{self, spark_verifies, ReadPath, SidecarKind, Stale, CHECKSUM_CONF};
 use super::state::{recorded_partitions, MAX_MISSING_CHECKED};
@@ -173,7 +173,7 @@ pub(super) struct StoreAt<'a> {
     uid: Option<String>,
     lineage: Option<Vec<(i64, String)>>,
     base_input: PlanInput<'a>,
-    /// Spark 4.3's automatic snapshot repair applies.
+    /// Spark 4.2+'s automatic snapshot repair applies.
     pub(super) repair: bool,
     /// Spark 4.1+ checkpoint file checksums are verified (`spark.sql.streaming.checkpoint.fileChecksum.enabled`).
     pub(super) sums_on: bool,
@@ -386,7 +386,7 @@ fn chain_outcome(at: &StoreAt<'_>) -> Vec<Outcome> {
 }
 
 /// `stale-checksum-sidecar` for a chain file that decodes: the sidecar is blamed, and the restart fails only
-/// when Spark verifies that sidecar on this read (unless 4.3's snapshot repair rebuilds the version).
+/// when Spark verifies that sidecar on this read (unless 4.2+'s snapshot repair rebuilds the version).
 fn stale_chain_finding(
     at: &StoreAt<'_>,
     step: &crate::restart_chain::ChainStep,
@@ -437,7 +437,7 @@ fn stale_chain_finding(
     stale_sidecar::stale_finding(cp, v, &s)
 }
 
-/// With 4.3's snapshot repair: the chain Spark rebuilds the version from when the damaged base snapshot (and
+/// With 4.2+'s snapshot repair: the chain Spark rebuilds the version from when the damaged base snapshot (and
 /// up to three more damaged ones) is skipped; `None` when repair is off or nothing intact is left.
 pub(super) fn repaired_chain(
     at: &StoreAt<'_>,
@@ -512,7 +512,7 @@ fn damaged_finding(at: &StoreAt<'_>, step: &crate::restart_chain::ChainStep, d: 
             alt.steps.iter().map(|s| s.path.rsplit('/').next().unwrap_or("").to_string()).collect();
         f = f
             .why(format!(
-                "Spark {v} fails to load this snapshot, and with spark.sql.streaming.stateStore.autoSnapshotRepair.enabled (default true in 4.3) it rebuilds version {version} from an older snapshot and the files after it ({}), which are intact. The restart goes on; the damaged file stays.",
+                "Spark {v} fails to load this snapshot, and with spark.sql.streaming.stateStore.autoSnapshotRepair.enabled (default true since 4.2) it rebuilds version {version} from an older snapshot and the files after it ({}), which are intact. The restart goes on; the damaged file stays.",
                 files.join(", ")
             ))
             .fix(&[BACKUP.to_string(), format!("Optionally delete {} (after a backup) so no reader trips on it; Spark rebuilds it from {}.", d.path, files.join(", "))]);
@@ -531,15 +531,15 @@ fn damaged_finding(at: &StoreAt<'_>, step: &crate::restart_chain::ChainStep, d: 
                 } else {
                     format!("the file cannot be read ({}), so loading fails", d.detail)
                 },
-                if v.at_least(4, 3) && is_base { " Spark 4.3's automatic snapshot repair is disabled in this session." } else { "" }
+                if v.at_least(4, 2) && is_base { " Spark's automatic snapshot repair (4.2+) is disabled in this session." } else { "" }
             ))
             .fix(&{
                 let mut steps = vec![BACKUP.to_string()];
                 if alt_ok {
                     let files: Vec<String> = alt.steps.iter().map(|s| s.path.rsplit('/').next().unwrap_or("").to_string()).collect();
                     steps.push(format!("Move {} out of the checkpoint: the older files {} rebuild version {version} without it.", d.path, files.join(", ")));
-                    if v.at_least(4, 3) {
-                        steps.push("Or restart on Spark 4.3 with spark.sql.streaming.stateStore.autoSnapshotRepair.enabled=true (the default).".to_string());
+                    if v.at_least(4, 2) {
+                        steps.push(format!("Or restart on Spark {v} with spark.sql.streaming.stateStore.autoSnapshotRepair.enabled=true (the default since 4.2)."));
                     }
                 } else {
                     steps.push(format!("Restore {} from the original checkpoint or a backup.", d.path));
