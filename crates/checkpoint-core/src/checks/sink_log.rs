@@ -84,7 +84,7 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 missing.iter().take(20).map(|i| batch_path(log, *i)).collect::<Vec<_>>().join(", ")
             ), None)
             .why(format!(
-                "Spark reads a file sink's log from its newest compaction file and the batches after it (CompactibleFileStreamLog.allFiles). Readers of the output through the log fail with java.io.FileNotFoundException \"{first} doesn't exist (latestId: {latest}, compactInterval: {interval})\"; the restarted query itself runs until its next compaction batch {next_compact}, which reads the same files and fails with BATCH_METADATA_NOT_FOUND (\"Unable to find batch {first}\")."
+                "Spark reads a file sink's log from its newest compaction file and the batches after it (CompactibleFileStreamLog.allFiles). Readers of the output through the log fail with java.lang.IllegalStateException \"{first} doesn't exist (latestId: {latest}, compactInterval: {interval})\"; the restarted query itself runs until its next compaction batch {next_compact}, which reads the same files and fails with BATCH_METADATA_NOT_FOUND (\"Unable to find batch {first}\")."
             ))
             .fix(&[
                 SINK_BACKUP.to_string(),
@@ -240,9 +240,9 @@ pub fn check_source_chain(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
                 missing.iter().take(20).map(|i| batch_path(log, *i)).collect::<Vec<_>>().join(", ")
             ), None)
             .why(format!(
-                "When the query starts, the file source rebuilds the files it has seen from its log: the newest compaction file and the batches after it (FileStreamSourceLog.restore → CompactibleFileStreamLog.allFiles). A missing one stops it with java.io.FileNotFoundException \"{first} doesn't exist (latestId: {latest}, compactInterval: {interval})\"."
+                "When the query starts, the file source rebuilds the files it has seen from its log: the newest compaction file and the batches after it (FileStreamSourceLog.restore → CompactibleFileStreamLog.allFiles). A missing one stops it with java.lang.IllegalStateException \"{first} doesn't exist (latestId: {latest}, compactInterval: {interval})\"."
             ))
-            .fails(RestartStage::SourceOffsets, None, "java.io.FileNotFoundException")
+            .fails(RestartStage::SourceOffsets, None, "java.lang.IllegalStateException")
             .fix(&[
                 BACKUP.to_string(),
                 format!("Restore {first} (and the other missing files) from a backup of the checkpoint."),
