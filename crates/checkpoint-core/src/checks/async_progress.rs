@@ -18,6 +18,12 @@ pub const ENABLED: &str = "asyncProgressTrackingEnabled";
 /// The writer option that sets how often offsets and commits are written (ms, default 1000).
 pub const INTERVAL: &str = "asyncProgressTrackingCheckpointIntervalMs";
 
+/// The async progress tracking shape of the logs ([`Checkpoint::async_progress_tracking`]), unless a file sink
+/// log was given beside the checkpoint (`Context::sink_logs`): a file sink cannot run with it.
+pub fn shape(cp: &Checkpoint, ctx: &Context) -> Option<crate::model::AsyncProgressLog> {
+    cp.async_progress_tracking().filter(|_| ctx.sink_logs.is_empty())
+}
+
 /// Reports a checkpoint written with async progress tracking; an error when the batch before the latest
 /// was never written and the restart does not say it keeps the option on (`--conf
 /// asyncProgressTrackingEnabled=true`).
@@ -25,7 +31,7 @@ pub fn check_async_progress(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     if cp.kind.0 != CheckpointKind::StructuredStreaming {
         return vec![];
     }
-    let (Some(a), Some(last)) = (cp.async_progress_tracking(), cp.last_batch_id()) else { return vec![] };
+    let (Some(a), Some(last)) = (shape(cp, ctx), cp.last_batch_id()) else { return vec![] };
     let prev_missing = last > 0 && !cp.offsets.contains_key(&(last - 1));
     let kept_on = conf_bool(&ctx.session_conf, ENABLED, false);
     let prev_written = cp.offsets.range(..last).next_back().map(|(id, _)| *id);

@@ -416,7 +416,6 @@ fn missing_ids(ids: impl Iterator<Item = i64>) -> Vec<i64> {
 
 /// Gaps and mismatches between the offset and commit logs, and the replay of an uncommitted batch.
 pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
-    let _ = ctx;
     if cp.kind.0 != CheckpointKind::StructuredStreaming {
         return vec![];
     }
@@ -433,11 +432,11 @@ pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         return out;
     };
     // Gaps are by design under async progress tracking (`async-progress-tracking` reports them).
-    if cp.async_progress_tracking().is_none() {
+    if super::async_progress::shape(cp, ctx).is_none() {
         out.extend(offsets_gap(cp, first, last));
         out.extend(commit_log_continuity(cp, first, last));
     }
-    out.extend(last_batch_uncommitted(cp, last));
+    out.extend(last_batch_uncommitted(cp, last, super::async_progress::shape(cp, ctx).is_some()));
     out
 }
 
@@ -490,7 +489,12 @@ fn source_offset_lines(cp: &Checkpoint) -> Vec<Finding> {
 /// Missing offsets files between the first and the latest (`offsets-gap`).
 fn offsets_gap(cp: &Checkpoint, first: i64, last: i64) -> Vec<Finding> {
     let mut out = Vec::new();
-    let missing: Vec<i64> = missing_ids(cp.offsets.keys().copied());
+    let mut missing: Vec<i64> = missing_ids(cp.offsets.keys().copied());
+    // Spark needs `offsets/<latest - 1>` whatever the files below it (validateOffsetLogAndGetPrevOffset): the
+    // latest file alone, with nothing before it, fails too.
+    if last > 0 && first == last {
+        missing.push(last - 1);
+    }
     if !missing.is_empty() {
         let before_latest = last != 0 && missing.contains(&(last - 1));
         let mut f = Finding::new(
@@ -585,7 +589,7 @@ fn commit_log_continuity(cp: &Checkpoint, first: i64, last: i64) -> Vec<Finding>
 }
 
 /// The latest batch planned but not committed (`last-batch-uncommitted`): replayed on restart.
-fn last_batch_uncommitted(cp: &Checkpoint, last: i64) -> Vec<Finding> {
+fn last_batch_uncommitted(cp: &Checkpoint, last: i64, async_logs: bool) -> Vec<Finding> {
     let mut out = Vec::new();
     let lc = cp.last_committed_batch_id();
     if lc.is_none_or(|c| c < last) {
@@ -598,11 +602,43 @@ fn last_batch_uncommitted(cp: &Checkpoint, last: i64) -> Vec<Finding> {
         .evidence(&path, format!("offsets/{last} present, commits/{last} absent (last commit: {})", lc.map(|c| c.to_string()).unwrap_or_else(|| "none".into())), None)
         .why("The query stopped after planning the batch and before committing it. On restart Spark re-runs exactly that batch with the recorded offsets (normal after a crash or a stop during a batch); sinks that are not idempotent may see its output twice.")
         .fix(&["Nothing to do: the restart replays the batch."]);
-        if lc.is_some_and(|c| c < last - 1) && cp.async_progress_tracking().is_none() {
+        if lc.is_some_and(|c| c < last - 1) && !async_logs {
             f.severity = Severity::Warning;
             f.title = format!("The commit log trails the offset log by {} batches", last - lc.unwrap_or(0));
         }
         out.push(f);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::archive::{Archive, Limits, MemArchive};
+    use crate::report::{Code, RestartOutcome};
+    use crate::testutil::open_fixture;
+    use crate::{diagnose, Context};
+
+    #[test]
+    fn the_latest_offsets_file_alone_is_a_gap_before_it() {
+        // Real Spark 3.5.9 stateless checkpoint (batches 0..=3) with only offsets/3 and commits/3 left: Spark
+        // needs offsets/2 (validateOffsetLogAndGetPrevOffset: "batch 2 doesn't exist").
+        let mut z = open_fixture("ss-3.5.9-stateless");
+        let paths: Vec<String> = z.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
+        let files: Vec<(String, Vec<u8>)> = paths
+            .into_iter()
+            .filter(|p| !(p.starts_with("offsets/") || p.starts_with("commits/")) || p.ends_with("/3"))
+            .map(|p| (p.clone(), z.read(&p, 1 << 26).expect("reads")))
+            .collect();
+        let mut a = MemArchive::new("t", files, Limits::default()).expect("archive");
+        let c = &diagnose(&mut a, &Context::default()).checkpoints[0];
+        assert_eq!(
+            (c.restart.outcome, c.restart.exception.as_deref()),
+            (RestartOutcome::Fails, Some("java.lang.IllegalStateException"))
+        );
+        assert!(
+            c.findings.iter().any(|f| f.code == Code::OffsetsGap && f.title.contains("offsets/2")),
+            "{:?}",
+            c.findings
+        );
+    }
 }

@@ -251,7 +251,11 @@ pub fn new_checkpoint_step(cp: &Checkpoint) -> String {
     );
     let plans = crate::restart_plan::source_plans(cp);
     if plans.is_empty() {
-        s.push_str(" (no batch was committed, so the sources' own starting options apply)");
+        s.push_str(if cp.last_committed_batch_id().is_none() {
+            " (no batch was committed, so the sources' own starting options apply)"
+        } else {
+            " (no start can be computed from the recorded offsets of these sources, so their own starting options apply)"
+        });
     }
     for p in plans {
         s.push_str("; ");

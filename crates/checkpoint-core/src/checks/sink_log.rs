@@ -33,6 +33,13 @@ fn batch_path(log: &FileLog, id: i64) -> String {
     format!("{}/{id}{}", log.dir, if compact { ".compact" } else { "" })
 }
 
+/// Whether batch `id` of the log is listed under the name Spark gives it and, when read, parses.
+fn readable_as_named(log: &FileLog, id: i64) -> bool {
+    let want_compact = crate::log::file_log::is_compaction_batch(id, log.compact_interval);
+    log.listed.get(&id).is_some_and(|(_, _, c)| *c == want_compact)
+        && log.read.get(&id).is_none_or(|f| f.file.content.is_ok())
+}
+
 /// The batch files `allFiles` reads up to the latest batch that are not in the listing (or are listed
 /// under the other name: a plain file where a `.compact` belongs), with the latest batch id.
 fn missing_in_chain(log: &FileLog) -> Option<(i64, Vec<i64>)> {
@@ -60,22 +67,38 @@ fn ids_text(ids: &[i64]) -> String {
 pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
     for log in sink_logs(cp, ctx) {
-        let Some((latest, missing)) = missing_in_chain(log) else { continue };
+        let Some((&latest, _)) = log.listed.iter().next_back() else { continue };
         let interval = log.compact_interval;
+        // The restart's first batch is a compaction batch past the log's latest: its commit reads the previous
+        // compaction and every batch up to it now (`FileStreamSinkLog` compaction,
+        // `getValidBatchesBeforeCompactionBatch`), also batches the log never got and files that do not parse.
+        let restart =
+            cp.restart_batch().filter(|r| *r > latest && crate::log::file_log::is_compaction_batch(*r, interval));
+        let needed_now: Vec<i64> = restart
+            .map(|r| {
+                let (c, range) = files_needed(r - 1, interval);
+                c.into_iter().chain(range).filter(|id| !readable_as_named(log, *id)).take(1000).collect()
+            })
+            .unwrap_or_default();
+        let mut missing = missing_in_chain(log).map(|(_, m)| m).unwrap_or_default();
+        missing.extend(needed_now.iter().copied());
+        missing.sort_unstable();
+        missing.dedup();
+        if missing.is_empty() {
+            continue;
+        }
         let next_compact = (latest + interval + 1) / interval * interval - 1;
         let first = batch_path(log, missing[0]);
-        // The restart's first batch is a compaction batch past the log's latest: its commit reads the missing
-        // files now (`FileStreamSinkLog` compaction, `getValidBatchesBeforeCompactionBatch`).
-        let compacts_now = cp.restart_batch().filter(|r| {
-            *r > latest && crate::log::file_log::is_compaction_batch(*r, interval) && {
-                let (c, range) = files_needed(*r - 1, interval);
-                missing.iter().any(|m| Some(*m) == c || range.contains(m))
-            }
-        });
+        let compacts_now = restart.filter(|_| !needed_now.is_empty());
         let mut f = Finding::new(
                 Code::SinkLogBatchMissing,
                 Severity::Error,
-                format!("File sink log {} is missing batch file(s) {} that reading it needs", log.dir, ids_text(&missing)),
+                format!(
+                    "File sink log {} is missing batch file(s) {} that reading it needs{}",
+                    log.dir,
+                    ids_text(&missing),
+                    if missing.iter().any(|m| log.listed.contains_key(m)) { " (or they do not parse)" } else { "" }
+                ),
             )
             .classes(&["BATCH_METADATA_NOT_FOUND"])
             .evidence(&log.dir, format!(
@@ -92,11 +115,18 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 format!("Without a backup: write to a new output path (the old output stays readable only as plain files, without the log), or move {} away and accept that readers see every file in the folder, including partial or duplicate ones.", log.dir),
             ]);
         if let Some(r) = compacts_now {
-            f = f.fails(
-                RestartStage::SinkCommit,
-                Some("BATCH_METADATA_NOT_FOUND"),
-                "org.apache.spark.SparkFileNotFoundException",
-            );
+            // The compaction reads the batches in order; the first bad one decides: an absent file is
+            // BATCH_METADATA_NOT_FOUND (recorded with 4.1.4), a file that does not parse the log reader's
+            // IllegalStateException ("Failed to read log file ...").
+            f = if log.listed.contains_key(&needed_now[0]) {
+                f.fails(RestartStage::SinkCommit, None, "java.lang.IllegalStateException")
+            } else {
+                f.fails(
+                    RestartStage::SinkCommit,
+                    Some("BATCH_METADATA_NOT_FOUND"),
+                    "org.apache.spark.SparkFileNotFoundException",
+                )
+            };
             f.title = format!("{} (the restart's batch {r} compacts the log and fails)", f.title);
         }
         out.push(f);
@@ -301,5 +331,78 @@ mod tests {
         // A batch file reading the log needs is gone.
         let cut: Vec<_> = all.into_iter().filter(|(p, _)| p != "out/_spark_metadata/1").collect();
         assert_eq!(sink_logs(cut)[0].missing_batch_ids, vec![1]);
+    }
+}
+
+#[cfg(test)]
+mod restart_compaction_tests {
+    use crate::archive::{Archive, Limits, MemArchive};
+    use crate::report::{CheckpointReport, RestartOutcome};
+    use crate::{diagnose, Context};
+
+    type Files = Vec<(String, Vec<u8>)>;
+
+    fn generated(name: &str) -> Files {
+        let p = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("tests/data/spark/{name}.zip"));
+        let f = std::fs::File::open(p).expect("zip");
+        let len = f.metadata().expect("len").len();
+        let mut z = crate::ZipInput::open(f, len, "t", Limits::default()).expect("opens");
+        let paths: Vec<String> = z.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
+        paths.into_iter().map(|p| (p.clone(), z.read(&p, 1 << 26).expect("reads"))).collect()
+    }
+
+    /// Real Spark 4.1.4: the checkpoint (chk/, committed up to batch 7) and its intact output (out/, log 0..=7,
+    /// 2.compact and 5.compact), with `change` applied to the output.
+    fn chk_and_out(change: impl Fn(&mut Files)) -> CheckpointReport {
+        let mut files: Files = generated("sink-log-batch-after-compact-missing-4.1.4")
+            .into_iter()
+            .filter(|(p, _)| p.starts_with("chk/"))
+            .chain(generated("sink-log-ahead-4.1.4").into_iter().filter(|(p, _)| p.starts_with("out/")))
+            .collect();
+        change(&mut files);
+        let mut a = MemArchive::new("t", files, Limits::default()).expect("archive");
+        let ctx = Context { spark_version: Some("4.1.4".parse().expect("v")), ..Default::default() };
+        diagnose(&mut a, &ctx).checkpoints.into_iter().find(|c| c.root == "chk").expect("chk")
+    }
+
+    #[test]
+    fn the_restarts_compaction_batch_needs_the_batches_the_log_never_got() {
+        let intact = chk_and_out(|_| {});
+        assert_eq!(intact.restart.outcome, RestartOutcome::Resumes, "{:?}", intact.restart);
+        // Batch 7 committed in the checkpoint, its sink log file gone: batch 8 (a compaction batch, interval 3)
+        // reads 5.compact, 6 and 7 (as real Spark did with 6 gone: BATCH_METADATA_NOT_FOUND).
+        let r = chk_and_out(|f| {
+            f.retain(|(p, _)| !p.ends_with("_spark_metadata/7") && !p.ends_with("_spark_metadata/.7.crc"))
+        });
+        assert_eq!(r.restart.error_class.as_deref(), Some("BATCH_METADATA_NOT_FOUND"), "{:?}", r.restart);
+        assert!(r.findings.iter().any(|f| f.code == crate::report::Code::SinkLogBatchMissing));
+        // The same file present but empty: the log reader fails on it (IllegalStateException, no class).
+        let r = chk_and_out(|f| {
+            for (p, b) in f.iter_mut() {
+                if p.ends_with("_spark_metadata/7") {
+                    b.clear();
+                }
+            }
+            f.retain(|(p, _)| !p.ends_with("_spark_metadata/.7.crc"));
+        });
+        assert_eq!(
+            (r.restart.outcome, r.restart.exception.as_deref()),
+            (RestartOutcome::Fails, Some("java.lang.IllegalStateException"))
+        );
+    }
+
+    #[test]
+    fn a_file_sink_beside_the_checkpoint_rules_out_async_progress_tracking() {
+        // A hand-deleted batch (offsets/6 and commits/6) with a file sink: an offset-log gap, not async.
+        let mut files = generated("sink-log-batch-after-compact-missing-4.1.4");
+        files.retain(|(p, _)| {
+            !["chk/offsets/6", "chk/offsets/.6.crc", "chk/commits/6", "chk/commits/.6.crc"].contains(&p.as_str())
+        });
+        let mut a = MemArchive::new("t", files, Limits::default()).expect("archive");
+        let r = diagnose(&mut a, &Context::default());
+        let c = r.checkpoints.iter().find(|c| c.root == "chk").expect("chk");
+        let codes: Vec<_> = c.findings.iter().map(|f| f.code).collect();
+        assert!(!codes.contains(&crate::report::Code::AsyncProgressTracking), "{codes:?}");
+        assert!(codes.contains(&crate::report::Code::OffsetsGap), "{codes:?}");
     }
 }

@@ -29,7 +29,7 @@ pub struct AsyncProgressLog {
 impl Checkpoint {
     /// The async progress tracking shape of the logs, when they have it: at least one hole in the offset
     /// log, every commit (from the first offsets file on) at a batch id that has offsets, a commit after a
-    /// hole, and no state files. A hand-deleted offsets file leaves its commit behind (or, at the end of the
+    /// hole, no state operator folder and no file sink log beside it (Spark refuses both). A hand-deleted offsets file leaves its commit behind (or, at the end of the
     /// log, no commit after it), so it does not match.
     pub fn async_progress_tracking(&self) -> Option<AsyncProgressLog> {
         let first = *self.offsets.keys().next()?;
@@ -52,12 +52,9 @@ impl Checkpoint {
             return None;
         }
         let commit_after_hole = *self.commits.keys().next_back().filter(|c| **c > first_hole)?;
-        let stateful = self
-            .state
-            .operators
-            .values()
-            .any(|o| o.partitions.values().any(|p| !p.stores.values().all(|s| s.is_empty())));
-        if stateful {
+        // Spark refuses stateful queries and file sinks (only Kafka, console, memory and noop sinks): any state
+        // operator folder, or a file sink log found beside the checkpoint, rules it out.
+        if !self.state.operators.is_empty() || !self.sink_logs.is_empty() {
             return None;
         }
         Some(AsyncProgressLog { written: ids.len(), unwritten, holes, commit_after_hole, min_spacing_ms: min_spacing })
