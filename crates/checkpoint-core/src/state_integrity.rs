@@ -157,6 +157,8 @@ pub struct ZipCheck {
     pub ssts_decoded: bool,
     /// The zip opens as a zip and its damage is an SST it lists that is absent, or a member.
     pub rocksdb: Option<crate::model::RocksDbZipDamage>,
+    /// A limit of this inspector kept the zip from being read (which limit, the value): not verified, not damage.
+    pub not_verified: Option<String>,
 }
 
 /// The Java exception and 4.x error class a damaged member of a `<v>.zip` makes Spark's load fail with
@@ -194,6 +196,7 @@ pub fn check_rocksdb_zip(
     let limits = LoadLimits::default();
     let zip = match zip_meta::read_version_zip(zip_bytes, limits.zip) {
         Ok(z) => z,
+        Err(e) if e.limit => return ZipCheck { not_verified: Some(e.to_string()), ..Default::default() },
         Err(e) => {
             let path = match &e.entry {
                 Some(en) => format!("{}!/{en}", rel(zip_path)),
@@ -287,6 +290,7 @@ pub fn check_rocksdb_zip(
             sst_bytes,
             ssts_decoded: false,
             rocksdb: None,
+            not_verified: None,
         },
     }
 }

@@ -68,7 +68,9 @@ pub(super) fn damage_of(
     let legacy_blind = !v.at_least(4, 0) && cp.integrity_of(path).is_some_and(|i| i.payload_corrupt) && !rocks;
     let crc_checked = (crc_bad.is_some() || listed_bad.is_some()) && rp == ReadPath::Zip;
     let detected = (integ.is_some() && !legacy_blind) || checksum_failed || crc_checked;
-    let decodes = cp.integrity_of(path).is_some_and(|i| i.problem.is_none());
+    // A file a limit of this inspector kept from being read is not known to decode (`file-not-verified`).
+    let decodes =
+        cp.integrity_of(path).is_some_and(|i| i.problem.is_none()) && !cp.not_verified.iter().any(|n| n.path == path);
     // A verified sidecar decides what Spark raises; else the Spark checksum file is named first.
     let stale = decodes.then(|| {
         if crc_checked || (crc_bad.is_some() && !checksum_failed && sum_bad.is_none()) {

@@ -112,6 +112,13 @@ fn check_state_file(cp: &mut Checkpoint, rd: &mut Reader<'_>, path: &str, kind: 
             let budget = rd.budget_left;
             let prefix = rd.prefix.clone();
             let z = crate::state_integrity::check_rocksdb_zip(rd.archive, &abs_dir, &abs_zip, &bytes, &prefix, budget);
+            if let Some(reason) = &z.not_verified {
+                cp.not_verified.push(NotVerified {
+                    path: path.to_string(),
+                    reason: reason.clone(),
+                    restart_reads: true,
+                });
+            }
             if z.ssts_decoded {
                 rd.budget_left = rd.budget_left.saturating_sub(z.sst_bytes);
             } else if z.sst_bytes > budget && z.problem.is_none() {

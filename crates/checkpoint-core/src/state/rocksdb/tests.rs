@@ -656,3 +656,19 @@ fn read_state_applies_auto_snapshot_repair_like_a_4_3_restart() {
     }
     assert!(checked >= 2, "checked {checked}");
 }
+
+#[test]
+fn a_member_over_the_inspectors_limit_is_a_limit_not_damage() {
+    // A real 4.3.0 snapshot zip read with a 16-byte member limit: the error says it is a limit of this
+    // inspector (file-not-verified downstream), never a damaged member.
+    let mut a = open_fixture("ss-4.3.0-agg-rocksdb-changelog");
+    let zp =
+        a.entries().iter().find(|e| e.path.starts_with("state/0/0/") && e.path.ends_with(".zip")).unwrap().path.clone();
+    let zip_bytes = a.read(&zp, 1 << 20).unwrap();
+    let e = zip_meta::read_version_zip(&zip_bytes, zip_meta::ZipLimits { max_entries: 10_000, max_entry_bytes: 16 })
+        .expect_err("over the limit");
+    assert!(e.limit && e.member_fault.is_none(), "{e:?}");
+    assert!(e.message.contains("over the limit of 16"), "{e}");
+    let ok = zip_meta::read_version_zip(&zip_bytes, zip_meta::ZipLimits::default());
+    assert!(ok.is_ok());
+}

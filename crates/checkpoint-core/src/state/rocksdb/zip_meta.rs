@@ -45,6 +45,9 @@ pub struct ZipMetaError {
     /// names it); `None` for damage of the zip itself (not a zip, a corrupt deflate stream, a CRC mismatch,
     /// limits).
     pub member_fault: Option<MemberFault>,
+    /// Set when a limit of this inspector (entries, bytes of one member) stopped the read: the zip is not
+    /// verified, which says nothing about its damage.
+    pub limit: bool,
 }
 
 /// How a member of a `<v>.zip` that a restart opens (`metadata`, `CURRENT`, `MANIFEST-*`, `OPTIONS-*`) is
@@ -126,11 +129,22 @@ pub struct VersionZip {
 }
 
 fn zerr(entry: Option<&str>, offset: Option<u64>, message: impl Into<String>) -> ZipMetaError {
-    ZipMetaError { entry: entry.map(str::to_string), offset, message: message.into(), member_fault: None }
+    ZipMetaError { entry: entry.map(str::to_string), offset, message: message.into(), member_fault: None, limit: false }
+}
+
+/// A limit of this inspector, not damage.
+fn lerr(entry: Option<&str>, offset: Option<u64>, message: impl Into<String>) -> ZipMetaError {
+    ZipMetaError { limit: true, ..zerr(entry, offset, message) }
 }
 
 fn merr(entry: &str, fault: MemberFault, offset: Option<u64>, message: impl Into<String>) -> ZipMetaError {
-    ZipMetaError { entry: Some(entry.to_string()), offset, message: message.into(), member_fault: Some(fault) }
+    ZipMetaError {
+        entry: Some(entry.to_string()),
+        offset,
+        message: message.into(),
+        member_fault: Some(fault),
+        limit: false,
+    }
 }
 
 /// Opens a `<v>.zip` held in memory and reads `CURRENT` and `metadata`.
@@ -141,7 +155,7 @@ pub fn read_version_zip(bytes: &[u8], limits: ZipLimits) -> Result<VersionZip, Z
     let mut zip =
         zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| zerr(None, None, format!("cannot open the zip: {e}")))?;
     if zip.len() > limits.max_entries {
-        return Err(zerr(None, None, format!("{} entries, over the limit of {}", zip.len(), limits.max_entries)));
+        return Err(lerr(None, None, format!("{} entries, over the limit of {}", zip.len(), limits.max_entries)));
     }
     let mut entries = Vec::new();
     let mut headers = Vec::new();
@@ -284,7 +298,7 @@ pub fn read_entry(zip: &mut zip::ZipArchive<Cursor<&[u8]>>, name: &str, max: u64
     let data_start = f.data_start();
     let declared = f.size();
     if declared > max {
-        return Err(zerr(Some(name), data_start, format!("declares {declared} bytes, over the limit of {max}")));
+        return Err(lerr(Some(name), data_start, format!("declares {declared} bytes, over the limit of {max}")));
     }
     let mut out = Vec::with_capacity(declared as usize);
     let mut limited = f.take(max + 1);
