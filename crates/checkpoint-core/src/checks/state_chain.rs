@@ -481,6 +481,13 @@ fn damaged_finding(at: &StoreAt<'_>, step: &crate::restart_chain::ChainStep, d: 
     // A specific record-size error class (4.x) when the record stream itself is damaged and
     // no checksum check failed first.
     let reader_class = cp.integrity_of(&d.path).and_then(|i| i.error_class.as_deref());
+    // An SST the zip lists that does not decode is the file at fault (the zip itself reads).
+    let fault = cp
+        .integrity_of(&d.path)
+        .and_then(|i| i.problem.as_ref())
+        .map(|p| p.path.clone())
+        .filter(|p| p.contains("/SSTs/"))
+        .unwrap_or_else(|| d.path.clone());
     if v.at_least(4, 0) && !d.checksum_failed {
         if let Some(c) = reader_class.and_then(specific_class) {
             class = Some(c);
@@ -505,10 +512,14 @@ fn damaged_finding(at: &StoreAt<'_>, step: &crate::restart_chain::ChainStep, d: 
     let mut f = Finding::new(
         Code::StateFileCorrupt,
         if repaired.is_some() { Severity::Warning } else { Severity::Error },
-        format!("{} (state version {} of {where_}) is damaged", d.path, step.version),
+        if fault != d.path {
+            format!("{fault}, listed by {} (state version {} of {where_}), is damaged", d.path, step.version)
+        } else {
+            format!("{} (state version {} of {where_}) is damaged", d.path, step.version)
+        },
     )
     .classes(&classes)
-    .evidence(&d.path, d.detail.clone(), d.offset);
+    .evidence(&fault, d.detail.clone(), d.offset);
     if let Some(alt) = &repaired {
         let files: Vec<String> =
             alt.steps.iter().map(|s| s.path.rsplit('/').next().unwrap_or("").to_string()).collect();
@@ -544,7 +555,7 @@ fn damaged_finding(at: &StoreAt<'_>, step: &crate::restart_chain::ChainStep, d: 
                         steps.push(format!("Or restart on Spark {v} with spark.sql.streaming.stateStore.autoSnapshotRepair.enabled=true (the default since 4.2)."));
                     }
                 } else {
-                    steps.push(format!("Restore {} from the original checkpoint or a backup.", d.path));
+                    steps.push(format!("Restore {fault} from the original checkpoint or a backup."));
                 }
                 steps.push(super::new_checkpoint_step(cp));
                 steps
