@@ -263,3 +263,47 @@ pub(super) fn zip_finding(at: &StoreAt<'_>, step: &ChainStep, d: &Damage, damage
     steps.push(new_checkpoint_step(cp));
     f.why(why).fix(&steps).fails(RestartStage::StateLoad, class, exc)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::archive::{Archive, Limits, MemArchive};
+    use crate::report::{Code, RestartOutcome};
+    use crate::{diagnose, Context};
+
+    #[test]
+    fn a_damaged_sst_is_blamed_not_the_zip_that_lists_it() {
+        // Real Spark 4.1.4 RocksDB checkpoint; bytes 100..200 of the SST the restart's zip lists are scrambled
+        // (its .crc dropped, so only the content is wrong).
+        let p = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/spark/stale-crc-sst-rocksdb-4.1.4.zip");
+        let f = std::fs::File::open(p).expect("zip");
+        let len = f.metadata().expect("len").len();
+        let mut z = crate::ZipInput::open(f, len, "t", Limits::default()).expect("opens");
+        let paths: Vec<String> = z.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
+        let mut files: Vec<(String, Vec<u8>)> =
+            paths.into_iter().map(|p| (p.clone(), z.read(&p, 1 << 26).expect("reads"))).collect();
+        let ctx = Context { spark_version: Some("4.1.4".parse().expect("v")), ..Default::default() };
+        let ssts: Vec<String> =
+            files.iter().map(|(p, _)| p.clone()).filter(|p| p.contains("/SSTs/") && p.ends_with(".sst")).collect();
+        let mut blamed = None;
+        for sst in &ssts {
+            let mut damaged = files.clone();
+            damaged.retain(|(p, _)| !p.ends_with(&format!("{}.crc", sst.rsplit('/').next().unwrap_or(""))));
+            for (p, b) in damaged.iter_mut() {
+                if p == sst && b.len() > 200 {
+                    b[100..200].iter_mut().for_each(|x| *x ^= 0x5a);
+                }
+            }
+            let mut a = MemArchive::new("t", damaged, Limits::default()).expect("archive");
+            let c = diagnose(&mut a, &ctx).checkpoints.remove(0);
+            if c.restart.outcome == RestartOutcome::Fails {
+                let f = c.findings.iter().find(|f| f.code == Code::StateFileCorrupt).expect("state-file-corrupt");
+                assert_eq!(f.evidence[0].path, *sst, "{f:?}");
+                assert!(f.fix.iter().any(|s| s.contains(&format!("Restore {sst}"))), "{:?}", f.fix);
+                blamed = Some(sst.clone());
+                break;
+            }
+        }
+        assert!(blamed.is_some(), "no SST of the restart's zip was found damaged among {ssts:?}");
+    }
+}
