@@ -280,7 +280,7 @@ mod tests {
         let len = f.metadata().expect("len").len();
         let mut z = crate::ZipInput::open(f, len, "t", Limits::default()).expect("opens");
         let paths: Vec<String> = z.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
-        let mut files: Vec<(String, Vec<u8>)> =
+        let files: Vec<(String, Vec<u8>)> =
             paths.into_iter().map(|p| (p.clone(), z.read(&p, 1 << 26).expect("reads"))).collect();
         let ctx = Context { spark_version: Some("4.1.4".parse().expect("v")), ..Default::default() };
         let ssts: Vec<String> =
