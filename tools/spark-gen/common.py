@@ -8,7 +8,7 @@ Spark's, never ours: the tests compare the inspector's prediction with it.
 
 Setup (once): python3 -m venv /work/spark41 && /work/spark41/bin/pip install pyspark==4.1.4
 Run:          JAVA_HOME=/usr/lib/jvm/java-17-openjdk-amd64 /work/spark41/bin/python tools/spark-gen/<kind>.py
-Output:       crates/checkpoint-core/tests/data/spark/<name>.zip and <name>.json
+Output:       crates/checkpoint-core/tests/data/spark/<name>.zip and <name>.json (or $SPARK_GEN_OUT)
 """
 import json
 import os
@@ -18,7 +18,9 @@ import tempfile
 import time
 import zipfile
 
-OUT = os.path.join(os.path.dirname(__file__), "..", "..", "crates", "checkpoint-core", "tests", "data", "spark")
+# Where the zips and records go (SPARK_GEN_OUT overrides it, e.g. to try a generator without touching the committed
+# fixtures).
+OUT = os.environ.get("SPARK_GEN_OUT") or os.path.join(os.path.dirname(__file__), "..", "..", "crates", "checkpoint-core", "tests", "data", "spark")
 
 
 def session(confs, app="spark-gen"):
@@ -186,6 +188,30 @@ def fresh_jvm(script, *args):
     import sys
 
     subprocess.run([sys.executable, script, *args], check=True)
+
+
+def restart_recorded(script, zip_path, inp, record, work):
+    """Restarts the checkpoint of `zip_path` in a new JVM: saves `record` (all but its outcome) and runs
+    `script restart <zip> <input> <pending> <work>`, whose handler calls `finish_restart`."""
+    pending = os.path.join(work, record["name"] + ".pending.json")
+    with open(pending, "w") as f:
+        json.dump(record, f)
+    fresh_jvm(script, "restart", zip_path, inp, pending, work)
+
+
+def finish_restart(zip_path, inp, pending, work, start, after=None, root_name="<checkpoint>"):
+    """In the new JVM: unpacks the zip anew, restarts with `start(spark, inp, root)` (`root`: the unpacked zip)
+    under the record's confs, lets `after(outcome, root)` add to the outcome, and writes the record."""
+    record = json.load(open(pending))
+    root = unzip_to(zip_path, os.path.join(work, record["name"] + "-restart"))
+    spark = session(record["query"]["confs"])
+    outcome = run_and_record(spark, lambda: start(spark, inp, root), timeout_s=120, settle_batches=99)
+    spark.stop()
+    if after:
+        after(outcome, root)
+    record["restart_outcome"] = outcome
+    write_record(record["name"], record, {root: root_name, inp: "<input1>", work: "<workdir>"})
+    print(record["name"], outcome["ok"], outcome["exception"], outcome["error_class"], outcome["batches_run_on_restart"])
 
 
 def workdir():

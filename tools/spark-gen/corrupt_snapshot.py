@@ -6,13 +6,12 @@ at offset 65 of the newest `.snapshot` of state/0/1 at or below the restart vers
 sidecars untouched, so only the content is damaged), zips that and restarts it (a new JVM, on the zip's bytes)
 with the same Spark. Run under each pyspark. Name: `corrupt-snapshot-hdfs-<version>`.
 """
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 import common  # noqa: E402
-from missing_changelog import start, write_input  # noqa: E402  (the same query)
+from missing_changelog import OPERATORS, start, write_input  # noqa: E402  (the same query)
 
 CONFS = {
     "spark.sql.shuffle.partitions": "3",
@@ -50,28 +49,17 @@ def main():
         "kind": "structured-streaming",
         "scenario": "windowed count/sum per key with 10s watermark, HDFSBackedStateStoreProvider, update mode, noop sink",
         "generator": "tools/spark-gen/corrupt_snapshot.py",
-        "query": {"operators": "readStream.json.withWatermark(ts,10s).groupBy(window(ts,10s),key).agg(count,sum(v)) update -> noop",
+        "query": {"operators": OPERATORS,
                   "trigger": "availableNow, one input file per run", "confs": CONFS},
         "mutation": {"kind": "j", "description": f"flipped one byte (offset 65) in state/0/1/{target}.snapshot without touching its .crc / checksum sidecars",
                      "file": f"state/0/1/{target}.snapshot", "snapshots": snaps},
         "facts": common.facts(cp),
     }
-    pending = os.path.join(work, "record.json")
-    with open(pending, "w") as f:
-        json.dump(record, f)
-    common.fresh_jvm(__file__, "restart", zip_path, inp, pending, work)
+    common.restart_recorded(__file__, zip_path, inp, record, work)  # a new JVM, on the zip's bytes
 
 
 def restart(zip_path, inp, pending, work):
-    record = json.load(open(pending))
-    cp = common.unzip_to(zip_path, os.path.join(work, "restart"))
-    spark = common.session(record["query"]["confs"])
-    outcome = common.run_and_record(spark, lambda: start(spark, inp, cp), timeout_s=120, settle_batches=99)
-    spark.stop()
-    record["restart_outcome"] = outcome
-    common.write_record(record["name"], record, {cp: "<checkpoint>", inp: "<input1>", work: "<workdir>"})
-    print(record["name"], outcome["ok"], outcome["exception"], outcome["error_class"], outcome["batches_run_on_restart"])
-
+    common.finish_restart(zip_path, inp, pending, work, start)
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "restart":

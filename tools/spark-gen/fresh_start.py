@@ -7,14 +7,13 @@ new at batch 0 on a non-empty state location: Spark 4.1+ refuses (STATE_STORE_CH
 `spark.sql.streaming.verifyCheckpointDirectoryEmptyOnStart`), older releases start over. Run under each pyspark.
 Name: `logs-gone-state-kept-<version>`.
 """
-import json
 import os
 import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 import common  # noqa: E402
-from missing_changelog import start, write_input  # noqa: E402  (the same query)
+from missing_changelog import OPERATORS, start, write_input  # noqa: E402  (the same query)
 
 CONFS = {"spark.sql.shuffle.partitions": "3"}
 
@@ -41,27 +40,16 @@ def main():
         "kind": "structured-streaming",
         "scenario": "windowed count/sum per key with 10s watermark, HDFSBackedStateStoreProvider (default), update mode, noop sink",
         "generator": "tools/spark-gen/fresh_start.py",
-        "query": {"operators": "readStream.json.withWatermark(ts,10s).groupBy(window(ts,10s),key).agg(count,sum(v)) update -> noop",
+        "query": {"operators": OPERATORS,
                   "trigger": "availableNow, one input file per run", "confs": CONFS},
         "mutation": {"kind": "logs-gone", "description": "deleted offsets/ and commits/ (state/, sources/ and metadata kept)"},
         "facts": common.facts(cp),
     }
-    pending = os.path.join(work, "record.json")
-    with open(pending, "w") as f:
-        json.dump(record, f)
-    common.fresh_jvm(__file__, "restart", zip_path, inp, pending, work)
+    common.restart_recorded(__file__, zip_path, inp, record, work)  # a new JVM, on the zip's bytes
 
 
 def restart(zip_path, inp, pending, work):
-    record = json.load(open(pending))
-    cp = common.unzip_to(zip_path, os.path.join(work, "restart"))
-    spark = common.session(record["query"]["confs"])
-    outcome = common.run_and_record(spark, lambda: start(spark, inp, cp), timeout_s=120, settle_batches=99)
-    spark.stop()
-    record["restart_outcome"] = outcome
-    common.write_record(record["name"], record, {cp: "<checkpoint>", inp: "<input1>", work: "<workdir>"})
-    print(record["name"], outcome["ok"], outcome["exception"], outcome["error_class"], outcome["batches_run_on_restart"])
-
+    common.finish_restart(zip_path, inp, pending, work, start)
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "restart":

@@ -24,6 +24,9 @@ BASE = {
 }
 
 
+OPERATORS = "readStream.json.withWatermark(ts,10s).groupBy(window(ts,10s),key).agg(count,sum(v)) update -> noop"
+
+
 def start(spark, inp, cp):
     from pyspark.sql import functions as F
 
@@ -88,29 +91,17 @@ def generate(fmt):
         "scenario": "windowed count/sum per key with 10s watermark on RocksDBStateStoreProvider, changelog checkpointing ON"
                     + (", state checkpoint format v2" if fmt == 2 else ""),
         "generator": "tools/spark-gen/missing_changelog.py",
-        "query": {"operators": "readStream.json.withWatermark(ts,10s).groupBy(window(ts,10s),key).agg(count,sum(v)) update -> noop",
+        "query": {"operators": OPERATORS,
                   "trigger": "availableNow, one input file per run", "confs": confs},
         "mutation": {"kind": "c", "description": f"deleted the changelog of version {target} in state/0/1 plus every snapshot at or above that version (and their .crc files)",
                      "removed": removed, "versions_before": versions_before},
         "facts": facts,
     }
-    pending = os.path.join(work, "record.json")
-    with open(pending, "w") as f:
-        json.dump(record, f)
-    # The restart: a new JVM, on the zip's bytes unpacked anew.
-    common.fresh_jvm(__file__, "restart", zip_path, inp, pending, work)
+    common.restart_recorded(__file__, zip_path, inp, record, work)  # a new JVM, on the zip's bytes
 
 
 def restart(zip_path, inp, pending, work):
-    record = json.load(open(pending))
-    cp = common.unzip_to(zip_path, os.path.join(work, "restart"))
-    spark = common.session(record["query"]["confs"])
-    outcome = common.run_and_record(spark, lambda: start(spark, inp, cp), timeout_s=120, settle_batches=99)
-    spark.stop()
-    record["restart_outcome"] = outcome
-    common.write_record(record["name"], record, {cp: "<checkpoint>", inp: "<input1>", work: "<workdir>"})
-    print(record["name"], outcome["ok"], outcome["exception"], outcome["error_class"], outcome["root_exception"])
-
+    common.finish_restart(zip_path, inp, pending, work, start)
 
 if __name__ == "__main__":
     import pyspark

@@ -79,26 +79,20 @@ def main():
             "mutation": {"kind": "sink-log", "description": desc, "sink_log_before": meta},
             "facts": common.facts(os.path.join(stage, "chk")),
         }
-        pending = os.path.join(work, name + ".json")
-        with open(pending, "w") as f:
-            json.dump(record, f)
-        common.fresh_jvm(__file__, "restart", zip_path, inp, pending, work)
+        common.restart_recorded(__file__, zip_path, inp, record, work)
 
 
 def restart(zip_path, inp, pending, work):
-    record = json.load(open(pending))
-    root = common.unzip_to(zip_path, os.path.join(work, record["name"] + "-restart"))
-    cp, out = os.path.join(root, "chk"), os.path.join(root, "out")
-    spark = common.session(record["query"]["confs"])
-    outcome = common.run_and_record(spark, lambda: start(spark, inp, cp, out), timeout_s=120, settle_batches=99)
-    spark.stop()
-    after = sorted(os.listdir(os.path.join(out, "_spark_metadata")))
-    outcome["sink_log_after_restart"] = after
-    outcome["output_files_after_restart"] = sorted(f for f in os.listdir(out) if f.endswith(".parquet"))
-    record["restart_outcome"] = outcome
-    common.write_record(record["name"], record, {root: "<checkpoint-zip-root>", inp: "<input1>", work: "<workdir>"})
-    print(record["name"], outcome["ok"], outcome["exception"], outcome["error_class"], outcome["batches_run_on_restart"])
+    """The restart of a zip holding `chk/` and `out/` (also used by source_log.py), with the sink log and the
+    output files after it."""
+    def after(outcome, root):
+        out = os.path.join(root, "out")
+        outcome["sink_log_after_restart"] = sorted(os.listdir(os.path.join(out, "_spark_metadata")))
+        outcome["output_files_after_restart"] = sorted(f for f in os.listdir(out) if f.endswith(".parquet"))
 
+    common.finish_restart(zip_path, inp, pending, work,
+                          lambda spark, i, root: start(spark, i, os.path.join(root, "chk"), os.path.join(root, "out")),
+                          after=after, root_name="<checkpoint-zip-root>")
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "restart":

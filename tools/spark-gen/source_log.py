@@ -7,13 +7,12 @@ the checkpoint under `chk/` and the output under `out/`; the restart (a new JVM,
 input file) rebuilds the source's seen files from the log (`FileStreamSource` → `metadataLog.restore()`).
 Name: `source-log-latest-compact-missing-<version>`.
 """
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 import common  # noqa: E402
-from sink_log import pack, restart, start, write_input  # noqa: E402
+from sink_log import pack, start, write_input  # noqa: E402
 
 CONFS = {"spark.sql.shuffle.partitions": "3", "spark.sql.streaming.fileSource.log.compactInterval": "3"}
 
@@ -49,10 +48,8 @@ def main():
         "mutation": {"kind": "source-log", "description": "deleted chk/sources/0/5.compact (and its .crc)", "source_log_before": before},
         "facts": common.facts(os.path.join(stage, "chk")),
     }
-    pending = os.path.join(work, name + ".json")
-    with open(pending, "w") as f:
-        json.dump(record, f)
-    common.fresh_jvm(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sink_log.py"), "restart", zip_path, inp, pending, work)
+    # The restart handler of sink_log.py (the same query and zip layout), in a new JVM.
+    common.restart_recorded(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sink_log.py"), zip_path, inp, record, work)
 
 
 if __name__ == "__main__":

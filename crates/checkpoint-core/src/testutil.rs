@@ -1,4 +1,5 @@
-//! Test helpers: the shared fixtures folder and opening its zips through the core's own [`ZipInput`].
+//! Test helpers: the shared fixtures folder and opening its zips through the core's own [`ZipInput`]; the
+//! real-Spark checkpoints of this crate (`tests/data/spark/`, written by `tools/spark-gen/`).
 
 use crate::archive::{Archive, Limits, ZipInput};
 use std::path::PathBuf;
@@ -28,6 +29,26 @@ pub fn open_fixture(name: &str) -> ZipInput<std::fs::File> {
     let f = std::fs::File::open(&path).expect("open fixture zip");
     let len = f.metadata().expect("metadata").len();
     ZipInput::open(f, len, name, Limits::default()).expect("fixture zip opens")
+}
+
+/// The folder of this crate's own real-Spark checkpoints (`tests/data/spark/`, `tools/spark-gen/`).
+pub fn generated_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/spark"))
+}
+
+/// Every file of `tests/data/spark/<name>.zip` (path, bytes), in zip order, read through [`ZipInput`].
+pub fn generated_files(name: &str) -> Vec<(String, Vec<u8>)> {
+    let f = std::fs::File::open(generated_dir().join(format!("{name}.zip"))).expect("open generated zip");
+    let len = f.metadata().expect("metadata").len();
+    let mut z = ZipInput::open(f, len, name, Limits::default()).expect("generated zip opens");
+    let paths: Vec<String> = z.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
+    paths.into_iter().map(|p| (p.clone(), z.read(&p, 1 << 26).expect("entry reads"))).collect()
+}
+
+/// The `<name>.json` record of a checkpoint of `tests/data/spark/` (what Spark did on restart).
+pub fn generated_record(name: &str) -> serde_json::Value {
+    let p = generated_dir().join(format!("{name}.json"));
+    serde_json::from_slice(&std::fs::read(p).expect("record")).expect("record parses")
 }
 
 /// The fixture's `<name>.json` record.

@@ -104,14 +104,7 @@ mod tests {
     type Files = Vec<(String, Vec<u8>)>;
 
     /// The files of a checkpoint real Spark 4.1.4 wrote with async progress tracking (tools/spark-gen).
-    fn generated(name: &str) -> Files {
-        let p = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("tests/data/spark/{name}.zip"));
-        let f = std::fs::File::open(p).expect("zip");
-        let len = f.metadata().expect("len").len();
-        let mut z = crate::ZipInput::open(f, len, "t", Limits::default()).expect("opens");
-        let paths: Vec<String> = z.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
-        paths.into_iter().map(|p| (p.clone(), z.read(&p, 1 << 20).expect("reads"))).collect()
-    }
+    use crate::testutil::generated_files as generated;
 
     fn read(files: Files) -> Checkpoint {
         let mut a = MemArchive::new("t", files, Limits::default()).expect("archive");

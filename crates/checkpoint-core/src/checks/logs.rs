@@ -490,13 +490,13 @@ fn source_offset_lines(cp: &Checkpoint) -> Vec<Finding> {
 fn offsets_gap(cp: &Checkpoint, first: i64, last: i64) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut missing: Vec<i64> = missing_ids(cp.offsets.keys().copied());
-    // Spark needs `offsets/<latest - 1>` whatever the files below it (validateOffsetLogAndGetPrevOffset): the
-    // latest file alone, with nothing before it, fails too.
-    if last > 0 && first == last {
+    // Spark's rule (MicroBatchExecution.validateOffsetLogAndGetPrevOffset): a restart needs
+    // `offsets/<latest - 1>` whatever the files below it, so the latest file alone is a gap before it too.
+    let before_latest = last != 0 && !cp.offsets.contains_key(&(last - 1));
+    if before_latest && !missing.contains(&(last - 1)) {
         missing.push(last - 1);
     }
     if !missing.is_empty() {
-        let before_latest = last != 0 && missing.contains(&(last - 1));
         let mut f = Finding::new(
             Code::OffsetsGap,
             if before_latest { Severity::Error } else { Severity::Warning },

@@ -186,13 +186,7 @@ pub(super) fn zip_finding(at: &StoreAt<'_>, step: &ChainStep, d: &Damage, damage
     if let Some(alt) = repaired {
         let files: Vec<&str> = alt.steps.iter().map(|s| name(&s.path)).collect();
         let base = alt.steps.first().filter(|s| s.kind == ChainFileKind::Zip).map_or(0, |s| s.version);
-        let passed: Vec<String> = at
-            .store
-            .zips
-            .iter()
-            .filter(|(zv, _)| **zv > base && **zv <= version)
-            .flat_map(|(_, fs)| fs.iter().map(|f| f.file.path.clone()))
-            .collect();
+        let passed = zips_above(at, base, version);
         return f
             .why(format!(
                 "{load}. With spark.sql.streaming.stateStore.autoSnapshotRepair.enabled (default true since 4.2, with changelog checkpointing) Spark {v} then passes over the damaged snapshot(s) {} and rebuilds version {version} from {}. The restart goes on; the damaged snapshots stay.",
@@ -220,13 +214,7 @@ pub(super) fn zip_finding(at: &StoreAt<'_>, step: &ChainStep, d: &Damage, damage
     };
     let cls: Vec<&str> = chain.steps.iter().filter(|s| s.version > base).map(|s| name(&s.path)).collect();
     if chain_loads(at, base, &chain) {
-        let moved: Vec<String> = at
-            .store
-            .zips
-            .iter()
-            .filter(|(zv, _)| **zv > base && **zv <= version)
-            .flat_map(|(_, fs)| fs.iter().map(|f| f.file.path.clone()))
-            .collect();
+        let moved = zips_above(at, base, version);
         why.push_str(&format!(
             " The newest older snapshot whose members and SSTs are all present is {base_name} (version {base}), and the changelogs from it up to version {version} are present."
         ));
@@ -264,9 +252,18 @@ pub(super) fn zip_finding(at: &StoreAt<'_>, step: &ChainStep, d: &Damage, damage
     f.why(why).fix(&steps).fails(RestartStage::StateLoad, class, exc)
 }
 
+/// The snapshot zips of the store above version `base` up to `version` (every file of each version), in
+/// version order: the ones a repair passes over, or a fix moves away.
+fn zips_above(at: &StoreAt<'_>, base: i64, version: i64) -> Vec<String> {
+    if base >= version {
+        return Vec::new(); // BTreeMap::range panics on a backwards range
+    }
+    at.store.zips.range(base + 1..=version).flat_map(|(_, fs)| fs.iter().map(|f| f.file.path.clone())).collect()
+}
+
 #[cfg(test)]
 mod tests {
-    use crate::archive::{Archive, Limits, MemArchive};
+    use crate::archive::{Limits, MemArchive};
     use crate::report::{Code, RestartOutcome};
     use crate::{diagnose, Context};
 
@@ -274,14 +271,7 @@ mod tests {
     fn a_damaged_sst_is_blamed_not_the_zip_that_lists_it() {
         // Real Spark 4.1.4 RocksDB checkpoint; bytes 100..200 of the SST the restart's zip lists are scrambled
         // (its .crc dropped, so only the content is wrong).
-        let p = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/data/spark/stale-crc-sst-rocksdb-4.1.4.zip");
-        let f = std::fs::File::open(p).expect("zip");
-        let len = f.metadata().expect("len").len();
-        let mut z = crate::ZipInput::open(f, len, "t", Limits::default()).expect("opens");
-        let paths: Vec<String> = z.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
-        let files: Vec<(String, Vec<u8>)> =
-            paths.into_iter().map(|p| (p.clone(), z.read(&p, 1 << 26).expect("reads"))).collect();
+        let files = crate::testutil::generated_files("stale-crc-sst-rocksdb-4.1.4");
         let ctx = Context { spark_version: Some("4.1.4".parse().expect("v")), ..Default::default() };
         let ssts: Vec<String> =
             files.iter().map(|(p, _)| p.clone()).filter(|p| p.contains("/SSTs/") && p.ends_with(".sst")).collect();

@@ -33,11 +33,16 @@ fn batch_path(log: &FileLog, id: i64) -> String {
     format!("{}/{id}{}", log.dir, if compact { ".compact" } else { "" })
 }
 
-/// Whether batch `id` of the log is listed under the name Spark gives it and, when read, parses.
-fn readable_as_named(log: &FileLog, id: i64) -> bool {
+/// Whether batch `id` of the log is listed under the name Spark's `batchIdToPath` gives it (`N.compact` at
+/// compaction batches, `N` otherwise).
+fn listed_as_named(log: &FileLog, id: i64) -> bool {
     let want_compact = crate::log::file_log::is_compaction_batch(id, log.compact_interval);
     log.listed.get(&id).is_some_and(|(_, _, c)| *c == want_compact)
-        && log.read.get(&id).is_none_or(|f| f.file.content.is_ok())
+}
+
+/// [`listed_as_named`], and the file parses when it was read.
+fn readable_as_named(log: &FileLog, id: i64) -> bool {
+    listed_as_named(log, id) && log.read.get(&id).is_none_or(|f| f.file.content.is_ok())
 }
 
 /// The batch files `allFiles` reads up to the latest batch that are not in the listing (or are listed
@@ -45,15 +50,8 @@ fn readable_as_named(log: &FileLog, id: i64) -> bool {
 fn missing_in_chain(log: &FileLog) -> Option<(i64, Vec<i64>)> {
     let (&latest, _) = log.listed.iter().next_back()?;
     let (compact, range) = files_needed(latest, log.compact_interval);
-    let missing: Vec<i64> = compact
-        .into_iter()
-        .chain(range)
-        .filter(|id| {
-            let want_compact = crate::log::file_log::is_compaction_batch(*id, log.compact_interval);
-            log.listed.get(id).is_none_or(|(_, _, c)| *c != want_compact)
-        })
-        .take(1000)
-        .collect();
+    let missing: Vec<i64> =
+        compact.into_iter().chain(range).filter(|id| !listed_as_named(log, *id)).take(1000).collect();
     (!missing.is_empty()).then_some((latest, missing))
 }
 
@@ -336,20 +334,13 @@ mod tests {
 
 #[cfg(test)]
 mod restart_compaction_tests {
-    use crate::archive::{Archive, Limits, MemArchive};
+    use crate::archive::{Limits, MemArchive};
     use crate::report::{CheckpointReport, RestartOutcome};
     use crate::{diagnose, Context};
 
     type Files = Vec<(String, Vec<u8>)>;
 
-    fn generated(name: &str) -> Files {
-        let p = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("tests/data/spark/{name}.zip"));
-        let f = std::fs::File::open(p).expect("zip");
-        let len = f.metadata().expect("len").len();
-        let mut z = crate::ZipInput::open(f, len, "t", Limits::default()).expect("opens");
-        let paths: Vec<String> = z.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
-        paths.into_iter().map(|p| (p.clone(), z.read(&p, 1 << 26).expect("reads"))).collect()
-    }
+    use crate::testutil::generated_files as generated;
 
     /// Real Spark 4.1.4: the checkpoint (chk/, committed up to batch 7) and its intact output (out/, log 0..=7,
     /// 2.compact and 5.compact), with `change` applied to the output.

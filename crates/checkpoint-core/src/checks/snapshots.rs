@@ -115,19 +115,14 @@ fn with_error(dir: &str, name: &str, v: &str) -> Case {
 /// A real checkpoint of `tools/spark-gen` (`tests/data/spark/<name>.zip`, the checkpoint before its recorded
 /// restart), with the zip's entry times.
 fn spark_gen(name: &str, v: &str) -> Case {
-    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/spark"));
-    let (files, times) = zip_at(dir.join(format!("{name}.zip")));
+    let (files, times) = zip_at(crate::testutil::generated_dir().join(format!("{name}.zip")));
     Case { times, ..plain(files, v) }
 }
 
-/// A real-Spark fixture of this crate (`tests/data/spark/<name>`, tools/spark-gen) with Spark's error text.
+/// [`spark_gen`] with the error text Spark printed on the recorded restart pasted.
 fn spark_data(name: &str, v: &str) -> Case {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/spark");
-    let (files, times) = zip_at(dir.join(format!("{name}.zip")));
-    let j = serde_json::from_slice(&std::fs::read(dir.join(format!("{name}.json"))).expect("record"))
-        .expect("record parses");
-    let mut c = Case { times, ..plain(files, v) };
-    c.ctx.error_text = Some(error_of(&j));
+    let mut c = spark_gen(name, v);
+    c.ctx.error_text = Some(error_of(&crate::testutil::generated_record(name)));
     c
 }
 
@@ -137,14 +132,6 @@ fn shared_case(name: &str) -> Case {
     let mut c = Case { times, ..plain(files, "4.3.0") };
     c.ctx.error_text = std::fs::read_to_string(shared("cases").join(format!("{name}.error.txt"))).ok();
     c
-}
-
-/// A checkpoint our own generators wrote with real Spark (`tools/spark-gen/`, `tests/data/spark/`), as it
-/// was before the recorded restart.
-fn generated(name: &str, v: &str) -> Case {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/spark");
-    let (files, times) = zip_at(dir.join(format!("{name}.zip")));
-    Case { times, ..plain(files, v) }
 }
 
 fn text_of(files: &Files, path: &str) -> String {
@@ -418,7 +405,7 @@ fn case_for(code: Code) -> Case {
         }),
         CommitWithoutOffsets => agg(|f| remove(f, "offsets/4")),
         OffsetsGap => shared_case("case-07-offset-log-gap"),
-        AsyncProgressTracking => generated("async-progress-4.1.4-gap-before-latest", "4.1.4"),
+        AsyncProgressTracking => spark_gen("async-progress-4.1.4-gap-before-latest", "4.1.4"),
         CommitsGap => agg(|f| remove(f, "commits/4")),
         CommitAheadOfOffsets => agg(|f| remove(f, "offsets/11")),
         LastBatchUncommitted => with_error("fixtures", "broken-ss-4.3.0-missing-last-commit", "4.3.0"),
