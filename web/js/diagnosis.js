@@ -29,7 +29,7 @@ async function run(msg, label) {
     const report = JSON.parse(m.report);
     state.last = {
       report, reportJson: m.report, entries: m.entries || [],
-      entriesTotal: m.entries_total || 0, ms: m.ms, bytesRead: m.bytes_read, reads: m.reads,
+      entriesTotal: m.entries_total || 0, ms: m.ms, bytesRead: m.bytes_read, reads: m.reads, wasmBytes: m.wasm_bytes,
     };
     state.entrySizes = new Map(state.last.entries.map(([p, s]) => [p, s]));
     render();

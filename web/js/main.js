@@ -22,8 +22,11 @@ import { initLinks, openFromAddress } from './link.js';
 // Test/scripting hook (read-only): the last report shown.
 window.checkpointInspector = {
   get report() { return state.last ? state.last.report : null; },
-  /** What the worker read from the dropped file for the last diagnosis: {bytes, reads, ms}. */
-  get reading() { return state.last ? { bytes: state.last.bytesRead, reads: state.last.reads, ms: state.last.ms } : null; },
+  /** What the worker read from the dropped file for the last diagnosis: {bytes, reads, ms, wasmBytes}. */
+  get reading() {
+    const l = state.last;
+    return l ? { bytes: l.bytesRead, reads: l.reads, ms: l.ms, wasmBytes: l.wasmBytes } : null;
+  },
   get markdown() { return markdown(); },
   get summary() { return summary(); },
   /** The names of the registered views, in display order. */

@@ -220,6 +220,11 @@ pub trait Archive {
     fn name(&self) -> &str;
     /// The size of the input in bytes (the zip file's length), when known.
     fn input_bytes(&self) -> u64;
+    /// A hint: these entries (archive paths) are about to be read, in any order. An archive over a medium where
+    /// each request costs (a browser `Blob`, one slice per read) may fetch their stored bytes together, one
+    /// request for neighbouring entries. It must not change what [`Archive::read`] returns, and never fails;
+    /// unknown paths are ignored. Default: nothing. A wrapper around another archive forwards it.
+    fn prefetch(&mut self, _paths: &[String]) {}
 }
 
 /// Checks an entry path for safety and normalises it: `/`-separated, no leading `./` or `/`.
@@ -249,6 +254,10 @@ pub fn normalize_path(raw: &str, max_depth: usize) -> Result<String, ArchiveErro
     }
     Ok(parts.join("/"))
 }
+
+/// Bytes [`ZipInput::stored_ranges`] adds for an entry's local extra field (the central directory gives only its
+/// own): zip tools write up to ~36 (extended timestamp, Unix ids, zip64 sizes); a longer one costs one more read.
+pub const LOCAL_EXTRA_SLACK: u64 = 64;
 
 /// A zip archive over any `Read + Seek`, read lazily.
 ///
@@ -390,6 +399,28 @@ impl<R: Read + Seek> ZipInput<R> {
     /// Bytes inflated so far by [`Archive::read`].
     pub fn bytes_inflated(&self) -> u64 {
         self.total_read
+    }
+
+    /// Where the stored bytes of each file entry of `paths` lie in the input: `(start, end)` byte offsets from its
+    /// local header to the end of its compressed data plus [`LOCAL_EXTRA_SLACK`] bytes for the local header's
+    /// extra field (which only the local header gives). From the central directory alone: nothing is read.
+    /// Unknown and unreadable paths are left out; the order is `paths`'.
+    pub fn stored_ranges(&self, paths: &[String]) -> Vec<(u64, u64)> {
+        let mut out = Vec::with_capacity(paths.len());
+        for p in paths {
+            let Some(pos) = self.position(p) else { continue };
+            if self.blocked.contains_key(&(pos as u32)) {
+                continue;
+            }
+            let Ok(f) = self.zip.by_index_data(self.index[pos] as usize) else { continue };
+            let start = f.header_start();
+            let end = start
+                .saturating_add(30 + f.name_raw().len() as u64 + LOCAL_EXTRA_SLACK)
+                .saturating_add(f.compressed_size())
+                .min(self.bytes);
+            out.push((start, end));
+        }
+        out
     }
 
     /// The position in `entries` of the first file entry named `path`.

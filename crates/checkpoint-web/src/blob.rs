@@ -7,16 +7,27 @@
 //! when the core asks for it.
 
 use checkpoint_core::archive::normalize_path;
+use checkpoint_core::ZipInput;
 use checkpoint_core::{Archive, ArchiveError, Entry, Limits};
 use js_sys::Uint8Array;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, VecDeque};
 use std::io::{self, Read, Seek, SeekFrom};
 use std::rc::Rc;
 use web_sys::{Blob, File, FileReaderSync};
 
-/// Buffer size for the `BufReader` over a [`BlobReader`]: small, because the zip reader touches each entry's
-/// local header and a big buffer would read far more than needed (TOOLCHAIN.md measured 64 KiB → 13 MB read).
-pub const BLOB_BUFFER_BYTES: usize = 4096;
+/// Smallest slice a read that misses the cache fetches: neighbouring small files (an `offsets/N` and its
+/// `.N.crc`) then come with it, and a 16 KiB slice costs a browser about what a 4 KiB one does.
+pub const MIN_SLICE_BYTES: u64 = 16 * 1024;
+/// Largest slice for sequential reading (the central directory, a big entry): misses at the end of the
+/// previous slice double the next one up to this.
+pub const MAX_SLICE_BYTES: u64 = 1024 * 1024;
+/// Bytes of the file the cache holds at most (slices read on demand and prefetched spans); the oldest go first.
+pub const CACHE_BYTES: usize = 16 * 1024 * 1024;
+/// Entries farther apart than this are fetched in separate slices by [`SpanCache::prefetch`].
+pub const PREFETCH_GAP_BYTES: u64 = 64 * 1024;
+/// Largest single slice [`SpanCache::prefetch`] reads; entries over it are left to on-demand reads.
+pub const PREFETCH_SPAN_BYTES: u64 = 4 * 1024 * 1024;
 
 fn js_err(what: &str, e: wasm_bindgen::JsValue) -> io::Error {
     io::Error::other(format!("{what}: {}", e.as_string().unwrap_or_else(|| format!("{e:?}"))))
@@ -45,41 +56,165 @@ pub struct ReadStats {
     pub reads: Cell<u64>,
 }
 
-/// `Read + Seek` over a `Blob`, reading slices on demand. Counts what it read in [`ReadStats`].
-pub struct BlobReader {
+/// Spans of a blob already read (start offset → bytes), at most [`CACHE_BYTES`] in all, oldest dropped first.
+/// Pure bookkeeping: the reads are [`BlobReader`]'s.
+#[derive(Debug, Default)]
+pub struct SpanCache {
+    spans: BTreeMap<u64, Vec<u8>>,
+    order: VecDeque<u64>,
+    bytes: usize,
+}
+
+impl SpanCache {
+    /// The cached bytes at `pos` (to the end of the span holding it), if any.
+    pub fn at(&self, pos: u64) -> Option<&[u8]> {
+        let (start, bytes) = self.spans.range(..=pos).next_back()?;
+        let off = (pos - start) as usize;
+        (off < bytes.len()).then(|| &bytes[off..])
+    }
+
+    /// Keeps a span read at `start`, dropping the oldest spans beyond [`CACHE_BYTES`].
+    pub fn insert(&mut self, start: u64, bytes: Vec<u8>) {
+        if bytes.is_empty() {
+            return;
+        }
+        if let Some(old) = self.spans.insert(start, bytes) {
+            self.bytes -= old.len();
+        } else {
+            self.order.push_back(start);
+        }
+        self.bytes += self.spans[&start].len();
+        while self.bytes > CACHE_BYTES {
+            let Some(oldest) = self.order.pop_front() else { break };
+            if let Some(b) = self.spans.remove(&oldest) {
+                self.bytes -= b.len();
+            }
+        }
+    }
+
+    /// True when `[start, end)` lies inside one cached span.
+    pub fn covers(&self, start: u64, end: u64) -> bool {
+        self.at(start).is_some_and(|b| start + b.len() as u64 >= end)
+    }
+
+    /// Forgets everything.
+    pub fn clear(&mut self) {
+        self.spans.clear();
+        self.order.clear();
+        self.bytes = 0;
+    }
+}
+
+/// Merges byte ranges into the spans to fetch: sorted, neighbours closer than [`PREFETCH_GAP_BYTES`] joined,
+/// no span over [`PREFETCH_SPAN_BYTES`] (a range over it alone is dropped: read on demand), all spans together
+/// at most half of [`CACHE_BYTES`] (so that they are still cached when read). Pure, for tests.
+pub fn coalesce(mut ranges: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    ranges.retain(|(s, e)| e > s && e - s <= PREFETCH_SPAN_BYTES);
+    ranges.sort_unstable();
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    let mut total = 0u64;
+    for (s, e) in ranges {
+        match out.last_mut() {
+            Some(last)
+                if s <= last.1.saturating_add(PREFETCH_GAP_BYTES) && e.max(last.1) - last.0 <= PREFETCH_SPAN_BYTES =>
+            {
+                total += e.saturating_sub(last.1);
+                last.1 = last.1.max(e);
+            }
+            _ => {
+                total += e - s;
+                out.push((s, e));
+            }
+        }
+        if total > CACHE_BYTES as u64 / 2 {
+            break;
+        }
+    }
+    out
+}
+
+/// A blob, a synchronous reader of it, and the cache and counters its reads share.
+struct BlobSource {
     blob: Blob,
     reader: FileReaderSync,
-    pos: u64,
     len: u64,
-    /// Shared counters of what was read.
-    pub stats: Rc<ReadStats>,
+    cache: Rc<RefCell<SpanCache>>,
+    stats: Rc<ReadStats>,
+}
+
+impl BlobSource {
+    fn new(blob: Blob, cache: Rc<RefCell<SpanCache>>, stats: Rc<ReadStats>) -> io::Result<Self> {
+        let reader = FileReaderSync::new().map_err(|e| js_err("FileReaderSync (only in a Web Worker)", e))?;
+        let len = blob.size().max(0.0) as u64;
+        Ok(BlobSource { blob, reader, len, cache, stats })
+    }
+
+    /// Reads `[start, end)` in one slice into the cache (counted in the stats).
+    fn fetch(&self, start: u64, end: u64) -> io::Result<()> {
+        let end = end.min(self.len);
+        if start >= end {
+            return Ok(());
+        }
+        let mut buf = vec![0u8; (end - start) as usize];
+        let n = read_blob_at(&self.blob, &self.reader, start, self.len, &mut buf)?;
+        buf.truncate(n);
+        self.stats.bytes.set(self.stats.bytes.get() + n as u64);
+        self.stats.reads.set(self.stats.reads.get() + 1);
+        self.cache.borrow_mut().insert(start, buf);
+        Ok(())
+    }
+}
+
+/// `Read + Seek` over a `Blob`, reading slices on demand through a [`SpanCache`] (shared with the archive that
+/// prefetches into it). Counts what it read in [`ReadStats`].
+pub struct BlobReader {
+    src: BlobSource,
+    pos: u64,
+    /// End of the last slice read on a miss, and its size: a miss right there doubles the next slice.
+    run: (u64, u64),
 }
 
 impl BlobReader {
     /// A reader at position 0. Errors when `FileReaderSync` is unavailable (not in a worker).
     pub fn new(blob: Blob) -> io::Result<Self> {
-        let reader = FileReaderSync::new().map_err(|e| js_err("FileReaderSync (only in a Web Worker)", e))?;
-        let len = blob.size().max(0.0) as u64;
-        Ok(BlobReader { blob, reader, pos: 0, len, stats: Rc::new(ReadStats::default()) })
+        let src = BlobSource::new(blob, Rc::default(), Rc::default())?;
+        Ok(BlobReader { src, pos: 0, run: (u64::MAX, MIN_SLICE_BYTES) })
     }
 
     /// The blob's size in bytes.
     pub fn len(&self) -> u64 {
-        self.len
+        self.src.len
     }
 
     /// True for a 0-byte blob.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.src.len == 0
+    }
+
+    /// What was read from the blob so far.
+    pub fn stats(&self) -> Rc<ReadStats> {
+        self.src.stats.clone()
     }
 }
 
 impl Read for BlobReader {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = read_blob_at(&self.blob, &self.reader, self.pos, self.len, buf)?;
+        if self.pos >= self.src.len || buf.is_empty() {
+            return Ok(0);
+        }
+        if self.src.cache.borrow().at(self.pos).is_none() {
+            // Sequential misses (a central directory, a big entry) double the slice; others start small.
+            let size = if self.pos == self.run.0 { (self.run.1 * 2).min(MAX_SLICE_BYTES) } else { MIN_SLICE_BYTES };
+            let size = size.max(buf.len() as u64);
+            self.src.fetch(self.pos, self.pos.saturating_add(size))?;
+            self.run = (self.pos.saturating_add(size).min(self.src.len), size);
+        }
+        let cache = self.src.cache.borrow();
+        let Some(have) = cache.at(self.pos) else { return Ok(0) };
+        let n = have.len().min(buf.len());
+        buf[..n].copy_from_slice(&have[..n]);
+        drop(cache);
         self.pos += n as u64;
-        self.stats.bytes.set(self.stats.bytes.get() + n as u64);
-        self.stats.reads.set(self.stats.reads.get() + 1);
         Ok(n)
     }
 }
@@ -88,7 +223,7 @@ impl Seek for BlobReader {
     fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
         let target: i128 = match to {
             SeekFrom::Start(p) => p as i128,
-            SeekFrom::End(d) => self.len as i128 + d as i128,
+            SeekFrom::End(d) => self.src.len as i128 + d as i128,
             SeekFrom::Current(d) => self.pos as i128 + d as i128,
         };
         if target < 0 {
@@ -96,6 +231,59 @@ impl Seek for BlobReader {
         }
         self.pos = target.min(u64::MAX as i128) as u64;
         Ok(self.pos)
+    }
+}
+
+/// A zip in a `Blob` as an [`Archive`]: the core's [`ZipInput`] over a [`BlobReader`], whose
+/// [`Archive::prefetch`] fetches the hinted entries' stored bytes in coalesced slices into the reader's cache.
+pub struct BlobZip {
+    zip: ZipInput<BlobReader>,
+    src: BlobSource,
+}
+
+impl BlobZip {
+    /// Opens the zip in `blob`: its central directory only, read in growing slices. Errors: the core's, or `Io`
+    /// outside a worker.
+    pub fn open(blob: Blob, name: &str, limits: Limits) -> Result<Self, ArchiveError> {
+        let io = |e: io::Error| ArchiveError::Io { reason: e.to_string() };
+        let reader = BlobReader::new(blob.clone()).map_err(io)?;
+        let src = BlobSource::new(blob, reader.src.cache.clone(), reader.src.stats.clone()).map_err(io)?;
+        let len = reader.len();
+        let zip = ZipInput::open(reader, len, name, limits)?;
+        // The central directory is parsed: its slices are not needed again.
+        src.cache.borrow_mut().clear();
+        Ok(BlobZip { zip, src })
+    }
+
+    /// What was read from the blob so far.
+    pub fn stats(&self) -> Rc<ReadStats> {
+        self.src.stats.clone()
+    }
+}
+
+impl Archive for BlobZip {
+    fn entries(&self) -> &[Entry] {
+        self.zip.entries()
+    }
+    fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ArchiveError> {
+        self.zip.read(path, max_bytes)
+    }
+    fn unreadable_entries(&self) -> &[(String, ArchiveError)] {
+        self.zip.unreadable_entries()
+    }
+    fn name(&self) -> &str {
+        self.zip.name()
+    }
+    fn input_bytes(&self) -> u64 {
+        self.zip.input_bytes()
+    }
+    fn prefetch(&mut self, paths: &[String]) {
+        for (s, e) in coalesce(self.zip.stored_ranges(paths)) {
+            if !self.src.cache.borrow().covers(s, e.min(self.src.len)) {
+                // A failed prefetch is no error: the read that needs the bytes fetches them again and says so.
+                let _ = self.src.fetch(s, e);
+            }
+        }
     }
 }
 

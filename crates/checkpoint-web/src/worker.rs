@@ -19,23 +19,22 @@
 //! | `ready` | `version` (inspector version) — sent once the wasm is running |
 //! | `progress` | `id`, `done`, `total` (files read / files listed), `path` (the file being read) |
 //! | `delta-log` | `id`, `tables` (`[{dir, table_id, versions}]`) — the Delta logs were read and no checkpoint is open yet |
-//! | `report` | `id`, `report` (JSON text of the contract's `Report`), `entries` (`[[path, size]]`, at most [`crate::MAX_LISTED_ENTRIES`]), `entries_total`, `ms`, `bytes_read`, `reads` |
+//! | `report` | `id`, `report` (JSON text of the contract's `Report`), `entries` (`[[path, size]]`, at most [`crate::MAX_LISTED_ENTRIES`]), `entries_total`, `ms`, `bytes_read`, `reads` (slices of the dropped zip), `wasm_bytes` (the worker's wasm memory) |
 //! | `entry` | `id`, `path`, `size`, `bytes` (`Uint8Array`) |
 //! | `state-overview` | `id`, `overview` (JSON text) |
 //! | `state-rows` | `id`, `result` (JSON text of [`crate::state::LoadedState::page`]) |
 //! | `state-error` | `id`, `error` (`{path, offset, message, error_class}`) — the state could not be decoded |
 //! | `error` | `id`, `kind` (see [`crate::InputError`]), `message` |
 
-use crate::blob::{BlobReader, FilesArchive, ReadStats, BLOB_BUFFER_BYTES};
+use crate::blob::{BlobZip, FilesArchive, ReadStats};
 use crate::state::StateSelection;
 use crate::{diagnose_archive_with_logs, limits, InputError, Options, MAX_LISTED_ENTRIES, MAX_SHOWN_ENTRY_BYTES};
 use checkpoint_core::delta::DeltaLog;
-use checkpoint_core::{Archive, ArchiveError, Entry, ZipInput};
+use checkpoint_core::{Archive, ArchiveError, Entry};
 use gloo_events::EventListener;
 use js_sys::Uint8Array;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
-use std::io::BufReader;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use web_sys::{DedicatedWorkerGlobalScope, File, MessageEvent};
@@ -179,6 +178,12 @@ impl Archive for Progress<'_> {
     fn input_bytes(&self) -> u64 {
         self.inner.input_bytes()
     }
+    fn unreadable_entries(&self) -> &[(String, ArchiveError)] {
+        self.inner.unreadable_entries()
+    }
+    fn prefetch(&mut self, paths: &[String]) {
+        self.inner.prefetch(paths)
+    }
 }
 
 /// Opens the held input as an archive; the stats count blob reads for a zip.
@@ -189,11 +194,8 @@ impl Archive for Progress<'_> {
 fn open(input: &Input) -> Result<(Box<dyn Archive>, Option<Rc<ReadStats>>), InputError> {
     match input {
         Input::Zip { file, name } => {
-            let reader = BlobReader::new(file.clone()).map_err(|e| InputError::new("io", e.to_string()))?;
-            let stats = reader.stats.clone();
-            let len = reader.len();
-            let buf = BufReader::with_capacity(BLOB_BUFFER_BYTES, reader);
-            let zip = ZipInput::open(buf, len, name, limits()).map_err(|e| InputError::from_archive(name, &e))?;
+            let zip = BlobZip::open(file.clone(), name, limits()).map_err(|e| InputError::from_archive(name, &e))?;
+            let stats = zip.stats();
             Ok((Box::new(zip), Some(stats)))
         }
         Input::Folder { name, files } => {
@@ -223,6 +225,8 @@ fn run_diagnosis(id: &JsValue, input: &Input, options: &Options) -> Result<(), I
         bytes_read: Option<f64>,
         #[serde(skip_serializing_if = "Option::is_none")]
         reads: Option<f64>,
+        /// The worker's wasm memory in bytes when the report is sent (wasm memory only grows: its peak).
+        wasm_bytes: f64,
     }
     let entries = archive
         .entries()
@@ -240,9 +244,19 @@ fn run_diagnosis(id: &JsValue, input: &Input, options: &Options) -> Result<(), I
             ms: js_sys::Date::now() - started,
             bytes_read: stats.as_ref().map(|s| s.bytes.get() as f64),
             reads: stats.as_ref().map(|s| s.reads.get() as f64),
+            wasm_bytes: wasm_memory_bytes(),
         },
     );
     Ok(())
+}
+
+/// Size of this worker's wasm memory in bytes.
+fn wasm_memory_bytes() -> f64 {
+    wasm_bindgen::memory()
+        .unchecked_into::<js_sys::WebAssembly::Memory>()
+        .buffer()
+        .unchecked_into::<js_sys::ArrayBuffer>()
+        .byte_length() as f64
 }
 
 fn read_entry(id: &JsValue, input: &Input, path: &str) -> Result<(), InputError> {

@@ -4,11 +4,11 @@
 mod common;
 
 use checkpoint_core::{Archive, ZipInput};
-use checkpoint_web::blob::{BlobReader, FilesArchive, BLOB_BUFFER_BYTES};
+use checkpoint_web::blob::{coalesce, BlobReader, BlobZip, FilesArchive, CACHE_BYTES, PREFETCH_SPAN_BYTES};
 use checkpoint_web::{diagnose_archive, diagnose_zip_bytes, limits, Options};
 use common::*;
 use js_sys::{Array, Uint8Array};
-use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom};
 use wasm_bindgen_test::*;
 use web_sys::{Blob, File};
 
@@ -51,12 +51,10 @@ fn big_zip(n: usize, size: usize) -> Vec<u8> {
 #[wasm_bindgen_test]
 fn opening_a_big_zip_reads_a_small_part_of_it() {
     let bytes = big_zip(24, 1 << 20);
-    let reader = BlobReader::new(blob_of(&bytes)).unwrap();
-    let stats = reader.stats.clone();
-    let len = reader.len();
-    let zip = ZipInput::open(BufReader::with_capacity(BLOB_BUFFER_BYTES, reader), len, "big.zip", limits()).unwrap();
+    let len = bytes.len() as u64;
+    let zip = BlobZip::open(blob_of(&bytes), "big.zip", limits()).unwrap();
     assert_eq!(zip.entries().len(), 24);
-    let read = stats.bytes.get();
+    let read = zip.stats().bytes.get();
     // The central directory plus at most one small buffer per entry, never the entries' contents.
     assert!(read < len / 20, "opening read {read} of {len} bytes");
 }
@@ -64,14 +62,56 @@ fn opening_a_big_zip_reads_a_small_part_of_it() {
 #[wasm_bindgen_test]
 fn lazy_blob_diagnosis_equals_the_in_memory_one() {
     let fx = rocksdb();
-    let reader = BlobReader::new(blob_of(fx.zip)).unwrap();
-    let len = reader.len();
-    let mut zip = ZipInput::open(BufReader::with_capacity(BLOB_BUFFER_BYTES, reader), len, fx.name, limits()).unwrap();
+    let mut zip = BlobZip::open(blob_of(fx.zip), fx.name, limits()).unwrap();
     let options = Options { spark_version: Some("4.1.4".into()), ..Options::default() };
     let lazy = diagnose_archive(&mut zip, &options).unwrap();
     let eager = diagnose_zip_bytes(fx.zip, fx.name, &options).unwrap();
     assert_eq!(lazy, eager);
     assert_matches_facts(&serde_json::to_string(&lazy).unwrap(), &fx);
+}
+
+#[wasm_bindgen_test]
+fn prefetched_neighbours_come_in_few_slices_and_read_the_same_bytes() {
+    // 400 small files: one prefetch of all of them is a handful of slices, and every read is then served from
+    // the cache with the bytes the plain zip reader gives.
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default();
+    let names: Vec<String> = (0..400).map(|i| format!("offsets/{i}")).collect();
+    for (i, n) in names.iter().enumerate() {
+        w.start_file(n.as_str(), opts).unwrap();
+        std::io::Write::write_all(&mut w, format!("v1\n{{\"batchWatermarkMs\":{i}}}\n").repeat(20).as_bytes()).unwrap();
+    }
+    let bytes = w.finish().unwrap().into_inner();
+    let mut zip = BlobZip::open(blob_of(&bytes), "logs.zip", limits()).unwrap();
+    let mut plain =
+        ZipInput::open(std::io::Cursor::new(bytes.clone()), bytes.len() as u64, "logs.zip", limits()).unwrap();
+    let before = zip.stats().reads.get();
+    zip.prefetch(&names);
+    let prefetch_reads = zip.stats().reads.get() - before;
+    assert!((1..=2).contains(&prefetch_reads), "{prefetch_reads} slices for 400 neighbouring entries");
+    for n in names.iter().rev() {
+        assert_eq!(zip.read(n, 1 << 20).unwrap(), plain.read(n, 1 << 20).unwrap(), "{n}");
+    }
+    assert_eq!(zip.stats().reads.get() - before, prefetch_reads, "every read came from the prefetched slice");
+    // Unknown paths are ignored; a second hint for cached entries reads nothing.
+    zip.prefetch(&["no/such/file".to_string()]);
+    zip.prefetch(&names);
+    assert_eq!(zip.stats().reads.get() - before, prefetch_reads);
+}
+
+#[wasm_bindgen_test]
+fn coalescing_joins_neighbours_and_bounds_what_it_fetches() {
+    assert_eq!(coalesce(vec![(100, 200), (0, 50), (60_000, 60_100)]), vec![(0, 60_100)]);
+    // Farther apart than the gap: two slices.
+    assert_eq!(coalesce(vec![(0, 10), (1 << 20, (1 << 20) + 10)]), vec![(0, 10), (1 << 20, (1 << 20) + 10)]);
+    // An entry over the span limit is left to its own read; empty ranges are dropped.
+    assert_eq!(coalesce(vec![(0, PREFETCH_SPAN_BYTES + 1), (5, 5)]), vec![]);
+    // No span grows past the limit, and all together stay within half the cache.
+    let many: Vec<(u64, u64)> = (0..100_000u64).map(|i| (i * 1000, i * 1000 + 900)).collect();
+    let spans = coalesce(many);
+    assert!(spans.iter().all(|(s, e)| e - s <= PREFETCH_SPAN_BYTES));
+    let total: u64 = spans.iter().map(|(s, e)| e - s).sum();
+    assert!(total <= CACHE_BYTES as u64 / 2 + PREFETCH_SPAN_BYTES, "{total}");
 }
 
 #[wasm_bindgen_test]

@@ -122,7 +122,11 @@ fn read_file_log(
         want.extend(t.iter().copied());
     }
     let mut read = BTreeMap::new();
-    for id in want {
+    let hinted: Vec<&str> = want.iter().filter_map(|id| listed.get(id)).map(|(p, _, _)| p.as_str()).collect();
+    for (i, id) in want.into_iter().enumerate() {
+        if i % super::PREFETCH_FILES == 0 {
+            rd.prefetch(cp, hinted.iter().skip(i).take(super::PREFETCH_FILES).copied());
+        }
         let Some((path, size, compact)) = listed.get(&id).cloned() else {
             continue;
         };

@@ -93,7 +93,11 @@ pub(crate) fn read_offsets_and_commits(cp: &mut Checkpoint, rd: &mut Reader<'_>,
     // the latest two offsets files and the latest commit.
     let mut newest_offsets = todo.iter().filter(|t| t.1).map(|t| t.0);
     let must_offsets = [newest_offsets.next(), newest_offsets.next()];
-    for (id, is_offsets, path, size) in todo {
+    let paths: Vec<&str> = todo.iter().map(|t| t.2.as_str()).collect();
+    for (i, (id, is_offsets, path, size)) in todo.iter().cloned().enumerate() {
+        if i % super::PREFETCH_FILES == 0 && left > 0 {
+            rd.prefetch(cp, paths[i..].iter().take(super::PREFETCH_FILES).copied());
+        }
         let must = if is_offsets { must_offsets.contains(&Some(id)) } else { Some(id) == last_commit_listed };
         let bytes = if size > left && !must {
             Err(LogError::NotRead { budget: log_budget })

@@ -149,7 +149,28 @@ impl Reader<'_> {
         let p = self.abs(rel);
         self.archive.read(&p, cap)
     }
+    /// Tells the archive ([`Archive::prefetch`]) that the files `rels` (relative paths) and their sidecars are
+    /// read next, so that a browser `Blob` fetches neighbours in one slice. A hint only: nothing is read here.
+    pub(crate) fn prefetch<'s>(&mut self, cp: &Checkpoint, rels: impl IntoIterator<Item = &'s str>) {
+        let mut paths = Vec::new();
+        for rel in rels {
+            paths.push(self.abs(rel));
+            if let Some(c) = cp.hadoop_crcs.get(rel) {
+                paths.push(self.abs(&c.path));
+            }
+            if let Some(c) = cp.spark_checksums.get(rel) {
+                paths.push(self.abs(&c.path));
+            }
+        }
+        if !paths.is_empty() {
+            self.archive.prefetch(&paths);
+        }
+    }
 }
+
+/// Files named in one [`Reader::prefetch`] hint at most (an archive may hold the hinted bytes until they are
+/// read; log files are ~1 KiB).
+pub(crate) const PREFETCH_FILES: usize = 512;
 
 /// The [`LogError`] of a log file the archive could not give.
 pub(crate) fn unreadable(e: &ArchiveError) -> LogError {

@@ -49,6 +49,7 @@ pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
                         to_read.push((s.path.clone(), s.kind));
                     }
                     let mut damaged_base: Option<i64> = None;
+                    rd.prefetch(cp, to_read.iter().map(|(p, _)| p.as_str()).filter(|p| !done.contains(*p)));
                     for (path, kind) in to_read.clone() {
                         if done.insert(path.clone()) {
                             check_state_file(cp, rd, &path, kind, &store);

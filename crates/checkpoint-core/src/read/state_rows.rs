@@ -93,6 +93,7 @@ pub(crate) fn read_store_rows(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
                 let mut sr = StoreRows { store_dir: store.dir.clone(), version, ..Default::default() };
                 let limits = crate::state::StateLimits::default();
                 // HDFS: the chain planned above, executed; RocksDB: its loader (which plans with the same planner).
+                rd.prefetch(cp, chain.steps.iter().map(|s| s.path.as_str()));
                 let loaded = if store.provider() == "hdfs" {
                     let abs_chain = absolute(rd, &chain);
                     crate::state::hdfs::load_chain(rd.archive, &abs_chain, &limits)
