@@ -1,0 +1,76 @@
+// Time to verdict in the page (headless Chromium) for each zip given, next to reading the same file in the
+// browser (File.stream() to its end, the floor), with what the worker read and its wasm memory, and the main
+// thread's responsiveness during the run (round trips of a trivial script). Prints one JSON line per zip.
+//
+//   node tools/scale-bench/page.mjs <zip>...   (after scripts/build-web.sh; tests/e2e's node_modules)
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '../..');
+const require = createRequire(path.join(repo, 'tests/e2e/package.json'));
+const { chromium } = require('playwright-core');
+const dist = path.join(repo, 'dist');
+const MIME = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.wasm': 'application/wasm',
+  '.css': 'text/css', '.svg': 'image/svg+xml', '.json': 'application/json', '.zip': 'application/zip' };
+
+const server = http.createServer((req, res) => {
+  const rel = decodeURIComponent(new URL(req.url, 'http://x').pathname.slice(1)) || 'index.html';
+  const file = path.resolve(dist, rel);
+  if (!file.startsWith(dist + path.sep) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
+    res.writeHead(404).end(); return;
+  }
+  res.writeHead(200, { 'content-type': MIME[path.extname(file)] || 'application/octet-stream' });
+  fs.createReadStream(file).pipe(res);
+});
+await new Promise((r) => server.listen(0, '127.0.0.1', r));
+const base = `http://127.0.0.1:${server.address().port}/`;
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium', headless: true,
+  args: ['--headless', '--no-sandbox', '--disable-gpu'],
+});
+
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length ? s[Math.floor(s.length / 2)] : 0; };
+
+for (const zip of process.argv.slice(2)) {
+  const page = await browser.newPage();
+  await page.goto(base);
+  await page.waitForSelector('body[data-status=ready]', { timeout: 60000 });
+  const before = Number(await page.$eval('#results', (e) => e.dataset.runCount || '0'));
+  const t0 = Date.now();
+  await page.setInputFiles('#file-input', zip);
+  const trips = [];
+  for (;;) {
+    const s = Date.now();
+    const done = await page.evaluate((n) => {
+      const r = document.querySelector('#results');
+      return Number(r.dataset.runCount || 0) > n && (r.dataset.pending || '0') === '0' && r.dataset.run !== 'busy';
+    }, before);
+    trips.push(Date.now() - s);
+    if (done) break;
+    if (Date.now() - t0 > 600000) throw new Error(`${zip}: no verdict in 600 s`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const verdictMs = Date.now() - t0;
+  const reading = await page.evaluate(() => window.checkpointInspector.reading);
+  const outcome = await page.$eval('[data-testid=verdict]', (v) => v.dataset.outcome).catch(() => null);
+  const floorMs = await page.evaluate(async () => {
+    const f = document.querySelector('#file-input').files[0];
+    const s = performance.now();
+    const r = f.stream().getReader();
+    for (;;) { const { done } = await r.read(); if (done) break; }
+    return performance.now() - s;
+  });
+  console.log(JSON.stringify({
+    zip: path.basename(zip), bytes: fs.statSync(zip).size, outcome, verdict_ms: verdictMs,
+    worker_ms: Math.round(reading.ms), read_file_ms: Math.round(floorMs), slices: reading.reads,
+    bytes_read: reading.bytes, wasm_mib: +(reading.wasmBytes / 1048576).toFixed(1),
+    main_thread_round_trip_ms: { median: median(trips), max: Math.max(...trips) },
+  }));
+  await page.close();
+}
+await browser.close();
+server.close();
