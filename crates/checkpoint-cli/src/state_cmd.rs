@@ -44,6 +44,22 @@ pub struct StateArgs {
     /// Default: on unless the checkpoint's offset log turns it off, as a 4.3 restart does.
     #[arg(long = "auto-snapshot-repair", action = clap::ArgAction::Set, value_name = "BOOL")]
     pub auto_snapshot_repair: Option<bool>,
+    /// `readChangeFeed`: the changes of batches --change-start-batch..=--change-end-batch instead of the state:
+    /// rows `{"batch_id":..,"change_type":"update"|"delete","key":..,"value":..,"partition_id":..}`.
+    #[arg(long = "read-change-feed")]
+    pub read_change_feed: bool,
+    /// `changeStartBatchId` (with --read-change-feed).
+    #[arg(long = "change-start-batch", allow_negative_numbers = true)]
+    pub change_start_batch: Option<i64>,
+    /// `changeEndBatchId` (with --read-change-feed); default the last committed batch.
+    #[arg(long = "change-end-batch", allow_negative_numbers = true)]
+    pub change_end_batch: Option<i64>,
+    /// `snapshotStartBatchId`: rebuild the state from the snapshot of this batch (needs --snapshot-partition).
+    #[arg(long = "snapshot-start-batch", allow_negative_numbers = true)]
+    pub snapshot_start_batch: Option<i64>,
+    /// `snapshotPartitionId`: the partition read with --snapshot-start-batch.
+    #[arg(long = "snapshot-partition", allow_negative_numbers = true)]
+    pub snapshot_partition: Option<i64>,
     /// Print the `state-metadata` view (operators, stores, partitions, min/max batch) instead of rows.
     #[arg(long)]
     pub metadata: bool,
@@ -119,5 +135,10 @@ fn query(args: &StateArgs) -> StateQuery {
         read_registered_timers: args.read_timers,
         flatten_collection_types: args.flatten_collections,
         auto_snapshot_repair: args.auto_snapshot_repair,
+        read_change_feed: args.read_change_feed,
+        change_start_batch_id: args.change_start_batch,
+        change_end_batch_id: args.change_end_batch,
+        snapshot_start_batch_id: args.snapshot_start_batch,
+        snapshot_partition_id: args.snapshot_partition,
     }
 }

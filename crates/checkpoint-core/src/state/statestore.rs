@@ -80,12 +80,34 @@ fn read_state_into(
     limits: &StateLimits,
     sink: &mut RowSink<'_>,
 ) -> Result<(), StateError> {
-    let batch = query_batch(a, root, q)?;
-    let version = batch.checked_add(1).ok_or_else(|| {
-        StateError::new(join(root, "commits"), format!("batchId {batch}: state version {batch} + 1 overflows"))
-    })?;
+    let mode = change_feed::resolve_options(a, root, q)?;
+    let batch = query_batch(root, q, mode.batch())?;
+    let version = batch + 1;
     let op_dir = join(root, &format!("state/{}", q.operator_id));
-    let parts = partitions_to_read(a, root, q, version, &op_dir)?;
+    let parts = match mode {
+        change_feed::ReadMode::FromSnapshot { partition, .. } => {
+            let p = change_feed::snapshot_partition(a, root, q.operator_id, partition)?;
+            // The partition filter of this reader on top of Spark's one partition.
+            if q.partition.is_some_and(|f| f != p) {
+                return Ok(());
+            }
+            vec![p]
+        }
+        _ => partitions_to_read(a, root, q, version, &op_dir)?,
+    };
+    if let change_feed::ReadMode::ChangeFeed { start, end } = mode {
+        return change_feed::read_change_feed(a, root, q, (start, end), &parts, limits, sink);
+    }
+    let snapshot = match mode {
+        change_feed::ReadMode::FromSnapshot { snapshot_batch, .. } => Some(snapshot_batch + 1),
+        _ => None,
+    };
+    if snapshot.is_some() && (q.join_side.is_some() || q.state_var.is_some() || q.read_registered_timers) {
+        return Err(StateError::new(
+            &op_dir,
+            "this inspector reads snapshotStartBatchId for plain stores only (not joinSide, stateVarName or readRegisteredTimers)",
+        ));
+    }
     if let Some(side) = q.join_side {
         return read_join_side(a, root, q.operator_id, side, version, &parts, limits, q.auto_snapshot_repair, sink);
     }
@@ -124,7 +146,10 @@ fn read_state_into(
     let mut emitted = 0usize;
     for p in parts {
         let dir = store_dir(root, q.operator_id, p, &q.store_name);
-        let raw = load_raw_store_repair(a, &dir, version, limits, q.auto_snapshot_repair)?;
+        let raw = match snapshot {
+            Some(s) => change_feed::load_from_snapshot(a, &dir, s, version, limits)?,
+            None => load_raw_store_repair(a, &dir, version, limits, q.auto_snapshot_repair)?,
+        };
         if emitted + raw.pairs.len() > limits.max_rows {
             return Err(StateError::new(dir, format!("more than {} rows", limits.max_rows)));
         }
@@ -215,23 +240,9 @@ pub(super) fn infer_operator_name(a: &mut dyn Archive, root: &str, op: i64, stor
     None
 }
 
-/// The batch a query reads: its `batchId`, checked as Spark's options are, or the last committed batch.
-fn query_batch(a: &mut dyn Archive, root: &str, q: &StateQuery) -> Result<i64, StateError> {
-    let batch = match q.batch_id {
-        Some(b) if b < 0 => return Err(StateError::new(join(root, "commits"), format!("batchId {b} is negative"))),
-        Some(b) if b > crate::log::MAX_BATCH_ID => {
-            return Err(StateError::new(
-                join(root, "commits"),
-                format!("batchId {b} is beyond any batch Spark writes (at most 2^60)"),
-            )
-            .class("STDS_INVALID_OPTION_VALUE.WITH_MESSAGE"))
-        }
-        Some(b) => b,
-        None => last_committed_batch(a, root).ok_or_else(|| {
-            StateError::new(join(root, "commits"), "no committed batch: give a batch id")
-                .class("STDS_COMMITTED_BATCH_UNAVAILABLE")
-        })?,
-    };
+/// The batch a query reads (checked by [`change_feed::resolve_options`]), after the option conflict of the
+/// timers.
+fn query_batch(root: &str, q: &StateQuery, batch: i64) -> Result<i64, StateError> {
     if q.read_registered_timers && q.state_var.is_some() {
         return Err(StateError::new(
             join(root, &format!("state/{}", q.operator_id)),
