@@ -5,6 +5,7 @@
 use checkpoint_core::state::{self, JoinSide, StateQuery};
 use checkpoint_core::Archive;
 use std::io::{BufWriter, Write};
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -43,6 +44,22 @@ pub struct StateArgs {
     /// Default: on unless the checkpoint's offset log turns it off, as a 4.3 restart does.
     #[arg(long = "auto-snapshot-repair", action = clap::ArgAction::Set, value_name = "BOOL")]
     pub auto_snapshot_repair: Option<bool>,
+    /// `readChangeFeed`: the changes of batches --change-start-batch..=--change-end-batch instead of the state:
+    /// rows `{"batch_id":..,"change_type":"update"|"delete","key":..,"value":..,"partition_id":..}`.
+    #[arg(long = "read-change-feed")]
+    pub read_change_feed: bool,
+    /// `changeStartBatchId` (with --read-change-feed).
+    #[arg(long = "change-start-batch", allow_negative_numbers = true)]
+    pub change_start_batch: Option<i64>,
+    /// `changeEndBatchId` (with --read-change-feed); default the last committed batch.
+    #[arg(long = "change-end-batch", allow_negative_numbers = true)]
+    pub change_end_batch: Option<i64>,
+    /// `snapshotStartBatchId`: rebuild the state from the snapshot of this batch (needs --snapshot-partition).
+    #[arg(long = "snapshot-start-batch", allow_negative_numbers = true)]
+    pub snapshot_start_batch: Option<i64>,
+    /// `snapshotPartitionId`: the partition read with --snapshot-start-batch.
+    #[arg(long = "snapshot-partition", allow_negative_numbers = true)]
+    pub snapshot_partition: Option<i64>,
     /// Print the `state-metadata` view (operators, stores, partitions, min/max batch) instead of rows.
     #[arg(long)]
     pub metadata: bool,
@@ -64,43 +81,64 @@ fn parse_batch(s: &str) -> Result<i64, String> {
 }
 
 /// Runs the subcommand on an opened archive: 0 when rows were printed, 1 when the state cannot be read (one line
-/// on stderr naming the file, the byte offset when known, and Spark's error class).
+/// on stderr naming the file, the byte offset when known, and Spark's error class). Rows are written as they are
+/// decoded ([`state::read_state_each`]); rows printed before an error stay printed.
 pub fn run(args: &StateArgs, archive: &mut dyn Archive) -> ExitCode {
     let root =
         args.root.clone().unwrap_or_else(|| state::find_state_roots(archive).into_iter().next().unwrap_or_default());
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let lines: Result<Vec<String>, state::StateError> = if args.metadata {
-        state::read_state_metadata(archive, &root).map(|rows| rows.iter().map(|r| r.to_json().to_string()).collect())
-    } else {
-        let q = StateQuery {
-            operator_id: args.operator,
-            store_name: args.store.clone(),
-            state_var: args.state_var.clone(),
-            join_side: args.join_side.as_deref().map(|s| if s == "right" { JoinSide::Right } else { JoinSide::Left }),
-            batch_id: args.batch,
-            partition: args.partition,
-            read_registered_timers: args.read_timers,
-            flatten_collection_types: args.flatten_collections,
-            auto_snapshot_repair: args.auto_snapshot_repair,
-        };
-        state::read_state(archive, &root, &q).map(|rows| rows.iter().map(|r| r.to_json().to_string()).collect())
-    };
-    match lines {
-        Ok(lines) => {
-            for l in lines {
-                // A closed pipe (`| head`) ends the output quietly.
-                if writeln!(out, "{l}").is_err() {
-                    return ExitCode::SUCCESS;
+    // A closed pipe (`| head`) ends the output quietly.
+    let mut pipe_closed = false;
+    let result = if args.metadata {
+        state::read_state_metadata(archive, &root).map(|rows| {
+            for r in rows {
+                if writeln!(out, "{}", r.to_json()).is_err() {
+                    pipe_closed = true;
+                    break;
                 }
             }
-            let _ = out.flush();
-            ExitCode::SUCCESS
-        }
+        })
+    } else {
+        let q = query(args);
+        state::read_state_each(archive, &root, &q, &state::StateLimits::default(), &mut |r| {
+            if writeln!(out, "{}", r.to_json()).is_err() {
+                pipe_closed = true;
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
+        })
+    };
+    if pipe_closed {
+        return ExitCode::SUCCESS;
+    }
+    let _ = out.flush();
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             drop(out);
             eprintln!("checkpoint-inspector: {}", crate::render::clip(&e.to_string(), 1000));
             ExitCode::from(1)
         }
+    }
+}
+
+/// The [`StateQuery`] of the arguments.
+fn query(args: &StateArgs) -> StateQuery {
+    StateQuery {
+        operator_id: args.operator,
+        store_name: args.store.clone(),
+        state_var: args.state_var.clone(),
+        join_side: args.join_side.as_deref().map(|s| if s == "right" { JoinSide::Right } else { JoinSide::Left }),
+        batch_id: args.batch,
+        partition: args.partition,
+        read_registered_timers: args.read_timers,
+        flatten_collection_types: args.flatten_collections,
+        auto_snapshot_repair: args.auto_snapshot_repair,
+        read_change_feed: args.read_change_feed,
+        change_start_batch_id: args.change_start_batch,
+        change_end_batch_id: args.change_end_batch,
+        snapshot_start_batch_id: args.snapshot_start_batch,
+        snapshot_partition_id: args.snapshot_partition,
     }
 }

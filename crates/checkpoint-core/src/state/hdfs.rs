@@ -350,7 +350,7 @@ fn plan(a: &dyn Archive, store_dir: &str, version: i64) -> (StoreFiles, LoadChai
 /// Missing deltas [`check_chain`] reports one by one; more are summed up in one further problem.
 const MAX_MISSING_LISTED: usize = 32;
 
-fn read_record_file(
+pub(crate) fn read_record_file(
     a: &mut dyn Archive,
     path: &str,
     kind: RecordFileKind,

@@ -4,12 +4,15 @@
 //! * [`read_state`]: rows in the shape of `spark.read.format("statestore")` (options `operatorId`, `storeName`,
 //!   `stateVarName`, `joinSide`, `batchId`, and a partition filter) — `{"key":{..},"value":{..},"partition_id":n}`.
 //! * [`read_state_metadata`]: rows in the shape of `spark.read.format("state-metadata")`.
+//! * [`read_state_each`]: [`read_state`]'s rows handed to a sink as they are decoded; with the `readChangeFeed`
+//!   and `snapshotStartBatchId` options of [`StateQuery`] ([`change_feed`]).
 //!
 //! Mirrors `StateDataSource.scala`, `StatePartitionReader.scala`, `StreamStreamJoinStatePartitionReader.scala`
 //! and `StateMetadataSource.scala` (sql/core/src/main/scala/org/apache/spark/sql/execution/datasources/v2/state/).
 //! The provider is found on disk: `.delta`/`.snapshot` files → HDFS ([`hdfs`]), `.zip`/`.changelog` → RocksDB
 //! (see [`load_raw_store`]).
 
+pub mod change_feed;
 pub mod hdfs;
 pub mod operator_metadata;
 pub mod rocksdb;
@@ -74,6 +77,23 @@ pub struct StateQuery {
     /// does, i.e. on unless `spark.sql.streaming.stateStore.autoSnapshotRepair.enabled` is `false` in the offset
     /// log entry of the batch read.
     pub auto_snapshot_repair: Option<bool>,
+    /// `readChangeFeed` (Spark 4.0+): instead of the state at a batch, the changes of each batch in
+    /// `change_start_batch_id..=change_end_batch_id`, one row per put (`change_type` `update`) or removal
+    /// (`delete`, no value), with its `batch_id` (see [`change_feed`]). Conflicts with `batch_id`, `join_side`
+    /// and the snapshot options, as in Spark.
+    pub read_change_feed: bool,
+    /// `changeStartBatchId`: first batch of the change feed (required with `read_change_feed`, only allowed
+    /// with it). Signed as Spark's option is: a negative value is Spark's `IS_NEGATIVE` error.
+    pub change_start_batch_id: Option<i64>,
+    /// `changeEndBatchId`: last batch of the change feed; default the last committed batch.
+    pub change_end_batch_id: Option<i64>,
+    /// `snapshotStartBatchId`: rebuild the state of `batch_id` from the snapshot written for this batch (state
+    /// version `+ 1`: HDFS `<v>.snapshot`, RocksDB `<v>.zip`) and the deltas / changelogs after it, instead of
+    /// the newest snapshot. Needs `snapshot_partition_id`, as in Spark.
+    pub snapshot_start_batch_id: Option<i64>,
+    /// `snapshotPartitionId`: the one partition read with `snapshot_start_batch_id` (each partition has its own
+    /// snapshots). Needs `snapshot_start_batch_id`.
+    pub snapshot_partition_id: Option<i64>,
 }
 
 impl Default for StateQuery {
@@ -88,6 +108,11 @@ impl Default for StateQuery {
             read_registered_timers: false,
             flatten_collection_types: true,
             auto_snapshot_repair: None,
+            read_change_feed: false,
+            change_start_batch_id: None,
+            change_end_batch_id: None,
+            snapshot_start_batch_id: None,
+            snapshot_partition_id: None,
         }
     }
 }
@@ -103,6 +128,7 @@ impl Default for StateQuery {
 /// | `MapState` (flattened) | `key`, `user_map_key`, `user_map_value`, `partition_id` |
 /// | `MapState`, `flattenCollectionTypes=false` | `key`, `map_value`, `partition_id` |
 /// | timers (`readRegisteredTimers`) | `key`, `expiration_timestamp_ms`, `partition_id` |
+/// | change feed (`readChangeFeed`) | `batch_id`, `change_type`, `key`, `value`, `partition_id` |
 ///
 /// Columns a shape does not have are `None` (and `value` is `Value::Null`); [`StateRow::to_json`] leaves them out
 /// exactly as Spark's `toJSON` leaves out null columns.
@@ -127,6 +153,12 @@ pub struct StateRow {
     pub user_map_value: Option<Value>,
     /// `expiration_timestamp_ms`: a registered timer's expiry, ms since the epoch.
     pub expiration_timestamp_ms: Option<i64>,
+    /// `batch_id` of a change feed row: the batch whose delta / changelog (state version `batch_id + 1`) holds
+    /// the change.
+    pub batch_id: Option<i64>,
+    /// `change_type` of a change feed row: `update` (a put), `delete` (a removal; `value` is null) or `append`
+    /// (a merge), Spark's `RecordType.getRecordTypeAsString`.
+    pub change_type: Option<&'static str>,
 }
 
 impl StateRow {
@@ -142,6 +174,8 @@ impl StateRow {
             user_map_key: None,
             user_map_value: None,
             expiration_timestamp_ms: None,
+            batch_id: None,
+            change_type: None,
         }
     }
 
@@ -149,6 +183,12 @@ impl StateRow {
     /// plain shape); null columns are left out, as `toJSON` does.
     pub fn to_json(&self) -> Value {
         let mut m = Map::new();
+        if let Some(b) = self.batch_id {
+            m.insert("batch_id".into(), b.into());
+        }
+        if let Some(t) = self.change_type {
+            m.insert("change_type".into(), t.into());
+        }
         if !self.key.is_null() {
             m.insert("key".into(), self.key.clone());
         }

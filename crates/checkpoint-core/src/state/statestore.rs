@@ -6,6 +6,7 @@ use super::*;
 use crate::archive::Archive;
 use serde_json::Value;
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 
 /// Reads state rows as Spark's `statestore` data source does (see [`StateQuery`]), with default limits.
 ///
@@ -15,21 +16,100 @@ pub fn read_state(a: &mut dyn Archive, root: &str, q: &StateQuery) -> Result<Vec
     read_state_with_limits(a, root, q, &StateLimits::default())
 }
 
-/// [`read_state`] with explicit limits.
+/// [`read_state`] with explicit limits: every row of [`read_state_each`], collected.
 pub fn read_state_with_limits(
     a: &mut dyn Archive,
     root: &str,
     q: &StateQuery,
     limits: &StateLimits,
 ) -> Result<Vec<StateRow>, StateError> {
-    let batch = query_batch(a, root, q)?;
-    let version = batch.checked_add(1).ok_or_else(|| {
-        StateError::new(join(root, "commits"), format!("batchId {batch}: state version {batch} + 1 overflows"))
+    let mut rows = Vec::new();
+    read_state_each(a, root, q, limits, &mut |r| {
+        rows.push(r);
+        ControlFlow::Continue(())
     })?;
+    Ok(rows)
+}
+
+/// The row sink the readers hand rows to: `Err` stops the read with that error (the row limit, or
+/// [`sink_stop`] when the caller's sink asked to stop).
+pub(crate) type RowSink<'a> = dyn FnMut(StateRow) -> Result<(), StateError> + 'a;
+
+/// Reads state rows as [`read_state`] does, handing each row to `sink` as soon as it is decoded, partition by
+/// partition (rows of one partition in the order [`read_state`] returns them). The rows are never all built
+/// first: what is held at once is the store of one partition (HDFS and RocksDB rebuild a version's key → value
+/// map, which is the state itself) and, for `joinSide`, that partition's buffered input rows.
+///
+/// `sink` returns [`ControlFlow::Break`] to stop early (the read then ends with `Ok`). Errors as [`read_state`];
+/// rows handed out before an error stay handed out. At most `limits.max_rows` rows are handed out: one more is
+/// an error naming the store folder.
+pub fn read_state_each(
+    a: &mut dyn Archive,
+    root: &str,
+    q: &StateQuery,
+    limits: &StateLimits,
+    sink: &mut dyn FnMut(StateRow) -> ControlFlow<()>,
+) -> Result<(), StateError> {
+    let mut stopped = false;
+    let res = {
+        let mut inner = |r: StateRow| -> Result<(), StateError> {
+            if sink(r).is_break() {
+                stopped = true;
+                return Err(sink_stop());
+            }
+            Ok(())
+        };
+        read_state_into(a, root, q, limits, &mut inner)
+    };
+    if stopped {
+        return Ok(());
+    }
+    res
+}
+
+/// The marker error a [`RowSink`] returns when the caller's sink stopped the read (never shown: the readers'
+/// public entry points turn it into `Ok`).
+pub(crate) fn sink_stop() -> StateError {
+    StateError::new("", "the row sink stopped the read")
+}
+
+fn read_state_into(
+    a: &mut dyn Archive,
+    root: &str,
+    q: &StateQuery,
+    limits: &StateLimits,
+    sink: &mut RowSink<'_>,
+) -> Result<(), StateError> {
+    let mode = change_feed::resolve_options(a, root, q)?;
+    let batch = query_batch(root, q, mode.batch())?;
+    let version = batch + 1;
     let op_dir = join(root, &format!("state/{}", q.operator_id));
-    let parts = partitions_to_read(a, root, q, version, &op_dir)?;
+    let parts = match mode {
+        change_feed::ReadMode::FromSnapshot { partition, .. } => {
+            let p = change_feed::snapshot_partition(a, root, q.operator_id, partition)?;
+            // The partition filter of this reader on top of Spark's one partition.
+            if q.partition.is_some_and(|f| f != p) {
+                return Ok(());
+            }
+            vec![p]
+        }
+        _ => partitions_to_read(a, root, q, version, &op_dir)?,
+    };
+    if let change_feed::ReadMode::ChangeFeed { start, end } = mode {
+        return change_feed::read_change_feed(a, root, q, (start, end), &parts, limits, sink);
+    }
+    let snapshot = match mode {
+        change_feed::ReadMode::FromSnapshot { snapshot_batch, .. } => Some(snapshot_batch + 1),
+        _ => None,
+    };
+    if snapshot.is_some() && (q.join_side.is_some() || q.state_var.is_some() || q.read_registered_timers) {
+        return Err(StateError::new(
+            &op_dir,
+            "this inspector reads snapshotStartBatchId for plain stores only (not joinSide, stateVarName or readRegisteredTimers)",
+        ));
+    }
     if let Some(side) = q.join_side {
-        return read_join_side(a, root, q.operator_id, side, version, &parts, limits, q.auto_snapshot_repair);
+        return read_join_side(a, root, q.operator_id, side, version, &parts, limits, q.auto_snapshot_repair, sink);
     }
     check_state_var_options(a, root, q, &op_dir)?;
     if q.state_var.is_some() || q.read_registered_timers {
@@ -59,28 +139,33 @@ pub fn read_state_with_limits(
             &parts,
             limits,
             &opts,
+            sink,
         );
     }
     let (ks, vs) = store_schemas(a, root, q.operator_id, &q.store_name)?;
-    let mut rows = Vec::new();
+    let mut emitted = 0usize;
     for p in parts {
         let dir = store_dir(root, q.operator_id, p, &q.store_name);
-        let raw = load_raw_store_repair(a, &dir, version, limits, q.auto_snapshot_repair)?;
-        if rows.len() + raw.pairs.len() > limits.max_rows {
+        let raw = match snapshot {
+            Some(s) => change_feed::load_from_snapshot(a, &dir, s, version, limits)?,
+            None => load_raw_store_repair(a, &dir, version, limits, q.auto_snapshot_repair)?,
+        };
+        if emitted + raw.pairs.len() > limits.max_rows {
             return Err(StateError::new(dir, format!("more than {} rows", limits.max_rows)));
         }
+        emitted += raw.pairs.len();
         for (i, (k, v)) in raw.pairs.iter().enumerate() {
             let (key, value) = decode_pair(&raw, k, v, &ks, &vs, &dir)
                 .map_err(|e| at_source(a, &dir, version, limits, q.auto_snapshot_repair, &raw, i, e))?;
-            rows.push(StateRow::new(p, key, value));
+            sink(StateRow::new(p, key, value))?;
         }
     }
-    Ok(rows)
+    Ok(())
 }
 
 /// The `joinSide` view: for each join key of `<side>-keyToNumValues` with count n, the n buffered input rows of
 /// `<side>-keyWithIndexToValue` (indexes 0..n), value without the `matched` column of join state format 2
-/// (`SymmetricHashJoinStateManager.iterator`, `StreamStreamJoinStatePartitionReader`).
+/// (`SymmetricHashJoinStateManager.iterator`, `StreamStreamJoinStatePartitionReader`), handed to `sink`.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn read_join_side(
     a: &mut dyn Archive,
@@ -91,14 +176,15 @@ pub(super) fn read_join_side(
     parts: &[u32],
     limits: &StateLimits,
     repair: Option<bool>,
-) -> Result<Vec<StateRow>, StateError> {
+    sink: &mut RowSink<'_>,
+) -> Result<(), StateError> {
     let count_store = format!("{}-keyToNumValues", side.name());
     let value_store = format!("{}-keyWithIndexToValue", side.name());
     let (cks, cvs) = store_schemas(a, root, op, &count_store)?;
     let (vks, vvs) = store_schemas(a, root, op, &value_store)?;
     // Join state format 2 appends a boolean `matched` column to the input row.
     let drop_matched = vvs.fields.last().is_some_and(|f| f.name == "matched" && f.data_type == DataType::Boolean);
-    let mut rows = Vec::new();
+    let mut emitted = 0usize;
     for &p in parts {
         let cdir = store_dir(root, op, p, &count_store);
         let vdir = store_dir(root, op, p, &value_store);
@@ -125,15 +211,16 @@ pub(super) fn read_join_side(
             let ktext = kj.to_string();
             for i in 0..n.max(0) {
                 if let Some(vj) = by_key.remove(&(ktext.clone(), i)) {
-                    if rows.len() >= limits.max_rows {
+                    if emitted >= limits.max_rows {
                         return Err(StateError::new(vdir, format!("more than {} rows", limits.max_rows)));
                     }
-                    rows.push(StateRow::new(p, kj.clone(), vj));
+                    emitted += 1;
+                    sink(StateRow::new(p, kj.clone(), vj))?;
                 }
             }
         }
     }
-    Ok(rows)
+    Ok(())
 }
 
 /// The operator's name when its stores leave no doubt (no metadata to read it from): the four stream-stream join
@@ -153,23 +240,9 @@ pub(super) fn infer_operator_name(a: &mut dyn Archive, root: &str, op: i64, stor
     None
 }
 
-/// The batch a query reads: its `batchId`, checked as Spark's options are, or the last committed batch.
-fn query_batch(a: &mut dyn Archive, root: &str, q: &StateQuery) -> Result<i64, StateError> {
-    let batch = match q.batch_id {
-        Some(b) if b < 0 => return Err(StateError::new(join(root, "commits"), format!("batchId {b} is negative"))),
-        Some(b) if b > crate::log::MAX_BATCH_ID => {
-            return Err(StateError::new(
-                join(root, "commits"),
-                format!("batchId {b} is beyond any batch Spark writes (at most 2^60)"),
-            )
-            .class("STDS_INVALID_OPTION_VALUE.WITH_MESSAGE"))
-        }
-        Some(b) => b,
-        None => last_committed_batch(a, root).ok_or_else(|| {
-            StateError::new(join(root, "commits"), "no committed batch: give a batch id")
-                .class("STDS_COMMITTED_BATCH_UNAVAILABLE")
-        })?,
-    };
+/// The batch a query reads (checked by [`change_feed::resolve_options`]), after the option conflict of the
+/// timers.
+fn query_batch(root: &str, q: &StateQuery, batch: i64) -> Result<i64, StateError> {
     if q.read_registered_timers && q.state_var.is_some() {
         return Err(StateError::new(
             join(root, &format!("state/{}", q.operator_id)),

@@ -431,7 +431,8 @@ pub fn resolve_entries(mut all: Vec<sst::SstEntry>, tombstones: &[sst::RangeTomb
     out.into_iter().collect()
 }
 
-/// Applies changelog records to a store map (puts, deletes, merges with [`MERGE_DELIMITER`]).
+/// Applies changelog records to a store map (puts, deletes, merges with [`MERGE_DELIMITER`]); a delete's key may
+/// carry a 4.3 row checksum before it.
 pub fn apply_changelog(map: &mut BTreeMap<Vec<u8>, Vec<u8>>, records: Vec<changelog::ChangeRecord>) {
     for r in records {
         match r {
@@ -439,7 +440,11 @@ pub fn apply_changelog(map: &mut BTreeMap<Vec<u8>, Vec<u8>>, records: Vec<change
                 map.insert(key, value);
             }
             changelog::ChangeRecord::Delete { key } => {
-                map.remove(&key);
+                // With 4.3 row checksums a removal's key is written as checksum (4 bytes) + key
+                // (`KeyValueChecksumEncoder.encodeKeyRowWithChecksum`): a key not in the store is tried without them.
+                if map.remove(&key).is_none() && key.len() > 4 {
+                    map.remove(&key[4..]);
+                }
             }
             changelog::ChangeRecord::Merge { key, value } => match map.get_mut(&key) {
                 Some(v) => {
@@ -532,6 +537,37 @@ pub fn load_store(
         store.column_families = column_families_from_other_zips(archive, store_dir, version, &limits);
     }
     store.plan = plan;
+    Ok(store)
+}
+
+/// Rebuilds a store at `version` from exactly the files of `plan` (its snapshot zip, then its changelogs in
+/// order), as Spark's `RocksDB.loadFromSnapshot` does for the State Data Source's `snapshotStartBatchId`: no
+/// planning, no repair. Errors as [`load_store`] (the file and byte offset, Spark's error class).
+pub fn load_from_plan(
+    archive: &mut dyn Archive,
+    store_dir: &str,
+    version: i64,
+    plan: &LoadPlan,
+    limits: &LoadLimits,
+) -> Result<RawStore, RocksDbError> {
+    let mut store = RawStore { version, ..Default::default() };
+    if let Some((_, zip_path)) = &plan.snapshot {
+        let snap = read_snapshot(archive, store_dir, zip_path, limits)?;
+        store.entries = snap.entries;
+        store.column_families = snap
+            .zip
+            .metadata
+            .column_family_mapping
+            .iter()
+            .filter_map(|(n, id)| u16::try_from(*id).ok().map(|i| (n.clone(), i)))
+            .collect();
+        store.metadata = Some(snap.zip.metadata);
+    }
+    for (_, path) in &plan.changelogs {
+        let cl = read_changelog_file(archive, path, limits)?;
+        apply_changelog(&mut store.entries, cl.records);
+    }
+    store.plan = plan.clone();
     Ok(store)
 }
 

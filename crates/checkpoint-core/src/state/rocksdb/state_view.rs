@@ -213,7 +213,7 @@ pub(super) fn detect_row_checksums(store: &RocksStore) -> bool {
     store.entries.iter().take(16).any(|(k, v)| encoding::has_row_checksums(k, v))
 }
 
-pub(super) fn row_error(store_dir: &str, what: &str, e: encoding::EncodingError) -> StateError {
+pub(crate) fn row_error(store_dir: &str, what: &str, e: encoding::EncodingError) -> StateError {
     let class = if e.message.contains("checksum mismatch") {
         "STATE_STORE_ROW_CHECKSUM_VERIFICATION_FAILED"
     } else {
@@ -267,7 +267,7 @@ pub(crate) fn locate_pair(
     super::locate_key(a, store_dir, &store.plan, &key, &load_limits(limits))
 }
 
-pub(super) fn load_limits(limits: &StateLimits) -> LoadLimits {
+pub(crate) fn load_limits(limits: &StateLimits) -> LoadLimits {
     LoadLimits {
         max_file_bytes: limits.max_file_bytes,
         max_changelog_bytes: limits.max_decompressed_bytes,
@@ -276,11 +276,11 @@ pub(super) fn load_limits(limits: &StateLimits) -> LoadLimits {
 }
 
 /// A store entry's key and value UnsafeRows.
-pub(super) type KeyValueRows = (Vec<u8>, Vec<u8>);
+pub(crate) type KeyValueRows = (Vec<u8>, Vec<u8>);
 
 /// The store's entries as (raw key, key UnsafeRow, value UnsafeRow) in key order, handed to `f` until it returns
 /// false. Errors in an entry's framing name the file the entry came from ([`super::locate_key`]).
-pub(super) fn state_pairs(
+pub(crate) fn state_pairs(
     a: &mut dyn Archive,
     store_dir: &str,
     store: &RocksStore,
@@ -335,7 +335,7 @@ pub(super) fn state_pairs(
 /// For a prefix-scan store: which key fields are variable-length, split into (prefix fields, remaining fields),
 /// from the key schema (partition 0's schema file) and `numColsPrefixKey` (operator metadata v1; session windows
 /// without metadata (3.5) use every key column but the last as the prefix).
-pub(super) fn prefix_key_layout(a: &mut dyn Archive, store_dir: &str) -> Result<(Vec<bool>, Vec<bool>), StateError> {
+pub(crate) fn prefix_key_layout(a: &mut dyn Archive, store_dir: &str) -> Result<(Vec<bool>, Vec<bool>), StateError> {
     use crate::state::schema::DataType;
     let (root, op, _, store) =
         locate(store_dir).ok_or_else(|| StateError::new(store_dir, "not a state/<op>/<part> folder"))?;

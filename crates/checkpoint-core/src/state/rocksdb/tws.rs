@@ -280,11 +280,17 @@ pub fn rows_for_column_family(
     out: &mut Vec<StateRow>,
 ) -> Result<(), StateError> {
     let mut at = None;
-    rows_for_column_family_at(entries, cf_id, l, flatten, partition, dir, max_rows, out, &mut at)
+    let mut emitted = out.len();
+    let mut push = |r: StateRow| {
+        out.push(r);
+        Ok(())
+    };
+    rows_for_column_family_at(entries, cf_id, l, flatten, partition, dir, max_rows, &mut emitted, &mut push, &mut at)
 }
 
-/// [`rows_for_column_family`] that leaves in `at` the raw key of the entry being decoded (on an error: the entry
-/// that failed).
+/// [`rows_for_column_family`] handing each row to `sink` as it is decoded (`emitted`: rows handed out so far, for
+/// the `max_rows` bound), leaving in `at` the raw key of the entry being decoded (on an error: the entry that
+/// failed).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn rows_for_column_family_at<'a>(
     entries: &'a std::collections::BTreeMap<Vec<u8>, Vec<u8>>,
@@ -294,16 +300,17 @@ pub(super) fn rows_for_column_family_at<'a>(
     partition: u32,
     dir: &str,
     max_rows: usize,
-    out: &mut Vec<StateRow>,
+    emitted: &mut usize,
+    sink: &mut crate::state::RowSink<'_>,
     at: &mut Option<&'a [u8]>,
 ) -> Result<(), StateError> {
     let cf = cf_id.to_le_bytes();
-    let push = |out: &mut Vec<StateRow>, r: StateRow| {
-        if out.len() >= max_rows {
+    let mut push = |r: StateRow| {
+        if *emitted >= max_rows {
             return Err(StateError::new(dir, format!("more than {max_rows} rows")));
         }
-        out.push(r);
-        Ok(())
+        *emitted += 1;
+        sink(r)
     };
     // A non-flattened map being gathered: (grouping key, entries).
     let mut open_map: Option<(serde_json::Value, serde_json::Map<String, serde_json::Value>)> = None;
@@ -320,11 +327,11 @@ pub(super) fn rows_for_column_family_at<'a>(
                 };
                 let mut r = StateRow::new(partition, key.first_prefix_field, serde_json::Value::Null);
                 r.expiration_timestamp_ms = Some(ts);
-                push(out, r)?;
+                push(r)?;
             }
             VarKind::Value => {
                 for value in decode_values(k, v, l, dir)? {
-                    push(out, StateRow::new(partition, key.full.clone(), value))?;
+                    push(StateRow::new(partition, key.full.clone(), value))?;
                 }
             }
             VarKind::List => {
@@ -333,12 +340,12 @@ pub(super) fn rows_for_column_family_at<'a>(
                     for value in values {
                         let mut r = StateRow::new(partition, key.full.clone(), serde_json::Value::Null);
                         r.list_element = Some(value);
-                        push(out, r)?;
+                        push(r)?;
                     }
                 } else {
                     let mut r = StateRow::new(partition, key.full, serde_json::Value::Null);
                     r.list_value = Some(values);
-                    push(out, r)?;
+                    push(r)?;
                 }
             }
             VarKind::Map => {
@@ -347,7 +354,7 @@ pub(super) fn rows_for_column_family_at<'a>(
                     let mut r = StateRow::new(partition, key.first_prefix_field, serde_json::Value::Null);
                     r.user_map_key = Some(key.first_remaining_field);
                     r.user_map_value = Some(value);
-                    push(out, r)?;
+                    push(r)?;
                     continue;
                 }
                 let Some(raw) = key.remaining_struct_bytes else {
@@ -357,7 +364,7 @@ pub(super) fn rows_for_column_family_at<'a>(
                     if let Some((g, m)) = open_map.take() {
                         let mut r = StateRow::new(partition, g, serde_json::Value::Null);
                         r.map_value = Some(m);
-                        push(out, r)?;
+                        push(r)?;
                     }
                 }
                 let entry = open_map.get_or_insert_with(|| (key.first_prefix_field.clone(), Default::default()));
@@ -368,7 +375,7 @@ pub(super) fn rows_for_column_family_at<'a>(
     if let Some((g, m)) = open_map {
         let mut r = StateRow::new(partition, g, serde_json::Value::Null);
         r.map_value = Some(m);
-        push(out, r)?;
+        push(r)?;
     }
     Ok(())
 }
@@ -429,7 +436,8 @@ pub(crate) fn read_state_var(
     parts: &[u32],
     limits: &StateLimits,
     opts: &VarReadOptions,
-) -> Result<Vec<StateRow>, StateError> {
+    sink: &mut crate::state::RowSink<'_>,
+) -> Result<(), StateError> {
     let op_dir = crate::state::join(root, &format!("state/{op}"));
     let invalid = |m: String| StateError::new(&op_dir, m).class("STDS_INVALID_OPTION_VALUE.WITH_MESSAGE");
     let props = tws_properties(a, root, op, batch);
@@ -464,7 +472,7 @@ pub(crate) fn read_state_var(
                 format!("batchId {batch} is not a batch id Spark writes (0..=2^60)"),
             )
         })?;
-    let mut rows = Vec::new();
+    let mut emitted = 0usize;
     for &p in parts {
         let dir = crate::state::store_dir(root, op, p, store_name);
         let store = load(a, &dir, version, limits, opts.auto_snapshot_repair)?;
@@ -488,10 +496,14 @@ pub(crate) fn read_state_var(
             p,
             &dir,
             limits.max_rows,
-            &mut rows,
+            &mut emitted,
+            sink,
             &mut at,
         );
         if let Err(e) = r {
+            if e == crate::state::sink_stop() {
+                return Err(e);
+            }
             // Row errors (they carry an error class; the row limit does not) name the file the entry came from.
             let src = match at {
                 Some(k) if e.error_class.is_some() => {
@@ -506,7 +518,7 @@ pub(crate) fn read_state_var(
             });
         }
     }
-    Ok(rows)
+    Ok(())
 }
 
 /// The column family a target reads: the variable's own, or the timers' family of the operator's time mode.

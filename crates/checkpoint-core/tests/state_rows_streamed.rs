@@ -1,0 +1,109 @@
+//! `read_state_each` (rows handed to a sink as they are decoded) yields exactly `read_state`'s rows, in the same
+//! order, for every query of the golden State Data Source dumps of the shared fixtures (plain stores, join
+//! sides, transformWithState variables), and stops when the sink says so.
+
+use checkpoint_core::archive::{Limits, ZipInput};
+use checkpoint_core::state::{read_state, read_state_each, JoinSide, StateLimits, StateQuery, StateRow};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::ops::ControlFlow;
+use std::path::PathBuf;
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures"))
+}
+
+fn open(name: &str) -> ZipInput<std::fs::File> {
+    let f = std::fs::File::open(fixtures().join(format!("{name}.zip"))).unwrap();
+    let len = f.metadata().unwrap().len();
+    ZipInput::open(f, len, name, Limits::default()).unwrap()
+}
+
+/// The queries of a fixture's golden dumps: one per (operatorId, storeName, stateVarName) of `.state.jsonl`, plus
+/// the join sides that have a dump.
+fn golden_queries(name: &str) -> Vec<StateQuery> {
+    let mut groups = BTreeSet::new();
+    let text = std::fs::read_to_string(fixtures().join(format!("{name}.state.jsonl"))).unwrap();
+    for l in text.lines().filter(|l| !l.trim().is_empty()) {
+        let r: Value = serde_json::from_str(l).unwrap();
+        groups.insert((
+            r["operatorId"].as_i64().unwrap_or(0),
+            r["storeName"].as_str().unwrap_or("default").to_string(),
+            r["stateVarName"].as_str().map(str::to_string),
+        ));
+    }
+    let mut qs: Vec<StateQuery> = groups
+        .into_iter()
+        .map(|(operator_id, store_name, state_var)| StateQuery {
+            operator_id,
+            store_name,
+            state_var,
+            ..Default::default()
+        })
+        .collect();
+    for side in [JoinSide::Left, JoinSide::Right] {
+        if fixtures().join(format!("{name}.state-joinside-{}.jsonl", side.name())).exists() {
+            qs.push(StateQuery { join_side: Some(side), ..Default::default() });
+        }
+    }
+    qs
+}
+
+fn streamed(a: &mut ZipInput<std::fs::File>, q: &StateQuery, stop_after: Option<usize>) -> Vec<StateRow> {
+    let mut rows = Vec::new();
+    read_state_each(a, "", q, &StateLimits::default(), &mut |r| {
+        rows.push(r);
+        if stop_after.is_some_and(|n| rows.len() >= n) {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    })
+    .unwrap_or_else(|e| panic!("{q:?}: {e}"));
+    rows
+}
+
+#[test]
+fn sink_form_yields_read_states_rows_on_every_golden_query() {
+    let mut names: Vec<String> = std::fs::read_dir(fixtures())
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".state.jsonl").map(str::to_string))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 15, "golden dumps not found: {names:?}");
+    let (mut queries, mut rows_seen, mut tws) = (0, 0, 0);
+    for name in &names {
+        let mut a = open(name);
+        for q in golden_queries(name) {
+            let all = read_state(&mut a, "", &q).unwrap_or_else(|e| panic!("{name} {q:?}: {e}"));
+            let each = streamed(&mut a, &q, None);
+            assert_eq!(each, all, "{name} {q:?}: the sink form differs from read_state");
+            assert!(!all.is_empty(), "{name} {q:?}: the golden query has rows");
+            queries += 1;
+            rows_seen += all.len();
+            tws += usize::from(q.state_var.is_some());
+            // A sink that stops after the first row gets exactly that row, and the read ends without error.
+            assert_eq!(streamed(&mut a, &q, Some(1)), all[..1].to_vec(), "{name} {q:?}: early stop");
+        }
+    }
+    assert!(queries >= 20 && tws >= 2, "too few golden queries compared: {queries} ({tws} transformWithState)");
+    println!("{queries} golden queries, {rows_seen} rows: sink form equals read_state");
+}
+
+/// The row limit holds for the sink form too: one row more than `max_rows` is an error naming the store.
+#[test]
+fn sink_form_keeps_the_row_limit() {
+    let mut a = open("ss-4.3.0-agg-hdfs");
+    let q = StateQuery::default();
+    let all = read_state(&mut a, "", &q).unwrap();
+    let limits = StateLimits { max_rows: all.len() - 1, ..StateLimits::default() };
+    let mut n = 0;
+    let e = read_state_each(&mut a, "", &q, &limits, &mut |_| {
+        n += 1;
+        ControlFlow::Continue(())
+    })
+    .unwrap_err();
+    assert!(e.message.contains(&format!("more than {} rows", all.len() - 1)), "{e}");
+    assert!(e.path.starts_with("state/0/"), "{e}");
+    assert!(n < all.len());
+}
