@@ -6,24 +6,15 @@
 #[path = "support/canon.rs"]
 mod canon;
 
-use checkpoint_core::archive::{Limits, ZipInput};
+mod common;
+
 use checkpoint_core::state::{read_state, JoinSide, StateQuery};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-fn fixtures() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures"))
-}
-
 fn answers() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/spark/state-change-feed"))
-}
-
-fn open(name: &str) -> ZipInput<std::fs::File> {
-    let f = std::fs::File::open(fixtures().join(format!("{name}.zip"))).unwrap();
-    let len = f.metadata().unwrap().len();
-    ZipInput::open(f, len, name, Limits::default()).unwrap()
 }
 
 /// Spark's options (all strings) as a [`StateQuery`]; every option the generator uses is mapped.
@@ -68,7 +59,7 @@ fn change_feed_and_snapshot_start_match_spark() {
             let name = case["fixture"].as_str().unwrap();
             let q = query(case["options"].as_object().unwrap());
             let what = format!("{name} {}", case["options"]);
-            let mut a = open(name);
+            let mut a = common::open_fixture(name);
             match (read_state(&mut a, "", &q), case.get("rows")) {
                 (Ok(ours), Some(Value::Array(spark))) => {
                     let o = multiset(ours.iter().map(|r| canon::canon(&r.to_json())));

@@ -6,7 +6,13 @@
 //! RocksDB stores are read by the `state::rocksdb` module; set `ROCKSDB_SUPPORTED` to true when it is merged,
 //! then every store of every fixture must match.
 
-use checkpoint_core::archive::{Archive, Limits, ZipInput};
+#[path = "support/canon.rs"]
+mod canon;
+
+mod common;
+
+use canon::canon;
+use checkpoint_core::archive::{Archive, ZipInput};
 use checkpoint_core::state::{
     self, detect_provider, read_state, read_state_metadata, store_dir, JoinSide, Provider, StateQuery,
 };
@@ -17,16 +23,6 @@ use std::path::PathBuf;
 /// Flip to true once the RocksDB provider (helper h3) is merged: then RocksDB fixtures must pass too.
 const ROCKSDB_SUPPORTED: bool = true;
 
-fn fixtures() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures"))
-}
-
-fn open(name: &str) -> ZipInput<std::fs::File> {
-    let f = std::fs::File::open(fixtures().join(format!("{name}.zip"))).unwrap();
-    let len = f.metadata().unwrap().len();
-    ZipInput::open(f, len, name, Limits::default()).unwrap()
-}
-
 fn read_jsonl(path: &PathBuf) -> Vec<Value> {
     std::fs::read_to_string(path)
         .unwrap()
@@ -34,68 +30,6 @@ fn read_jsonl(path: &PathBuf) -> Vec<Value> {
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
-}
-
-/// Days since the epoch of a proleptic Gregorian date.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// `yyyy-MM-ddTHH:mm:ss[.fff…][Z|±HH:mm]` → microseconds since the epoch (with zone) or local (without).
-fn parse_timestamp(s: &str) -> Option<(i64, bool)> {
-    let b = s.as_bytes();
-    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':' {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
-    let (y, mo, d, h, mi, se) = (num(0..4)?, num(5..7)?, num(8..10)?, num(11..13)?, num(14..16)?, num(17..19)?);
-    let mut rest = &s[19..];
-    let mut frac_us = 0i64;
-    if let Some(r) = rest.strip_prefix('.') {
-        let digits: String = r.chars().take_while(|c| c.is_ascii_digit()).collect();
-        rest = &r[digits.len()..];
-        let mut padded = digits.clone();
-        padded.truncate(6);
-        while padded.len() < 6 {
-            padded.push('0');
-        }
-        frac_us = padded.parse().ok()?;
-    }
-    let (offset_s, zoned) = match rest {
-        "" => (0, false),
-        "Z" => (0, true),
-        z if z.len() == 6 && (z.starts_with('+') || z.starts_with('-')) => {
-            let sign = if z.starts_with('-') { -1 } else { 1 };
-            (sign * (z[1..3].parse::<i64>().ok()? * 3600 + z[4..6].parse::<i64>().ok()? * 60), true)
-        }
-        _ => return None,
-    };
-    let secs = days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + se - offset_s;
-    Some((secs * 1_000_000 + frac_us, zoned))
-}
-
-/// Canonical text of a JSON value: keys sorted, numbers by value, timestamps as instants.
-fn canon(v: &Value) -> String {
-    match v {
-        Value::Object(m) => {
-            let sorted: BTreeMap<&String, String> = m.iter().map(|(k, v)| (k, canon(v))).collect();
-            let parts: Vec<String> = sorted.iter().map(|(k, v)| format!("{k:?}:{v}")).collect();
-            format!("{{{}}}", parts.join(","))
-        }
-        Value::Array(a) => format!("[{}]", a.iter().map(canon).collect::<Vec<_>>().join(",")),
-        Value::Number(n) => format!("n:{}", n.as_f64().unwrap_or(f64::NAN)),
-        Value::String(s) => match parse_timestamp(s) {
-            Some((us, zoned)) => format!("ts{}:{us}", if zoned { "" } else { "_ntz" }),
-            None => format!("{s:?}"),
-        },
-        other => other.to_string(),
-    }
 }
 
 fn row_canon(v: &Value) -> String {
@@ -148,8 +82,8 @@ fn provider_of(a: &ZipInput<std::fs::File>, op: i64, store: &str) -> Provider {
 }
 
 fn check_fixture(name: &str, out: &mut Vec<Outcome>) {
-    let dir = fixtures();
-    let mut a = open(name);
+    let dir = common::fixtures_dir();
+    let mut a = common::open_fixture(name);
     // statestore rows, one query per (operatorId, storeName, stateVarName) group.
     let golden = dir.join(format!("{name}.state.jsonl"));
     if golden.exists() {
@@ -204,7 +138,7 @@ fn check_fixture(name: &str, out: &mut Vec<Outcome>) {
 
 #[test]
 fn state_data_source_golden() {
-    let mut names: Vec<String> = std::fs::read_dir(fixtures())
+    let mut names: Vec<String> = std::fs::read_dir(common::fixtures_dir())
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().to_str().map(str::to_string))
         .filter_map(|n| n.strip_suffix(".state-metadata.jsonl").map(str::to_string))
@@ -243,7 +177,7 @@ fn state_data_source_golden() {
 /// Reading any fixture's state, healthy or broken, gives rows or an error naming a file; never a panic.
 #[test]
 fn every_fixture_reads_or_fails_cleanly() {
-    let mut names: Vec<String> = std::fs::read_dir(fixtures())
+    let mut names: Vec<String> = std::fs::read_dir(common::fixtures_dir())
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().to_str().map(str::to_string))
         .filter(|n| n.ends_with(".zip") && !n.ends_with(".sink-output.zip"))
@@ -252,7 +186,7 @@ fn every_fixture_reads_or_fails_cleanly() {
     names.sort();
     let mut errors = 0;
     for n in &names {
-        let mut a = open(n);
+        let mut a = common::open_fixture(n);
         let meta = match read_state_metadata(&mut a, "") {
             Ok(m) => m,
             Err(e) => {

@@ -2,28 +2,19 @@
 //! order, for every query of the golden State Data Source dumps of the shared fixtures (plain stores, join
 //! sides, transformWithState variables), and stops when the sink says so.
 
-use checkpoint_core::archive::{Limits, ZipInput};
+mod common;
+
+use checkpoint_core::archive::ZipInput;
 use checkpoint_core::state::{read_state, read_state_each, JoinSide, StateLimits, StateQuery, StateRow};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::ops::ControlFlow;
-use std::path::PathBuf;
-
-fn fixtures() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures"))
-}
-
-fn open(name: &str) -> ZipInput<std::fs::File> {
-    let f = std::fs::File::open(fixtures().join(format!("{name}.zip"))).unwrap();
-    let len = f.metadata().unwrap().len();
-    ZipInput::open(f, len, name, Limits::default()).unwrap()
-}
 
 /// The queries of a fixture's golden dumps: one per (operatorId, storeName, stateVarName) of `.state.jsonl`, plus
 /// the join sides that have a dump.
 fn golden_queries(name: &str) -> Vec<StateQuery> {
     let mut groups = BTreeSet::new();
-    let text = std::fs::read_to_string(fixtures().join(format!("{name}.state.jsonl"))).unwrap();
+    let text = std::fs::read_to_string(common::fixtures_dir().join(format!("{name}.state.jsonl"))).unwrap();
     for l in text.lines().filter(|l| !l.trim().is_empty()) {
         let r: Value = serde_json::from_str(l).unwrap();
         groups.insert((
@@ -42,7 +33,7 @@ fn golden_queries(name: &str) -> Vec<StateQuery> {
         })
         .collect();
     for side in [JoinSide::Left, JoinSide::Right] {
-        if fixtures().join(format!("{name}.state-joinside-{}.jsonl", side.name())).exists() {
+        if common::fixtures_dir().join(format!("{name}.state-joinside-{}.jsonl", side.name())).exists() {
             qs.push(StateQuery { join_side: Some(side), ..Default::default() });
         }
     }
@@ -65,7 +56,7 @@ fn streamed(a: &mut ZipInput<std::fs::File>, q: &StateQuery, stop_after: Option<
 
 #[test]
 fn sink_form_yields_read_states_rows_on_every_golden_query() {
-    let mut names: Vec<String> = std::fs::read_dir(fixtures())
+    let mut names: Vec<String> = std::fs::read_dir(common::fixtures_dir())
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".state.jsonl").map(str::to_string))
         .collect();
@@ -73,7 +64,7 @@ fn sink_form_yields_read_states_rows_on_every_golden_query() {
     assert!(names.len() >= 15, "golden dumps not found: {names:?}");
     let (mut queries, mut rows_seen, mut tws) = (0, 0, 0);
     for name in &names {
-        let mut a = open(name);
+        let mut a = common::open_fixture(name);
         for q in golden_queries(name) {
             let all = read_state(&mut a, "", &q).unwrap_or_else(|e| panic!("{name} {q:?}: {e}"));
             let each = streamed(&mut a, &q, None);
@@ -93,7 +84,7 @@ fn sink_form_yields_read_states_rows_on_every_golden_query() {
 /// The row limit holds for the sink form too: one row more than `max_rows` is an error naming the store.
 #[test]
 fn sink_form_keeps_the_row_limit() {
-    let mut a = open("ss-4.3.0-agg-hdfs");
+    let mut a = common::open_fixture("ss-4.3.0-agg-hdfs");
     let q = StateQuery::default();
     let all = read_state(&mut a, "", &q).unwrap();
     let limits = StateLimits { max_rows: all.len() - 1, ..StateLimits::default() };

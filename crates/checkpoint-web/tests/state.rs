@@ -4,6 +4,11 @@
 //! them consistently. Runs in Node (`cargo test -p checkpoint-web --target wasm32-unknown-unknown --test state`).
 #![cfg(target_arch = "wasm32")]
 
+/// The core's canonical row text (one copy for every test that compares rows with Spark's).
+#[path = "../../checkpoint-core/tests/support/canon.rs"]
+mod canon;
+
+use canon::canon;
 use checkpoint_web::Inspector;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -12,63 +17,6 @@ use wasm_bindgen_test::*;
 
 /// `(fixture name, zip bytes, golden .state.jsonl text)` for every fixture that has one (see build.rs).
 const FIXTURES: &[(&str, &[u8], &str)] = include!(concat!(env!("OUT_DIR"), "/state_fixtures.rs"));
-
-/// Days since the epoch of a proleptic Gregorian date.
-fn days(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * ((m + 9) % 12) + 2) / 5 + d - 1;
-    era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468
-}
-
-/// An ISO timestamp (`yyyy-MM-ddTHH:mm:ss[.f…][Z|±HH:mm]`) as (microseconds, has zone).
-fn instant(s: &str) -> Option<(i64, bool)> {
-    let b = s.as_bytes();
-    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':' {
-        return None;
-    }
-    let n = |a: usize, z: usize| s.get(a..z)?.parse::<i64>().ok();
-    let secs = days(n(0, 4)?, n(5, 7)?, n(8, 10)?) * 86_400 + n(11, 13)? * 3600 + n(14, 16)? * 60 + n(17, 19)?;
-    let mut rest = &s[19..];
-    let mut micros = 0;
-    if let Some(r) = rest.strip_prefix('.') {
-        let digits = r.bytes().take_while(u8::is_ascii_digit).count();
-        let mut f: String = r[..digits].chars().take(6).collect();
-        while f.len() < 6 {
-            f.push('0');
-        }
-        micros = f.parse().ok()?;
-        rest = &r[digits..];
-    }
-    let (off, zoned) = match rest {
-        "" => (0, false),
-        "Z" => (0, true),
-        z if z.len() == 6 && matches!(&z[..1], "+" | "-") => {
-            let sign = if z.starts_with('-') { -1 } else { 1 };
-            (sign * (z[1..3].parse::<i64>().ok()? * 3600 + z[4..6].parse::<i64>().ok()? * 60), true)
-        }
-        _ => return None,
-    };
-    Some(((secs - off) * 1_000_000 + micros, zoned))
-}
-
-/// A canonical text for a JSON value: sorted keys, numbers by value, timestamps as instants.
-fn canon(v: &Value) -> String {
-    match v {
-        Value::Object(m) => {
-            let sorted: BTreeMap<&String, String> = m.iter().map(|(k, v)| (k, canon(v))).collect();
-            format!("{{{}}}", sorted.iter().map(|(k, v)| format!("{k:?}:{v}")).collect::<Vec<_>>().join(","))
-        }
-        Value::Array(a) => format!("[{}]", a.iter().map(canon).collect::<Vec<_>>().join(",")),
-        Value::Number(n) => format!("n:{}", n.as_f64().unwrap_or(f64::NAN)),
-        Value::String(s) => match instant(s) {
-            Some((us, zoned)) => format!("ts{}:{us}", if zoned { "" } else { "_ntz" }),
-            None => format!("{s:?}"),
-        },
-        other => other.to_string(),
-    }
-}
 
 fn row_canon(r: &Value) -> String {
     canon(&json!({"key": r["key"], "value": r["value"], "partition_id": r["partition_id"]}))
@@ -159,7 +107,7 @@ fn leaf(v: &Value) -> Option<String> {
     match v {
         Value::Object(m) => m.values().find_map(leaf),
         Value::Array(a) => a.iter().find_map(leaf),
-        Value::String(s) if instant(s).is_none() && !s.is_empty() => Some(s.clone()),
+        Value::String(s) if canon::parse_timestamp(s).is_none() && !s.is_empty() => Some(s.clone()),
         Value::Number(n) if n.is_i64() => Some(n.to_string()),
         _ => None,
     }

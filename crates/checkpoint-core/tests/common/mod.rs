@@ -16,6 +16,14 @@ pub fn fixture_zip(name: &str) -> Vec<u8> {
     std::fs::read(fixtures_dir().join(&file)).unwrap_or_else(|e| panic!("fixture {file}: {e}"))
 }
 
+/// A fixture zip opened lazily from its file, as the CLI opens one (`<name>` without `.zip`).
+pub fn open_fixture(name: &str) -> checkpoint_core::ZipInput<std::fs::File> {
+    let path = fixtures_dir().join(format!("{name}.zip"));
+    let f = std::fs::File::open(&path).unwrap_or_else(|e| panic!("fixture {}: {e}", path.display()));
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    checkpoint_core::ZipInput::open(f, len, name, checkpoint_core::Limits::default()).unwrap()
+}
+
 /// Every file of a fixture zip as `(path, bytes)`, in archive order, folders left out: the input of a `MemArchive`.
 pub fn load(name: &str) -> Vec<(String, Vec<u8>)> {
     let mut z = zip::ZipArchive::new(Cursor::new(fixture_zip(name))).unwrap();

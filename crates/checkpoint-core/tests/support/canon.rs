@@ -1,10 +1,12 @@
-//! Canonical text of State Data Source JSON rows (shared by the state golden tests): keys sorted, numbers by
-//! value, timestamps as instants.
+//! Canonical text of State Data Source JSON rows: keys sorted, numbers by value, timestamps as instants. One
+//! copy for every test that compares our rows with Spark's (`state_golden`, `state_change_feed` here; the web
+//! crate's `tests/state.rs` includes this file by path). Only `std` and `serde_json`, so it builds for wasm too.
 
 use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// Days since the epoch of a proleptic Gregorian date.
+#[allow(dead_code, reason = "each test crate uses its own part of this file")]
 pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
@@ -16,6 +18,7 @@ pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 }
 
 /// `yyyy-MM-ddTHH:mm:ss[.fff…][Z|±HH:mm]` → microseconds since the epoch (with zone) or local (without).
+#[allow(dead_code, reason = "each test crate uses its own part of this file")]
 pub fn parse_timestamp(s: &str) -> Option<(i64, bool)> {
     let b = s.as_bytes();
     if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':' {
@@ -49,6 +52,7 @@ pub fn parse_timestamp(s: &str) -> Option<(i64, bool)> {
 }
 
 /// Canonical text of a JSON value: keys sorted, numbers by value, timestamps as instants.
+#[allow(dead_code, reason = "each test crate uses its own part of this file")]
 pub fn canon(v: &Value) -> String {
     match v {
         Value::Object(m) => {
