@@ -440,11 +440,14 @@ pub fn apply_changelog(map: &mut BTreeMap<Vec<u8>, Vec<u8>>, records: Vec<change
                 map.insert(key, value);
             }
             changelog::ChangeRecord::Delete { key } => {
-                // With 4.3 row checksums a removal's key is written as checksum (4 bytes) + key
-                // (`KeyValueChecksumEncoder.encodeKeyRowWithChecksum`): a key not in the store is tried without them.
-                if map.remove(&key).is_none() && key.len() > 4 {
-                    map.remove(&key[4..]);
-                }
+                // With 4.3 row checksums a removal's key is written as [crc32c of the key: i32 LE] + key
+                // (`KeyValueChecksumEncoder.encodeKeyRowWithChecksum`); the prefix is taken off only when it is
+                // that checksum, so a plain key is never cut.
+                let key = match key.split_first_chunk::<4>() {
+                    Some((sum, rest)) if u32::from_le_bytes(*sum) == encoding::crc32c(&[rest]) => rest.to_vec(),
+                    _ => key,
+                };
+                map.remove(&key);
             }
             changelog::ChangeRecord::Merge { key, value } => match map.get_mut(&key) {
                 Some(v) => {
