@@ -15,8 +15,10 @@ use crate::state_files::{FileRef, StateTree};
 use std::collections::{BTreeMap, BTreeSet};
 
 mod async_progress;
+mod chains;
 mod queries;
 pub use async_progress::AsyncProgressLog;
+pub use chains::{RestartChain, StoreKey, MAX_MISSING_PLANNED};
 pub use queries::{provider_from_conf, store_index};
 
 /// A problem met while reading: which file, where in it, and why.
@@ -312,6 +314,9 @@ pub struct Checkpoint {
     pub hadoop_crcs: BTreeMap<String, CrcSidecar>,
     /// Spark 4.1+ checksum files.
     pub spark_checksums: BTreeMap<String, ChecksumSidecar>,
+    /// The chain each store's restart loads, planned once by the read stage (see [`RestartChain`]), in
+    /// [`Checkpoint::restart_stores`] order.
+    pub restart_chains: BTreeMap<StoreKey, RestartChain>,
     /// Integrity of the state files a restart reads.
     pub state_integrity: BTreeMap<String, StateFileIntegrity>,
     /// RocksDB zips of the stores whose restart zip is damaged (SST or member), by store folder, oldest first.

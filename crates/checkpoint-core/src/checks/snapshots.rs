@@ -196,9 +196,8 @@ fn with_bad_key_row(files: &mut Files) {
         crate::read::ReadOptions { verify_state: false, check_rows: false, budget_bytes: 0, ..Default::default() };
     let cp = crate::read::read_checkpoint_with(&mut a, &roots[0], &opts);
     let version = cp.restart_version().expect("restart version");
-    let store = &cp.state.operators[&0].partitions[&0].stores["default"];
-    let provider = cp.operator_provider(0);
-    let chain = crate::restart_chain::plan(store, version, &crate::restart_chain::PlanInput::new(&provider));
+    let chain = &cp.restart_chains[&(0, 0, "default".to_string())].chain;
+    assert_eq!(chain.version, version);
     let path = chain.steps.first().expect("chain").path.clone();
     let e = files.iter_mut().find(|(p, _)| *p == path).expect("chain file");
     let mut data = crate::codec::decompress(&e.1, 1 << 30).expect("decompresses");

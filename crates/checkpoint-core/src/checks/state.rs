@@ -10,9 +10,6 @@ use crate::report::{CheckpointKind, Code, Finding, RestartStage, Severity};
 use crate::Context;
 use std::collections::BTreeSet;
 
-/// Missing partition ids (no folder) whose restart chain is checked, per operator; the rest are counted in the
-/// `state-partition-missing` finding.
-pub(super) const MAX_MISSING_CHECKED: usize = 64;
 /// Missing ids named in a title (the evidence and the count say the rest).
 const MAX_IDS_IN_TITLE: usize = 20;
 

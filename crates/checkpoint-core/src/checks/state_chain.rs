@@ -5,15 +5,12 @@
 //! (FORMATS.md §8, §11, §14, §16), with Spark 4.2+'s automatic snapshot repair.
 
 use super::stale_sidecar::{self, spark_verifies, ReadPath, SidecarKind, Stale, CHECKSUM_CONF};
-use super::state::{recorded_partitions, MAX_MISSING_CHECKED};
 use super::{conf_bool, effective_conf, legacy, spark, BACKUP};
-use crate::model::store_index;
-use crate::model::Checkpoint;
+use crate::model::{Checkpoint, RestartChain};
 use crate::report::{CheckpointKind, Code, Finding, RestartStage, Severity};
-use crate::restart_chain::{plan, ChainFileKind, LoadChain, PlanInput};
+use crate::restart_chain::{ChainFileKind, LoadChain, PlanInput};
 use crate::state_files::StoreFiles;
 use crate::{Context, SparkVersion};
-use std::collections::BTreeSet;
 
 /// How Spark reacts to a damaged file in a load chain.
 #[derive(Debug)]
@@ -172,9 +169,8 @@ pub(super) struct StoreAt<'a> {
     /// `operator 0, partition 3[, store left-keyToNumValues]`.
     pub(super) where_: String,
     pub(super) store: &'a StoreFiles,
-    uid: Option<String>,
-    lineage: Option<Vec<(i64, String)>>,
-    base_input: PlanInput<'a>,
+    /// The restart chain the read stage planned, with its inputs.
+    rc: &'a RestartChain,
     /// Spark 4.2+'s automatic snapshot repair applies.
     pub(super) repair: bool,
     /// Spark 4.1+ checkpoint file checksums are verified (`spark.sql.streaming.checkpoint.fileChecksum.enabled`).
@@ -189,10 +185,14 @@ impl StoreAt<'_> {
 }
 
 impl StoreAt<'_> {
-    /// The chain for the store's version, skipping the base snapshots of `skip` (repair).
+    /// The chain for the store's version, skipping the base snapshots of `skip` (repair): the stored restart
+    /// chain, or a what-if chain planned from its inputs.
     pub(super) fn plan(&self, skip: &[i64], with_lineage: bool) -> LoadChain {
-        let lineage = if with_lineage { self.lineage.as_deref() } else { None };
-        plan(self.store, self.version, &PlanInput { unique_id: self.uid.as_deref(), lineage, skip, ..self.base_input })
+        if skip.is_empty() && with_lineage {
+            self.rc.chain.clone()
+        } else {
+            self.rc.replan(self.store, skip, with_lineage)
+        }
     }
 }
 
@@ -208,39 +208,27 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let conf = effective_conf(cp, ctx);
     let repair = PlanInput { release: v, conf: Some(&conf), ..PlanInput::new("") }.repairs_snapshots();
     let sums_on = conf_bool(&conf, CHECKSUM_CONF, true);
-    let partitions = recorded_partitions(cp);
     let mut out = Vec::new();
     let mut silent: Vec<(String, String)> = Vec::new();
     let mut stale = 0usize;
-    for (op, o) in &cp.state.operators {
-        let provider = cp.operator_provider(*op);
-        let base_input = PlanInput { release: v, conf: Some(&conf), ..PlanInput::new(&provider) };
-        let names = store_names(cp, *op, o);
-        for part in partitions_checked(o, partitions) {
-            for name in &names {
-                let dir =
-                    if name == "default" { format!("state/{op}/{part}") } else { format!("state/{op}/{part}/{name}") };
-                let empty = StoreFiles { dir: dir.clone(), ..Default::default() };
-                let store = o.partitions.get(&part).and_then(|p| p.stores.get(name)).unwrap_or(&empty);
-                let uid = cp.unique_id(*op, part, store_index(&names, name), version);
-                let top = uid.as_deref().and_then(|u| store.changelog_with_id(version, u)).map(str::to_string);
-                let lineage = top.as_deref().and_then(|t| cp.lineage_of(t)).map(|l| l.to_vec());
-                let where_ = format!(
-                    "operator {op}, partition {part}{}",
-                    if name == "default" { String::new() } else { format!(", store {name}") }
-                );
-                let at = StoreAt { cp, v, version, dir, where_, store, uid, lineage, base_input, repair, sums_on };
-                for o in chain_outcome(&at) {
-                    match o {
-                        Outcome::Finding(f) => out.push(f),
-                        Outcome::Stale(f) if stale < MAX_STALE => {
-                            stale += 1;
-                            out.push(f);
-                        }
-                        Outcome::Stale(_) => stale += 1,
-                        Outcome::Silent(p, d) => silent.push((p, d)),
-                    }
+    for ((op, part, name), rc) in &cp.restart_chains {
+        let empty = StoreFiles { dir: rc.dir.clone(), ..Default::default() };
+        let store = cp.store_files(&(*op, *part, name.clone())).unwrap_or(&empty);
+        let where_ = format!(
+            "operator {op}, partition {part}{}",
+            if name == "default" { String::new() } else { format!(", store {name}") }
+        );
+        let dir = rc.dir.clone();
+        let at = StoreAt { cp, v, version, dir, where_, store, rc, repair, sums_on };
+        for o in chain_outcome(&at) {
+            match o {
+                Outcome::Finding(f) => out.push(f),
+                Outcome::Stale(f) if stale < MAX_STALE => {
+                    stale += 1;
+                    out.push(f);
                 }
+                Outcome::Stale(_) => stale += 1,
+                Outcome::Silent(p, d) => silent.push((p, d)),
             }
         }
     }
@@ -261,48 +249,11 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     out
 }
 
-/// An operator's store names: from any partition, else operator metadata, else `default`.
-fn store_names(cp: &Checkpoint, op: i64, o: &crate::state_files::OperatorFiles) -> Vec<String> {
-    // Store names: from any partition, else operator metadata, else `default`.
-    let mut names: BTreeSet<String> = o.partitions.values().flat_map(|p| p.stores.keys().cloned()).collect();
-    if let Some(Ok(m)) = cp.operator_metadata.get(&op).map(|m| &m.content) {
-        names.extend(m.stores.iter().map(|s| s.store_name.clone()));
-    }
-    if names.is_empty() {
-        names.insert("default".into());
-    }
-    names.into_iter().collect()
-}
-
-/// The partitions whose chain is checked: the folders on disk and the first missing ids between them and the
-/// recorded count.
-fn partitions_checked(o: &crate::state_files::OperatorFiles, partitions: Option<u32>) -> Vec<u32> {
-    let on_disk = o.partitions.keys().next_back().map(|p| p.saturating_add(1)).unwrap_or(0);
-    // Recorded partitions without a directory are checked too, up to a bound (a hand-edited count or a
-    // folder named `4000000000` could make the range huge; the first missing ones already fail the
-    // restart, and `check_layout` reports them all in one finding): the folders on disk, and the first
-    // missing ids found between them (never a walk over the whole range).
-    // Spark loads partitions `0..recorded`; without a recorded count, those up to the highest folder.
-    let n_parts = match partitions {
-        Some(n) => n.min(on_disk.saturating_add(10_000)),
-        None => on_disk,
-    };
-    let (missing, _) = crate::state_files::missing_ids(
-        o.partitions.keys().map(|p| u64::from(*p)),
-        u64::from(n_parts),
-        MAX_MISSING_CHECKED,
-    );
-    let mut parts: Vec<u32> = o.partitions.keys().copied().collect();
-    parts.extend(missing.iter().filter_map(|p| u32::try_from(*p).ok()));
-    parts.sort_unstable();
-    parts
-}
-
 /// The findings for one store's chain: a missing file, no base snapshot, or the first damaged file (after the
 /// stale sidecars of intact files before it).
 fn chain_outcome(at: &StoreAt<'_>) -> Vec<Outcome> {
     let (cp, v, version, dir, where_) = (at.cp, at.v, at.version, &at.dir, &at.where_);
-    let ckpt_v2 = at.uid.is_some();
+    let ckpt_v2 = at.rc.unique_id.is_some();
     let chain = at.plan(&[], true);
     if let Some(m) = &chain.missing {
         let kind = if m.kind == ChainFileKind::Delta { "delta-missing" } else { "changelog-missing" };
@@ -473,7 +424,7 @@ pub(super) fn repaired_chain(
 /// `state-file-corrupt`: the damaged file a restart reads first, and the way out (repair, move it, restore it).
 fn damaged_finding(at: &StoreAt<'_>, step: &crate::restart_chain::ChainStep, d: &Damage) -> Finding {
     let (cp, v, version, where_) = (at.cp, at.v, at.version, &at.where_);
-    let ckpt_v2 = at.uid.is_some();
+    let ckpt_v2 = at.rc.unique_id.is_some();
     let is_base = matches!(step.kind, ChainFileKind::Snapshot | ChainFileKind::Zip);
     let repaired = repaired_chain(at, step, is_base);
     let kind = if step.kind == ChainFileKind::Zip { "zip-corrupt" } else { "stream-corrupt" };

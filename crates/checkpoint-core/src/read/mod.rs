@@ -5,8 +5,8 @@
 //!
 //! The stages, in order (each its own file): [`listing`] (files, folders, the `state/` tree, the sidecar
 //! index), [`log_files`] (metadata, offsets, commits, temp files), [`file_logs`] (`sources/<n>/`,
-//! `_spark_metadata/`), [`state_meta`] (operator metadata, schema files), then, when asked, [`state_chains`]
-//! (the files each store's restart chain loads), [`state_rows`] (row checks) and [`state_growth`].
+//! `_spark_metadata/`), [`state_meta`] (operator metadata, schema files), [`state_chains`] (every store's
+//! restart chain, planned once into the model; when asked, its files read), [`state_rows`] (row checks) and [`state_growth`].
 //! [`sidecars`] verifies the `.crc` and checksum files of every file a stage reads. A DStream root has one
 //! stage after the listing: [`dstream`] (its `checkpoint-<ms>` files).
 //!
@@ -119,6 +119,7 @@ fn read_listed(archive: &mut dyn Archive, root: &Root, mut cp: Checkpoint, opts:
     state_meta::read_operator_metadata(&mut cp, &mut rd);
     state_meta::read_schema_files(&mut cp, &mut rd);
     delta_schema_log::read_delta_schema_logs(&mut cp, &mut rd);
+    state_chains::plan_state_chains(&mut cp);
     if opts.verify_state {
         state_chains::read_state_chains(&mut cp, &mut rd);
         if opts.check_rows {

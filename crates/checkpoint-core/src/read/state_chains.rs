@@ -1,71 +1,80 @@
-//! Stage 5, the state a restart loads: for every store, the files of its chain for the restart version are
-//! read once each (sidecars, integrity: framing, checksums, decompression, zip metadata and SST sizes), within
-//! the byte budget. When a snapshot/zip in the chain is damaged, the chain without it is read too (Spark 4.3's
-//! auto snapshot repair).
+//! Stage 5, the state a restart loads. [`plan_state_chains`] (always; the listing and the commit log only)
+//! stores every store's restart chain in the model ([`Checkpoint::restart_chains`]), planned once by the one
+//! planner; [`read_state_chains`] (when state is verified) reads the files of those chains once each (sidecars,
+//! integrity: framing, checksums, decompression, zip metadata and SST sizes), within the byte budget. With
+//! checkpoint format v2 the loaded version's changelog is read first: its header names the lineage, and the
+//! chain is planned again with it. When a snapshot/zip in the chain is damaged, the chain without it is read too
+//! (Spark 4.2+'s auto snapshot repair).
 
 use super::{sidecars, Reader, MAX_STATE_FILE_BYTES};
-use crate::model::{store_index, Checkpoint, NotVerified, Problem, StateFileIntegrity, Unverified, ZipListing};
-use crate::restart_chain::{plan, ChainFileKind, PlanInput};
+use crate::model::{Checkpoint, NotVerified, Problem, StateFileIntegrity, StoreKey, Unverified, ZipListing};
+use crate::report::CheckpointKind;
+use crate::restart_chain::ChainFileKind;
 use crate::state_files::StoreFiles;
 use std::collections::BTreeSet;
 
-/// For every store, computes the chain for the restart version and reads its files (sidecars, integrity).
+/// Plans the restart chain of every store a restart loads ([`Checkpoint::restart_stores`]) and stores it in
+/// the model. Reads nothing.
+pub(crate) fn plan_state_chains(cp: &mut Checkpoint) {
+    if cp.kind.0 != CheckpointKind::StructuredStreaming {
+        return;
+    }
+    let Some(version) = cp.restart_version() else {
+        return;
+    };
+    for key in cp.restart_stores() {
+        let rc = cp.plan_restart_chain(&key, version, None);
+        cp.restart_chains.insert(key, rc);
+    }
+}
+
+/// Rounds of the auto snapshot repair followed: the damaged base and up to three more damaged ones.
+const REPAIR_ROUNDS: usize = 4;
+
+/// For every planned chain whose store has files: reads the chain's files (sidecars, integrity), the lineage
+/// first (format v2, then the chain is planned again with it), and the chains without damaged bases.
 pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
     let Some(version) = cp.restart_version() else {
         return;
     };
-    let mut to_read: Vec<(String, ChainFileKind)> = Vec::new();
-    let ops: Vec<i64> = cp.state.operators.keys().copied().collect();
+    let keys: Vec<StoreKey> = cp.restart_chains.keys().cloned().collect();
     let mut done: BTreeSet<String> = BTreeSet::new();
-    for op in ops {
-        let provider = cp.operator_provider(op);
-        let conf = cp.recorded_conf();
-        let base_input = PlanInput { conf: Some(&conf), ..PlanInput::new(&provider) };
-        let parts: Vec<u32> = cp.state.operators[&op].partitions.keys().copied().collect();
-        for part in parts {
-            let names: Vec<String> = cp.state.operators[&op].partitions[&part].stores.keys().cloned().collect();
-            for name in &names {
-                let store = cp.state.operators[&op].partitions[&part].stores[name].clone();
-                if store.is_empty() {
-                    continue;
+    for key in keys {
+        let Some(store) = cp.store_files(&key).filter(|s| !s.is_empty()).cloned() else {
+            continue;
+        };
+        // Checkpoint format v2: the changelog of the loaded version names its lineage; read it first.
+        let uid = cp.restart_chains[&key].unique_id.clone();
+        let top = uid.as_deref().and_then(|u| store.changelog_with_id(version, u)).map(str::to_string);
+        if let Some(t) = &top {
+            if done.insert(t.clone()) {
+                check_state_file(cp, rd, t, ChainFileKind::Changelog, &store);
+            }
+            if let Some(lineage) = cp.lineage_of(t).map(<[(i64, String)]>::to_vec) {
+                let rc = cp.plan_restart_chain(&key, version, Some(lineage));
+                cp.restart_chains.insert(key.clone(), rc);
+            }
+        }
+        let mut skip: Vec<i64> = Vec::new();
+        for _round in 0..REPAIR_ROUNDS {
+            let rc = &cp.restart_chains[&key];
+            let chain = if skip.is_empty() { rc.chain.clone() } else { rc.replan(&store, &skip, true) };
+            rd.prefetch(cp, chain.steps.iter().map(|s| s.path.as_str()).filter(|p| !done.contains(*p)));
+            let mut damaged_base: Option<i64> = None;
+            for step in &chain.steps {
+                if done.insert(step.path.clone()) {
+                    check_state_file(cp, rd, &step.path, step.kind, &store);
                 }
-                let uid = cp.unique_id(op, part, store_index(&names, name), version);
-                // Checkpoint format v2: the changelog of the loaded version names its lineage; read it first.
-                let top = uid.as_deref().and_then(|u| store.changelog_with_id(version, u)).map(str::to_string);
-                if let Some(t) = &top {
-                    if done.insert(t.clone()) {
-                        check_state_file(cp, rd, t, ChainFileKind::Changelog, &store);
-                    }
+                let bad = cp.integrity_of(&step.path).is_some_and(|i| i.problem.is_some())
+                    || cp.crc_of(&step.path).is_some_and(|c| matches!(c.verified, Some(Err(_))))
+                    || cp.checksum_of(&step.path).is_some_and(|c| matches!(c.verified, Some(Err(_))));
+                if bad && matches!(step.kind, ChainFileKind::Snapshot | ChainFileKind::Zip) {
+                    damaged_base = Some(step.version);
                 }
-                let lineage: Option<Vec<(i64, String)>> =
-                    top.as_deref().and_then(|t| cp.lineage_of(t)).map(|l| l.to_vec());
-                let mut skip: Vec<i64> = Vec::new();
-                for _round in 0..4 {
-                    let input =
-                        PlanInput { unique_id: uid.as_deref(), lineage: lineage.as_deref(), skip: &skip, ..base_input };
-                    let chain = plan(&store, version, &input);
-                    to_read.clear();
-                    for s in &chain.steps {
-                        to_read.push((s.path.clone(), s.kind));
-                    }
-                    let mut damaged_base: Option<i64> = None;
-                    rd.prefetch(cp, to_read.iter().map(|(p, _)| p.as_str()).filter(|p| !done.contains(*p)));
-                    for (path, kind) in to_read.clone() {
-                        if done.insert(path.clone()) {
-                            check_state_file(cp, rd, &path, kind, &store);
-                        }
-                        let bad = cp.integrity_of(&path).is_some_and(|i| i.problem.is_some())
-                            || cp.crc_of(&path).is_some_and(|c| matches!(c.verified, Some(Err(_))))
-                            || cp.checksum_of(&path).is_some_and(|c| matches!(c.verified, Some(Err(_))));
-                        if bad && matches!(kind, ChainFileKind::Snapshot | ChainFileKind::Zip) {
-                            damaged_base = chain.steps.iter().find(|s| s.path == path).map(|s| s.version);
-                        }
-                    }
-                    match damaged_base {
-                        Some(v) if !skip.contains(&v) => skip.push(v),
-                        _ => break,
-                    }
-                }
+            }
+            match damaged_base {
+                Some(v) if !skip.contains(&v) => skip.push(v),
+                _ => break,
             }
         }
     }

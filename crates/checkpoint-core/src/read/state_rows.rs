@@ -2,9 +2,9 @@
 //! version (within the byte budget), validates key and value rows against the stored schema the way
 //! `StateStoreProvider.validateStateRowFormat` does, and collects event-time keys (`window.end`).
 
-use super::{Reader, MAX_STATE_FILE_BYTES};
-use crate::model::{store_index, Checkpoint, StoreRows, Unverified};
-use crate::restart_chain::{plan, ChainFileKind, ChainStep, LoadChain, PlanInput};
+use super::Reader;
+use crate::model::{Checkpoint, StoreRows, Unverified};
+use crate::restart_chain::{ChainFileKind, ChainStep, LoadChain};
 use std::collections::BTreeSet;
 
 /// Most stores whose rows are decoded in one diagnosis (each costs a listing scan besides its bytes).
@@ -51,16 +51,10 @@ pub(crate) fn read_store_rows(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
                 if store.is_empty() {
                     continue;
                 }
-                let all_names: Vec<String> = cp.state.operators[&op].partitions[&part].stores.keys().cloned().collect();
-                let uid = cp.unique_id(op, part, store_index(&all_names, &name), version);
-                let top = uid.as_ref().and_then(|u| {
-                    store.changelogs.get(&version)?.iter().find(|f| f.unique_id.as_deref() == Some(u.as_str()))
-                });
-                let lineage: Option<Vec<(i64, String)>> =
-                    top.and_then(|t| cp.lineage_of(&t.file.path)).map(|l| l.to_vec());
-                let input =
-                    PlanInput { unique_id: uid.as_deref(), lineage: lineage.as_deref(), ..PlanInput::new(&provider) };
-                let chain = plan(&store, version, &input);
+                let Some(rc) = cp.restart_chains.get(&(op, part, name.clone())) else {
+                    continue;
+                };
+                let chain = rc.chain.clone();
                 let intact = chain.missing.is_none()
                     && !chain.base_not_found
                     && chain.steps.iter().all(|s| cp.integrity_of(&s.path).is_some_and(|i| i.problem.is_none()));
@@ -92,24 +86,30 @@ pub(crate) fn read_store_rows(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
                 let abs = rd.abs(&store.dir);
                 let mut sr = StoreRows { store_dir: store.dir.clone(), version, ..Default::default() };
                 let limits = crate::state::StateLimits::default();
-                // HDFS: the chain planned above, executed; RocksDB: its loader (which plans with the same planner).
+                // The chain the read stage planned, executed once; rows scanned as they come.
                 rd.prefetch(cp, chain.steps.iter().map(|s| s.path.as_str()));
+                let abs_chain = absolute(rd, &chain);
+                let schemas = RowSchemas { ks: &ks, vs: &vs, check_value, window_end };
+                let mut scan = RowScan { sr: &mut sr, s: &schemas, wm_ms };
                 let loaded = if store.provider() == "hdfs" {
-                    let abs_chain = absolute(rd, &chain);
-                    crate::state::hdfs::load_chain(rd.archive, &abs_chain, &limits)
+                    crate::state::hdfs::for_each_row_of_chain(rd.archive, &abs_chain, &limits, |k, v| scan.row(k, v))
                 } else {
-                    crate::state::load_raw_store(rd.archive, &abs, version, &limits)
+                    crate::state::rocksdb::state_view::for_each_row_of_chain(
+                        rd.archive,
+                        &abs,
+                        &abs_chain,
+                        &limits,
+                        |k, v| scan.row(k, v),
+                    )
+                    .map(|()| None)
                 };
                 match loaded {
                     Err(e) => sr.error = Some(e.to_string()),
-                    Ok(raw) => {
-                        scan_rows(&raw, &mut sr, &RowSchemas { ks: &ks, vs: &vs, check_value, window_end }, wm_ms)
+                    Ok(first) if provider == "hdfs" => {
+                        sr.first_row_invalid =
+                            first.and_then(|p| first_row_check(&p, &chain, rd, &ks, &vs, check_value));
                     }
-                }
-                if provider == "hdfs" {
-                    if let Some(first) = chain.steps.first() {
-                        sr.first_row_invalid = first_row_check(rd, first, &ks, &vs, check_value);
-                    }
+                    Ok(_) => {}
                 }
                 cp.store_rows.insert(store.dir.clone(), sr);
             }
@@ -150,33 +150,40 @@ struct RowSchemas<'a> {
     window_end: Option<usize>,
 }
 
-/// Validates every row of a loaded store and collects its event-time keys (`wm_ms` = the watermark of the batch
-/// that wrote the version) into `sr`.
-fn scan_rows(raw: &crate::state::RawStore, sr: &mut StoreRows, s: &RowSchemas<'_>, wm_ms: i64) {
-    let (ks, vs) = (s.ks, s.vs);
-    for (i, (k, v)) in raw.pairs.iter().enumerate() {
-        let k = k.get(raw.key_prefix_len..).unwrap_or(&[]);
-        let v = v.get(raw.value_prefix_len..).unwrap_or(&[]);
+/// Validates the rows of a loaded store one at a time and collects its event-time keys (`wm_ms` = the watermark
+/// of the batch that wrote the version) into `sr`.
+struct RowScan<'r, 's> {
+    sr: &'r mut StoreRows,
+    s: &'r RowSchemas<'s>,
+    wm_ms: i64,
+}
+
+impl RowScan<'_, '_> {
+    /// One row (key and value UnsafeRows), the `sr.rows`-th of the store.
+    fn row(&mut self, k: &[u8], v: &[u8]) {
+        let (sr, s) = (&mut *self.sr, self.s);
+        let (ks, vs) = (s.ks, s.vs);
+        let i = sr.rows;
         sr.rows += 1;
         sr.bytes += (k.len() + v.len()) as u64;
         let mut bad = false;
         if let Err(e) = crate::state::unsafe_row::validate_structure(k, ks) {
             bad = true;
-            sr.bad_key.get_or_insert((i as u64, e.offset, e.message));
+            sr.bad_key.get_or_insert((i, e.offset, e.message));
         }
         if s.check_value {
             if let Err(e) = crate::state::unsafe_row::validate_structure(v, vs) {
                 bad = true;
-                sr.bad_value.get_or_insert((i as u64, e.offset, e.message));
+                sr.bad_value.get_or_insert((i, e.offset, e.message));
             }
         }
         if bad {
             sr.bad_rows += 1;
-            continue;
+            return;
         }
         if let Some(end_ms) = s.window_end.and_then(|idx| window_end_ms(k, ks.fields.len(), idx)) {
             sr.window_end_min_ms = Some(sr.window_end_min_ms.map_or(end_ms, |m| m.min(end_ms)));
-            if wm_ms > 0 && end_ms <= wm_ms {
+            if self.wm_ms > 0 && end_ms <= self.wm_ms {
                 sr.keys_behind_watermark += 1;
             }
         }
@@ -204,40 +211,26 @@ fn window_end_ms(row: &[u8], n: usize, idx: usize) -> Option<i64> {
 }
 
 /// The row `validateStateRowFormat` checks on an HDFS restart: the first put of the first file of the chain
-/// (`isValidated` is set after it). `Some` when it violates the key or value schema.
+/// (`isValidated` is set after it), captured while the chain was executed. `Some` when it violates the key or
+/// value schema: (file, record offset in the decompressed stream, `key` or `value`, reason).
 fn first_row_check(
-    rd: &mut Reader<'_>,
-    step: &ChainStep,
+    first: &crate::state::hdfs::FirstPut,
+    chain: &LoadChain,
+    rd: &Reader<'_>,
     ks: &crate::state::schema::StructType,
     vs: &crate::state::schema::StructType,
     check_value: bool,
 ) -> Option<(String, u64, &'static str, String)> {
-    use crate::state::hdfs::{for_each_record, unwrap_value, RecordFileKind};
-    let bytes = rd.read(&step.path, MAX_STATE_FILE_BYTES).ok()?;
-    let data = crate::codec::decompress(&bytes, 1 << 30).ok()?;
-    let kind = if step.kind == ChainFileKind::Snapshot { RecordFileKind::Snapshot } else { RecordFileKind::Delta };
-    let mut first: Option<(u64, &[u8], &[u8])> = None;
-    let _ = for_each_record(&data, kind, |r| {
-        if first.is_none() {
-            if let Some(v) = r.value {
-                first = Some((r.offset, r.key, unwrap_value(r.key, v)));
-            }
-        }
-    });
-    let (off, k, v) = first?;
-    if let Err(e) = crate::state::unsafe_row::validate_structure(k, ks) {
-        return Some((step.path.clone(), off, "key", format!("byte {} of the key row: {}", e.offset, e.message)));
+    // The model's path (relative to the root) of the chain file.
+    let path = chain.steps.iter().find(|s| rd.abs(&s.path) == first.path).map_or(first.path.clone(), |s| s.path.clone());
+    if let Err(e) = crate::state::unsafe_row::validate_structure(&first.key, ks) {
+        return Some((path, first.offset, "key", format!("byte {} of the key row: {}", e.offset, e.message)));
     }
     if check_value {
         // Spark floors the value to a multiple of 8 (rows written before 2.3).
-        let v = &v[..v.len() / 8 * 8];
+        let v = &first.value[..first.value.len() / 8 * 8];
         if let Err(e) = crate::state::unsafe_row::validate_structure(v, vs) {
-            return Some((
-                step.path.clone(),
-                off,
-                "value",
-                format!("byte {} of the value row: {}", e.offset, e.message),
-            ));
+            return Some((path, first.offset, "value", format!("byte {} of the value row: {}", e.offset, e.message)));
         }
     }
     None

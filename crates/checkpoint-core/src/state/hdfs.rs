@@ -357,8 +357,20 @@ pub(crate) fn read_record_file(
     limits: &StateLimits,
     mut apply: impl FnMut(&[u8], Option<&[u8]>),
 ) -> Result<(), StateError> {
+    read_record_file_at(a, path, kind, limits, |_, k, v| apply(k, v))
+}
+
+/// [`read_record_file`] that also tells each record's offset in the decompressed stream: `apply(offset, key,
+/// value)`.
+fn read_record_file_at(
+    a: &mut dyn Archive,
+    path: &str,
+    kind: RecordFileKind,
+    limits: &StateLimits,
+    apply: impl FnMut(u64, &[u8], Option<&[u8]>),
+) -> Result<(), StateError> {
     let bytes = a.read(path, limits.max_file_bytes).map_err(|e| StateError::new(path, format!("cannot read: {e}")))?;
-    for_each_record_in_file(&bytes, kind, limits.max_decompressed_bytes, &mut apply).map_err(|fe| {
+    for_each_record_in_file_at(&bytes, kind, limits.max_decompressed_bytes, apply).map_err(|fe| {
         let class = fe.spark_error_class(kind);
         match fe {
             StateFileError::Codec(e) => StateError::new(path, e.message).at(e.offset).class(class),
@@ -391,24 +403,71 @@ pub fn load_store(
 /// the snapshot, then the deltas in order, removals applied; the chain's missing delta is
 /// `CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS`.
 pub fn load_chain(a: &mut dyn Archive, chain: &LoadChain, limits: &StateLimits) -> Result<RawStore, StateError> {
+    let (map, _) = rebuild(a, chain, limits)?;
+    // Deterministic order: by key bytes.
+    let sorted: BTreeMap<Vec<u8>, Vec<u8>> = map.into_iter().collect();
+    Ok(RawStore { pairs: sorted.into_iter().collect(), key_prefix_len: 0, value_prefix_len: 0 })
+}
+
+/// The first put of a chain's first file: the row Spark's `validateStateRowFormat` checks on an HDFS load
+/// (`isValidated` is set after it). `offset` is the record's in the decompressed stream; `value` is the value
+/// row (unwrapped from the 4.x checksum envelope when there is one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FirstPut {
+    /// The chain file (as given in the chain).
+    pub path: String,
+    /// Offset of the record in the decompressed stream.
+    pub offset: u64,
+    /// Key row.
+    pub key: Vec<u8>,
+    /// Value row.
+    pub value: Vec<u8>,
+}
+
+/// Executes `chain` like [`load_chain`] and hands every row of the rebuilt store to `f(key, value)` in key
+/// order, without a copy of the store; returns the chain's [`FirstPut`]. Errors as [`load_chain`].
+pub fn for_each_row_of_chain(
+    a: &mut dyn Archive,
+    chain: &LoadChain,
+    limits: &StateLimits,
+    mut f: impl FnMut(&[u8], &[u8]),
+) -> Result<Option<FirstPut>, StateError> {
+    let (map, first) = rebuild(a, chain, limits)?;
+    let mut keys: Vec<&Vec<u8>> = map.keys().collect();
+    keys.sort_unstable();
+    for k in keys {
+        f(k, &map[k]);
+    }
+    Ok(first)
+}
+
+/// A rebuilt HDFS store: key row → value row.
+type StoreMap = HashMap<Vec<u8>, Vec<u8>>;
+
+/// The key → value map `chain` rebuilds (snapshot, then deltas in order, removals applied), and the first put
+/// of its first file.
+fn rebuild(
+    a: &mut dyn Archive,
+    chain: &LoadChain,
+    limits: &StateLimits,
+) -> Result<(StoreMap, Option<FirstPut>), StateError> {
     let version = chain.version;
     let mut map: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
-    for step in &chain.steps {
-        if step.kind == ChainFileKind::Snapshot {
-            read_record_file(a, &step.path, RecordFileKind::Snapshot, limits, |k, v| {
-                if let Some(v) = v {
-                    map.insert(k.to_vec(), unwrap_value(k, v).to_vec());
-                }
-            })?;
-            continue;
-        }
-        read_record_file(a, &step.path, RecordFileKind::Delta, limits, |k, v| match v {
+    let mut first: Option<FirstPut> = None;
+    for (i, step) in chain.steps.iter().enumerate() {
+        let kind = if step.kind == ChainFileKind::Snapshot { RecordFileKind::Snapshot } else { RecordFileKind::Delta };
+        read_record_file_at(a, &step.path, kind, limits, |offset, k, v| match v {
             Some(v) => {
-                map.insert(k.to_vec(), unwrap_value(k, v).to_vec());
+                let value = unwrap_value(k, v);
+                if i == 0 && first.is_none() {
+                    first = Some(FirstPut { path: step.path.clone(), offset, key: k.to_vec(), value: value.to_vec() });
+                }
+                map.insert(k.to_vec(), value.to_vec());
             }
-            None => {
+            None if kind == RecordFileKind::Delta => {
                 map.remove(unwrap_removed_key(k));
             }
+            None => {}
         })?;
     }
     if let Some(m) = &chain.missing {
@@ -419,9 +478,7 @@ pub fn load_chain(a: &mut dyn Archive, chain: &LoadChain, limits: &StateLimits) 
         )
         .class("CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS"));
     }
-    // Deterministic order: by key bytes.
-    let sorted: BTreeMap<Vec<u8>, Vec<u8>> = map.into_iter().collect();
-    Ok(RawStore { pairs: sorted.into_iter().collect(), key_prefix_len: 0, value_prefix_len: 0 })
+    Ok((map, first))
 }
 
 /// Where the value a store rebuilt at `version` ([`load_store`]) holds for `key` was written: the newest delta of

@@ -544,8 +544,8 @@ pub fn load_store(
 }
 
 /// Rebuilds a store at `version` from exactly the files of `plan` (its snapshot zip, then its changelogs in
-/// order), as Spark's `RocksDB.loadFromSnapshot` does for the State Data Source's `snapshotStartBatchId`: no
-/// planning, no repair. Errors as [`load_store`] (the file and byte offset, Spark's error class).
+/// order), as Spark's `RocksDB.loadFromSnapshot` does for the State Data Source's `snapshotStartBatchId` (and
+/// the read stage for a restart chain it planned): no planning, no repair. Errors as [`load_store`] (the file and byte offset, Spark's error class).
 pub fn load_from_plan(
     archive: &mut dyn Archive,
     store_dir: &str,
@@ -569,6 +569,10 @@ pub fn load_from_plan(
     for (_, path) in &plan.changelogs {
         let cl = read_changelog_file(archive, path, limits)?;
         apply_changelog(&mut store.entries, cl.records);
+    }
+    if store.column_families.is_empty() && !plan.changelogs.is_empty() {
+        // As in [`load_store`]: rebuilt from changelogs alone, the column family ids come from another zip.
+        store.column_families = column_families_from_other_zips(archive, store_dir, version, limits);
     }
     store.plan = plan.clone();
     Ok(store)

@@ -6,6 +6,7 @@
 use super::encoding::{self, KeyEncoding};
 use super::{load_store, LoadLimits, LoadOptions, RawStore as RocksStore, RocksDbError};
 use crate::archive::Archive;
+use crate::restart_chain::LoadChain;
 use crate::state::schema::{parse_schema_v3_file, ColumnFamilySchema};
 use crate::state::{RawStore, StateError, StateLimits};
 
@@ -240,6 +241,24 @@ pub(crate) fn load_for_state(
         true
     })?;
     Ok(RawStore { pairs, key_prefix_len: 0, value_prefix_len: 0 })
+}
+
+/// The rows of a store rebuilt from exactly the files of `chain` (a restart chain the read stage planned, paths
+/// inside the archive), handed to `f(key row, value row)` as [`load_for_state`] yields them: no planning, no
+/// repair, no copy of the store.
+pub(crate) fn for_each_row_of_chain(
+    a: &mut dyn Archive,
+    store_dir: &str,
+    chain: &LoadChain,
+    limits: &StateLimits,
+    mut f: impl FnMut(&[u8], &[u8]),
+) -> Result<(), StateError> {
+    let plan = super::plan::load_plan_of(chain);
+    let store = super::load_from_plan(a, store_dir, chain.version, &plan, &load_limits(limits))?;
+    state_pairs(a, store_dir, &store, limits, |_, k, v| {
+        f(&k, &v);
+        true
+    })
 }
 
 /// Where the `index`-th pair of [`load_for_state`]'s store (same arguments) was written ([`super::locate_key`]):
