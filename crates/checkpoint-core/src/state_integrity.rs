@@ -180,7 +180,9 @@ pub fn member_error(member: &str, fault: zip_meta::MemberFault, message: &str) -
 }
 
 /// Checks the RocksDB zip `zip_path` of the store folder `store_dir` (both archive paths; `prefix` is the
-/// checkpoint root's prefix, stripped from reported paths). `zip_bytes` are the zip's bytes (already read).
+/// checkpoint root's prefix, stripped from reported paths). `zip_bytes` are the zip's bytes (already read);
+/// `listing`: the store's SST and log files as the read stage listed them (relative to the store folder, sizes;
+/// [`crate::state::rocksdb::immutable_files`]).
 /// `sst_budget`: the SSTs are decoded only when their total size fits in it. Members and the presence of the
 /// SSTs are checked first, in the order Spark's load meets them: `metadata`, the SST copies, then RocksDB's
 /// `CURRENT` and MANIFEST.
@@ -189,6 +191,7 @@ pub fn check_rocksdb_zip(
     store_dir: &str,
     zip_path: &str,
     zip_bytes: &[u8],
+    listing: &[(String, u64)],
     prefix: &str,
     sst_budget: u64,
 ) -> ZipCheck {
@@ -228,15 +231,7 @@ pub fn check_rocksdb_zip(
     let mut out = ZipCheck { num_keys, sst_bytes, ssts_decoded: false, ..Default::default() };
     // Presence and sizes (listing), as Spark's copy finds them.
     let dir = store_dir.trim_end_matches('/');
-    let listing: Vec<(String, u64)> = archive
-        .entries()
-        .iter()
-        .filter_map(|e| {
-            let r = e.path.strip_prefix(dir)?.strip_prefix('/')?;
-            (r.starts_with("SSTs/") || r.starts_with("logs/")).then(|| (r.to_string(), e.size))
-        })
-        .collect();
-    let issue = zip_meta::check_files(&zip.metadata, &listing)
+    let issue = zip_meta::check_files(&zip.metadata, listing)
         .into_iter()
         .find(|i| !matches!(i, zip_meta::FileIssue::BadName { .. }));
     match issue {

@@ -121,7 +121,10 @@ fn check_state_file(cp: &mut Checkpoint, rd: &mut Reader<'_>, path: &str, kind: 
             let abs_zip = rd.abs(path);
             let budget = rd.budget_left;
             let prefix = rd.prefix.clone();
-            let z = crate::state_integrity::check_rocksdb_zip(rd.archive, &abs_dir, &abs_zip, &bytes, &prefix, budget);
+            let listing = crate::state::rocksdb::immutable_files(store);
+            let z = crate::state_integrity::check_rocksdb_zip(
+                rd.archive, &abs_dir, &abs_zip, &bytes, &listing, &prefix, budget,
+            );
             if let Some(reason) = &z.not_verified {
                 cp.not_verified.push(NotVerified {
                     path: path.to_string(),

@@ -83,7 +83,6 @@ pub(crate) fn read_store_rows(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
                 }
                 rd.budget_left -= bytes;
                 stores_read += 1;
-                let abs = rd.abs(&store.dir);
                 let mut sr = StoreRows { store_dir: store.dir.clone(), version, ..Default::default() };
                 let limits = crate::state::StateLimits::default();
                 // The chain the read stage planned, executed once; rows scanned as they come.
@@ -94,10 +93,12 @@ pub(crate) fn read_store_rows(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
                 let loaded = if store.provider() == "hdfs" {
                     crate::state::hdfs::for_each_row_of_chain(rd.archive, &abs_chain, &limits, |k, v| scan.row(k, v))
                 } else {
+                    let prefix = rd.prefix.clone();
                     crate::state::rocksdb::state_view::for_each_row_of_chain(
                         rd.archive,
-                        &abs,
-                        &abs_chain,
+                        &store,
+                        &prefix,
+                        &chain,
                         &limits,
                         |k, v| scan.row(k, v),
                     )

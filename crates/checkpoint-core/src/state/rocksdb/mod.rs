@@ -191,21 +191,34 @@ type StoreListing = (Vec<(StateFileName, String)>, Vec<(String, u64)>);
 
 /// The RocksDB view of the one store listing ([`crate::state_files::store_files`]).
 fn list_store(archive: &dyn Archive, store_dir: &str) -> StoreListing {
-    let store = crate::state_files::store_files(archive.entries(), store_dir);
-    let prefix = if store.dir.is_empty() { String::new() } else { format!("{}/", store.dir) };
+    listing_of(&crate::state_files::store_files(archive.entries(), store_dir), "")
+}
+
+/// The RocksDB view of a store's listing (`store`'s paths are archive paths once `prefix` is put before them;
+/// the read stage's model holds them relative to the checkpoint root).
+fn listing_of(store: &crate::state_files::StoreFiles, prefix: &str) -> StoreListing {
+    let dir_prefix = if store.dir.is_empty() { String::new() } else { format!("{}/", store.dir) };
     let state_files = (store.zips.values().flatten().map(|f| (f, true)))
         .chain(store.changelogs.values().flatten().map(|f| (f, false)))
         .map(|(f, is_zip)| {
-            (StateFileName { version: f.version, unique_id: f.unique_id.clone(), is_zip }, f.file.path.clone())
+            let name = StateFileName { version: f.version, unique_id: f.unique_id.clone(), is_zip };
+            (name, format!("{prefix}{}", f.file.path))
         })
         .collect();
     let immutable = store
         .ssts
         .iter()
         .chain(&store.wal_logs)
-        .filter_map(|f| f.path.strip_prefix(&prefix).map(|rel| (rel.to_string(), f.size)))
+        .filter_map(|f| f.path.strip_prefix(&dir_prefix).map(|rel| (rel.to_string(), f.size)))
         .collect();
     (state_files, immutable)
+}
+
+/// The SST and log files of a store (relative to its folder, with sizes), from a listing already made (the read
+/// stage's model): what a RocksDB zip's metadata is checked against
+/// ([`crate::state_integrity::check_rocksdb_zip`]).
+pub fn immutable_files(store: &crate::state_files::StoreFiles) -> Vec<(String, u64)> {
+    listing_of(store, "").1
 }
 
 fn read_file(archive: &mut dyn Archive, path: &str, max: u64) -> Result<Vec<u8>, RocksDbError> {
@@ -260,6 +273,19 @@ pub fn read_snapshot(
     zip_path: &str,
     limits: &LoadLimits,
 ) -> Result<Snapshot, RocksDbError> {
+    let (_, listing) = list_store(archive, store_dir);
+    read_snapshot_listed(archive, store_dir, zip_path, &listing, limits)
+}
+
+/// [`read_snapshot`] against the store's SST and log files as listed already (`listing`: paths relative to the
+/// store folder, sizes).
+fn read_snapshot_listed(
+    archive: &mut dyn Archive,
+    store_dir: &str,
+    zip_path: &str,
+    listing: &[(String, u64)],
+    limits: &LoadLimits,
+) -> Result<Snapshot, RocksDbError> {
     let raw = read_file(archive, zip_path, limits.max_file_bytes)?;
     let zip = zip_meta::read_version_zip(&raw, limits.zip).map_err(|e| {
         let path = match &e.entry {
@@ -268,7 +294,6 @@ pub fn read_snapshot(
         };
         rerr(&path, e.offset, e.message, Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT"))
     })?;
-    let (_, listing) = list_store(archive, store_dir);
     let dir = store_dir.trim_end_matches('/');
     if let Some(e) = &zip.member_damage {
         let member = e.entry.clone().unwrap_or_default();
@@ -306,7 +331,7 @@ pub fn read_snapshot(
             }
         }
     }
-    for issue in zip_meta::check_files(&zip.metadata, &listing) {
+    for issue in zip_meta::check_files(&zip.metadata, listing) {
         match issue {
             zip_meta::FileIssue::Missing { path, expected } => {
                 let full = format!("{dir}/{path}");
@@ -553,9 +578,35 @@ pub fn load_from_plan(
     plan: &LoadPlan,
     limits: &LoadLimits,
 ) -> Result<RawStore, RocksDbError> {
+    let listing = list_store(archive, store_dir);
+    load_from_plan_listed(archive, store_dir, version, plan, &listing, limits)
+}
+
+/// [`load_from_plan`] for a store the read stage listed already (`store`: its files relative to the checkpoint
+/// root, `prefix`: the root inside the archive): the archive is not listed again.
+pub fn load_from_plan_in(
+    archive: &mut dyn Archive,
+    store: &crate::state_files::StoreFiles,
+    prefix: &str,
+    plan: &LoadPlan,
+    version: i64,
+    limits: &LoadLimits,
+) -> Result<RawStore, RocksDbError> {
+    let listing = listing_of(store, prefix);
+    load_from_plan_listed(archive, &format!("{prefix}{}", store.dir), version, plan, &listing, limits)
+}
+
+fn load_from_plan_listed(
+    archive: &mut dyn Archive,
+    store_dir: &str,
+    version: i64,
+    plan: &LoadPlan,
+    listing: &StoreListing,
+    limits: &LoadLimits,
+) -> Result<RawStore, RocksDbError> {
     let mut store = RawStore { version, ..Default::default() };
     if let Some((_, zip_path)) = &plan.snapshot {
-        let snap = read_snapshot(archive, store_dir, zip_path, limits)?;
+        let snap = read_snapshot_listed(archive, store_dir, zip_path, &listing.1, limits)?;
         store.entries = snap.entries;
         store.column_families = snap
             .zip
@@ -572,7 +623,7 @@ pub fn load_from_plan(
     }
     if store.column_families.is_empty() && !plan.changelogs.is_empty() {
         // As in [`load_store`]: rebuilt from changelogs alone, the column family ids come from another zip.
-        store.column_families = column_families_from_other_zips(archive, store_dir, version, limits);
+        store.column_families = column_families_in(archive, &listing.0, version, limits);
     }
     store.plan = plan.clone();
     Ok(store)
@@ -658,8 +709,18 @@ fn column_families_from_other_zips(
     limits: &LoadLimits,
 ) -> Vec<(String, u16)> {
     let (files, _) = list_store(archive, store_dir);
+    column_families_in(archive, &files, version, limits)
+}
+
+/// [`column_families_from_other_zips`] over the store's state files as listed already.
+fn column_families_in(
+    archive: &mut dyn Archive,
+    files: &[(StateFileName, String)],
+    version: i64,
+    limits: &LoadLimits,
+) -> Vec<(String, u16)> {
     let mut zips: Vec<(i64, String)> =
-        files.into_iter().filter(|(f, _)| f.is_zip).map(|(f, p)| (f.version, p)).collect();
+        files.iter().filter(|(f, _)| f.is_zip).map(|(f, p)| (f.version, p.clone())).collect();
     // Nearest first: versions <= version descending, then versions above ascending.
     zips.sort_by_key(|(v, _)| if *v <= version { (0, version - v) } else { (1, v - version) });
     for (_, path) in zips {

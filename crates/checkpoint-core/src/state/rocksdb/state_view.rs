@@ -244,18 +244,26 @@ pub(crate) fn load_for_state(
 }
 
 /// The rows of a store rebuilt from exactly the files of `chain` (a restart chain the read stage planned, paths
+/// relative to the checkpoint root; `store`: the store's files as the read stage listed them; `prefix`: the root
 /// inside the archive), handed to `f(key row, value row)` as [`load_for_state`] yields them: no planning, no
-/// repair, no copy of the store.
+/// repair, no listing, no copy of the store.
 pub(crate) fn for_each_row_of_chain(
     a: &mut dyn Archive,
-    store_dir: &str,
+    store: &crate::state_files::StoreFiles,
+    prefix: &str,
     chain: &LoadChain,
     limits: &StateLimits,
     mut f: impl FnMut(&[u8], &[u8]),
 ) -> Result<(), StateError> {
-    let plan = super::plan::load_plan_of(chain);
-    let store = super::load_from_plan(a, store_dir, chain.version, &plan, &load_limits(limits))?;
-    state_pairs(a, store_dir, &store, limits, |_, k, v| {
+    let mut plan = super::plan::load_plan_of(chain);
+    if let Some((_, p)) = &mut plan.snapshot {
+        *p = format!("{prefix}{p}");
+    }
+    for (_, p) in &mut plan.changelogs {
+        *p = format!("{prefix}{p}");
+    }
+    let loaded = super::load_from_plan_in(a, store, prefix, &plan, chain.version, &load_limits(limits))?;
+    state_pairs(a, &format!("{prefix}{}", store.dir), &loaded, limits, |_, k, v| {
         f(&k, &v);
         true
     })
