@@ -1,27 +1,15 @@
 //! CLI integration: exit codes and messages of `checkpoint-inspector diagnose` on hostile and real input.
 
+mod common;
+use common::*;
+
 use std::io::Write;
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::{Duration, Instant};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_checkpoint-inspector"))
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ci-{}-{}", std::process::id(), name));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures")).join(name)
-}
 
 #[test]
 fn zip_bomb_entry_is_named_not_inflated_fast() {
-    let dir = tmp("bomb");
+    let dir = tmp("cli", "bomb");
     let p = dir.join("bomb.zip");
     let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     let opts =
@@ -50,7 +38,7 @@ fn zip_bomb_entry_is_named_not_inflated_fast() {
 
 #[test]
 fn non_zip_and_empty_exit_2() {
-    let dir = tmp("nonzip");
+    let dir = tmp("cli", "nonzip");
     let p = dir.join("notes.zip");
     std::fs::write(&p, b"this is not a zip file at all").unwrap();
     let t = Instant::now();
@@ -102,7 +90,7 @@ fn exit_1_on_error_finding_and_0_when_healthy() {
 #[test]
 fn directory_input_and_context_options() {
     // Unpack a fixture into a directory and diagnose that, with every context option.
-    let dir = tmp("dir");
+    let dir = tmp("cli", "dir");
     let f = std::fs::File::open(fixture("broken-ss-4.3.0-missing-metadata.zip")).unwrap();
     let mut z = zip::ZipArchive::new(f).unwrap();
     z.extract(dir.join("chk")).unwrap();
@@ -320,7 +308,7 @@ fn sink_log_option_takes_the_output_folder_or_its_zip() {
         codes(&with_zip)
     );
     // The same output as a folder, with _spark_metadata/1 gone: reading the log needs it.
-    let dir = tmp("sinklog");
+    let dir = tmp("cli", "sinklog");
     zip::ZipArchive::new(std::fs::File::open(&out_zip).unwrap()).unwrap().extract(dir.join("out")).unwrap();
     std::fs::remove_file(dir.join("out/_spark_metadata/1")).unwrap();
     let cut = diagnose_json(&[chk.to_str().unwrap(), "--sink-log", dir.join("out").to_str().unwrap()]);

@@ -2,25 +2,13 @@
 //! the human output, absurd option values, a folder with tens of thousands of log files, truncated zips.
 //! Each run must end fast with the documented exit status and a message naming the file.
 
+mod common;
+use common::*;
+
 use std::io::{Cursor, Write};
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::{Duration, Instant};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_checkpoint-inspector"))
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ci-hostile-{}-{}", std::process::id(), name));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures")).join(name)
-}
 
 fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
     let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
@@ -66,7 +54,7 @@ fn entry_count_bomb_in_a_zip64_end_record_exits_2() {
     y.extend(b"PK\x05\x06\0\0\0\0");
     y.extend([0xff; 12]);
     y.extend([0, 0]);
-    let p = tmp("count").join("count.zip");
+    let p = tmp("hostile", "count").join("count.zip");
     std::fs::write(&p, y).unwrap();
     let o = run(&["diagnose", p.to_str().unwrap()], Duration::from_secs(5));
     assert_eq!(o.status.code(), Some(2), "{o:?}");
@@ -87,7 +75,7 @@ fn entry_lying_about_its_size_is_named() {
             }
         }
     }
-    let p = tmp("lying").join("lying.zip");
+    let p = tmp("hostile", "lying").join("lying.zip");
     std::fs::write(&p, z).unwrap();
     let o = run(&["diagnose", p.to_str().unwrap(), "--now", "0"], Duration::from_secs(10));
     assert_eq!(o.status.code(), Some(1), "{o:?}");
@@ -115,7 +103,7 @@ fn huge_and_hostile_values_do_not_flood_or_drive_the_terminal() {
         ("offsets/0", offsets.as_bytes()),
         ("commits/0", b"v1\n{\"nextBatchWatermarkMs\":0}"),
     ]);
-    let p = tmp("huge").join("huge.zip");
+    let p = tmp("hostile", "huge").join("huge.zip");
     std::fs::write(&p, z).unwrap();
     let o = run(&["diagnose", p.to_str().unwrap(), "--now", "0"], Duration::from_secs(10));
     let out = String::from_utf8_lossy(&o.stdout);
@@ -142,7 +130,7 @@ fn absurd_batch_ids_are_refused_by_the_option_parser() {
 /// A checkpoint folder with 6_000 offset and commit files: listing and reading stay linear.
 #[test]
 fn folder_with_tens_of_thousands_of_log_files() {
-    let d = tmp("many");
+    let d = tmp("hostile", "many");
     for sub in ["offsets", "commits"] {
         std::fs::create_dir_all(d.join(sub)).unwrap();
     }
@@ -164,7 +152,7 @@ fn folder_with_tens_of_thousands_of_log_files() {
 #[test]
 fn truncated_fixture_zips_exit_2() {
     let z = std::fs::read(fixture("ss-4.1.4-agg-hdfs.zip")).unwrap();
-    let d = tmp("trunc");
+    let d = tmp("hostile", "trunc");
     for (i, cut) in [1usize, 30, z.len() / 3, z.len() / 2, z.len() - 30, z.len() - 1].into_iter().enumerate() {
         let p = d.join(format!("cut{i}.zip"));
         std::fs::write(&p, &z[..cut]).unwrap();
@@ -222,7 +210,7 @@ fn a_zip_entry_that_does_not_unpack_makes_the_verdict_unknown() {
         }
     }
     for (label, bytes) in [("smashed", smashed), ("lying", lying)] {
-        let p = tmp(label).join("e.zip");
+        let p = tmp("hostile", label).join("e.zip");
         std::fs::write(&p, bytes).unwrap();
         let o = run(&["diagnose", p.to_str().unwrap(), "--json"], Duration::from_secs(10));
         assert_eq!(o.status.code(), Some(1), "{label}: {o:?}");

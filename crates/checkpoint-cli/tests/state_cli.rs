@@ -1,17 +1,10 @@
 //! CLI `state`: Spark's statestore / state-metadata rows for the fixtures that have Spark's own output, errors
 //! naming the file for damaged ones.
 
+mod common;
+use common::*;
+
 use serde_json::Value;
-use std::path::PathBuf;
-use std::process::Command;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_checkpoint-inspector"))
-}
-
-fn fixtures() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures"))
-}
 
 fn lines(bytes: &[u8]) -> Vec<Value> {
     String::from_utf8_lossy(bytes).lines().map(|l| serde_json::from_str(l).unwrap()).collect()

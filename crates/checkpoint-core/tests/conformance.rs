@@ -4,14 +4,13 @@
 //! confs and Spark version), mode B with the error text Spark printed pasted in. New fixtures need no
 //! new code.
 
+mod common;
+use common::fixtures_dir;
+
 use checkpoint_core::report::{CheckpointReport, RestartOutcome};
 use checkpoint_core::{diagnose, Context, Limits, Report, SparkVersion, ZipInput};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-fn fixtures_dir() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures"))
-}
 
 fn run(zip: &Path, ctx: &Context) -> Report {
     let f = std::fs::File::open(zip).unwrap();

@@ -5,12 +5,12 @@
 
 #[path = "support/canon.rs"]
 mod canon;
+use canon::multiset;
 
 mod common;
 
 use checkpoint_core::state::{read_state, JoinSide, StateQuery};
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 fn answers() -> PathBuf {
@@ -36,14 +36,6 @@ fn query(opts: &serde_json::Map<String, Value>) -> StateQuery {
         }
     }
     q
-}
-
-fn multiset(rows: impl Iterator<Item = String>) -> BTreeMap<String, usize> {
-    let mut m = BTreeMap::new();
-    for r in rows {
-        *m.entry(r).or_default() += 1;
-    }
-    m
 }
 
 #[test]

@@ -11,7 +11,7 @@ mod canon;
 
 mod common;
 
-use canon::canon;
+use canon::{canon, row_canon};
 use checkpoint_core::archive::{Archive, ZipInput};
 use checkpoint_core::state::{
     self, detect_provider, read_state, read_state_metadata, store_dir, JoinSide, Provider, StateQuery,
@@ -30,10 +30,6 @@ fn read_jsonl(path: &PathBuf) -> Vec<Value> {
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
-}
-
-fn row_canon(v: &Value) -> String {
-    canon(&serde_json::json!({"key": v["key"], "value": v["value"], "partition_id": v["partition_id"]}))
 }
 
 /// Compares two multisets of canonical rows; returns a readable difference.

@@ -8,7 +8,7 @@
 #[path = "../../checkpoint-core/tests/support/canon.rs"]
 mod canon;
 
-use canon::canon;
+use canon::{canon, multiset, row_canon};
 use checkpoint_web::Inspector;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -17,18 +17,6 @@ use wasm_bindgen_test::*;
 
 /// `(fixture name, zip bytes, golden .state.jsonl text)` for every fixture that has one (see build.rs).
 const FIXTURES: &[(&str, &[u8], &str)] = include!(concat!(env!("OUT_DIR"), "/state_fixtures.rs"));
-
-fn row_canon(r: &Value) -> String {
-    canon(&json!({"key": r["key"], "value": r["value"], "partition_id": r["partition_id"]}))
-}
-
-fn multiset(v: impl IntoIterator<Item = String>) -> BTreeMap<String, usize> {
-    let mut m = BTreeMap::new();
-    for s in v {
-        *m.entry(s).or_default() += 1;
-    }
-    m
-}
 
 /// The golden rows grouped by the options Spark read them with: (operatorId, storeName, stateVarName).
 fn golden_groups(text: &str) -> BTreeMap<(i64, String, Option<String>), Vec<Value>> {

@@ -94,11 +94,8 @@ impl Checkpoint {
         let unique_id = self.unique_id(*op, *part, store_index(&names, name), version);
         let empty = StoreFiles { dir: dir.clone(), ..Default::default() };
         let store = self.store_files(key).unwrap_or(&empty);
-        let input = PlanInput {
-            unique_id: unique_id.as_deref(),
-            lineage: lineage.as_deref(),
-            ..PlanInput::new(&provider)
-        };
+        let input =
+            PlanInput { unique_id: unique_id.as_deref(), lineage: lineage.as_deref(), ..PlanInput::new(&provider) };
         let chain = plan(store, version, &input);
         RestartChain { dir, provider, unique_id, lineage, chain }
     }

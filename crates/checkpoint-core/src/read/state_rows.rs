@@ -223,7 +223,8 @@ fn first_row_check(
     check_value: bool,
 ) -> Option<(String, u64, &'static str, String)> {
     // The model's path (relative to the root) of the chain file.
-    let path = chain.steps.iter().find(|s| rd.abs(&s.path) == first.path).map_or(first.path.clone(), |s| s.path.clone());
+    let path =
+        chain.steps.iter().find(|s| rd.abs(&s.path) == first.path).map_or(first.path.clone(), |s| s.path.clone());
     if let Err(e) = crate::state::unsafe_row::validate_structure(&first.key, ks) {
         return Some((path, first.offset, "key", format!("byte {} of the key row: {}", e.offset, e.message)));
     }

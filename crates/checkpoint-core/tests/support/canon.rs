@@ -69,3 +69,19 @@ pub fn canon(v: &Value) -> String {
         other => other.to_string(),
     }
 }
+
+/// The canonical text of a `statestore` row: its key, value and partition id.
+#[allow(dead_code, reason = "each test crate uses its own part of this file")]
+pub fn row_canon(r: &Value) -> String {
+    canon(&serde_json::json!({"key": r["key"], "value": r["value"], "partition_id": r["partition_id"]}))
+}
+
+/// A multiset of canonical rows (row → count).
+#[allow(dead_code, reason = "each test crate uses its own part of this file")]
+pub fn multiset(rows: impl IntoIterator<Item = String>) -> BTreeMap<String, usize> {
+    let mut m = BTreeMap::new();
+    for r in rows {
+        *m.entry(r).or_default() += 1;
+    }
+    m
+}
