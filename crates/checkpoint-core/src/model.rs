@@ -266,6 +266,9 @@ pub struct StoreRows {
     pub first_row_invalid: Option<(String, u64, &'static str, String)>,
 }
 
+/// [`Checkpoint::file_mtimes`] of a file whose input records no modification time.
+pub const NO_MTIME: i64 = i64::MIN;
+
 /// Everything read from one checkpoint root.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Checkpoint {
@@ -305,11 +308,13 @@ pub struct Checkpoint {
     pub state_schemas: BTreeMap<String, Result<(String, String), Problem>>,
     /// Leftover temp files anywhere under the root.
     pub temp_files: Vec<TempFile>,
-    /// Size of every file under the root, by relative path (an index of `files`).
-    pub file_sizes: BTreeMap<String, u64>,
-    /// Last-modified time (ms since the epoch) of the files whose input records one
-    /// ([`crate::archive::Entry::modified_ms`]), by relative path.
-    pub modified_ms: BTreeMap<String, i64>,
+    /// Positions in `files` ordered by path, then position: the index [`Checkpoint::file_size`],
+    /// [`Checkpoint::has_file`] and [`Checkpoint::modified_ms`] search (4 bytes a file instead of a map of
+    /// paths; a path listed twice resolves to its last entry).
+    pub file_index: Vec<u32>,
+    /// Last-modified time (ms since the epoch) of each file of `files`, by position, when the input records one
+    /// ([`crate::archive::Entry::modified_ms`]); [`NO_MTIME`] when it does not.
+    pub file_mtimes: Vec<i64>,
     /// Hadoop `.crc` sidecars, by the main file's path.
     pub hadoop_crcs: BTreeMap<String, CrcSidecar>,
     /// Spark 4.1+ checksum files.
@@ -377,11 +382,27 @@ impl Checkpoint {
     }
     /// True when `path` (relative) is a file of this checkpoint.
     pub fn has_file(&self, path: &str) -> bool {
-        self.file_sizes.contains_key(path)
+        self.file_position(path).is_some()
     }
     /// Size of a file, when listed.
     pub fn file_size(&self, path: &str) -> Option<u64> {
-        self.file_sizes.get(path).copied()
+        self.file_position(path).map(|i| self.files[i].size)
+    }
+    /// Last-modified time of a file (ms since the epoch), when listed and the input records one.
+    pub fn modified_ms(&self, path: &str) -> Option<i64> {
+        self.file_position(path).and_then(|i| self.file_mtimes.get(i)).copied().filter(|t| *t != NO_MTIME)
+    }
+    /// Builds [`Checkpoint::file_index`] from `files` (the listing calls it once).
+    pub fn index_files(&mut self) {
+        let mut index: Vec<u32> = (0..self.files.len()).filter_map(|i| u32::try_from(i).ok()).collect();
+        index.sort_by(|a, b| self.files[*a as usize].path.cmp(&self.files[*b as usize].path).then(a.cmp(b)));
+        self.file_index = index;
+    }
+    /// The position in `files` of `path` (its last entry when listed twice).
+    fn file_position(&self, path: &str) -> Option<usize> {
+        let end = self.file_index.partition_point(|i| self.files[*i as usize].path.as_str() <= path);
+        let i = *self.file_index.get(end.checked_sub(1)?)? as usize;
+        (self.files[i].path == path).then_some(i)
     }
     /// The Hadoop sidecar of a file, when listed.
     pub fn crc_of(&self, main: &str) -> Option<&CrcSidecar> {

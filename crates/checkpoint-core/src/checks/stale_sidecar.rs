@@ -141,7 +141,7 @@ const MTIME_SLACK_MS: i64 = 2_000;
 /// Milliseconds by which `later` was last modified after `earlier`, when both times are known and the gap
 /// is beyond the zip time resolution.
 pub fn modified_after(cp: &Checkpoint, later: &str, earlier: &str) -> Option<i64> {
-    let (a, b) = (*cp.modified_ms.get(later)?, *cp.modified_ms.get(earlier)?);
+    let (a, b) = (cp.modified_ms(later)?, cp.modified_ms(earlier)?);
     (a - b > MTIME_SLACK_MS).then_some(a - b)
 }
 

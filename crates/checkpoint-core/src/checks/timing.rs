@@ -37,7 +37,7 @@ pub fn check_timing(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         return vec![];
     }
     let mut out = Vec::new();
-    let mt = |p: &str| cp.modified_ms.get(p).copied();
+    let mt = |p: &str| cp.modified_ms(p);
     let mut rewritten: Vec<(i64, String, i64, String, i64)> = Vec::new();
     let mut pairs = 0usize;
     for (&n, o) in &cp.offsets {

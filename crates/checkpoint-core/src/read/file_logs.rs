@@ -62,7 +62,7 @@ pub(crate) fn read_file_logs(cp: &mut Checkpoint, rd: &mut Reader<'_>, temp_targ
 /// Reads a Kafka source's `sources/<n>/0` (its starting offsets), when present.
 fn read_initial_offsets(cp: &mut Checkpoint, rd: &mut Reader<'_>, n: u32) {
     let path = format!("sources/{n}/0");
-    let Some(&size) = cp.file_sizes.get(&path) else { return };
+    let Some(size) = cp.file_size(&path) else { return };
     let content = match rd.read(&path, MAX_LOG_BYTES) {
         Ok(b) => log::source_meta::parse_initial_offsets(&b),
         Err(e) => Err(unreadable(&e)),

@@ -25,7 +25,7 @@ pub fn list<'a>(entries: impl IntoIterator<Item = &'a Entry>, root: &Root) -> Ch
     let prefix = prefix_of(root);
     let mut files = Vec::new();
     let mut dirs = BTreeSet::new();
-    let mut modified_ms = BTreeMap::new();
+    let mut file_mtimes = Vec::new();
     let mut listing: Vec<(String, u64, bool)> = Vec::new();
     for e in entries {
         let Some(rel) = e.path.strip_prefix(&prefix) else {
@@ -38,9 +38,7 @@ pub fn list<'a>(entries: impl IntoIterator<Item = &'a Entry>, root: &Root) -> Ch
             dirs.insert(rel.to_string());
         } else {
             files.push(FileRef { path: rel.to_string(), size: e.size });
-            if let Some(ms) = e.modified_ms {
-                modified_ms.insert(rel.to_string(), ms);
-            }
+            file_mtimes.push(e.modified_ms.unwrap_or(crate::model::NO_MTIME));
             let mut d = dir_of(rel);
             while !d.is_empty() && dirs.insert(d.to_string()) {
                 d = dir_of(d);
@@ -48,16 +46,15 @@ pub fn list<'a>(entries: impl IntoIterator<Item = &'a Entry>, root: &Root) -> Ch
         }
         listing.push((rel.to_string(), e.size, e.is_dir));
     }
-    let file_sizes = files.iter().map(|f: &FileRef| (f.path.clone(), f.size)).collect();
     let mut cp = Checkpoint {
         root: root.path.clone(),
         kind: Kind(root.kind),
         files,
         dirs,
-        file_sizes,
-        modified_ms,
+        file_mtimes,
         ..Default::default()
     };
+    cp.index_files();
     index_sidecars(&mut cp);
     if root.kind == CheckpointKind::Dstream {
         let mut times: Vec<i64> =
