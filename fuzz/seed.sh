@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Seeds every fuzz target's corpus (fuzz/corpus/<target>/) from the real fixtures in ../shared/fixtures:
 # whole small zips (diagnose_zip), log files (log_readers), state files (codecs, rocksdb_files), rows (unsafe_row,
-# avro: decoded from a fixture by the fuzzers' own first inputs) and overlay picks. Deterministic; idempotent.
+# avro: decoded from a fixture by the fuzzers' own first inputs), overlay picks and DStream checkpoint files
+# (javaser, from ../shared/dstream). Deterministic; idempotent.
 set -euo pipefail
 cd "$(dirname "$0")"
 python3 - <<'PY'
@@ -28,6 +29,19 @@ for z in fx:
             put('rocksdb_files', b)
         if i % 7 == 0 and len(b) < 4096:
             put('overlay', bytes([len(fx) % 3, i % 256]) + b)
+# DStream checkpoints (../shared/dstream): the `checkpoint-<ms>` files, as stored (codec-framed) and, for the
+# raw Java serialization stream, without the 4-byte stream header the target puts back itself.
+for z in sorted(glob.glob('../../shared/dstream/*.zip')):
+    zf = zipfile.ZipFile(z)
+    for n in zf.namelist():
+        base = n.rsplit('/', 1)[-1]
+        if base.startswith('checkpoint-'):
+            b = zf.read(n)
+            if len(b) <= 1 << 20:
+                put('javaser', b)
+                if b[:2] == bytes([0xAC, 0xED]):
+                    put('javaser', b[4:])
+put('javaser', bytes([0x70]))
 put('avro', bytes([0, 2, 0x61, 4, 0]))
 put('avro', bytes([1, 2, 2, 0, 0]))
 PY

@@ -36,6 +36,13 @@ if ! wasm-bindgen --version 2>/dev/null | grep -qx 'wasm-bindgen 0.2.130' \
   cargo install wasm-bindgen-cli --version 0.2.130
 fi
 
+# The fuzz step of scripts/test.sh: cargo-fuzz on the machine's nightly toolchain (the only other toolchain).
+if rustup toolchain list 2>/dev/null | grep -q '^nightly' \
+   && ! cargo +nightly fuzz --version 2>/dev/null | grep -qx 'cargo-fuzz 0.13.2'; then
+  say "cargo install cargo-fuzz 0.13.2"
+  cargo install cargo-fuzz --version 0.13.2 --locked
+fi
+
 for dir in tests/e2e tools/binaryen; do
   if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
     say "npm ci in $dir"
