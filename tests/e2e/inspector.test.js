@@ -988,21 +988,25 @@ describe('state browser', () => {
     });
   }
 
-  test('Changes in the dark theme', async () => {
+  test('Changes in the dark theme and on a narrow window', async () => {
     const name = 'ss-4.3.0-agg-hdfs';
-    const p = await newPage({ colorScheme: 'dark' });
-    await open(p, base);
-    await dropFile(p, `${name}.zip`, fs.readFileSync(path.join(fixturesDir, `${name}.zip`)));
-    await openStateTab(p);
-    await p.check('#state-mode-changes');
-    await stateSettled(p);
-    const rows = await changeRowsShown(p);
-    assert.ok(rows.some((r) => r.type === 'delete'), 'delete rows shown');
-    const [fg, bg] = await p.$eval('tr.change-delete .change-badge', (b) => [getComputedStyle(b).color, getComputedStyle(b).backgroundColor]);
-    assert.notEqual(fg, bg);
-    await p.screenshot({ path: path.join(out, 'state', `dark-changes-${name}.png`), fullPage: true });
-    assert.deepEqual(p.errors, []);
-    await p.context().close();
+    for (const [label, opts] of [['dark', { colorScheme: 'dark' }], ['narrow', { viewport: { width: 390, height: 844 } }]]) {
+      const p = await newPage(opts);
+      await open(p, base);
+      await dropFile(p, `${name}.zip`, fs.readFileSync(path.join(fixturesDir, `${name}.zip`)));
+      await openStateTab(p);
+      await p.check('#state-mode-changes');
+      await stateSettled(p);
+      const rows = await changeRowsShown(p);
+      assert.ok(rows.some((r) => r.type === 'delete'), `${label}: delete rows shown`);
+      const [fg, bg] = await p.$eval('tr.change-delete .change-badge', (b) => [getComputedStyle(b).color, getComputedStyle(b).backgroundColor]);
+      assert.notEqual(fg, bg);
+      const overflow = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(overflow <= 1, `${label}: no horizontal page scroll (${overflow}px)`);
+      await p.screenshot({ path: path.join(out, 'state', `${label}-changes-${name}.png`), fullPage: true });
+      assert.deepEqual(p.errors, []);
+      await p.context().close();
+    }
   });
 
   test('narrow and dark', async () => {

@@ -323,7 +323,7 @@ function renderStateRows() {
   const head = [feed ? el('th', { class: 'num', scope: 'col' }, 'batch_id') : null, feed ? el('th', { scope: 'col' }, 'change_type') : null,
     el('th', { class: 'num', scope: 'col' }, 'partition'), el('th', { scope: 'col' }, 'key'), el('th', { scope: 'col' }, 'value')].filter(Boolean);
   const tbl = el('table', { 'data-testid': 'state-rows', 'data-row-count': r.rows.length, 'data-total-rows': r.matching_rows, 'data-all-rows': r.total_rows,
-    'data-change-feed': feed ? `${r.change_feed.start_batch_id}-${r.change_feed.end_batch_id}` : '', 'aria-label': feed ? 'State changes' : 'State rows' },
+    'data-change-feed': feed ? `${r.change_feed.start_batch_id}-${r.change_feed.end_batch_id}` : '', class: feed ? 'changes' : null, 'aria-label': feed ? 'State changes' : 'State rows' },
   el('thead', {}, el('tr', {}, head)),
   el('tbody', {}, r.rows.map((row) => rowCells(row, feed))));
   const wrap = el('div', { class: 'table-wrap state-table', tabindex: '0', 'aria-label': 'State rows; PageUp/PageDown change the page' }, tbl);
