@@ -870,6 +870,145 @@ describe('state browser', () => {
     assert.ok(checked >= 2, `checked ${checked} broken fixtures`);
   });
 
+  // The Changes view (Spark's readChangeFeed): Spark 4.3.0's own answers for the same options, the core's
+  // goldens (tools/spark-gen/state_change_feed.py). HDFS, RocksDB with changelog checkpointing, and RocksDB without
+  // (where Spark itself refuses the change feed).
+  const changeAnswers = path.join(repo, 'crates/checkpoint-core/tests/data/spark/state-change-feed');
+  /** Spark's answer ({rows} or {error_class}) for readChangeFeed of op 0 `default` over start..end (end undefined:
+   *  Spark's default) or, with `opts`, for exactly those options. */
+  function sparkChangeFeed(name, start, end, opts) {
+    const want = opts || { changeStartBatchId: String(start), operatorId: '0', readChangeFeed: 'true', storeName: 'default',
+      ...(end === undefined ? {} : { changeEndBatchId: String(end) }) };
+    const sorted = (o) => JSON.stringify(Object.keys(o).sort().map((k) => [k, o[k]]));
+    const cases = fs.readFileSync(path.join(changeAnswers, `${name}.cases.jsonl`), 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+    const c = cases.find((x) => sorted(x.options) === sorted(want));
+    assert.ok(c, `${name}: Spark answered ${JSON.stringify(want)}`);
+    return c;
+  }
+  /** The last committed batch of a fixture, from its zip's own listing (commits/<n>). */
+  function lastCommitted(name) {
+    const py = 'import re,sys,zipfile\nprint(max(int(m.group(1)) for n in zipfile.ZipFile(sys.argv[1]).namelist() for m in [re.fullmatch(r"(?:.*/)?commits/(\\d+)", n)] if m))';
+    const r = spawnSync('python3', ['-c', py, path.join(fixturesDir, `${name}.zip`)], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    return Number(r.stdout.trim());
+  }
+  async function changeRowsShown(page) {
+    return page.$$eval('[data-testid=state-rows] tbody tr', (trs) => trs.map((tr) => {
+      const td = [...tr.querySelectorAll('td')];
+      return { batch: Number(tr.dataset.batch), type: tr.dataset.changeType, partition: Number(tr.dataset.partition),
+        typeText: td[1].textContent, key: td[3].textContent, value: td[4].textContent };
+    }));
+  }
+  /** Spark's rows against the page's: same count, and each of Spark's rows matched by batch, change type, partition
+   *  and the text of its key. */
+  function assertSameChanges(shownRows, spark, what) {
+    assert.equal(shownRows.length, spark.length, `${what}: rows`);
+    const unused = [...shownRows];
+    for (const r of spark) {
+      const leaf = keyLeaf(r.key);
+      const i = unused.findIndex((x) => x.batch === r.batch_id && x.type === r.change_type && x.partition === r.partition_id
+        && (leaf === null || x.key.includes(leaf)));
+      assert.ok(i >= 0, `${what}: Spark's row ${JSON.stringify(r)} is shown`);
+      unused.splice(i, 1);
+    }
+  }
+  async function setChangeRange(page, start, end) {
+    for (const [id, v] of [['#state-change-start', start], ['#state-change-end', end]]) {
+      await page.fill(id, String(v));
+      await page.press(id, 'Tab');
+    }
+    await stateSettled(page);
+  }
+
+  for (const name of ['ss-4.3.0-agg-hdfs', 'ss-4.3.0-agg-rocksdb-changelog', 'ss-4.3.0-agg-rocksdb']) {
+    test(`${name}: Changes shows Spark's change feed of the last committed batch and of a range; a wrong range shows Spark's error class`, async () => {
+      await dropFile(page, `${name}.zip`, fs.readFileSync(path.join(fixturesDir, `${name}.zip`)));
+      await openStateTab(page);
+      await pickStore(page, 'default', null);
+      // The toggle by keyboard: arrow keys move between the two radio buttons.
+      await page.focus('#state-mode-state');
+      await page.keyboard.press('ArrowRight');
+      await page.waitForFunction(() => document.querySelector('#panel-state').dataset.mode === 'changes');
+      await stateSettled(page);
+      assert.equal(await page.$eval('#state-mode-changes', (i) => i.checked && document.activeElement === i), true, 'Changes checked, focus kept');
+      const last = lastCommitted(name);
+      assert.equal(await page.inputValue('#state-change-start'), String(last), 'start defaults to the last committed batch');
+      assert.equal(await page.inputValue('#state-change-end'), String(last), 'end defaults to the last committed batch');
+      assert.match(await page.textContent('[data-testid=state-change-range]'), new RegExp(`0–${last}`), 'the valid range is shown');
+      const full = sparkChangeFeed(name, 0);
+      if (full.error_class) {
+        // Spark refuses this store's change feed (RocksDB without changelog checkpointing): its error class is shown.
+        const box = await page.textContent('[data-testid=state-error]');
+        assert.ok(box.includes(full.error_class), `${name}: ${box} names ${full.error_class}`);
+        await page.screenshot({ path: path.join(out, 'state', `changes-error-${name}.png`), fullPage: true });
+        await page.check('#state-mode-state');
+        await stateSettled(page);
+        await page.click('[data-testid=diagnosis-tab]');
+        return;
+      }
+      assert.equal(await page.$('[data-testid=state-error]'), null, 'no error at the default range');
+      assert.equal(await page.$eval('[data-testid=state-rows]', (t) => t.dataset.changeFeed), `${last}-${last}`);
+      const heads = await page.$$eval('[data-testid=state-rows] thead th', (ths) => ths.map((t) => t.textContent));
+      assert.deepEqual(heads.slice(0, 2), ['batch_id', 'change_type']);
+      const atLast = full.rows.filter((r) => r.batch_id === last);
+      assert.ok(atLast.length > 0, `${name}: Spark has changes at batch ${last}`);
+      let shownRows = await changeRowsShown(page);
+      assertSameChanges(shownRows, atLast, `${name} ${last}..${last}`);
+      // Deletes read without colour: the word and a "(removed …)" value.
+      for (const r of shownRows.filter((x) => x.type === 'delete')) {
+        assert.match(r.typeText, /delete/); assert.match(r.value, /removed/);
+      }
+      await page.screenshot({ path: path.join(out, 'state', `changes-${name}.png`), fullPage: true });
+      // A range: Spark's rows of batches 5..7 (deletes and updates).
+      await setChangeRange(page, 5, 7);
+      await page.waitForFunction(() => document.querySelector('[data-testid=state-rows]')?.dataset.changeFeed === '5-7');
+      shownRows = await changeRowsShown(page);
+      const range = sparkChangeFeed(name, 5, 7).rows;
+      assert.ok(range.some((r) => r.change_type === 'delete') && range.some((r) => r.change_type === 'update'));
+      assertSameChanges(shownRows, range, `${name} 5..7`);
+      // Ranges Spark refuses: the end before the start, and an end past the last committed batch.
+      assert.ok(14 > last);
+      for (const [start, end] of [[9, 3], [10, 14]]) {
+        const opts = { changeEndBatchId: String(end), changeStartBatchId: String(start), readChangeFeed: 'true' };
+        const want = sparkChangeFeed(name, null, null, opts).error_class;
+        assert.ok(want, `${name}: Spark refused ${start}..${end}`);
+        await setChangeRange(page, start, end);
+        await page.waitForSelector('[data-testid=state-error]');
+        const box = await page.textContent('[data-testid=state-error]');
+        assert.ok(box.includes(want), `${name} ${start}..${end}: ${box} names ${want}`);
+      }
+      await page.screenshot({ path: path.join(out, 'state', `changes-bad-range-${name}.png`), fullPage: true });
+      // Back to the current state: no change columns.
+      await page.check('#state-mode-state');
+      await stateSettled(page);
+      const heads2 = await page.$$eval('[data-testid=state-rows] thead th', (ths) => ths.map((t) => t.textContent));
+      assert.equal(heads2[0], 'partition');
+      assert.deepEqual(page.errors, []);
+      await page.click('[data-testid=diagnosis-tab]');
+    });
+  }
+
+  test('Changes in the dark theme and on a narrow window', async () => {
+    const name = 'ss-4.3.0-agg-hdfs';
+    for (const [label, opts] of [['dark', { colorScheme: 'dark' }], ['narrow', { viewport: { width: 390, height: 844 } }]]) {
+      const p = await newPage(opts);
+      await open(p, base);
+      await dropFile(p, `${name}.zip`, fs.readFileSync(path.join(fixturesDir, `${name}.zip`)));
+      await openStateTab(p);
+      await p.check('#state-mode-changes');
+      await stateSettled(p);
+      const rows = await changeRowsShown(p);
+      assert.ok(rows.some((r) => r.type === 'delete'), `${label}: delete rows shown`);
+      const [fg, bg] = await p.$eval('tr.change-delete .change-badge', (b) => [getComputedStyle(b).color, getComputedStyle(b).backgroundColor]);
+      assert.notEqual(fg, bg);
+      const overflow = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(overflow <= 1, `${label}: no horizontal page scroll (${overflow}px)`);
+      await p.screenshot({ path: path.join(out, 'state', `${label}-changes-${name}.png`), fullPage: true });
+      assert.deepEqual(p.errors, []);
+      await p.context().close();
+    }
+  });
+
   test('narrow and dark', async () => {
     const name = stateFixtures.find((n) => /join/.test(n)) || stateFixtures[0];
     for (const [label, opts] of [['narrow', { viewport: { width: 390, height: 844 } }], ['dark', { colorScheme: 'dark' }]]) {

@@ -1,7 +1,8 @@
 // The State tab: a paged browser over the state rows the worker decodes with the core's reader (the same rows as
 // Spark's State Data Source). Nothing is decoded until the tab is opened: the worker then lists operators, stores,
 // schemas and sizes by version (`state-overview`), and decodes one selection at a time (`state-rows`), which it
-// keeps for paging and search.
+// keeps for paging and search. Two views: the current state at a batch (Spark's `statestore` reader), and the changes
+// of a range of batches (its `readChangeFeed` option: one row per put or removal, with `batch_id` and `change_type`).
 import { el } from './dom.js';
 import { request } from './worker-client.js';
 import { stateError, renderPartitionPlot, renderVersionPlot, renderSchemas } from './state-charts.js';
@@ -19,10 +20,13 @@ const sb = {
   result: null,
   searchTimer: null,
   pageSize: 100,
+  mode: 'state', // 'state' (the state at a batch) or 'changes' (readChangeFeed over a range of batches)
+  change: { start: null, end: null }, // changeStartBatchId / changeEndBatchId; null = the last committed batch
 };
 
 export function resetStateBrowser() {
   sb.overview = null; sb.loading = null; sb.sel = null; sb.partition = null; sb.search = ''; sb.page = 0; sb.result = null;
+  sb.change = { start: null, end: null };
   sb.seq += 1;
 }
 
@@ -80,6 +84,44 @@ function storeChoices(op) {
   return out;
 }
 
+/** The selection sent to the worker: the picked store, and in the Changes view Spark's change-feed options (no
+ *  batchId: Spark refuses it together with readChangeFeed). Spark's own checks answer a wrong range. */
+function requestSelection() {
+  if (sb.mode !== 'changes') return sb.sel;
+  const last = sb.overview.committed_batches.last ?? null;
+  return { ...sb.sel, batch_id: null, read_change_feed: true,
+    change_start_batch_id: sb.change.start ?? last, change_end_batch_id: sb.change.end ?? last };
+}
+
+/** The batches whose changes are on disk for a store: versions with a delta (HDFS) or changelog (RocksDB) file. */
+function changeFileBatches(store) {
+  const b = (store?.versions || []).filter((v) => v.by_kind && (v.by_kind.delta || v.by_kind.changelog)).map((v) => v.batch_id);
+  return b.length ? { first: Math.min(...b), last: Math.max(...b) } : null;
+}
+
+/** A batch id typed in a box: null when empty (the default), else the integer as typed (a negative one is passed
+ *  on: Spark's own check answers it). */
+function batchValue(text) {
+  const v = text.trim();
+  if (v === '' || !Number.isFinite(Number(v))) return null;
+  return Math.trunc(Number(v));
+}
+
+/** The "Current state / Changes" toggle: two radio buttons (arrow keys move between them). */
+function modeToggle() {
+  const pick = (mode) => {
+    sb.mode = mode; sb.page = 0;
+    renderStateBrowser();
+    document.querySelector(`#state-mode-${mode}`)?.focus();
+  };
+  const radio = (mode, label) => el('label', { class: 'mode-option' },
+    el('input', { type: 'radio', name: 'state-mode', id: `state-mode-${mode}`, value: mode, checked: sb.mode === mode,
+      'data-testid': `state-mode-${mode}`, onchange: () => pick(mode) }), el('span', {}, label));
+  return el('fieldset', { class: 'mode-toggle', 'data-testid': 'state-mode' },
+    el('legend', {}, 'View'),
+    radio('state', 'Current state'), radio('changes', 'Changes'));
+}
+
 function currentOperator() {
   return sb.overview.operators.find((o) => o.operator_id === sb.sel.operator_id) || sb.overview.operators[0];
 }
@@ -124,6 +166,7 @@ function renderStateBrowser() {
     sb.partition = ev.target.value === '' ? null : Number(ev.target.value); sb.page = 0; loadStateRows();
   } }, el('option', { value: '' }, 'all'), op.partitions.map((p) => el('option', { value: p, selected: sb.partition === p }, `partition ${p}`)));
   const last = o.committed_batches.last;
+  const store = currentStore();
   const batchIn = el('input', { id: 'state-batch', type: 'number', min: 0, step: 1, inputmode: 'numeric',
     placeholder: last === null || last === undefined ? 'none committed' : `${last} (last committed)`,
     value: sb.sel.batch_id ?? '', onchange: (ev) => {
@@ -138,18 +181,26 @@ function renderStateBrowser() {
     } });
   const sizeSel = el('select', { id: 'state-page-size', onchange: (ev) => { sb.pageSize = Number(ev.target.value); sb.page = 0; loadStateRows(); } },
     STATE_PAGE_SIZES.map((n) => el('option', { value: n, selected: n === sb.pageSize }, `${n} rows`)));
+  const changes = sb.mode === 'changes';
+  const sizeControl = el('div', { class: 'control' }, el('label', { for: 'state-page-size' }, 'Rows per page'), sizeSel);
+  // Current state: batch id, then page size; Changes: page size, then the range boxes and their help on a row.
+  const batchControls = changes ? [sizeControl, ...changeRangeControls(last, store)]
+    : [el('div', { class: 'control' }, el('label', { for: 'state-batch' }, 'Batch id'), batchIn), sizeControl];
   const pickers = el('div', { class: 'controls state-pickers' },
+    el('div', { class: 'control wide' }, modeToggle()),
     el('div', { class: 'control' }, el('label', { for: 'state-operator' }, 'Operator'), opSel),
     el('div', { class: 'control' }, el('label', { for: 'state-store' }, 'Store'), storeSel),
     el('div', { class: 'control' }, el('label', { for: 'state-partition' }, 'Partition'), partSel),
-    el('div', { class: 'control' }, el('label', { for: 'state-batch' }, 'Batch id'), batchIn),
-    el('div', { class: 'control' }, el('label', { for: 'state-page-size' }, 'Rows per page'), sizeSel),
+    ...batchControls,
     el('div', { class: 'control span3' }, el('label', { for: 'state-search' }, 'Search keys'), search,
       el('span', { id: 'state-search-help', class: 'muted small' }, 'Rows whose key (as JSON) contains this text, ignoring case.')));
-  const store = currentStore();
   panel.dataset.state = 'ready';
+  panel.dataset.mode = sb.mode;
+  const intro = changes
+    ? "Changes: what each batch's state file (HDFS delta, RocksDB changelog) put or removed, read in your browser as Spark's statestore reader does with readChangeFeed (changeStartBatchId, changeEndBatchId)."
+    : "Read in your browser with the same options as Spark's statestore reader (operatorId, storeName, stateVarName, joinSide, batchId).";
   panel.replaceChildren(...[
-    el('p', { class: 'muted' }, `Read in your browser with the same options as Spark's statestore reader (operatorId, storeName, stateVarName, joinSide, batchId). Committed batches: ${o.committed_batches.count ? `${o.committed_batches.first}–${last}` : 'none'}.`),
+    el('p', { class: 'muted' }, `${intro} Committed batches: ${o.committed_batches.count ? `${o.committed_batches.first}–${last}` : 'none'}.`),
     pickers,
     el('div', { class: 'status-line' }, el('progress', { id: 'state-progress', hidden: true }), el('span', { id: 'state-status', role: 'status', 'aria-live': 'polite' })),
     el('div', { id: 'state-result' }),
@@ -163,6 +214,28 @@ function renderStateBrowser() {
   loadStateRows();
 }
 
+/** The Changes view's two batch boxes (changeStartBatchId, changeEndBatchId), both the last committed batch by
+ *  default: the batch that wrote the state version a restart loads, i.e. what changed in the batch before it. */
+function changeRangeControls(last, store) {
+  const files = sb.sel.join_side ? null : changeFileBatches(store);
+  const box = (id, key, label) => el('div', { class: 'control' }, el('label', { for: id }, label),
+    el('input', { id, type: 'number', step: 1, inputmode: 'numeric', 'aria-describedby': 'state-change-help',
+      placeholder: last === null || last === undefined ? 'none committed' : `${last} (last committed)`,
+      value: sb.change[key] ?? last ?? '', onchange: (ev) => {
+        sb.change = { ...sb.change, [key]: batchValue(ev.target.value) };
+        sb.page = 0; loadStateRows();
+      } }));
+  const valid = last === null || last === undefined ? 'No committed batch: Spark reads no change feed.'
+    : `Valid: 0–${last} (the end at most the last committed batch, ${last}, and not before the start)`
+      + (files ? `; change files on disk for batches ${files.first}–${files.last}.` : '.');
+  return [
+    box('state-change-start', 'start', 'From batch'),
+    box('state-change-end', 'end', 'To batch'),
+    el('div', { class: 'control span2' }, el('span', { id: 'state-change-help', class: 'muted small', 'data-testid': 'state-change-range' },
+      `${valid} The default, ${last ?? 'none'}–${last ?? 'none'}, is the last committed batch: the one that wrote the state a restart loads.`)),
+  ];
+}
+
 async function loadStateRows() {
   const panel = statePanel();
   const mySeq = ++sb.seq;
@@ -173,7 +246,7 @@ async function loadStateRows() {
   const slow = setTimeout(() => { if (bar) bar.hidden = false; }, 150);
   if (status) status.textContent = 'Reading state…';
   try {
-    const m = await request({ type: 'state-rows', selection: sb.sel, partition: sb.partition, search: sb.search, page: sb.page, page_size: sb.pageSize },
+    const m = await request({ type: 'state-rows', selection: requestSelection(), partition: sb.partition, search: sb.search, page: sb.page, page_size: sb.pageSize },
       (p) => stateProgress(p, 'Decoding'));
     if (mySeq !== sb.seq) return;
     const target = document.querySelector('#state-result');
@@ -190,7 +263,12 @@ async function loadStateRows() {
     sb.page = sb.result.page;
     renderStateRows();
     const r = sb.result;
-    if (status) status.textContent = `${r.total_rows} rows at batch ${r.batch_id} (version ${r.batch_id + 1}), decoded in ${Math.round(r.ms)} ms.`;
+    const f = r.change_feed;
+    if (status) {
+      status.textContent = f
+        ? `${r.total_rows} changes in batches ${f.start_batch_id}–${f.end_batch_id} (state versions ${f.start_batch_id + 1}–${f.end_batch_id + 1}), decoded in ${Math.round(r.ms)} ms.`
+        : `${r.total_rows} rows at batch ${r.batch_id} (version ${r.batch_id + 1}), decoded in ${Math.round(r.ms)} ms.`;
+    }
     panel.dataset.rows = 'ready';
   } catch (e) {
     if (mySeq !== sb.seq) return;
@@ -216,6 +294,23 @@ function jsonCell(v) {
   return el('span', { class: typeof v === 'string' ? 'js' : 'jn' }, String(v));
 }
 
+/** A change type as a badge that reads without colour: a sign and the word Spark uses. */
+function changeBadge(t) {
+  const sign = t === 'delete' ? '−' : t === 'update' ? '+' : '•';
+  return el('span', { class: `change-badge change-${t}` }, el('span', { 'aria-hidden': 'true' }, `${sign} `), t);
+}
+
+function rowCells(row, feed) {
+  const del = feed && row.change_type === 'delete';
+  const attrs = { 'data-partition': row.partition_id };
+  if (feed) { attrs['data-batch'] = row.batch_id; attrs['data-change-type'] = row.change_type; attrs.class = `change-row change-${row.change_type}`; }
+  return el('tr', attrs,
+    feed ? el('td', { class: 'num' }, String(row.batch_id)) : null,
+    feed ? el('td', {}, changeBadge(row.change_type)) : null,
+    el('td', { class: 'num' }, String(row.partition_id)), el('td', { class: 'mono' }, jsonCell(row.key)),
+    el('td', { class: 'mono' }, del ? el('span', { class: 'muted removed' }, '(removed: no value)') : jsonCell(row.value)));
+}
+
 function renderStateRows() {
   const r = sb.result;
   const go = (p) => { if (p >= 0 && p < r.pages && p !== r.page) { sb.page = p; loadStateRows(); } };
@@ -224,11 +319,13 @@ function renderStateRows() {
     el('span', { 'data-testid': 'state-page' }, `Page ${r.page + 1} of ${r.pages}`),
     el('button', { type: 'button', 'data-testid': 'state-next', disabled: r.page + 1 >= r.pages, onclick: () => go(r.page + 1), 'aria-label': 'Next page' }, 'Next ›'),
     el('span', { class: 'muted' }, r.matching_rows === r.total_rows ? `${r.total_rows} rows` : `${r.matching_rows} of ${r.total_rows} rows match`));
+  const feed = Boolean(r.change_feed);
+  const head = [feed ? el('th', { class: 'num', scope: 'col' }, 'batch_id') : null, feed ? el('th', { scope: 'col' }, 'change_type') : null,
+    el('th', { class: 'num', scope: 'col' }, 'partition'), el('th', { scope: 'col' }, 'key'), el('th', { scope: 'col' }, 'value')].filter(Boolean);
   const tbl = el('table', { 'data-testid': 'state-rows', 'data-row-count': r.rows.length, 'data-total-rows': r.matching_rows, 'data-all-rows': r.total_rows,
-    'aria-label': 'State rows' },
-  el('thead', {}, el('tr', {}, el('th', { class: 'num', scope: 'col' }, 'partition'), el('th', { scope: 'col' }, 'key'), el('th', { scope: 'col' }, 'value'))),
-  el('tbody', {}, r.rows.map((row) => el('tr', { 'data-partition': row.partition_id },
-    el('td', { class: 'num' }, String(row.partition_id)), el('td', { class: 'mono' }, jsonCell(row.key)), el('td', { class: 'mono' }, jsonCell(row.value))))));
+    'data-change-feed': feed ? `${r.change_feed.start_batch_id}-${r.change_feed.end_batch_id}` : '', class: feed ? 'changes' : null, 'aria-label': feed ? 'State changes' : 'State rows' },
+  el('thead', {}, el('tr', {}, head)),
+  el('tbody', {}, r.rows.map((row) => rowCells(row, feed))));
   const wrap = el('div', { class: 'table-wrap state-table', tabindex: '0', 'aria-label': 'State rows; PageUp/PageDown change the page' }, tbl);
   wrap.addEventListener('keydown', (ev) => {
     if (ev.key === 'PageDown' || (ev.key === 'ArrowRight' && ev.altKey)) { ev.preventDefault(); go(r.page + 1); }
@@ -239,7 +336,7 @@ function renderStateRows() {
   const hadFocus = document.activeElement && document.activeElement.classList.contains('state-table');
   // The table is always there (tests and scripts read its counts); an empty page says why.
   const empty = r.rows.length ? null
-    : el('p', { class: 'muted' }, r.total_rows ? 'No row matches.' : 'The store is empty at this batch.');
+    : el('p', { class: 'muted' }, r.total_rows ? 'No row matches.' : feed ? 'No change in these batches.' : 'The store is empty at this batch.');
   document.querySelector('#state-result').replaceChildren(pager, wrap, empty || '');
   if (hadFocus) document.querySelector('.state-table')?.focus();
   document.querySelector('#state-partition-plot')?.replaceChildren(renderPartitionPlot(r.partitions));

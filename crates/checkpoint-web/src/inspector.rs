@@ -168,7 +168,8 @@ mod diagnosing {
         }
 
         /// One page of state rows of zip bytes (JSON text; see [`crate::state::LoadedState::page`]).
-        /// `selection`: `{operator_id, store_name, state_var?, join_side?, batch_id?}`; `partition`: a number or
+        /// `selection`: `{operator_id, store_name, state_var?, join_side?, batch_id?, read_change_feed?,
+        /// change_start_batch_id?, change_end_batch_id?}` ([`crate::state::StateSelection`]); `partition`: a number or
         /// `undefined`; `search`: substring of the key JSON. A state that does not decode throws an `Error` of kind
         /// `state` whose message is the JSON `{path, offset, message, error_class}`.
         #[allow(clippy::too_many_arguments)]

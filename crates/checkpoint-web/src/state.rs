@@ -28,7 +28,11 @@ pub const MAX_PAGE_SIZE: usize = 1_000;
 pub const MAX_LOADED_ROWS: usize = 2_000_000;
 
 /// What the page selects (JSON: `{"operator_id":0,"store_name":"default","state_var":null,"join_side":null,
-/// "batch_id":null,"read_registered_timers":false}`); the meanings are those of Spark's `statestore` source options.
+/// "batch_id":null,"read_registered_timers":false,"read_change_feed":false,"change_start_batch_id":null,
+/// "change_end_batch_id":null}`); the meanings are those of Spark's `statestore` source options, and so are the
+/// checks: [`Self::to_query`] passes every option on, and the core's reader refuses what Spark refuses (a
+/// `batch_id` with `read_change_feed`, a change batch id without it, a negative or out-of-range one), with Spark's
+/// error class.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
 #[serde(default)]
 pub struct StateSelection {
@@ -44,6 +48,13 @@ pub struct StateSelection {
     pub batch_id: Option<i64>,
     /// `readRegisteredTimers` (transformWithState): the operator's timers instead of a state variable.
     pub read_registered_timers: bool,
+    /// `readChangeFeed`: the changes of each batch in `change_start_batch_id..=change_end_batch_id` (rows with
+    /// `batch_id` and `change_type`) instead of the state at one batch.
+    pub read_change_feed: bool,
+    /// `changeStartBatchId` (required with `read_change_feed`).
+    pub change_start_batch_id: Option<i64>,
+    /// `changeEndBatchId`; `None` = the last committed batch.
+    pub change_end_batch_id: Option<i64>,
 }
 
 impl StateSelection {
@@ -73,6 +84,9 @@ impl StateSelection {
             batch_id: self.batch_id,
             partition: None,
             read_registered_timers: self.read_registered_timers,
+            read_change_feed: self.read_change_feed,
+            change_start_batch_id: self.change_start_batch_id,
+            change_end_batch_id: self.change_end_batch_id,
             ..StateQuery::default()
         })
     }
@@ -370,8 +384,10 @@ pub struct PartitionStat {
 pub struct LoadedState {
     /// What was asked.
     pub selection: StateSelection,
-    /// The batch read (the last committed one when the selection gives none).
+    /// The batch read (the last committed one when the selection gives none); for a change feed its last batch.
     pub batch_id: i64,
+    /// For a change feed (`read_change_feed`): the batches whose changes were read, `(start, end)` inclusive.
+    pub change_range: Option<(i64, i64)>,
     /// Every row, in the reader's order (partition by partition).
     pub rows: Vec<StateRow>,
     /// Lower-cased key JSON text of each row (what the search matches).
@@ -388,12 +404,17 @@ pub struct LoadedState {
 pub fn load_state(a: &mut dyn Archive, sel: &StateSelection) -> Result<LoadedState, StateError> {
     let root = state::find_state_roots(a).into_iter().next().unwrap_or_default();
     let q = sel.to_query()?;
-    let batch_id = match q.batch_id {
-        Some(b) => b,
-        None => state::last_committed_batch(a, &root).unwrap_or(-1),
-    };
     let limits = StateLimits { max_rows: MAX_LOADED_ROWS, ..StateLimits::default() };
+    // The reader checks the options as Spark does (and fails before reading anything when they are wrong).
     let rows = state::read_state_with_limits(a, &root, &q, &limits)?;
+    let last = || state::last_committed_batch(a, &root).unwrap_or(-1);
+    let (batch_id, change_range) = match (q.read_change_feed, q.change_start_batch_id) {
+        (true, Some(start)) => {
+            let end = q.change_end_batch_id.unwrap_or_else(last);
+            (end, Some((start, end)))
+        }
+        _ => (q.batch_id.unwrap_or_else(last), None),
+    };
     let parts = state::list_partitions(a, &root, q.operator_id);
     let files = operator_files(a, &root, q.operator_id);
     let stores: Vec<String> = match q.join_side {
@@ -422,6 +443,7 @@ pub fn load_state(a: &mut dyn Archive, sel: &StateSelection) -> Result<LoadedSta
     Ok(LoadedState {
         selection: sel.clone(),
         batch_id,
+        change_range,
         rows,
         key_text,
         partitions: stats.into_values().collect(),
@@ -432,8 +454,10 @@ pub fn load_state(a: &mut dyn Archive, sel: &StateSelection) -> Result<LoadedSta
 impl LoadedState {
     /// One page of rows: those of `partition` (all when `None`) whose key JSON contains `search`
     /// (case-insensitive; empty = all), page `page` (0-based) of `page_size` rows (1..=[`MAX_PAGE_SIZE`]).
-    /// Shape: `{batch_id, total_rows, matching_rows, page, page_size, pages, rows:[{partition_id,key,value}],
-    /// partitions:[{partition, rows, decoded_bytes, file_bytes}], ms}`.
+    /// Shape: `{batch_id, change_feed, total_rows, matching_rows, page, page_size, pages, rows:[{partition_id,key,
+    /// value}], partitions:[{partition, rows, decoded_bytes, file_bytes}], ms}`; `change_feed` is `null`, or
+    /// `{start_batch_id, end_batch_id}` for a change feed, whose rows also carry `batch_id` and `change_type`
+    /// (Spark's columns, [`StateRow::to_json`]).
     pub fn page(&self, partition: Option<u32>, search: &str, page: usize, page_size: usize) -> Value {
         let page_size = page_size.clamp(1, MAX_PAGE_SIZE);
         let needle = search.trim().to_lowercase();
@@ -447,6 +471,7 @@ impl LoadedState {
             matching.iter().skip(page * page_size).take(page_size).map(|&i| self.rows[i].to_json()).collect();
         json!({
             "batch_id": self.batch_id,
+            "change_feed": self.change_range.map(|(s, e)| json!({"start_batch_id": s, "end_batch_id": e})),
             "total_rows": self.rows.len(),
             "matching_rows": matching.len(),
             "page": page,

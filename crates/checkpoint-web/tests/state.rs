@@ -8,7 +8,7 @@
 #[path = "../../checkpoint-core/tests/support/canon.rs"]
 mod canon;
 
-use canon::{canon, multiset, row_canon};
+use canon::{multiset, row_canon};
 use checkpoint_web::Inspector;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;

@@ -95,6 +95,7 @@ pub fn resolve_options(a: &dyn Archive, root: &str, q: &StateQuery) -> Result<Re
             .then(|| invalid(root, opt, format!("{b} is beyond any batch Spark writes (at most 2^60)")))
     };
     let last = || last_committed_batch(a, root);
+    let last_text = || last().map_or_else(|| "none".to_string(), |l| l.to_string());
     if q.read_change_feed {
         if q.join_side.is_some() {
             return Err(conflict(root, "joinSide", "readChangeFeed"));
@@ -132,7 +133,7 @@ pub fn resolve_options(a: &dyn Archive, root: &str, q: &StateQuery) -> Result<Re
         if last().is_none_or(|l| end > l) {
             return Err(no_committed_batch(
                 root,
-                format!("No committed batch found for changeEndBatchId {end} (last committed: {:?})", last()),
+                format!("No committed batch found for changeEndBatchId {end} (last committed: {})", last_text()),
             ));
         }
         return Ok(ReadMode::ChangeFeed { start, end });
@@ -168,7 +169,7 @@ pub fn resolve_options(a: &dyn Archive, root: &str, q: &StateQuery) -> Result<Re
             if last().is_none_or(|l| batch > l) {
                 return Err(no_committed_batch(
                     root,
-                    format!("No committed batch found for batchId {batch} (last committed: {:?})", last()),
+                    format!("No committed batch found for batchId {batch} (last committed: {})", last_text()),
                 ));
             }
             Ok(ReadMode::FromSnapshot { batch, snapshot_batch, partition })
