@@ -18,12 +18,15 @@
 pub mod avro;
 pub mod changelog;
 pub mod encoding;
+mod listing;
 pub mod manifest;
 mod plan;
 pub mod sst;
 mod sst_footer;
 pub mod state_view;
 mod tws;
+pub use listing::immutable_files;
+use listing::{list_store, listing_of, StoreListing};
 pub mod zip_meta;
 
 pub use plan::*;
@@ -183,42 +186,6 @@ pub fn parse_state_file_name(name: &str) -> Option<StateFileName> {
         ChainFileKind::Delta | ChainFileKind::Snapshot => return None,
     };
     Some(StateFileName { version: f.version, unique_id: f.unique_id, is_zip })
-}
-
-/// State files (parsed name, archive path) and immutable files (`SSTs/<f>`, `logs/<f>` relative to the store
-/// directory, size) of a store directory.
-type StoreListing = (Vec<(StateFileName, String)>, Vec<(String, u64)>);
-
-/// The RocksDB view of the one store listing ([`crate::state_files::store_files`]).
-fn list_store(archive: &dyn Archive, store_dir: &str) -> StoreListing {
-    listing_of(&crate::state_files::store_files(archive.entries(), store_dir), "")
-}
-
-/// The RocksDB view of a store's listing (`store`'s paths are archive paths once `prefix` is put before them;
-/// the read stage's model holds them relative to the checkpoint root).
-fn listing_of(store: &crate::state_files::StoreFiles, prefix: &str) -> StoreListing {
-    let dir_prefix = if store.dir.is_empty() { String::new() } else { format!("{}/", store.dir) };
-    let state_files = (store.zips.values().flatten().map(|f| (f, true)))
-        .chain(store.changelogs.values().flatten().map(|f| (f, false)))
-        .map(|(f, is_zip)| {
-            let name = StateFileName { version: f.version, unique_id: f.unique_id.clone(), is_zip };
-            (name, format!("{prefix}{}", f.file.path))
-        })
-        .collect();
-    let immutable = store
-        .ssts
-        .iter()
-        .chain(&store.wal_logs)
-        .filter_map(|f| f.path.strip_prefix(&dir_prefix).map(|rel| (rel.to_string(), f.size)))
-        .collect();
-    (state_files, immutable)
-}
-
-/// The SST and log files of a store (relative to its folder, with sizes), from a listing already made (the read
-/// stage's model): what a RocksDB zip's metadata is checked against
-/// ([`crate::state_integrity::check_rocksdb_zip`]).
-pub fn immutable_files(store: &crate::state_files::StoreFiles) -> Vec<(String, u64)> {
-    listing_of(store, "").1
 }
 
 fn read_file(archive: &mut dyn Archive, path: &str, max: u64) -> Result<Vec<u8>, RocksDbError> {
