@@ -485,11 +485,12 @@ with zipfile.ZipFile(sys.argv[3], 'w', zipfile.ZIP_DEFLATED) as z:
     assert.match(await page.textContent('#message'), /Cancelled/);
     assert.ok(await page.$eval('#cancel', (b) => b.hidden), 'no Cancel button once the run ended');
 
-    await page.evaluate(() => { window.TC_WATCHDOG_MS = 1; });
+    // A worker that stops answering (its messages dropped): the watchdog stops it and says so.
+    await page.evaluate(() => { window.TC_WATCHDOG_MS = 300; window.TC_WORKER_SILENT = true; });
     await dropFile(page, 'bomb.zip', bombZip('offsets/0'));
     assert.equal(await page.$eval('#message', (e) => e.dataset.errorKind), 'stuck');
     assert.match(await page.textContent('#message'), /did not answer .* and was stopped/);
-    await page.evaluate(() => { delete window.TC_WATCHDOG_MS; });
+    await page.evaluate(() => { delete window.TC_WATCHDOG_MS; delete window.TC_WORKER_SILENT; });
 
     n = await runCount(page);
     await dropFile(page, 'bomb.zip', bombZip('offsets/0'));

@@ -1,6 +1,7 @@
 // Time to verdict in the page (headless Chromium) for each zip given, next to reading the same file in the
 // browser (File.stream() to its end, the floor), with what the worker read and its wasm memory, and the main
-// thread's responsiveness during the run (round trips of a trivial script). Prints one JSON line per zip.
+// thread's responsiveness during the run (round trips of a trivial script, and the long tasks over 50 ms the
+// browser reports). Prints one JSON line per zip.
 //
 //   node tools/scale-bench/page.mjs <zip>...   (after scripts/build-web.sh; tests/e2e's node_modules)
 import fs from 'node:fs';
@@ -40,6 +41,12 @@ for (const zip of process.argv.slice(2)) {
   await page.goto(base);
   await page.waitForSelector('body[data-status=ready]', { timeout: 60000 });
   const before = Number(await page.$eval('#results', (e) => e.dataset.runCount || '0'));
+  // Long tasks (> 50 ms) on the page's main thread during the run, as the browser measures them.
+  await page.evaluate(() => {
+    window.__longTasks = [];
+    new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__longTasks.push(e.duration); })
+      .observe({ type: 'longtask', buffered: false });
+  });
   const t0 = Date.now();
   await page.setInputFiles('#file-input', zip);
   const trips = [];
@@ -55,6 +62,7 @@ for (const zip of process.argv.slice(2)) {
     await new Promise((r) => setTimeout(r, 50));
   }
   const verdictMs = Date.now() - t0;
+  const longTasks = await page.evaluate(() => window.__longTasks);
   const reading = await page.evaluate(() => window.checkpointInspector.reading);
   const outcome = await page.$eval('[data-testid=verdict]', (v) => v.dataset.outcome).catch(() => null);
   const floorMs = await page.evaluate(async () => {
@@ -69,6 +77,8 @@ for (const zip of process.argv.slice(2)) {
     worker_ms: Math.round(reading.ms), read_file_ms: Math.round(floorMs), slices: reading.reads,
     bytes_read: reading.bytes, wasm_mib: +(reading.wasmBytes / 1048576).toFixed(1),
     main_thread_round_trip_ms: { median: median(trips), max: Math.max(...trips) },
+    main_thread_long_tasks: { count: longTasks.length, max_ms: Math.round(Math.max(0, ...longTasks)),
+      total_ms: Math.round(longTasks.reduce((a, b) => a + b, 0)) },
   }));
   await page.close();
 }

@@ -17,7 +17,7 @@ export function openFromAddress() {
 }
 
 /** Shows the report a link carries, read-only; or says clearly why the link cannot be read. */
-export function openLink(text) {
+export async function openLink(text) {
   clearMessage();
   const results = $('#results');
   let shared;
@@ -26,7 +26,7 @@ export function openLink(text) {
     state.input = null;
     state.entrySizes = new Map();
     state.last = { report: shared.report, reportJson: shared.report_json, entries: [], entriesTotal: 0, link: shared };
-    render();
+    await render();
   } catch (e) {
     // A damaged link (the core's typed error), or a report this page cannot present (e.g. from a far newer inspector).
     state.last = null;

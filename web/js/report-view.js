@@ -36,8 +36,17 @@ export function pathLink(root, path) {
   return el('code', {}, path);
 }
 
-export function render() {
-  const { report } = state.last;
+/** The next macrotask: lets the browser paint and handle input between the parts of a big report. */
+const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+/**
+ * Renders `state.last`: the verdict, facts and findings of every checkpoint at once, then (each in its own task,
+ * so the main thread never blocks for long on a big report) the batch lists, every view, the files. Resolves
+ * when everything is shown; a newer run started meanwhile stops it.
+ */
+export async function render() {
+  const last = state.last;
+  const { report } = last;
   const root = $('#results');
   const parts = [];
   parts.push(el('div', { class: 'toolbar' },
@@ -53,29 +62,48 @@ export function render() {
       el('div', { class: 'headline' }, 'No Spark checkpoint found'),
       el('div', { class: 'detail' }, `${report.input.name} holds ${report.input.entries} entries, none of which looks like a checkpoint (metadata, offsets/, commits/, state/).`)));
   }
-  const link = state.last.link;
+  const link = last.link;
   if (link) parts.unshift(linkBanner(link));
   const diag = el('div', { id: 'panel-diagnosis', role: 'tabpanel', 'aria-labelledby': 'tab-diagnosis' });
   const page = pageApi(report);
-  const shown = inspector().present(state.last.reportJson);
-  report.checkpoints.forEach((c, i) => diag.append(renderCheckpoint(c, report, page, shown[i])));
+  // The worker sends the core's presentation with the report; a shared link's report is presented here.
+  const shown = last.presented || inspector().present(last.reportJson);
+  const pending = report.checkpoints.map((c, i) => {
+    const views = el('div', { class: 'views' });
+    diag.append(renderCheckpoint(c, report, shown[i], views));
+    return { c, views };
+  });
   resetStateBrowser();
+  const stateWasOpen = document.querySelector('#tab-state')?.getAttribute('aria-selected') === 'true';
   if (link) {
     // A report from a link: no checkpoint is loaded, so there are no files to list and no state to browse.
     parts.push(diag);
-    root.replaceChildren(...parts);
-    return;
+  } else {
+    diag.append(renderFiles());
+    const statePanelEl = el('div', { id: 'panel-state', role: 'tabpanel', 'aria-labelledby': 'tab-state', hidden: true, class: 'state-browser', 'data-testid': 'state-panel' });
+    parts.push(renderTabs(), diag, statePanelEl);
   }
-  diag.append(renderFiles());
-  const statePanelEl = el('div', { id: 'panel-state', role: 'tabpanel', 'aria-labelledby': 'tab-state', hidden: true, class: 'state-browser', 'data-testid': 'state-panel' });
-  const stateWasOpen = document.querySelector('#tab-state')?.getAttribute('aria-selected') === 'true';
-  parts.push(renderTabs(), diag, statePanelEl);
   root.replaceChildren(...parts);
-  if (stateWasOpen) selectTab('state');
+  if (stateWasOpen && !link) selectTab('state');
+  if (last.batchesJson) {
+    await nextTask();
+    if (state.last !== last) return;
+    const batches = JSON.parse(last.batchesJson);
+    report.checkpoints.forEach((c, i) => { c.batches = batches[i] || []; });
+    last.batchesJson = null;
+  }
+  for (const { c, views: box } of pending) {
+    for (const v of views) {
+      await nextTask();
+      if (state.last !== last) return;
+      const container = renderView(v, c, page);
+      if (container.childNodes.length) box.append(container);
+    }
+  }
 }
 
 /** One checkpoint: `p` is the core's presentation of it (`Inspector.present`: headline, summary, assumption, needs, finding order). */
-function renderCheckpoint(c, report, page, p) {
+function renderCheckpoint(c, report, p, views) {
   const r = c.restart;
   const sec = el('section', { class: 'checkpoint', dataset: { root: c.root } });
   const head = el('div', { class: 'checkpoint-head' },
@@ -87,7 +115,7 @@ function renderCheckpoint(c, report, page, p) {
   },
   el('div', { class: 'icon', 'aria-hidden': 'true' }, VERDICT_ICON[r.outcome] || '?'),
   el('div', { class: 'headline' }, p.headline),
-  el('div', { class: 'detail' }, `Assuming a restart on Spark ${r.assumed_spark_version}${page.readOnly ? '' : ' (change it above)'}.`,
+  el('div', { class: 'detail' }, `Assuming a restart on Spark ${r.assumed_spark_version}${state.last && state.last.link ? '' : ' (change it above)'}.`,
     r.exception ? ` Exception: ${r.exception}.` : ''),
   p.assumption ? el('div', { class: 'detail', 'data-testid': 'assumption' }, `${p.assumption[0].toUpperCase()}${p.assumption.slice(1)}.`) : null,
   p.summary ? el('div', { class: 'detail' }, p.summary) : null);
@@ -104,7 +132,7 @@ function renderCheckpoint(c, report, page, p) {
       : el('p', { class: 'muted' }, 'No findings.'));
   const needs = p.needs.length ? el('div', { class: 'panel' }, el('h3', {}, 'To sharpen the diagnosis'), el('ul', { 'data-testid': 'needs' }, p.needs.map((n) => el('li', {}, n)))) : null;
 
-  sec.append(head, verdict, facts, fpanel, needs || '', renderViews(c, page));
+  sec.append(head, verdict, facts, fpanel, needs || '', views);
   return sec;
 }
 
@@ -131,13 +159,35 @@ function renderFinding(f, c, open) {
   return d;
 }
 
+/** Rows of the files table built per task when the panel is opened. */
+const FILE_ROWS_PER_TASK = 1000;
+
+/** The input's files: a closed panel whose table is built when it is first opened, a slice per task. */
 function renderFiles() {
   const { entries, entriesTotal } = state.last;
   const d = el('details', { class: 'panel files' }, el('summary', {}, `Files in the input (${entriesTotal})`));
   const shown = entries.slice(0, 5000);
-  d.append(el('div', { class: 'files-list' }, table(['path', { label: 'size', num: true }],
-    shown.map(([p, s]) => [s <= MAX_SHOWN_BYTES ? el('button', { type: 'button', class: 'linkish', onclick: () => showEntry(p) }, p) : el('code', { title: 'too large to show' }, p), fmtBytes(s)]))));
-  if (entriesTotal > shown.length) d.append(el('p', { class: 'muted' }, `Listing the first ${shown.length} of ${entriesTotal} files.`));
+  let built = false;
+  // Built on the summary's click (mouse or keyboard, before the panel opens) or on any other opening.
+  const build = async () => {
+    if (built) return;
+    built = true;
+    const last = state.last;
+    const row = ([p, s]) => [s <= MAX_SHOWN_BYTES ? el('button', { type: 'button', class: 'linkish', onclick: () => showEntry(p) }, p) : el('code', { title: 'too large to show' }, p), fmtBytes(s)];
+    const headers = ['path', { label: 'size', num: true }];
+    const t = table(headers, shown.slice(0, FILE_ROWS_PER_TASK).map(row));
+    d.append(el('div', { class: 'files-list' }, t));
+    if (entriesTotal > shown.length) d.append(el('p', { class: 'muted' }, `Listing the first ${shown.length} of ${entriesTotal} files.`));
+    const body = t.querySelector('tbody') || t;
+    for (let i = FILE_ROWS_PER_TASK; i < shown.length; i += FILE_ROWS_PER_TASK) {
+      await nextTask();
+      if (state.last !== last) return;
+      const more = table(headers, shown.slice(i, i + FILE_ROWS_PER_TASK).map(row));
+      body.append(...(more.querySelector('tbody') || more).childNodes);
+    }
+  };
+  d.querySelector('summary').addEventListener('click', build);
+  d.addEventListener('toggle', () => { if (d.open) build(); });
   return d;
 }
 
@@ -195,16 +245,13 @@ function pageApi(report) {
   };
 }
 
-function renderViews(c, page) {
-  const box = el('div', { class: 'views' });
-  for (const v of views) {
-    const container = el('div', { class: `view view-${v.layout}`, dataset: { view: v.name } });
-    try {
-      v.module.render(container, c, page);
-    } catch (e) {
-      container.replaceChildren(el('p', { class: 'message', role: 'alert' }, `The ${v.name} view failed: ${e && e.message ? e.message : e}`));
-    }
-    if (container.childNodes.length) box.append(container);
+/** One registered view of a checkpoint in its container (a view that throws says so in its place). */
+function renderView(v, c, page) {
+  const container = el('div', { class: `view view-${v.layout}`, dataset: { view: v.name } });
+  try {
+    v.module.render(container, c, page);
+  } catch (e) {
+    container.replaceChildren(el('p', { class: 'message', role: 'alert' }, `The ${v.name} view failed: ${e && e.message ? e.message : e}`));
   }
-  return box;
+  return container;
 }

@@ -77,6 +77,9 @@ export function startWorker() {
 
 function onWorkerMessage(m) {
   if (!m || typeof m !== 'object') return;
+  // Tests: a worker that has stopped answering (its answers are dropped), so the watchdog's path runs whatever
+  // the machine's speed.
+  if (window.TC_WORKER_SILENT && m.type !== 'ready') return;
   armWatchdog();
   if (m.type === 'ready') {
     state.workerReady = true;

@@ -19,7 +19,7 @@
 //! | `ready` | `version` (inspector version) — sent once the wasm is running |
 //! | `progress` | `id`, `done`, `total` (files read / files listed), `path` (the file being read) |
 //! | `delta-log` | `id`, `tables` (`[{dir, table_id, versions}]`) — the Delta logs were read and no checkpoint is open yet |
-//! | `report` | `id`, `report` (JSON text of the contract's `Report`), `entries` (`[[path, size]]`, at most [`crate::MAX_LISTED_ENTRIES`]), `entries_total`, `ms`, `bytes_read`, `reads` (slices of the dropped zip), `wasm_bytes` (the worker's wasm memory) |
+//! | `report` | `id`, `report` (JSON text of the contract's `Report`), `report_head` (the same without the checkpoints' `batches`), `batches` (JSON text: each checkpoint's `batches`), `presented` (JSON text: `present::present` of each checkpoint for the page), `entries` (`[[path, size]]`, at most [`crate::MAX_LISTED_ENTRIES`]), `entries_total`, `ms`, `bytes_read`, `reads` (slices of the dropped zip), `wasm_bytes` (the worker's wasm memory) |
 //! | `entry` | `id`, `path`, `size`, `bytes` (`Uint8Array`) |
 //! | `state-overview` | `id`, `overview` (JSON text) |
 //! | `state-rows` | `id`, `result` (JSON text of [`crate::state::LoadedState::page`]) |
@@ -215,9 +215,26 @@ fn run_diagnosis(id: &JsValue, input: &Input, options: &Options) -> Result<(), I
         diagnose_archive_with_logs(&mut p, options, &logs)?
     };
     let json = serde_json::to_string(&report).map_err(|e| InputError::new("io", e.to_string()))?;
+    let io = |e: serde_json::Error| InputError::new("io", e.to_string());
+    // What the page shows first, small enough to parse and render in one short main-thread task: the report
+    // without its batch list, and the core's presentation of each checkpoint; the batch lists come apart.
+    let presented: Vec<_> = report
+        .checkpoints
+        .iter()
+        .map(|c| checkpoint_core::present::present(c, checkpoint_core::present::Frontend::Page))
+        .collect();
+    let batches =
+        serde_json::to_string(&report.checkpoints.iter().map(|c| &c.batches).collect::<Vec<_>>()).map_err(io)?;
+    let mut head = report;
+    for c in &mut head.checkpoints {
+        c.batches = Vec::new();
+    }
     #[derive(Serialize)]
     struct ReportMsg {
         report: String,
+        report_head: String,
+        batches: String,
+        presented: String,
         entries: Vec<(String, f64)>,
         entries_total: f64,
         ms: f64,
@@ -239,6 +256,9 @@ fn run_diagnosis(id: &JsValue, input: &Input, options: &Options) -> Result<(), I
         id,
         ReportMsg {
             report: json,
+            report_head: serde_json::to_string(&head).map_err(io)?,
+            batches,
+            presented: serde_json::to_string(&presented).map_err(io)?,
             entries: entries.collect(),
             entries_total: total as f64,
             ms: js_sys::Date::now() - started,

@@ -46,14 +46,8 @@ pub fn list<'a>(entries: impl IntoIterator<Item = &'a Entry>, root: &Root) -> Ch
         }
         listing.push((rel.to_string(), e.size, e.is_dir));
     }
-    let mut cp = Checkpoint {
-        root: root.path.clone(),
-        kind: Kind(root.kind),
-        files,
-        dirs,
-        file_mtimes,
-        ..Default::default()
-    };
+    let mut cp =
+        Checkpoint { root: root.path.clone(), kind: Kind(root.kind), files, dirs, file_mtimes, ..Default::default() };
     cp.index_files();
     index_sidecars(&mut cp);
     if root.kind == CheckpointKind::Dstream {

@@ -40,4 +40,3 @@ pub(super) fn listing_of(store: &crate::state_files::StoreFiles, prefix: &str) -
 pub fn immutable_files(store: &crate::state_files::StoreFiles) -> Vec<(String, u64)> {
     listing_of(store, "").1
 }
-

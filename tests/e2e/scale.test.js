@@ -1,0 +1,149 @@
+// End-to-end test of a big checkpoint in the page (issue 12) in real headless Chromium: a checkpoint generated
+// by the repo's generator (crates/checkpoint-core/examples/scale_checkpoint.rs, `--preset mid`: 20,000 batches,
+// 200 partitions, 94,017 files, from the real Spark 4.3.0 aggregation) is picked with the file input. The page
+// shows progress while the worker reads (the bar moves, the status names the files read of those listed), gives
+// the verdict the CLI gives on the same zip with every batch id in the report, keeps the main thread free
+// (a script runs while the worker reads), and a second run is cancelled while it reads; the page then diagnoses
+// the next input.
+
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '../..');
+const dist = path.join(repo, 'dist');
+const cli = process.env.CHECKPOINT_CLI
+  || ['target/debug/checkpoint-inspector', 'target/release/checkpoint-inspector'].map((p) => path.join(repo, p)).find((p) => fs.existsSync(p))
+  || path.join(repo, 'target/debug/checkpoint-inspector');
+// The generator is built beside the CLI (`cargo test --workspace` builds the examples).
+const generator = process.env.SCALE_CHECKPOINT
+  || path.join(path.dirname(cli), 'examples', 'scale_checkpoint');
+
+const MIME = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.wasm': 'application/wasm',
+  '.css': 'text/css', '.svg': 'image/svg+xml', '.json': 'application/json', '.zip': 'application/zip' };
+
+let browser; let server; let base; let zip; let want; let files;
+
+before(async () => {
+  assert.ok(fs.existsSync(generator), `the generator ${generator} (cargo build --examples -p checkpoint-core)`);
+  zip = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'scale-')), 'mid.zip');
+  // Small state files (20 rows each) keep a debug build of the generator quick; the file count is the mid one.
+  const g = spawnSync(generator, ['--preset', 'mid', '--rows', '20', '--out', zip], { encoding: 'utf8' });
+  assert.equal(g.status, 0, `generator: ${g.stderr}`);
+  const made = JSON.parse(g.stdout.trim().split('\n').pop());
+  assert.equal(made.batches, 20000);
+  files = made.entries;
+  const r = spawnSync(cli, ['diagnose', zip, '--json'], { encoding: 'utf8', maxBuffer: 256 << 20 });
+  assert.ok(r.status === 0 || r.status === 1, `CLI exit ${r.status}: ${r.stderr}`);
+  want = JSON.parse(r.stdout);
+  server = http.createServer((req, res) => {
+    const rel = decodeURIComponent(new URL(req.url, 'http://x').pathname.slice(1)) || 'index.html';
+    const file = path.resolve(dist, rel);
+    if (!file.startsWith(dist + path.sep) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) { res.writeHead(404).end(); return; }
+    res.writeHead(200, { 'content-type': MIME[path.extname(file)] || 'application/octet-stream' });
+    fs.createReadStream(file).pipe(res);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${server.address().port}/`;
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium', headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu'],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+  if (zip) fs.rmSync(path.dirname(zip), { recursive: true, force: true });
+});
+
+const runCount = (page) => page.$eval('#results', (r) => Number(r.dataset.runCount || 0));
+
+/** Waits until a run after `n` has ended, sampling the progress bar, the status line and a trivial script
+ *  round trip while the worker reads. */
+async function watchRun(page, n, onSample) {
+  const samples = [];
+  for (let i = 0; i < 6000; i += 1) {
+    const s = await page.evaluate((before) => {
+      const r = document.querySelector('#results');
+      const bar = document.querySelector('#progress');
+      return {
+        done: Number(r.dataset.runCount || 0) > before && r.dataset.run !== 'busy' && (r.dataset.pending || '0') === '0',
+        busy: r.dataset.run === 'busy', value: bar.value, max: bar.max, barShown: !bar.hidden,
+        status: document.querySelector('#status-text').textContent,
+        cancel: !document.querySelector('#cancel').hidden,
+      };
+    }, n);
+    samples.push(s);
+    if (s.done) return samples;
+    if (onSample && (await onSample(s))) onSample = null;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`no end of the run: ${JSON.stringify(samples.at(-1))}`);
+}
+
+describe('a generated mid-size checkpoint (94,017 files) in the page', () => {
+  test('progress while it reads, the CLI verdict with every batch, then a cancelled run and recovery', async () => {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await page.goto(base);
+    await page.waitForSelector('body[data-status=ready]', { timeout: 60000 });
+
+    let n = await runCount(page);
+    await page.setInputFiles('#file-input', zip);
+    const samples = await watchRun(page, n);
+    const reading = samples.filter((s) => s.busy && /^Reading .+ \(\d+ files? read of \d+ listed\)/.test(s.status));
+    assert.ok(reading.length >= 2, `the status names the files read while the worker reads: ${JSON.stringify(samples.slice(0, 5))}`);
+    const counts = reading.map((s) => Number(/\((\d+) files? read of/.exec(s.status)[1]));
+    assert.ok(counts.at(-1) > counts[0], `the count of files read grows: ${counts.slice(0, 3)} … ${counts.slice(-3)}`);
+    assert.ok(reading.every((s) => Number(/read of (\d+) listed/.exec(s.status)[1]) === files), `out of the ${files} files listed`);
+    assert.ok(samples.some((s) => s.busy && s.barShown && s.max === files && s.value > 0 && s.value < s.max),
+      'the progress bar moves while the worker reads');
+    assert.ok(samples.filter((s) => s.busy).every((s) => s.cancel), 'Cancel is offered for the whole run');
+
+    assert.equal(await page.$eval('#results', (e) => e.dataset.run), 'done');
+    const c = want.checkpoints[0];
+    assert.equal(c.restart.outcome, 'resumes', 'the generated checkpoint is healthy');
+    assert.equal(await page.$eval('[data-testid=verdict]', (v) => v.dataset.outcome), c.restart.outcome);
+    const got = await page.evaluate(() => {
+      const r = window.checkpointInspector.report.checkpoints[0];
+      return { batches: r.batches.length, last: r.batches.at(-1), codes: r.findings.map((f) => f.code).sort() };
+    });
+    assert.equal(got.batches, 20000, 'every batch id is in the report');
+    assert.deepEqual(got.last, c.batches.at(-1));
+    assert.deepEqual(got.codes, c.findings.map((f) => f.code).sort(), 'the findings equal the CLI\'s');
+    assert.ok(await page.$('[data-view=timeline] svg'), 'the timeline plots the batches');
+
+    // Again, cancelled while the worker reads.
+    n = await runCount(page);
+    await page.setInputFiles('#file-input', []);
+    await page.setInputFiles('#file-input', zip);
+    await watchRun(page, n, async (s) => {
+      if (!(s.busy && s.cancel && /files? read of/.test(s.status))) return false;
+      await page.click('#cancel');
+      return true;
+    });
+    assert.equal(await page.$eval('#results', (e) => e.dataset.run), 'error');
+    assert.equal(await page.$eval('#message', (e) => e.dataset.errorKind), 'cancelled');
+    assert.ok(await page.$eval('#cancel', (b) => b.hidden), 'no Cancel button once the run ended');
+
+    // The page recovers: a fresh worker diagnoses the next input.
+    await page.waitForSelector('body[data-status=ready]', { timeout: 60000 });
+    const small = path.resolve(repo, '../shared/fixtures/ss-4.3.0-agg-hdfs.zip');
+    n = await runCount(page);
+    await page.setInputFiles('#file-input', small);
+    await watchRun(page, n);
+    assert.equal(await page.$eval('#results', (e) => e.dataset.run), 'done');
+    assert.equal(await page.$eval('[data-testid=verdict]', (v) => v.dataset.outcome), 'resumes');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});
