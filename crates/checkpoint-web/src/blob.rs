@@ -23,11 +23,11 @@ pub const MIN_SLICE_BYTES: u64 = 16 * 1024;
 /// previous slice double the next one up to this.
 pub const MAX_SLICE_BYTES: u64 = 1024 * 1024;
 /// Bytes of the file the cache holds at most (slices read on demand and prefetched spans); the oldest go first.
-pub const CACHE_BYTES: usize = 16 * 1024 * 1024;
+pub const CACHE_BYTES: usize = 8 * 1024 * 1024;
 /// Entries farther apart than this are fetched in separate slices by [`SpanCache::prefetch`].
 pub const PREFETCH_GAP_BYTES: u64 = 64 * 1024;
 /// Largest single slice [`SpanCache::prefetch`] reads; entries over it are left to on-demand reads.
-pub const PREFETCH_SPAN_BYTES: u64 = 4 * 1024 * 1024;
+pub const PREFETCH_SPAN_BYTES: u64 = 2 * 1024 * 1024;
 
 fn js_err(what: &str, e: wasm_bindgen::JsValue) -> io::Error {
     io::Error::other(format!("{what}: {}", e.as_string().unwrap_or_else(|| format!("{e:?}"))))

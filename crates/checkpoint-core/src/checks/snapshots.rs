@@ -350,11 +350,11 @@ fn case_for(code: Code) -> Case {
         }),
         LogVersionUnsupported => plain(fixture("broken-ss-4.3.0-agg-rocksdb-ckptv2-restarted-on-3.5.9"), "3.5.9"),
         LogFilesNotRead => agg(|f| {
-            // Older offsets files padded (a long conf value) so the newest ones fill the 64 MiB budget.
+            // Older offsets files padded (a long conf value, 1.17 MiB) so that the newest six fill the 8 MiB budget.
             for b in 0..=6 {
                 let p = format!("offsets/{b}");
                 let t = text_of(f, &p);
-                let pad = format!("\"conf\":{{\"x.pad\":\"{}\",", "p".repeat(10 << 20));
+                let pad = format!("\"conf\":{{\"x.pad\":\"{}\",", "p".repeat(1200 << 10));
                 put(f, &p, t.replacen("\"conf\":{", &pad, 1).into_bytes());
             }
         }),

@@ -131,8 +131,12 @@ impl fmt::Display for LogError {
 pub const MAX_BATCH_ID: i64 = 1 << 60;
 
 /// Default budget for the offsets and commits files read per checkpoint, newest batches first (the read stage's
-/// `ReadOptions::log_budget_bytes`); files beyond it are [`LogError::NotRead`].
-pub const MAX_TOTAL_LOG_BYTES: u64 = 64 * 1024 * 1024;
+/// `ReadOptions::log_budget_bytes`); files beyond it are [`LogError::NotRead`] (still listed: every batch id stays
+/// in the report). What a restart reads (the latest two offsets files, the latest commit) is read whatever the
+/// budget. 8 MiB is a few thousand batches of a typical query (offsets files of 1–3 KB): the recent history the
+/// checks and the timeline use, while the overview of a checkpoint with 20,000 batches does not wait for all of
+/// them (and the page's worker does not hold them).
+pub const MAX_TOTAL_LOG_BYTES: u64 = 8 * 1024 * 1024;
 
 /// Parses a log file name as Spark's `HDFSMetadataLog` does: the whole name must be a decimal integer
 /// (`pathToBatchId`), here within `0..=MAX_BATCH_ID`. Compactible logs also accept `<id>.compact` (then
