@@ -652,10 +652,7 @@ mod tests {
             c.findings
         );
     }
-}
 
-#[cfg(test)]
-mod tests {
     /// A checkpoint with thousands of old log files beyond the budget names a few of them, not all.
     #[test]
     fn files_not_read_are_named_up_to_a_bound() {
