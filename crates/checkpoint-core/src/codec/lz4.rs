@@ -94,6 +94,7 @@ fn run(input: &[u8], max_out: usize, out: &mut Vec<u8>, mut emit: Option<Emit<'_
             || (olen == 0 && clen != 0)
             || (olen != 0 && clen == 0)
             || (method == METHOD_RAW && olen != clen)
+            || (olen as u64) > max_expansion(clen as u64)
         {
             return err(
                 pos,
@@ -181,6 +182,13 @@ fn decode_block(pos: usize, raw: bool, payload: &[u8], olen: usize, out: &mut Ve
 ///
 /// Only blocks whose payload is present and whose length fits the header's own block size count, so a few lying
 /// 21-byte headers cannot make us reserve up to `max_out` bytes (which a wasm build would really commit).
+/// The most bytes `clen` compressed bytes can decode to: an LZ4 sequence's match length grows by 255 per
+/// extension byte, so no block expands more than ~255× (plus a few bytes of the last literals). A header that
+/// declares more is corrupt, and is refused before anything is allocated for it.
+fn max_expansion(clen: u64) -> u64 {
+    clen.saturating_mul(256).saturating_add(64)
+}
+
 fn declared_output(input: &[u8]) -> usize {
     let mut pos = 0usize;
     let mut total = 0usize;
@@ -190,7 +198,7 @@ fn declared_output(input: &[u8]) -> usize {
         }
         let (clen, olen) = (le_i32(h, 9), le_i32(h, 13));
         let level = LEVEL_BASE + u32::from(h[8] & 0x0F);
-        if clen < 0 || olen < 0 || (olen as u64) > (1u64 << level) {
+        if clen < 0 || olen < 0 || (olen as u64) > (1u64 << level) || (olen as u64) > max_expansion(clen as u64) {
             break;
         }
         let next = pos.saturating_add(HEADER_LEN).saturating_add(clen as usize);

@@ -51,6 +51,15 @@ pub(crate) fn decompress(input: &[u8], max_out: usize) -> Result<Decompressed, C
             Err(e) => return err(pos, CodecErrorKind::Corrupt, format!("snappy chunk header does not decode: {e}")),
         };
         check_budget(c, pos, out.len(), olen as u64, max_out)?;
+        // A snappy element of 2–5 bytes emits at most 64 bytes, so a chunk cannot expand more than ~32×: a larger
+        // declared length is corrupt, refused before its output is allocated.
+        if olen as u64 > (len as u64).saturating_mul(32).saturating_add(64) {
+            return err(
+                pos,
+                CodecErrorKind::Corrupt,
+                format!("snappy chunk of {len} bytes declares {olen} decompressed bytes, more than snappy can expand"),
+            );
+        }
         let start = out.len();
         out.resize(start + olen, 0);
         match snap::raw::Decoder::new().decompress(chunk, &mut out[start..]) {
