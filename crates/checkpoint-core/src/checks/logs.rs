@@ -174,7 +174,7 @@ fn batch_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 format!(
                     "over the {} MiB budget for log files, newest read first: {}",
                     crate::log::MAX_TOTAL_LOG_BYTES / (1024 * 1024),
-                    name_some(&not_read)
+                    super::some_of(&not_read, not_read.len() as u64)
                 ),
                 None,
             )
@@ -183,17 +183,6 @@ fn batch_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         );
     }
     out
-}
-
-/// Files named in the `log-files-not-read` evidence at most; the count says the rest.
-const MAX_NOT_READ_NAMED: usize = 20;
-
-/// `a, b, c` or the first [`MAX_NOT_READ_NAMED`] and `and N more`.
-fn name_some(names: &[String]) -> String {
-    if names.len() <= MAX_NOT_READ_NAMED {
-        return names.join(", ");
-    }
-    format!("{} and {} more", names[..MAX_NOT_READ_NAMED].join(", "), names.len() - MAX_NOT_READ_NAMED)
 }
 
 /// One offsets or commits file and where a restart reads it.
@@ -657,9 +646,9 @@ mod tests {
     #[test]
     fn files_not_read_are_named_up_to_a_bound() {
         let few: Vec<String> = (0..3).map(|i| format!("offsets/{i}")).collect();
-        assert_eq!(super::name_some(&few), "offsets/0, offsets/1, offsets/2");
+        assert_eq!(crate::checks::some_of(&few, 3), "offsets/0, offsets/1, offsets/2");
         let many: Vec<String> = (0..36_000).map(|i| format!("offsets/{i}")).collect();
-        let s = super::name_some(&many);
+        let s = crate::checks::some_of(&many, many.len() as u64);
         assert!(s.starts_with("offsets/0, offsets/1, "), "{s}");
         assert!(s.ends_with("offsets/19 and 35980 more"), "{s}");
     }

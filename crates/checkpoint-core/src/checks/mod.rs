@@ -264,3 +264,18 @@ pub fn new_checkpoint_step(cp: &Checkpoint) -> String {
     s.push_str(". State (aggregations, deduplication, joins) starts empty.");
     s
 }
+
+/// Items named in one title or evidence line at most; [`some_of`] counts the rest.
+pub(crate) const MAX_NAMED: usize = 20;
+
+/// `a, b, c`, or the first [`MAX_NAMED`] of `count` items and `and N more` (the one way findings name a long list:
+/// missing partitions, missing log batches, files not read).
+pub(crate) fn some_of<T: std::fmt::Display>(items: impl IntoIterator<Item = T>, count: u64) -> String {
+    let shown: Vec<String> = items.into_iter().take(MAX_NAMED).map(|i| i.to_string()).collect();
+    let more = count.saturating_sub(shown.len() as u64);
+    if more > 0 {
+        format!("{} and {more} more", shown.join(", "))
+    } else {
+        shown.join(", ")
+    }
+}

@@ -55,12 +55,6 @@ fn missing_in_chain(log: &FileLog) -> Option<(i64, Vec<i64>)> {
     (!missing.is_empty()).then_some((latest, missing))
 }
 
-fn ids_text(ids: &[i64]) -> String {
-    let shown: Vec<String> = ids.iter().take(20).map(|i| i.to_string()).collect();
-    let more = if ids.len() > 20 { format!(" and {} more", ids.len() - 20) } else { String::new() };
-    format!("{}{more}", shown.join(", "))
-}
-
 /// A sink log whose chain (the latest `.compact` and the batches after it) misses a file.
 pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -94,7 +88,7 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 format!(
                     "File sink log {} is missing batch file(s) {} that reading it needs{}",
                     log.dir,
-                    ids_text(&missing),
+                    super::some_of(&missing, missing.len() as u64),
                     if missing.iter().any(|m| log.listed.contains_key(m)) { " (or they do not parse)" } else { "" }
                 ),
             )
@@ -261,7 +255,7 @@ pub fn check_source_chain(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
             Finding::new(
                 Code::SourceLogBatchMissing,
                 Severity::Error,
-                format!("File source log of source {n} is missing batch file(s) {} that the source reads when it starts", ids_text(&missing)),
+                format!("File source log of source {n} is missing batch file(s) {} that the source reads when it starts", super::some_of(&missing, missing.len() as u64)),
             )
             .evidence(&log.dir, format!(
                 "latest batch {latest}, compaction interval {interval} (spark.sql.streaming.fileSource.log.compactInterval, default 10, or inferred from the .compact files listed); not listed: {}",

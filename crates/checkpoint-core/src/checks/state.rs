@@ -10,31 +10,13 @@ use crate::report::{CheckpointKind, Code, Finding, RestartStage, Severity};
 use crate::Context;
 use std::collections::BTreeSet;
 
-/// Missing ids named in a title (the evidence and the count say the rest).
-const MAX_IDS_IN_TITLE: usize = 20;
-
-/// `0, 1, 2` or `0, 1, ..., 19 and 9980 more`.
-fn id_list(ids: &[u64], count: u64) -> String {
-    let shown: Vec<String> = ids.iter().take(MAX_IDS_IN_TITLE).map(|p| p.to_string()).collect();
-    let more = count.saturating_sub(shown.len() as u64);
-    if more > 0 {
-        format!("{} and {more} more", shown.join(", "))
-    } else {
-        shown.join(", ")
-    }
-}
-
-pub(super) fn recorded_partitions(cp: &Checkpoint) -> Option<u32> {
-    cp.recorded_conf().get("spark.sql.shuffle.partitions").and_then(|s| s.trim().parse().ok())
-}
-
 /// Partition and operator directories against the recorded shuffle partitions.
 pub fn check_layout(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     if cp.kind.0 != CheckpointKind::StructuredStreaming {
         return vec![];
     }
     let mut out = Vec::new();
-    let expected = recorded_partitions(cp);
+    let expected = cp.recorded_shuffle_partitions();
     if let Some(n) = expected {
         if let Some(session) = ctx.session_conf.get("spark.sql.shuffle.partitions") {
             if session.trim() != n.to_string() && !cp.state.operators.is_empty() {
@@ -53,7 +35,7 @@ pub fn check_layout(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             // Missing ids from the gaps between the folders on disk (a hand-edited partition count could be
             // huge): the first ones are named, all are counted.
             let (missing, missing_count) =
-                crate::state_files::missing_ids(have.iter().map(|p| u64::from(*p)), u64::from(n), MAX_IDS_IN_TITLE);
+                crate::state_files::missing_ids(have.iter().map(|p| u64::from(*p)), u64::from(n), super::MAX_NAMED);
             let extra: Vec<u32> = have.iter().filter(|p| **p >= n).copied().collect();
             if !missing.is_empty() {
                 // Fatal only when the restart loads a version > 0 (a batch was committed).
@@ -61,7 +43,7 @@ pub fn check_layout(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 let mut f = Finding::new(
                     Code::StatePartitionMissing,
                     if loads { Severity::Error } else { Severity::Info },
-                    format!("Operator {op} has no state directory for partition(s) {}", id_list(&missing, missing_count)),
+                    format!("Operator {op} has no state directory for partition(s) {}", super::some_of(&missing, missing_count)),
                 )
                 .evidence(format!("state/{op}/{}", missing[0]), format!("absent; {} of {n} partition directories present (spark.sql.shuffle.partitions = {n} recorded)", have.len()), None)
                 .why("Every stateful operator keeps one state store per shuffle partition. A missing partition directory means its state files were deleted or not copied; Spark then tries to rebuild the state from version 1 and fails on the first missing file.")
@@ -98,14 +80,14 @@ pub fn check_layout(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     // below it) and are reported in one finding.
     if let Some(max) = cp.state.operators.keys().next_back().copied() {
         let on_disk = cp.state.operators.keys().filter_map(|id| u64::try_from(*id).ok());
-        let (missing, count) = crate::state_files::missing_ids(on_disk, max.max(0) as u64, MAX_IDS_IN_TITLE);
+        let (missing, count) = crate::state_files::missing_ids(on_disk, max.max(0) as u64, super::MAX_NAMED);
         if let Some(first) = missing.first() {
             let title = if count == 1 {
                 format!("State directory of operator {first} is missing (operators up to {max} exist)")
             } else {
                 format!(
                     "State directories of operators {} are missing ({count} ids; operators up to {max} exist)",
-                    id_list(&missing, count)
+                    super::some_of(&missing, count)
                 )
             };
             let mut f = Finding::new(Code::StateOperatorMissing, Severity::Warning, title)

@@ -50,8 +50,7 @@ impl Checkpoint {
     /// `0..spark.sql.shuffle.partitions`; without a recorded count, those up to the highest folder), times the
     /// operator's store names (from any partition, else its operator metadata, else `default`).
     pub fn restart_stores(&self) -> Vec<StoreKey> {
-        let recorded: Option<u32> =
-            self.recorded_conf().get("spark.sql.shuffle.partitions").and_then(|s| s.trim().parse().ok());
+        let recorded = self.recorded_shuffle_partitions();
         let mut out = Vec::new();
         for (op, o) in &self.state.operators {
             let names = self.store_names(*op, o);
@@ -60,6 +59,12 @@ impl Checkpoint {
             }
         }
         out
+    }
+
+    /// `spark.sql.shuffle.partitions` as recorded in the latest readable offsets file: the state partitions a
+    /// restart loads (`None`: not recorded or not a number).
+    pub fn recorded_shuffle_partitions(&self) -> Option<u32> {
+        self.recorded_conf().get("spark.sql.shuffle.partitions").and_then(|s| s.trim().parse().ok())
     }
 
     /// An operator's store names: from any partition, else its operator metadata, else `default`.
