@@ -48,6 +48,20 @@ pub struct StreamCheck {
 /// Checks a compressed state stream file. `snapshot` selects snapshot rules (no removals), `changelog`
 /// the RocksDB changelog reader.
 pub fn check_stream_file(path: &str, bytes: &[u8], snapshot: bool, changelog: bool) -> StreamCheck {
+    check_stream_file_with(path, bytes, snapshot, changelog, |_, _, _| {})
+}
+
+/// [`check_stream_file`] that also hands each record of a `.delta`/`.snapshot` to `on_record(offset, key,
+/// value)` as it is checked (`offset` in the decompressed stream, `value` `None` = removal), as
+/// [`crate::state::hdfs::for_each_record_in_file_at`] does: a caller rebuilds the store from the same pass.
+/// Records before a failure have been handed on. Changelogs hand nothing.
+pub fn check_stream_file_with(
+    path: &str,
+    bytes: &[u8],
+    snapshot: bool,
+    changelog: bool,
+    on_record: impl FnMut(u64, &[u8], Option<&[u8]>),
+) -> StreamCheck {
     let prob = |offset: u64, reason: String| Some(Problem { path: path.to_string(), offset: Some(offset), reason });
     if bytes.is_empty() {
         return StreamCheck {
@@ -93,7 +107,7 @@ pub fn check_stream_file(path: &str, bytes: &[u8], snapshot: bool, changelog: bo
         };
     }
     let kind = if snapshot { RecordFileKind::Snapshot } else { RecordFileKind::Delta };
-    match crate::state::hdfs::verify_file(bytes, kind, MAX_STREAM_OUT) {
+    match crate::state::hdfs::for_each_record_in_file_at(bytes, kind, MAX_STREAM_OUT, on_record) {
         Ok(stats) => StreamCheck {
             records: Some((stats.puts, stats.removals)),
             decompressed_bytes: Some(stats.end_offset + 4 + stats.trailing_bytes),

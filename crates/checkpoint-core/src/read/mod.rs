@@ -97,14 +97,27 @@ pub fn read_root_members(archive: &mut dyn Archive, root: &Root, members: &[usiz
     read_listed(archive, root, cp, opts)
 }
 
-fn read_listed(archive: &mut dyn Archive, root: &Root, mut cp: Checkpoint, opts: &ReadOptions) -> Checkpoint {
+fn read_listed(archive: &mut dyn Archive, root: &Root, cp: Checkpoint, opts: &ReadOptions) -> Checkpoint {
+    read_stages(archive, root, cp, opts, true)
+}
+
+/// The read stages in order. `fused_rows`: the integrity pass rebuilds HDFS stores' rows from the bytes it
+/// checks (each file inflated once); `false` (tests only) makes the row stage execute every chain itself, the
+/// reference the fused pass must equal.
+fn read_stages(
+    archive: &mut dyn Archive,
+    root: &Root,
+    mut cp: Checkpoint,
+    opts: &ReadOptions,
+    fused_rows: bool,
+) -> Checkpoint {
     let prefix = listing::prefix_of(root);
     for (path, e) in archive.unreadable_entries() {
         if let Some(rel) = path.strip_prefix(&prefix).filter(|r| !r.is_empty()) {
             cp.archive_unreadable.insert(rel.to_string(), e.clone());
         }
     }
-    let mut rd = Reader { archive, prefix, budget_left: opts.budget_bytes };
+    let mut rd = Reader { archive, prefix, budget_left: opts.budget_bytes, rows_read: Default::default() };
     if root.kind == CheckpointKind::Dstream {
         dstream::read_dstream_files(&mut cp, &mut rd);
         return cp;
@@ -121,10 +134,11 @@ fn read_listed(archive: &mut dyn Archive, root: &Root, mut cp: Checkpoint, opts:
     delta_schema_log::read_delta_schema_logs(&mut cp, &mut rd);
     state_chains::plan_state_chains(&mut cp);
     if opts.verify_state {
-        state_chains::read_state_chains(&mut cp, &mut rd);
+        state_chains::read_state_chains(&mut cp, &mut rd, opts.check_rows && fused_rows);
         if opts.check_rows {
             state_rows::read_store_rows(&mut cp, &mut rd);
         }
+        rd.rows_read.clear();
         state_growth::read_state_growth(&mut cp, &mut rd);
     }
     cp.verify_budget = (opts.budget_bytes, opts.budget_bytes.saturating_sub(rd.budget_left));
@@ -138,6 +152,9 @@ pub(crate) struct Reader<'a> {
     pub(crate) prefix: String,
     /// Bytes of state files that may still be read.
     pub(crate) budget_left: u64,
+    /// Rows of HDFS stores the integrity pass (stage 5) rebuilt from the bytes it checked, by store folder, for
+    /// the row stage (stage 6) to take instead of inflating the chain again.
+    pub(crate) rows_read: std::collections::HashMap<String, crate::model::StoreRows>,
 }
 
 impl Reader<'_> {
@@ -220,3 +237,6 @@ pub(crate) fn join(dir: &str, name: &str) -> String {
         format!("{dir}/{name}")
     }
 }
+
+#[cfg(test)]
+mod fused_rows_tests;

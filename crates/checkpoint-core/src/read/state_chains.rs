@@ -6,12 +6,14 @@
 //! chain is planned again with it. When a snapshot/zip in the chain is damaged, the chain without it is read too
 //! (Spark 4.2+'s auto snapshot repair).
 
+use super::state_rows::{self, RowContext};
 use super::{sidecars, Reader, MAX_STATE_FILE_BYTES};
 use crate::model::{Checkpoint, NotVerified, Problem, StateFileIntegrity, StoreKey, Unverified, ZipListing};
 use crate::report::CheckpointKind;
 use crate::restart_chain::ChainFileKind;
+use crate::state::hdfs::{Rebuild, RecordFileKind};
 use crate::state_files::StoreFiles;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 /// Plans the restart chain of every store a restart loads ([`Checkpoint::restart_stores`]) and stores it in
 /// the model. Reads nothing.
@@ -32,13 +34,16 @@ pub(crate) fn plan_state_chains(cp: &mut Checkpoint) {
 const REPAIR_ROUNDS: usize = 4;
 
 /// For every planned chain whose store has files: reads the chain's files (sidecars, integrity), the lineage
-/// first (format v2, then the chain is planned again with it), and the chains without damaged bases.
-pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
+/// first (format v2, then the chain is planned again with it), and the chains without damaged bases. With
+/// `check_rows`, an HDFS store's rows are rebuilt from the same bytes as its restart chain is checked
+/// ([`Reader::rows_read`], for the row stage): each file is inflated once.
+pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>, check_rows: bool) {
     let Some(version) = cp.restart_version() else {
         return;
     };
     let keys: Vec<StoreKey> = cp.restart_chains.keys().cloned().collect();
     let mut done: BTreeSet<String> = BTreeSet::new();
+    let mut contexts: HashMap<(i64, String), Option<RowContext>> = HashMap::new();
     for key in keys {
         let Some(store) = cp.store_files(&key).filter(|s| !s.is_empty()).cloned() else {
             continue;
@@ -48,11 +53,21 @@ pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
         let top = uid.as_deref().and_then(|u| store.changelog_with_id(version, u)).map(str::to_string);
         if let Some(t) = &top {
             if done.insert(t.clone()) {
-                check_state_file(cp, rd, t, ChainFileKind::Changelog, &store);
+                check_state_file(cp, rd, t, ChainFileKind::Changelog, &store, None);
             }
             if let Some(lineage) = cp.lineage_of(t).map(<[(i64, String)]>::to_vec) {
                 let rc = cp.plan_restart_chain(&key, version, Some(lineage));
                 cp.restart_chains.insert(key.clone(), rc);
+            }
+        }
+        // The rows of the restart chain, rebuilt while its files are checked (HDFS; the row stage takes them).
+        let mut rebuild = None;
+        if check_rows && version > 0 && store.provider() == "hdfs" {
+            let ctx = contexts
+                .entry((key.0, key.2.clone()))
+                .or_insert_with(|| state_rows::row_context(cp, rd, key.0, &key.2, version));
+            if ctx.is_some() {
+                rebuild = Some(Rebuild::default());
             }
         }
         let mut skip: Vec<i64> = Vec::new();
@@ -61,15 +76,25 @@ pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
             let chain = if skip.is_empty() { rc.chain.clone() } else { rc.replan(&store, &skip, true) };
             rd.prefetch(cp, chain.steps.iter().map(|s| s.path.as_str()).filter(|p| !done.contains(*p)));
             let mut damaged_base: Option<i64> = None;
-            for step in &chain.steps {
+            for (i, step) in chain.steps.iter().enumerate() {
                 if done.insert(step.path.clone()) {
-                    check_state_file(cp, rd, &step.path, step.kind, &store);
+                    check_state_file(cp, rd, &step.path, step.kind, &store, rebuild.as_mut().map(|r| (i, r)));
+                } else {
+                    rebuild = None; // a file checked before fed no rows
                 }
                 let bad = cp.integrity_of(&step.path).is_some_and(|i| i.problem.is_some())
                     || cp.crc_of(&step.path).is_some_and(|c| matches!(c.verified, Some(Err(_))))
                     || cp.checksum_of(&step.path).is_some_and(|c| matches!(c.verified, Some(Err(_))));
                 if bad && matches!(step.kind, ChainFileKind::Snapshot | ChainFileKind::Zip) {
                     damaged_base = Some(step.version);
+                }
+            }
+            if let Some(r) = rebuild.take() {
+                if state_rows::chain_intact(cp, &chain) {
+                    if let Some(Some(ctx)) = contexts.get(&(key.0, key.2.clone())) {
+                        let sr = state_rows::rows_of_rebuild(r, ctx, &store.dir, version, &chain, rd);
+                        rd.rows_read.insert(store.dir.clone(), sr);
+                    }
                 }
             }
             match damaged_base {
@@ -80,8 +105,17 @@ pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
     }
 }
 
-/// Reads one state file of a chain (within the budget) and records its integrity.
-fn check_state_file(cp: &mut Checkpoint, rd: &mut Reader<'_>, path: &str, kind: ChainFileKind, store: &StoreFiles) {
+/// Reads one state file of a chain (within the budget) and records its integrity. With `rows` (the file's
+/// index in the chain, the store being rebuilt), a `.delta`/`.snapshot`'s records are applied to the rebuild as
+/// they are checked.
+fn check_state_file(
+    cp: &mut Checkpoint,
+    rd: &mut Reader<'_>,
+    path: &str,
+    kind: ChainFileKind,
+    store: &StoreFiles,
+    rows: Option<(usize, &mut Rebuild)>,
+) {
     let size = cp.file_size(path).unwrap_or(0);
     if size > rd.budget_left {
         cp.unverified.push(Unverified { path: path.to_string(), bytes: size, what: "not read".into() });
@@ -116,58 +150,19 @@ fn check_state_file(cp: &mut Checkpoint, rd: &mut Reader<'_>, path: &str, kind: 
     };
     sidecars::verify(cp, rd, path, &bytes);
     let integrity = match kind {
-        ChainFileKind::Zip => {
-            let abs_dir = rd.abs(&store.dir);
-            let abs_zip = rd.abs(path);
-            let budget = rd.budget_left;
-            let prefix = rd.prefix.clone();
-            let listing = crate::state::rocksdb::immutable_files(store);
-            let z = crate::state_integrity::check_rocksdb_zip(
-                rd.archive, &abs_dir, &abs_zip, &bytes, &listing, &prefix, budget,
-            );
-            if let Some(reason) = &z.not_verified {
-                cp.not_verified.push(NotVerified {
-                    path: path.to_string(),
-                    reason: reason.clone(),
-                    restart_reads: true,
-                });
-            }
-            if z.ssts_decoded {
-                rd.budget_left = rd.budget_left.saturating_sub(z.sst_bytes);
-            } else if z.sst_bytes > budget && z.problem.is_none() {
-                cp.unverified.push(Unverified {
-                    path: path.to_string(),
-                    bytes: z.sst_bytes,
-                    what: "the SST files it lists: present with the recorded sizes, blocks not decoded".into(),
-                });
-            }
-            // Only when the SSTs fitted the budget (and were decoded): their sidecars cost no more of it.
-            let listed_files = if z.problem.is_none() && z.ssts_decoded {
-                verify_listed_sidecars(cp, rd, &store.dir, &bytes)
-            } else {
-                Vec::new()
-            };
-            StateFileIntegrity {
-                path: path.to_string(),
-                problem: z.problem,
-                exception: z.exception,
-                lineage: None,
-                payload_corrupt: false,
-                error_class: z.error_class.map(str::to_string),
-                records: None,
-                num_keys: z.num_keys,
-                decompressed_bytes: None,
-                listed_files,
-                rocksdb: z.rocksdb,
-            }
-        }
+        ChainFileKind::Zip => zip_integrity(cp, rd, path, &bytes, store),
         k => {
-            let c = crate::state_integrity::check_stream_file(
-                path,
-                &bytes,
-                k == ChainFileKind::Snapshot,
-                k == ChainFileKind::Changelog,
-            );
+            let (snapshot, changelog) = (k == ChainFileKind::Snapshot, k == ChainFileKind::Changelog);
+            let c = match rows {
+                Some((i, r)) if !changelog => {
+                    let abs = rd.abs(path);
+                    let rk = if snapshot { RecordFileKind::Snapshot } else { RecordFileKind::Delta };
+                    crate::state_integrity::check_stream_file_with(path, &bytes, snapshot, false, |o, k, v| {
+                        r.apply(i, &abs, rk, o, k, v)
+                    })
+                }
+                _ => crate::state_integrity::check_stream_file(path, &bytes, snapshot, changelog),
+            };
             StateFileIntegrity {
                 path: path.to_string(),
                 problem: c.problem,
@@ -191,6 +186,54 @@ fn check_state_file(cp: &mut Checkpoint, rd: &mut Reader<'_>, path: &str, kind: 
     cp.state_integrity.insert(path.to_string(), integrity);
     if rocks_damaged && !cp.rocksdb_zips.contains_key(&store.dir) {
         read_zip_listings(cp, rd, store);
+    }
+}
+
+/// The integrity of a RocksDB `<v>.zip` of a restart chain: its members and metadata, the SSTs it lists (decoded
+/// within the budget, which they are charged to) and their sidecars.
+fn zip_integrity(
+    cp: &mut Checkpoint,
+    rd: &mut Reader<'_>,
+    path: &str,
+    bytes: &[u8],
+    store: &StoreFiles,
+) -> StateFileIntegrity {
+    let abs_dir = rd.abs(&store.dir);
+    let abs_zip = rd.abs(path);
+    let budget = rd.budget_left;
+    let prefix = rd.prefix.clone();
+    let listing = crate::state::rocksdb::immutable_files(store);
+    let z = crate::state_integrity::check_rocksdb_zip(rd.archive, &abs_dir, &abs_zip, bytes, &listing, &prefix, budget);
+    if let Some(reason) = &z.not_verified {
+        cp.not_verified.push(NotVerified { path: path.to_string(), reason: reason.clone(), restart_reads: true });
+    }
+    if z.ssts_decoded {
+        rd.budget_left = rd.budget_left.saturating_sub(z.sst_bytes);
+    } else if z.sst_bytes > budget && z.problem.is_none() {
+        cp.unverified.push(Unverified {
+            path: path.to_string(),
+            bytes: z.sst_bytes,
+            what: "the SST files it lists: present with the recorded sizes, blocks not decoded".into(),
+        });
+    }
+    // Only when the SSTs fitted the budget (and were decoded): their sidecars cost no more of it.
+    let listed_files = if z.problem.is_none() && z.ssts_decoded {
+        verify_listed_sidecars(cp, rd, &store.dir, bytes)
+    } else {
+        Vec::new()
+    };
+    StateFileIntegrity {
+        path: path.to_string(),
+        problem: z.problem,
+        exception: z.exception,
+        lineage: None,
+        payload_corrupt: false,
+        error_class: z.error_class.map(str::to_string),
+        records: None,
+        num_keys: z.num_keys,
+        decompressed_bytes: None,
+        listed_files,
+        rocksdb: z.rocksdb,
     }
 }
 

@@ -14,18 +14,9 @@ const MAX_ROW_CHECK_STORES: usize = 256;
 /// byte budget), validates key and value rows against the stored schema (partition 0's schema file) the way
 /// `StateStoreProvider.validateStateRowFormat` does, and collects event-time keys (`window.end`).
 pub(crate) fn read_store_rows(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
-    use crate::state::schema::{DataType, StructType};
     let Some(version) = cp.restart_version().filter(|v| *v > 0) else {
         return;
     };
-    // Watermark of the batch that wrote this version (eviction in batch v-1 used it).
-    let wm_ms = cp
-        .offsets
-        .get(&(version - 1))
-        .and_then(|o| o.file.content.as_ref().ok())
-        .and_then(|o| o.metadata.as_ref())
-        .and_then(|m| m.batch_watermark_ms)
-        .unwrap_or(0);
     let mut stores_read = 0usize;
     let ops: Vec<i64> = cp.state.operators.keys().copied().collect();
     for op in ops {
@@ -33,16 +24,9 @@ pub(crate) fn read_store_rows(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
         let names: BTreeSet<String> =
             cp.state.operators[&op].partitions.values().flat_map(|p| p.stores.keys().cloned()).collect();
         for name in names {
-            let Some((ks, vs)) = stored_schemas(cp, rd, op, &name) else {
+            let Some(ctx) = row_context(cp, rd, op, &name, version) else {
                 continue; // no readable schema file: nothing to validate against
             };
-            // Deduplication without watermark stores a dummy value Spark does not validate.
-            let check_value = !(vs.fields.len() == 1 && vs.fields[0].data_type == DataType::Null);
-            let window_end: Option<usize> = ks.fields.iter().position(|f| {
-                f.name == "window"
-                    && matches!(&f.data_type, DataType::Struct(StructType { fields })
-                        if fields.len() == 2 && fields[1].name == "end" && fields[1].data_type == DataType::Timestamp)
-            });
             let parts: Vec<u32> = cp.state.operators[&op].partitions.keys().copied().collect();
             for part in parts {
                 let Some(store) = cp.state.operators[&op].partitions[&part].stores.get(&name).cloned() else {
@@ -55,10 +39,7 @@ pub(crate) fn read_store_rows(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
                     continue;
                 };
                 let chain = rc.chain.clone();
-                let intact = chain.missing.is_none()
-                    && !chain.base_not_found
-                    && chain.steps.iter().all(|s| cp.integrity_of(&s.path).is_some_and(|i| i.problem.is_none()));
-                if !intact {
+                if !chain_intact(cp, &chain) {
                     continue;
                 }
                 // Cost: the decompressed bytes the verification saw (else the stored size).
@@ -83,13 +64,19 @@ pub(crate) fn read_store_rows(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
                 }
                 rd.budget_left -= bytes;
                 stores_read += 1;
+                // HDFS: the integrity pass rebuilt the store from the bytes it checked (each file inflated once).
+                if let Some(sr) = rd.rows_read.remove(&store.dir) {
+                    #[cfg(test)]
+                    FUSED_TAKEN.with(|n| n.set(n.get() + 1));
+                    cp.store_rows.insert(store.dir.clone(), sr);
+                    continue;
+                }
                 let mut sr = StoreRows { store_dir: store.dir.clone(), version, ..Default::default() };
                 let limits = crate::state::StateLimits::default();
                 // The chain the read stage planned, executed once; rows scanned as they come.
                 rd.prefetch(cp, chain.steps.iter().map(|s| s.path.as_str()));
                 let abs_chain = absolute(rd, &chain);
-                let schemas = RowSchemas { ks: &ks, vs: &vs, check_value, window_end };
-                let mut scan = RowScan { sr: &mut sr, s: &schemas, wm_ms };
+                let mut scan = RowScan { sr: &mut sr, s: &ctx };
                 let loaded = if store.provider() == "hdfs" {
                     crate::state::hdfs::for_each_row_of_chain(rd.archive, &abs_chain, &limits, |k, v| scan.row(k, v))
                 } else {
@@ -107,8 +94,7 @@ pub(crate) fn read_store_rows(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
                 match loaded {
                     Err(e) => sr.error = Some(e.to_string()),
                     Ok(first) if provider == "hdfs" => {
-                        sr.first_row_invalid =
-                            first.and_then(|p| first_row_check(&p, &chain, rd, &ks, &vs, check_value));
+                        sr.first_row_invalid = first.and_then(|p| first_row_check(&p, &chain, rd, &ctx));
                     }
                     Ok(_) => {}
                 }
@@ -116,6 +102,78 @@ pub(crate) fn read_store_rows(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
             }
         }
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Stores whose rows the row stage took from the integrity pass (tests: the fused path is exercised).
+    pub(crate) static FUSED_TAKEN: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether the row stage decodes a chain: no missing file, a base found, and every file read by the integrity
+/// pass without a problem.
+pub(crate) fn chain_intact(cp: &Checkpoint, chain: &LoadChain) -> bool {
+    chain.missing.is_none()
+        && !chain.base_not_found
+        && chain.steps.iter().all(|s| cp.integrity_of(&s.path).is_some_and(|i| i.problem.is_none()))
+}
+
+/// What decoding the rows of one store name of an operator needs: the stored schemas (partition 0's schema
+/// file), what to check, and the watermark of the batch that wrote the restart version.
+pub(crate) struct RowContext {
+    ks: crate::state::schema::StructType,
+    vs: crate::state::schema::StructType,
+    /// False for a dummy value Spark does not validate (deduplication without watermark).
+    check_value: bool,
+    /// The key field that is a time window, when any.
+    window_end: Option<usize>,
+    /// Watermark (ms) of the batch that wrote the version (eviction in batch `version - 1` used it); 0 = none.
+    wm_ms: i64,
+}
+
+/// The [`RowContext`] of store `name` of operator `op` at state `version`; `None` without a readable schema
+/// file (nothing to validate against).
+pub(crate) fn row_context(
+    cp: &Checkpoint,
+    rd: &mut Reader<'_>,
+    op: i64,
+    name: &str,
+    version: i64,
+) -> Option<RowContext> {
+    use crate::state::schema::{DataType, StructType};
+    let (ks, vs) = stored_schemas(cp, rd, op, name)?;
+    let wm_ms = cp
+        .offsets
+        .get(&(version - 1))
+        .and_then(|o| o.file.content.as_ref().ok())
+        .and_then(|o| o.metadata.as_ref())
+        .and_then(|m| m.batch_watermark_ms)
+        .unwrap_or(0);
+    // Deduplication without watermark stores a dummy value Spark does not validate.
+    let check_value = !(vs.fields.len() == 1 && vs.fields[0].data_type == DataType::Null);
+    let window_end: Option<usize> = ks.fields.iter().position(|f| {
+        f.name == "window"
+            && matches!(&f.data_type, DataType::Struct(StructType { fields })
+                if fields.len() == 2 && fields[1].name == "end" && fields[1].data_type == DataType::Timestamp)
+    });
+    Some(RowContext { ks, vs, check_value, window_end, wm_ms })
+}
+
+/// The rows of an HDFS store rebuilt by the integrity pass from the files of `chain` (relative paths), validated
+/// and scanned as [`read_store_rows`] does when it executes the chain itself.
+pub(crate) fn rows_of_rebuild(
+    rebuilt: crate::state::hdfs::Rebuild,
+    ctx: &RowContext,
+    store_dir: &str,
+    version: i64,
+    chain: &LoadChain,
+    rd: &Reader<'_>,
+) -> StoreRows {
+    let mut sr = StoreRows { store_dir: store_dir.to_string(), version, ..Default::default() };
+    let mut scan = RowScan { sr: &mut sr, s: ctx };
+    let first = rebuilt.for_each_row(|k, v| scan.row(k, v));
+    sr.first_row_invalid = first.and_then(|p| first_row_check(&p, chain, rd, ctx));
+    sr
 }
 
 /// The key and value schemas of a store: its schema file (v1/v2) in partition 0, from the listing.
@@ -141,29 +199,18 @@ fn absolute(rd: &Reader<'_>, chain: &LoadChain) -> LoadChain {
     }
 }
 
-/// The stored schemas rows are validated against.
-struct RowSchemas<'a> {
-    ks: &'a crate::state::schema::StructType,
-    vs: &'a crate::state::schema::StructType,
-    /// False for a dummy value Spark does not validate (deduplication without watermark).
-    check_value: bool,
-    /// The key field that is a time window, when any.
-    window_end: Option<usize>,
-}
-
 /// Validates the rows of a loaded store one at a time and collects its event-time keys (`wm_ms` = the watermark
 /// of the batch that wrote the version) into `sr`.
-struct RowScan<'r, 's> {
+struct RowScan<'r> {
     sr: &'r mut StoreRows,
-    s: &'r RowSchemas<'s>,
-    wm_ms: i64,
+    s: &'r RowContext,
 }
 
-impl RowScan<'_, '_> {
+impl RowScan<'_> {
     /// One row (key and value UnsafeRows), the `sr.rows`-th of the store.
     fn row(&mut self, k: &[u8], v: &[u8]) {
         let (sr, s) = (&mut *self.sr, self.s);
-        let (ks, vs) = (s.ks, s.vs);
+        let (ks, vs) = (&s.ks, &s.vs);
         let i = sr.rows;
         sr.rows += 1;
         sr.bytes += (k.len() + v.len()) as u64;
@@ -184,7 +231,7 @@ impl RowScan<'_, '_> {
         }
         if let Some(end_ms) = s.window_end.and_then(|idx| window_end_ms(k, ks.fields.len(), idx)) {
             sr.window_end_min_ms = Some(sr.window_end_min_ms.map_or(end_ms, |m| m.min(end_ms)));
-            if self.wm_ms > 0 && end_ms <= self.wm_ms {
+            if s.wm_ms > 0 && end_ms <= s.wm_ms {
                 sr.keys_behind_watermark += 1;
             }
         }
@@ -218,10 +265,9 @@ fn first_row_check(
     first: &crate::state::hdfs::FirstPut,
     chain: &LoadChain,
     rd: &Reader<'_>,
-    ks: &crate::state::schema::StructType,
-    vs: &crate::state::schema::StructType,
-    check_value: bool,
+    ctx: &RowContext,
 ) -> Option<(String, u64, &'static str, String)> {
+    let (ks, vs, check_value) = (&ctx.ks, &ctx.vs, ctx.check_value);
     // The model's path (relative to the root) of the chain file.
     let path =
         chain.steps.iter().find(|s| rd.abs(&s.path) == first.path).map_or(first.path.clone(), |s| s.path.clone());

@@ -403,9 +403,9 @@ pub fn load_store(
 /// the snapshot, then the deltas in order, removals applied; the chain's missing delta is
 /// `CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS`.
 pub fn load_chain(a: &mut dyn Archive, chain: &LoadChain, limits: &StateLimits) -> Result<RawStore, StateError> {
-    let (map, _) = rebuild(a, chain, limits)?;
+    let r = rebuild(a, chain, limits)?;
     // Deterministic order: by key bytes.
-    let sorted: BTreeMap<Vec<u8>, Vec<u8>> = map.into_iter().collect();
+    let sorted: BTreeMap<Vec<u8>, Vec<u8>> = r.map.into_iter().collect();
     Ok(RawStore { pairs: sorted.into_iter().collect(), key_prefix_len: 0, value_prefix_len: 0 })
 }
 
@@ -430,45 +430,78 @@ pub fn for_each_row_of_chain(
     a: &mut dyn Archive,
     chain: &LoadChain,
     limits: &StateLimits,
-    mut f: impl FnMut(&[u8], &[u8]),
+    f: impl FnMut(&[u8], &[u8]),
 ) -> Result<Option<FirstPut>, StateError> {
-    let (map, first) = rebuild(a, chain, limits)?;
-    let mut keys: Vec<&Vec<u8>> = map.keys().collect();
-    keys.sort_unstable();
-    for k in keys {
-        f(k, &map[k]);
-    }
-    Ok(first)
+    Ok(rebuild(a, chain, limits)?.for_each_row(f))
 }
 
-/// A rebuilt HDFS store: key row → value row.
-type StoreMap = HashMap<Vec<u8>, Vec<u8>>;
+/// A store being rebuilt the way an HDFS load does it: the records of the chain's files, fed in chain order
+/// ([`Rebuild::apply`]), make the key → value map (puts insert, delta removals delete). Lets a caller that reads
+/// the chain's files for another reason (the read stage's integrity pass) rebuild the store from the same bytes,
+/// so each file is decompressed once.
+#[derive(Debug, Default)]
+pub struct Rebuild {
+    map: HashMap<Vec<u8>, Vec<u8>>,
+    first: Option<FirstPut>,
+}
 
-/// The key → value map `chain` rebuilds (snapshot, then deltas in order, removals applied), and the first put
-/// of its first file.
-fn rebuild(
-    a: &mut dyn Archive,
-    chain: &LoadChain,
-    limits: &StateLimits,
-) -> Result<(StoreMap, Option<FirstPut>), StateError> {
-    let version = chain.version;
-    let mut map: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
-    let mut first: Option<FirstPut> = None;
-    for (i, step) in chain.steps.iter().enumerate() {
-        let kind = if step.kind == ChainFileKind::Snapshot { RecordFileKind::Snapshot } else { RecordFileKind::Delta };
-        read_record_file_at(a, &step.path, kind, limits, |offset, k, v| match v {
+impl Rebuild {
+    /// One record of the chain's `file`-th file (0 = the base), at `offset` of its decompressed stream:
+    /// `value` `None` is a removal (applied only in a delta, as Spark's `updateFromDeltaFile` does).
+    pub fn apply(
+        &mut self,
+        file: usize,
+        path: &str,
+        kind: RecordFileKind,
+        offset: u64,
+        key: &[u8],
+        value: Option<&[u8]>,
+    ) {
+        match value {
             Some(v) => {
-                let value = unwrap_value(k, v);
-                if i == 0 && first.is_none() {
-                    first = Some(FirstPut { path: step.path.clone(), offset, key: k.to_vec(), value: value.to_vec() });
+                let value = unwrap_value(key, v);
+                if file == 0 && self.first.is_none() {
+                    self.first =
+                        Some(FirstPut { path: path.to_string(), offset, key: key.to_vec(), value: value.to_vec() });
                 }
-                map.insert(k.to_vec(), value.to_vec());
+                self.map.insert(key.to_vec(), value.to_vec());
             }
             None if kind == RecordFileKind::Delta => {
-                map.remove(unwrap_removed_key(k));
+                self.map.remove(unwrap_removed_key(key));
             }
             None => {}
-        })?;
+        }
+    }
+
+    /// Hands every row of the rebuilt store to `f(key, value)` in key order (no copy of the store) and returns
+    /// the first put of the base file ([`FirstPut`]).
+    pub fn for_each_row(self, mut f: impl FnMut(&[u8], &[u8])) -> Option<FirstPut> {
+        let mut keys: Vec<&Vec<u8>> = self.map.keys().collect();
+        keys.sort_unstable();
+        for k in keys {
+            f(k, &self.map[k]);
+        }
+        self.first
+    }
+
+    /// Rows in the store so far.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// True when the store has no rows so far.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+}
+
+/// The store `chain` rebuilds (snapshot, then deltas in order, removals applied).
+fn rebuild(a: &mut dyn Archive, chain: &LoadChain, limits: &StateLimits) -> Result<Rebuild, StateError> {
+    let version = chain.version;
+    let mut r = Rebuild::default();
+    for (i, step) in chain.steps.iter().enumerate() {
+        let kind = if step.kind == ChainFileKind::Snapshot { RecordFileKind::Snapshot } else { RecordFileKind::Delta };
+        read_record_file_at(a, &step.path, kind, limits, |offset, k, v| r.apply(i, &step.path, kind, offset, k, v))?;
     }
     if let Some(m) = &chain.missing {
         let d = m.version;
@@ -478,7 +511,7 @@ fn rebuild(
         )
         .class("CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS"));
     }
-    Ok((map, first))
+    Ok(r)
 }
 
 /// Where the value a store rebuilt at `version` ([`load_store`]) holds for `key` was written: the newest delta of
