@@ -395,7 +395,8 @@ impl Checkpoint {
     /// Builds [`Checkpoint::file_index`] from `files` (the listing calls it once).
     pub fn index_files(&mut self) {
         let mut index: Vec<u32> = (0..self.files.len()).filter_map(|i| u32::try_from(i).ok()).collect();
-        index.sort_by(|a, b| self.files[*a as usize].path.cmp(&self.files[*b as usize].path).then(a.cmp(b)));
+        // A total order (ties by position), so the unstable sort is deterministic.
+        index.sort_unstable_by(|a, b| self.files[*a as usize].path.cmp(&self.files[*b as usize].path).then(a.cmp(b)));
         self.file_index = index;
     }
     /// The position in `files` of `path` (its last entry when listed twice).

@@ -204,8 +204,14 @@ pub fn list_state_in(entries: &[crate::archive::Entry], root: &str) -> StateTree
 
 /// Builds the tree from the checkpoint's entries (`(relative path, size, is_dir)`), ignoring sidecars.
 pub fn list_state(entries: &[(String, u64, bool)]) -> StateTree {
+    list_state_of(entries.iter().map(|(p, s, d)| (p.as_str(), *s, *d)))
+}
+
+/// [`list_state`] over borrowed entries (the listing stage passes the archive's paths without copying them).
+pub fn list_state_of<'a>(entries: impl IntoIterator<Item = (&'a str, u64, bool)>) -> StateTree {
     let mut tree = StateTree::default();
     for (path, size, is_dir) in entries {
+        let (size, is_dir) = (&size, &is_dir);
         let Some(rest) = path.strip_prefix("state/").or_else(|| (path == "state").then_some("")) else {
             continue;
         };
@@ -214,7 +220,7 @@ pub fn list_state(entries: &[(String, u64, bool)]) -> StateTree {
             continue;
         }
         let parts: Vec<&str> = rest.split('/').collect();
-        let fref = FileRef { path: path.clone(), size: *size };
+        let fref = FileRef { path: path.to_string(), size: *size };
         let Ok(op_id) = parts[0].parse::<i64>() else {
             if !is_dir {
                 tree.other.push(fref);
@@ -232,23 +238,28 @@ pub fn list_state(entries: &[(String, u64, bool)]) -> StateTree {
             if parts.len() == 2 {
                 continue;
             }
-            let (store_name, inner): (String, &[&str]) = match parts[2] {
-                "SSTs" | "logs" | "_metadata" => ("default".into(), &parts[2..]),
+            let (store_name, inner): (&str, &[&str]) = match parts[2] {
+                "SSTs" | "logs" | "_metadata" => ("default", &parts[2..]),
                 p if parts.len() == 3 => {
                     if *is_dir {
-                        (p.to_string(), &parts[3..])
+                        (p, &parts[3..])
                     } else {
-                        ("default".into(), &parts[2..])
+                        ("default", &parts[2..])
                     }
                 }
-                p => (p.to_string(), &parts[3..]),
+                p => (p, &parts[3..]),
             };
-            let dir = if store_name == "default" && inner.len() == parts.len() - 2 {
-                format!("state/{}/{}", parts[0], parts[1])
-            } else {
-                format!("state/{}/{}/{}", parts[0], parts[1], store_name)
+            if !pf.stores.contains_key(store_name) {
+                let dir = if store_name == "default" && inner.len() == parts.len() - 2 {
+                    format!("state/{}/{}", parts[0], parts[1])
+                } else {
+                    format!("state/{}/{}/{}", parts[0], parts[1], store_name)
+                };
+                pf.stores.insert(store_name.to_string(), StoreFiles { dir, ..Default::default() });
+            }
+            let Some(store) = pf.stores.get_mut(store_name) else {
+                continue;
             };
-            let store = pf.stores.entry(store_name).or_insert_with(|| StoreFiles { dir, ..Default::default() });
             if *is_dir || inner.is_empty() {
                 continue;
             }

@@ -26,7 +26,7 @@ pub fn list<'a>(entries: impl IntoIterator<Item = &'a Entry>, root: &Root) -> Ch
     let mut files = Vec::new();
     let mut dirs = BTreeSet::new();
     let mut file_mtimes = Vec::new();
-    let mut listing: Vec<(String, u64, bool)> = Vec::new();
+    let mut listing: Vec<(&str, u64, bool)> = Vec::new();
     for e in entries {
         let Some(rel) = e.path.strip_prefix(&prefix) else {
             continue;
@@ -35,16 +35,20 @@ pub fn list<'a>(entries: impl IntoIterator<Item = &'a Entry>, root: &Root) -> Ch
             continue;
         }
         if e.is_dir {
-            dirs.insert(rel.to_string());
+            if !dirs.contains(rel) {
+                dirs.insert(rel.to_string());
+            }
         } else {
             files.push(FileRef { path: rel.to_string(), size: e.size });
             file_mtimes.push(e.modified_ms.unwrap_or(crate::model::NO_MTIME));
+            // A file's folders, innermost first, until one is known (no copy of a known folder's name).
             let mut d = dir_of(rel);
-            while !d.is_empty() && dirs.insert(d.to_string()) {
+            while !d.is_empty() && !dirs.contains(d) {
+                dirs.insert(d.to_string());
                 d = dir_of(d);
             }
         }
-        listing.push((rel.to_string(), e.size, e.is_dir));
+        listing.push((rel, e.size, e.is_dir));
     }
     let mut cp =
         Checkpoint { root: root.path.clone(), kind: Kind(root.kind), files, dirs, file_mtimes, ..Default::default() };
@@ -58,14 +62,13 @@ pub fn list<'a>(entries: impl IntoIterator<Item = &'a Entry>, root: &Root) -> Ch
         cp.dstream_times_ms = times;
         return cp;
     }
-    cp.state = state_files::list_state(&listing);
+    cp.state = state_files::list_state_of(listing);
     cp
 }
 
 /// Hadoop `.<name>.crc` and Spark `<name>.crc` sidecars, by the main file's path (verified later, by
 /// [`super::sidecars::verify`], when a stage reads the main file).
 fn index_sidecars(cp: &mut Checkpoint) {
-    let file_set: BTreeSet<&str> = cp.files.iter().map(|f| f.path.as_str()).collect();
     let mut hadoop = BTreeMap::new();
     let mut spark = BTreeMap::new();
     for f in &cp.files {
@@ -73,14 +76,14 @@ fn index_sidecars(cp: &mut Checkpoint) {
         let dir = dir_of(&f.path);
         if let Some(main) = crate::hadoop::main_name(name) {
             let main = join(dir, main);
-            let main_exists = file_set.contains(main.as_str());
+            let main_exists = cp.has_file(&main);
             hadoop.insert(
                 main.clone(),
                 CrcSidecar { path: f.path.clone(), main, main_exists, verified: None, matches: None },
             );
         } else if let Some(main) = crate::checksum::main_name(name) {
             let main = join(dir, main);
-            let main_exists = file_set.contains(main.as_str());
+            let main_exists = cp.has_file(&main);
             spark.insert(
                 main.clone(),
                 ChecksumSidecar {
