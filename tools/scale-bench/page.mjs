@@ -1,7 +1,7 @@
 // Time to verdict in the page (headless Chromium) for each zip given, next to reading the same file in the
 // browser (File.stream() to its end, the floor), with what the worker read and its wasm memory, and the main
 // thread's responsiveness during the run (round trips of a trivial script, and the long tasks over 50 ms the
-// browser reports). Prints one JSON line per zip.
+// browser reports, with the scripts of each blocking long animation frame). Prints one JSON line per zip.
 //
 //   node tools/scale-bench/page.mjs <zip>...   (after scripts/build-web.sh; tests/e2e's node_modules)
 import fs from 'node:fs';
@@ -46,6 +46,22 @@ for (const zip of process.argv.slice(2)) {
     window.__longTasks = [];
     new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__longTasks.push(e.duration); })
       .observe({ type: 'longtask', buffered: false });
+    // Long animation frames (> 50 ms) with the scripts that ran in them: where a long task came from.
+    window.__frames = [];
+    try {
+      new PerformanceObserver((l) => {
+        for (const e of l.getEntries()) {
+          window.__frames.push({
+            ms: Math.round(e.duration), blocking_ms: Math.round(e.blockingDuration || 0),
+            render_ms: Math.round(e.renderStart ? e.startTime + e.duration - e.renderStart : 0),
+            scripts: (e.scripts || []).map((x) => ({
+              ms: Math.round(x.duration), invoker: x.invoker, fn: x.sourceFunctionName,
+              src: (x.sourceURL || '').split('/').pop(), at: x.sourceCharPosition,
+            })),
+          });
+        }
+      }).observe({ type: 'long-animation-frame', buffered: false });
+    } catch { /* an older browser: no attribution */ }
   });
   const t0 = Date.now();
   await page.setInputFiles('#file-input', zip);
@@ -63,6 +79,7 @@ for (const zip of process.argv.slice(2)) {
   }
   const verdictMs = Date.now() - t0;
   const longTasks = await page.evaluate(() => window.__longTasks);
+  const frames = await page.evaluate(() => window.__frames.filter((f) => f.blocking_ms > 0));
   const reading = await page.evaluate(() => window.checkpointInspector.reading);
   const outcome = await page.$eval('[data-testid=verdict]', (v) => v.dataset.outcome).catch(() => null);
   const floorMs = await page.evaluate(async () => {
@@ -79,6 +96,7 @@ for (const zip of process.argv.slice(2)) {
     main_thread_round_trip_ms: { median: median(trips), max: Math.max(...trips) },
     main_thread_long_tasks: { count: longTasks.length, max_ms: Math.round(Math.max(0, ...longTasks)),
       total_ms: Math.round(longTasks.reduce((a, b) => a + b, 0)) },
+    blocking_frames: frames,
   }));
   await page.close();
 }
