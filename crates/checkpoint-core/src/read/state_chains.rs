@@ -76,11 +76,18 @@ pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>, check_
             let chain = if skip.is_empty() { rc.chain.clone() } else { rc.replan(&store, &skip, true) };
             rd.prefetch(cp, chain.steps.iter().map(|s| s.path.as_str()).filter(|p| !done.contains(*p)));
             let mut damaged_base: Option<i64> = None;
+            let mut rows_cost = 0u64;
             for (i, step) in chain.steps.iter().enumerate() {
                 if done.insert(step.path.clone()) {
                     check_state_file(cp, rd, &step.path, step.kind, &store, rebuild.as_mut().map(|r| (i, r)));
                 } else {
                     rebuild = None; // a file checked before fed no rows
+                }
+                // The row stage charges the rows' cost after this pass: a store already over what is left of the
+                // budget will not be taken, so it is not held in memory either.
+                rows_cost = rows_cost.saturating_add(state_rows::row_cost(cp, &step.path));
+                if rows_cost > rd.budget_left {
+                    rebuild = None;
                 }
                 let bad = cp.integrity_of(&step.path).is_some_and(|i| i.problem.is_some())
                     || cp.crc_of(&step.path).is_some_and(|c| matches!(c.verified, Some(Err(_))))

@@ -42,15 +42,7 @@ pub(crate) fn read_store_rows(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
                 if !chain_intact(cp, &chain) {
                     continue;
                 }
-                // Cost: the decompressed bytes the verification saw (else the stored size).
-                let mut bytes: u64 = chain
-                    .steps
-                    .iter()
-                    .map(|s| {
-                        let stored = cp.file_size(&s.path).unwrap_or(0);
-                        cp.integrity_of(&s.path).and_then(|i| i.decompressed_bytes).unwrap_or(stored).max(stored)
-                    })
-                    .sum();
+                let mut bytes: u64 = chain.steps.iter().map(|s| row_cost(cp, &s.path)).sum();
                 if chain.steps.iter().any(|s| s.kind == ChainFileKind::Zip) {
                     bytes = bytes.saturating_add(store.ssts.iter().fold(0u64, |a, f| a.saturating_add(f.size)));
                 }
@@ -108,6 +100,13 @@ pub(crate) fn read_store_rows(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
 thread_local! {
     /// Stores whose rows the row stage took from the integrity pass (tests: the fused path is exercised).
     pub(crate) static FUSED_TAKEN: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// What decoding the rows of one chain file costs the byte budget: the decompressed bytes the integrity pass
+/// saw (else the stored size).
+pub(crate) fn row_cost(cp: &Checkpoint, path: &str) -> u64 {
+    let stored = cp.file_size(path).unwrap_or(0);
+    cp.integrity_of(path).and_then(|i| i.decompressed_bytes).unwrap_or(stored).max(stored)
 }
 
 /// Whether the row stage decodes a chain: no missing file, a base found, and every file read by the integrity
