@@ -4,7 +4,8 @@
 // shows progress while the worker reads (the bar moves, the status names the files read of those listed), gives
 // the verdict the CLI gives on the same zip with every batch id in the report, keeps the main thread free
 // (a script runs while the worker reads), and a second run is cancelled while it reads; the page then diagnoses
-// the next input.
+// the next input. `SCALE_ZIP=<zip>` runs the same test on a checkpoint generated beforehand (by hand: the 2 GB
+// one, `scale_checkpoint --preset xl`; it must have the generator's 20,000 batches).
 
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -32,14 +33,23 @@ const MIME = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.
 let browser; let server; let base; let zip; let want; let files;
 
 before(async () => {
-  assert.ok(fs.existsSync(generator), `the generator ${generator} (cargo build --examples -p checkpoint-core)`);
-  zip = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'scale-')), 'mid.zip');
-  // Small state files (20 rows each) keep a debug build of the generator quick; the file count is the mid one.
-  const g = spawnSync(generator, ['--preset', 'mid', '--rows', '20', '--out', zip], { encoding: 'utf8' });
-  assert.equal(g.status, 0, `generator: ${g.stderr}`);
-  const made = JSON.parse(g.stdout.trim().split('\n').pop());
-  assert.equal(made.batches, 20000);
-  files = made.entries;
+  if (process.env.SCALE_ZIP) {
+    // By hand, on a checkpoint generated beforehand (the 2 GB one: `scale_checkpoint --preset xl`).
+    zip = fs.mkdtempSync(path.join(os.tmpdir(), 'scale-')) + '/given.zip';
+    fs.symlinkSync(path.resolve(process.env.SCALE_ZIP), zip);
+    const l = spawnSync('unzip', ['-Z1', zip], { encoding: 'utf8', maxBuffer: 1 << 30 });
+    assert.equal(l.status, 0, `unzip -Z1: ${l.stderr}`);
+    files = l.stdout.split('\n').filter((x) => x && !x.endsWith('/')).length;
+  } else {
+    assert.ok(fs.existsSync(generator), `the generator ${generator} (cargo build --examples -p checkpoint-core)`);
+    zip = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'scale-')), 'mid.zip');
+    // Small state files (20 rows each) keep a debug build of the generator quick; the file count is the mid one.
+    const g = spawnSync(generator, ['--preset', 'mid', '--rows', '20', '--out', zip], { encoding: 'utf8' });
+    assert.equal(g.status, 0, `generator: ${g.stderr}`);
+    const made = JSON.parse(g.stdout.trim().split('\n').pop());
+    assert.equal(made.batches, 20000);
+    files = made.entries;
+  }
   const r = spawnSync(cli, ['diagnose', zip, '--json'], { encoding: 'utf8', maxBuffer: 256 << 20 });
   assert.ok(r.status === 0 || r.status === 1, `CLI exit ${r.status}: ${r.stderr}`);
   want = JSON.parse(r.stdout);

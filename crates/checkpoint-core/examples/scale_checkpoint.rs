@@ -21,7 +21,8 @@
 //!   snapshot, its `.crc` kept.
 //!
 //! `cargo run --release -p checkpoint-core --example scale_checkpoint -- --preset mid --out /tmp/mid.zip`
-//! (presets: `small` ≈ 10 MB, `mid` ≈ 200 MB / 94k files, `large` ≈ 2 GB; or `--batches --partitions --rows
+//! (presets: `small` ≈ 6 MB / 9.4k files, `mid` ≈ 87 MB / 94k files, `large` ≈ 750 MB and `xl` ≈ 2 GB, the mid
+//! files with 12× and 33× the rows; or `--batches --partitions --rows
 //! --retained --snapshot-every`). Prints one JSON line: the file, its size, entry count and the parameters.
 
 use checkpoint_core::archive::Archive;
@@ -51,6 +52,7 @@ fn preset(name: &str) -> Option<Params> {
         "small" => p(2_000, 20, 300, 30),
         "mid" => p(20_000, 200, 500, 30),
         "large" => p(20_000, 200, 6_000, 30),
+        "xl" => p(20_000, 200, 16_500, 30),
         _ => return None,
     })
 }
@@ -189,7 +191,7 @@ fn number<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let base = preset(arg(&args, "--preset").unwrap_or("small")).expect("--preset small|mid|large");
+    let base = preset(arg(&args, "--preset").unwrap_or("small")).expect("--preset small|mid|large|xl");
     let p = Params {
         batches: number(&args, "--batches", base.batches),
         partitions: number(&args, "--partitions", base.partitions),
