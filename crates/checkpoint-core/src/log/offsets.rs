@@ -91,30 +91,36 @@ pub fn parse_metadata(line: &str, line_offset: u64, line_no: usize) -> Result<Of
     let v: serde_json::Value = serde_json::from_str(line).map_err(|e| json_error(&e, line, line_offset, line_no))?;
     let data_err =
         |msg: String| LogError::BadJson { offset: line_offset, line: line_no, message: msg, eof: false, data: true };
-    let obj = v.as_object().ok_or_else(|| data_err("OffsetSeqMetadata is not a JSON object".into()))?;
-    let num = |k: &str| -> Result<Option<i64>, LogError> {
+    let serde_json::Value::Object(mut obj) = v else {
+        return Err(data_err("OffsetSeqMetadata is not a JSON object".into()));
+    };
+    let num = |obj: &serde_json::Map<String, serde_json::Value>, k: &str| -> Result<Option<i64>, LogError> {
         match obj.get(k) {
             None | Some(serde_json::Value::Null) => Ok(None),
             Some(x) => x.as_i64().map(Some).ok_or_else(|| data_err(format!("{k} is not a long: {x}"))),
         }
     };
-    let batch_watermark_ms = num("batchWatermarkMs")?;
-    let batch_timestamp_ms = num("batchTimestampMs")?;
-    let version = num("version")?;
-    let mut conf = BTreeMap::new();
-    if let Some(c) = obj.get("conf") {
-        let m = c.as_object().ok_or_else(|| data_err("conf is not a JSON object".into()))?;
-        for (k, val) in m {
-            let s = match val {
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            conf.insert(k.clone(), s);
-        }
-    }
+    let batch_watermark_ms = num(&obj, "batchWatermarkMs")?;
+    let batch_timestamp_ms = num(&obj, "batchTimestampMs")?;
+    let version = num(&obj, "version")?;
     const KNOWN: [&str; 6] =
         ["batchWatermarkMs", "batchTimestampMs", "conf", "version", "sourceMetadataInfo", "sourceMetadata"];
     let unknown_keys = obj.keys().filter(|k| !KNOWN.contains(&k.as_str())).cloned().collect();
+    let mut conf = BTreeMap::new();
+    // The conf's strings are moved out of the parsed JSON, not copied (one per key and value per batch).
+    match obj.get_mut("conf").map(serde_json::Value::take) {
+        None => {}
+        Some(serde_json::Value::Object(m)) => {
+            for (k, val) in m {
+                let s = match val {
+                    serde_json::Value::String(s) => s,
+                    other => other.to_string(),
+                };
+                conf.insert(k, s);
+            }
+        }
+        Some(_) => return Err(data_err("conf is not a JSON object".into())),
+    }
     Ok(OffsetSeqMetadata { batch_watermark_ms, batch_timestamp_ms, conf, unknown_keys, version })
 }
 
