@@ -214,6 +214,16 @@ fn run_diagnosis(id: &JsValue, input: &Input, options: &Options) -> Result<(), I
         let logs = DELTA_LOGS.with(|l| l.borrow().clone());
         diagnose_archive_with_logs(&mut p, options, &logs)?
     };
+    // The listing the page shows, then the archive goes (its central directory and span cache), before the
+    // report is serialized: the worker's memory peaks lower.
+    let entries: Vec<(String, f64)> = archive
+        .entries()
+        .iter()
+        .filter(|e| !e.is_dir)
+        .take(MAX_LISTED_ENTRIES)
+        .map(|e| (e.path.clone(), e.size as f64))
+        .collect();
+    drop(archive);
     let json = serde_json::to_string(&report).map_err(|e| InputError::new("io", e.to_string()))?;
     let io = |e: serde_json::Error| InputError::new("io", e.to_string());
     // What the page shows first, small enough to parse and render in one short main-thread task: the report
@@ -245,12 +255,6 @@ fn run_diagnosis(id: &JsValue, input: &Input, options: &Options) -> Result<(), I
         /// The worker's wasm memory in bytes when the report is sent (wasm memory only grows: its peak).
         wasm_bytes: f64,
     }
-    let entries = archive
-        .entries()
-        .iter()
-        .filter(|e| !e.is_dir)
-        .take(MAX_LISTED_ENTRIES)
-        .map(|e| (e.path.clone(), e.size as f64));
     post(
         "report",
         id,
@@ -259,7 +263,7 @@ fn run_diagnosis(id: &JsValue, input: &Input, options: &Options) -> Result<(), I
             report_head: serde_json::to_string(&head).map_err(io)?,
             batches,
             presented: serde_json::to_string(&presented).map_err(io)?,
-            entries: entries.collect(),
+            entries,
             entries_total: total as f64,
             ms: js_sys::Date::now() - started,
             bytes_read: stats.as_ref().map(|s| s.bytes.get() as f64),
