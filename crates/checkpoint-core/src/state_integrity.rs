@@ -6,7 +6,7 @@
 //!   record stream and its `-1` end marker).
 //! * `.changelog`: [`crate::codec::decompress`] then [`crate::state::rocksdb::changelog::parse_changelog`]
 //!   (v1–v4, with the checkpoint format v2 lineage).
-//! * RocksDB `<v>.zip`: [`crate::state::rocksdb::read_snapshot`] (zip, `metadata`, MANIFEST against it, the SST
+//! * RocksDB `<v>.zip`: [`crate::state::rocksdb::read_snapshot_of`] (zip, `metadata`, MANIFEST against it, the SST
 //!   files it lists present with their sizes, and every SST block decoded with its checksum), or, when the byte
 //!   budget does not cover the SSTs, [`crate::state::rocksdb::zip_meta::read_version_zip`] +
 //!   [`crate::state::rocksdb::zip_meta::check_files`] (everything but decoding the SSTs).
@@ -289,7 +289,7 @@ pub fn check_rocksdb_zip(
     if sst_bytes > sst_budget {
         return out;
     }
-    match rocksdb::read_snapshot(archive, store_dir, zip_path, &limits) {
+    match rocksdb::read_snapshot_of(archive, store_dir, zip_path, zip_bytes, listing, &limits) {
         Ok(_) => ZipCheck { num_keys, sst_bytes, ssts_decoded: true, ..Default::default() },
         Err(e) => ZipCheck {
             exception: Some(exception_of(&e).into()),

@@ -241,20 +241,22 @@ pub fn read_snapshot(
     limits: &LoadLimits,
 ) -> Result<Snapshot, RocksDbError> {
     let (_, listing) = list_store(archive, store_dir);
-    read_snapshot_listed(archive, store_dir, zip_path, &listing, limits)
+    let raw = read_file(archive, zip_path, limits.max_file_bytes)?;
+    read_snapshot_of(archive, store_dir, zip_path, &raw, &listing, limits)
 }
 
-/// [`read_snapshot`] against the store's SST and log files as listed already (`listing`: paths relative to the
-/// store folder, sizes).
-fn read_snapshot_listed(
+/// [`read_snapshot`] of a zip whose bytes (`raw`) were read already, against the store's SST and log files as
+/// listed already (`listing`: paths relative to the store folder, sizes; [`immutable_files`]): only the SSTs are
+/// read from `archive`, and the archive is not listed again (the read stage checks every restart zip this way).
+pub fn read_snapshot_of(
     archive: &mut dyn Archive,
     store_dir: &str,
     zip_path: &str,
+    raw: &[u8],
     listing: &[(String, u64)],
     limits: &LoadLimits,
 ) -> Result<Snapshot, RocksDbError> {
-    let raw = read_file(archive, zip_path, limits.max_file_bytes)?;
-    let zip = zip_meta::read_version_zip(&raw, limits.zip).map_err(|e| {
+    let zip = zip_meta::read_version_zip(raw, limits.zip).map_err(|e| {
         let path = match &e.entry {
             Some(en) => format!("{zip_path}!/{en}"),
             None => zip_path.to_string(),
@@ -321,9 +323,38 @@ fn read_snapshot_listed(
             zip_meta::FileIssue::BadName { .. } => {}
         }
     }
+    let (all, tombstones) = read_ssts(archive, dir, &zip.metadata, limits)?;
+    for f in &zip.metadata.log_files {
+        if f.size_bytes > 0 {
+            let path = format!("{dir}/logs/{}", f.dfs_file_name);
+            return Err(rerr(
+                &path,
+                None,
+                "the snapshot lists a non-empty RocksDB WAL file; replaying WAL files is not supported",
+                None,
+            ));
+        }
+    }
+    Ok(Snapshot { zip, entries: resolve_entries(all, &tombstones) })
+}
+
+/// The internal entries and range tombstones of every SST a zip's `metadata` lists (in `dir/SSTs/`), each SST of
+/// the default column family only, within `limits`.
+fn read_ssts(
+    archive: &mut dyn Archive,
+    dir: &str,
+    metadata: &zip_meta::CheckpointMetadata,
+    limits: &LoadLimits,
+) -> Result<(Vec<sst::SstEntry>, Vec<sst::RangeTombstone>), RocksDbError> {
+    // The SSTs (and their Hadoop sidecars, which a load's copy checks) are read next: one hint, so that an
+    // archive read in slices (the browser's) fetches them together instead of one small read each.
+    let next: Vec<String> = (metadata.sst_files.iter())
+        .flat_map(|f| [format!("{dir}/SSTs/.{}.crc", f.dfs_file_name), format!("{dir}/SSTs/{}", f.dfs_file_name)])
+        .collect();
+    archive.prefetch(&next);
     let mut all: Vec<sst::SstEntry> = Vec::new();
     let mut tombstones: Vec<sst::RangeTombstone> = Vec::new();
-    for f in &zip.metadata.sst_files {
+    for f in &metadata.sst_files {
         let path = format!("{dir}/SSTs/{}", f.dfs_file_name);
         let bytes = read_file(archive, &path, limits.max_file_bytes)?;
         let t = sst::read_sst(&bytes, limits.sst).map_err(|e| rerr(&path, Some(e.offset), e.message, None))?;
@@ -348,18 +379,7 @@ fn read_snapshot_listed(
         }
         tombstones.extend(t.range_deletions);
     }
-    for f in &zip.metadata.log_files {
-        if f.size_bytes > 0 {
-            let path = format!("{dir}/logs/{}", f.dfs_file_name);
-            return Err(rerr(
-                &path,
-                None,
-                "the snapshot lists a non-empty RocksDB WAL file; replaying WAL files is not supported",
-                None,
-            ));
-        }
-    }
-    Ok(Snapshot { zip, entries: resolve_entries(all, &tombstones) })
+    Ok((all, tombstones))
 }
 
 /// Resolves internal entries of several SSTs to the visible user key → value map: per user key the entry with
@@ -573,7 +593,8 @@ fn load_from_plan_listed(
 ) -> Result<RawStore, RocksDbError> {
     let mut store = RawStore { version, ..Default::default() };
     if let Some((_, zip_path)) = &plan.snapshot {
-        let snap = read_snapshot_listed(archive, store_dir, zip_path, &listing.1, limits)?;
+        let raw = read_file(archive, zip_path, limits.max_file_bytes)?;
+        let snap = read_snapshot_of(archive, store_dir, zip_path, &raw, &listing.1, limits)?;
         store.entries = snap.entries;
         store.column_families = snap
             .zip
