@@ -159,12 +159,12 @@ pub fn scan_records(decompressed: &[u8]) -> Result<RecordStats, RecordError> {
     for_each_record(decompressed, RecordFileKind::Delta, |_| {})
 }
 
-use super::{RawStore, StateError, StateLimits};
+use super::{RawStore, StateError, StateLimits, StoreBuilder};
 use crate::archive::Archive;
 use crate::codec::{self, CodecErrorKind};
 use crate::restart_chain::{ChainFileKind, LoadChain, PlanInput};
 use crate::state_files::StoreFiles;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashSet;
 
 /// Why one `.delta`/`.snapshot` file does not decode: in the framing (offset in the file) or in the record
 /// stream (offset in the decompressed bytes).
@@ -403,10 +403,8 @@ pub fn load_store(
 /// the snapshot, then the deltas in order, removals applied; the chain's missing delta is
 /// `CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS`.
 pub fn load_chain(a: &mut dyn Archive, chain: &LoadChain, limits: &StateLimits) -> Result<RawStore, StateError> {
-    let (map, _) = rebuild(a, chain, limits)?;
     // Deterministic order: by key bytes.
-    let sorted: BTreeMap<Vec<u8>, Vec<u8>> = map.into_iter().collect();
-    Ok(RawStore { pairs: sorted.into_iter().collect(), key_prefix_len: 0, value_prefix_len: 0 })
+    rebuild(a, chain, limits).map(|(store, _)| store)
 }
 
 /// The first put of a chain's first file: the row Spark's `validateStateRowFormat` checks on an HDFS load
@@ -432,27 +430,22 @@ pub fn for_each_row_of_chain(
     limits: &StateLimits,
     mut f: impl FnMut(&[u8], &[u8]),
 ) -> Result<Option<FirstPut>, StateError> {
-    let (map, first) = rebuild(a, chain, limits)?;
-    let mut keys: Vec<&Vec<u8>> = map.keys().collect();
-    keys.sort_unstable();
-    for k in keys {
-        f(k, &map[k]);
+    let (store, first) = rebuild(a, chain, limits)?;
+    for (k, v) in store.iter() {
+        f(k, v);
     }
     Ok(first)
 }
 
-/// A rebuilt HDFS store: key row → value row.
-type StoreMap = HashMap<Vec<u8>, Vec<u8>>;
-
-/// The key → value map `chain` rebuilds (snapshot, then deltas in order, removals applied), and the first put
-/// of its first file.
+/// The store `chain` rebuilds (snapshot, then deltas in order, removals applied), pairs in key order, and the
+/// first put of its first file.
 fn rebuild(
     a: &mut dyn Archive,
     chain: &LoadChain,
     limits: &StateLimits,
-) -> Result<(StoreMap, Option<FirstPut>), StateError> {
+) -> Result<(RawStore, Option<FirstPut>), StateError> {
     let version = chain.version;
-    let mut map: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
+    let mut map = StoreBuilder::default();
     let mut first: Option<FirstPut> = None;
     for (i, step) in chain.steps.iter().enumerate() {
         let kind = if step.kind == ChainFileKind::Snapshot { RecordFileKind::Snapshot } else { RecordFileKind::Delta };
@@ -462,13 +455,14 @@ fn rebuild(
                 if i == 0 && first.is_none() {
                     first = Some(FirstPut { path: step.path.clone(), offset, key: k.to_vec(), value: value.to_vec() });
                 }
-                map.insert(k.to_vec(), value.to_vec());
+                map.put(k, value);
             }
             None if kind == RecordFileKind::Delta => {
                 map.remove(unwrap_removed_key(k));
             }
             None => {}
         })?;
+        map.end_file();
     }
     if let Some(m) = &chain.missing {
         let d = m.version;
@@ -478,7 +472,7 @@ fn rebuild(
         )
         .class("CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS"));
     }
-    Ok((map, first))
+    Ok((map.finish(), first))
 }
 
 /// Where the value a store rebuilt at `version` ([`load_store`]) holds for `key` was written: the newest delta of

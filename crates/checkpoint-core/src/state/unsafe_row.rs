@@ -398,35 +398,81 @@ pub fn validate_structure(bytes: &[u8], schema: &StructType) -> Result<(), RowEr
 }
 
 /// Writes one UnsafeRow as the JSON text Spark's `toJSON` writes (fields in schema order, null fields left out),
-/// appending to `out`. Same values as [`decode_row`], without building a [`Value`] (several times faster, for
-/// bulk output); decimals are written with all their digits. On error `out` may hold a partial row.
+/// appending to `out`, without building a [`Value`] (several times faster, for bulk output). When it succeeds the
+/// text is exactly `decode_row(bytes, schema)?.to_string()` for a schema without two fields of one name in a
+/// struct (see [`has_duplicate_field_names`]: [`decode_row`] keeps one of them). It fails on every row
+/// [`decode_row`] fails on (possibly with another message: take [`decode_row`]'s for errors). On error `out` may
+/// hold a partial row.
 pub fn write_row_json(bytes: &[u8], schema: &StructType, out: &mut String) -> Result<(), RowError> {
     write_struct(Slice { b: bytes, base: 0 }, schema, 0, "", out)
 }
 
+/// Whether a struct of `schema` (at any depth: nested structs, array elements, map keys and values) has two
+/// fields of the same name, where [`write_row_json`] and [`decode_row`] differ.
+pub fn has_duplicate_field_names(schema: &StructType) -> bool {
+    fn in_type(t: &DataType) -> bool {
+        match t {
+            DataType::Struct(s) => has_duplicate_field_names(s),
+            DataType::Array { element, .. } => in_type(element),
+            DataType::Map { key, value, .. } => in_type(key) || in_type(value),
+            _ => false,
+        }
+    }
+    let f = &schema.fields;
+    f.iter().enumerate().any(|(i, a)| f[..i].iter().any(|b| b.name == a.name))
+        || f.iter().any(|x| in_type(&x.data_type))
+}
+
+/// `v` in decimal, as `Display` writes it, without the formatting machinery.
+pub(crate) fn push_int(out: &mut String, v: i64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    let mut n = v.unsigned_abs();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        out.push('-');
+    }
+    for &d in &buf[i..] {
+        out.push(char::from(d));
+    }
+}
+
 fn write_json_str(s: &str, out: &mut String) {
     out.push('"');
+    // Only ASCII bytes are escaped (`"`, `\\`, controls), so the text between them is copied as it is.
+    let b = s.as_bytes();
     let mut start = 0;
-    for (i, c) in s.char_indices() {
-        let esc: Option<&str> = match c {
-            '"' => Some("\\\""),
-            '\\' => Some("\\\\"),
-            '\n' => Some("\\n"),
-            '\r' => Some("\\r"),
-            '\t' => Some("\\t"),
-            '\u{8}' => Some("\\b"),
-            '\u{c}' => Some("\\f"),
-            c if (c as u32) < 0x20 => None,
+    for (i, &c) in b.iter().enumerate() {
+        let esc: &str = match c {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0..0x20 => "",
             _ => continue,
         };
-        out.push_str(&s[start..i]);
-        match esc {
-            Some(e) => out.push_str(e),
-            None => out.push_str(&format!("\\u{:04x}", c as u32)),
+        out.push_str(s.get(start..i).unwrap_or(""));
+        if esc.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.push_str("\\u00");
+            out.push(char::from(HEX[usize::from(c >> 4)]));
+            out.push(char::from(HEX[usize::from(c & 15)]));
+        } else {
+            out.push_str(esc);
         }
-        start = i + c.len_utf8();
+        start = i + 1;
     }
-    out.push_str(&s[start..]);
+    out.push_str(s.get(start..).unwrap_or(""));
     out.push('"');
 }
 
@@ -483,20 +529,11 @@ fn write_struct(
 }
 
 fn write_fixed(raw: u64, t: &DataType, out: &mut String) {
-    use std::fmt::Write;
     match t {
-        DataType::Byte => {
-            let _ = write!(out, "{}", raw as u8 as i8);
-        }
-        DataType::Short => {
-            let _ = write!(out, "{}", raw as u16 as i16);
-        }
-        DataType::Integer => {
-            let _ = write!(out, "{}", raw as u32 as i32);
-        }
-        DataType::Long => {
-            let _ = write!(out, "{}", raw as i64);
-        }
+        DataType::Byte => push_int(out, i64::from(raw as u8 as i8)),
+        DataType::Short => push_int(out, i64::from(raw as u16 as i16)),
+        DataType::Integer => push_int(out, i64::from(raw as u32 as i32)),
+        DataType::Long => push_int(out, raw as i64),
         DataType::Boolean => out.push_str(if raw as u8 != 0 { "true" } else { "false" }),
         DataType::Timestamp => {
             out.push('"');
@@ -508,7 +545,8 @@ fn write_fixed(raw: u64, t: &DataType, out: &mut String) {
             push_timestamp(raw as i64, false, out);
             out.push('"');
         }
-        DataType::Decimal { scale, .. } => out.push_str(&decimal_string(i128::from(raw as i64), *scale)),
+        // As the Value path: a JSON number (see `decimal_value`).
+        DataType::Decimal { scale, .. } => write_value(&decimal_value(i128::from(raw as i64), *scale), out),
         other => {
             // float, double, date, intervals: through the Value path (rarer types).
             let v = match other {
@@ -547,10 +585,14 @@ fn write_var(v: Slice<'_>, t: &DataType, depth: usize, p: &str, out: &mut String
             for &byte in v.b {
                 x = (x << 8) | i128::from(byte);
             }
-            out.push_str(&decimal_string(x, *scale));
+            write_value(&decimal_value(x, *scale), out);
         }
         DataType::Struct(s) => write_struct(v, s, depth + 1, p, out)?,
         DataType::Array { element, .. } => {
+            // The nesting bound of `array_values`.
+            if depth + 1 > MAX_NESTING {
+                return Err(v.err(0, "values nested more than 64 levels deep"));
+            }
             let n = array_len(v, element, p)?;
             let width = element_width(element);
             let header = 8 + bitset_bytes(n);

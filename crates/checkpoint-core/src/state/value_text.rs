@@ -93,22 +93,35 @@ pub(crate) fn push_timestamp(micros: i64, utc: bool, out: &mut String) {
     } else {
         out.push_str(&format_year(y));
     }
-    out.push('-');
-    push_2(out, i64::from(m));
-    out.push('-');
-    push_2(out, i64::from(d));
-    out.push('T');
-    push_2(out, sod / 3600);
-    out.push(':');
-    push_2(out, (sod / 60) % 60);
-    out.push(':');
-    push_2(out, sod % 60);
-    out.push('.');
-    out.push(char::from(b'0' + (ms / 100) as u8));
-    push_2(out, ms % 100);
-    if utc {
-        out.push('Z');
-    }
+    // `-MM-ddTHH:mm:ss.SSS` and the zone, as one ASCII run.
+    let two = |v: i64| [b'0' + (v / 10 % 10) as u8, b'0' + (v % 10) as u8];
+    let (mo, da) = (two(i64::from(m)), two(i64::from(d)));
+    let (h, mi, se) = (two(sod / 3600), two((sod / 60) % 60), two(sod % 60));
+    let ms2 = two(ms % 100);
+    let t = [
+        b'-',
+        mo[0],
+        mo[1],
+        b'-',
+        da[0],
+        da[1],
+        b'T',
+        h[0],
+        h[1],
+        b':',
+        mi[0],
+        mi[1],
+        b':',
+        se[0],
+        se[1],
+        b'.',
+        b'0' + (ms / 100) as u8,
+        ms2[0],
+        ms2[1],
+        b'Z',
+    ];
+    let t = if utc { &t[..] } else { &t[..t.len() - 1] };
+    out.push_str(std::str::from_utf8(t).unwrap_or(""));
 }
 
 /// A Spark timestamp (microseconds since the epoch) as toJSON writes it: `yyyy-MM-dd'T'HH:mm:ss.SSS` plus `Z`
