@@ -17,6 +17,7 @@ pub mod hdfs;
 pub mod operator_metadata;
 mod raw_store;
 pub mod rocksdb;
+mod row_json;
 pub mod schema;
 mod state_metadata;
 mod statestore;
@@ -237,7 +238,7 @@ impl StateRow {
         let f = &mut first;
         if let Some(b) = self.batch_id {
             col(out, f, "batch_id");
-            unsafe_row::push_int(out, b);
+            row_json::push_int(out, b);
         }
         if let Some(t) = self.change_type {
             col(out, f, "change_type");
@@ -269,14 +270,14 @@ impl StateRow {
         }
         if let Some(t) = self.expiration_timestamp_ms {
             col(out, f, "expiration_timestamp_ms");
-            unsafe_row::push_int(out, t);
+            row_json::push_int(out, t);
         }
         if !self.value.is_null() {
             col(out, f, "value");
             json(out, &self.value);
         }
         col(out, f, "partition_id");
-        unsafe_row::push_int(out, i64::from(self.partition_id));
+        row_json::push_int(out, i64::from(self.partition_id));
         out.push('}');
     }
 }

@@ -138,30 +138,26 @@ impl StoreBuilder {
     /// into a fresh buffer: later reads of the store go through memory in order.
     fn compact(&mut self) {
         let old = std::mem::take(&mut self.bytes);
-        let mut keyed: Vec<Keyed> = self.recs.drain(..).map(|s| Keyed { head: 0, class: 0, span: s }).collect();
+        let mut keyed: Vec<Keyed> =
+            self.recs.drain(..).map(|s| Keyed { head: 0, class: 0, same_as_prev: false, span: s }).collect();
         sort_keyed(&old, &mut keyed, 0, 0);
         let mut bytes = Vec::with_capacity(old.len());
         let mut recs: Vec<Span> = Vec::with_capacity(keyed.len());
-        // The previous record's key (in `old`), and whether it is the last pair written.
-        let mut prev: Option<(&[u8], bool)> = None;
-        for Keyed { span: s, .. } in keyed {
-            let key = old.get(s.at..s.at + s.key_len).unwrap_or(&[]);
-            if let Some((pk, written)) = prev {
-                if written && pk == key {
-                    // A later record of the same key replaces the pair written for it.
-                    if let Some(last) = recs.pop() {
-                        bytes.truncate(last.at);
-                    }
+        // Whether the previous record is the last pair written.
+        let mut prev_written = false;
+        for Keyed { span: s, same_as_prev, .. } in keyed {
+            if same_as_prev && prev_written {
+                // A later record of the same key replaces the pair written for it.
+                if let Some(last) = recs.pop() {
+                    bytes.truncate(last.at);
                 }
             }
-            if s.value_len == REMOVED {
-                prev = Some((key, false));
-                continue;
+            prev_written = s.value_len != REMOVED;
+            if prev_written {
+                let at = bytes.len();
+                bytes.extend_from_slice(old.get(s.at..s.at + s.key_len + s.value_len).unwrap_or(&[]));
+                recs.push(Span { at, ..s });
             }
-            let at = bytes.len();
-            bytes.extend_from_slice(old.get(s.at..s.at + s.key_len + s.value_len).unwrap_or(&[]));
-            recs.push(Span { at, ..s });
-            prev = Some((key, true));
         }
         bytes.shrink_to_fit();
         self.live = recs.len();
@@ -171,11 +167,12 @@ impl StoreBuilder {
 }
 
 /// A record with the sort digit of its key at the current depth: the 8 key bytes there (big-endian, zero
-/// padded) and how many of them the key has (0..=8).
+/// padded) and how many of them the key has (0..=8); once sorted, whether its key equals the previous record's.
 #[derive(Debug, Clone, Copy)]
 struct Keyed {
     head: u64,
     class: u8,
+    same_as_prev: bool,
     span: Span,
 }
 
@@ -189,7 +186,8 @@ const MAX_LEVELS: usize = 16;
 /// before any longer key it is a prefix of; stable, so equal keys keep their record order. Most-significant-digit
 /// radix style: the prefix all keys share is skipped, the range sorted by the next 8 bytes and their count, and
 /// every run that still ties (8 equal bytes) sorted again from 8 bytes further. Keys of one store share long
-/// prefixes (UnsafeRow bitsets, offsets, a window), so whole keys are rarely compared.
+/// prefixes (UnsafeRow bitsets, offsets, a window), so whole keys are rarely compared. Sets `same_as_prev` on
+/// every record but the first.
 fn sort_keyed(bytes: &[u8], recs: &mut [Keyed], from: usize, level: usize) {
     let key = |r: &Keyed| bytes.get(r.span.at..r.span.at + r.span.key_len).unwrap_or(&[]);
     let tail = |r: &Keyed| key(r).get(from..).unwrap_or(&[]);
@@ -197,12 +195,19 @@ fn sort_keyed(bytes: &[u8], recs: &mut [Keyed], from: usize, level: usize) {
     // orders equal keys as a stable sort would.
     if recs.len() <= SMALL_SORT || level >= MAX_LEVELS {
         recs.sort_unstable_by(|a, b| tail(a).cmp(tail(b)).then(a.span.at.cmp(&b.span.at)));
+        for i in 1..recs.len() {
+            recs[i].same_as_prev = tail(&recs[i]) == tail(&recs[i - 1]);
+        }
         return;
     }
     let first = tail(&recs[0]);
     let mut lcp = first.len();
     for r in recs.iter() {
-        lcp = lcp.min(tail(r).iter().zip(first).take_while(|(a, b)| a == b).count());
+        let t = tail(r);
+        // Most keys share the whole prefix found so far: one comparison, no byte walk.
+        if t.get(..lcp) != first.get(..lcp) {
+            lcp = lcp.min(t.iter().zip(first).take_while(|(a, b)| a == b).count());
+        }
         if lcp == 0 {
             break;
         }
@@ -225,8 +230,12 @@ fn sort_keyed(bytes: &[u8], recs: &mut [Keyed], from: usize, level: usize) {
     let mut i = 0;
     while i < recs.len() {
         let (h, c) = (recs[i].head, recs[i].class);
+        // Another digit than the previous run's: another key.
+        recs[i].same_as_prev = false;
         let mut j = i + 1;
         while j < recs.len() && recs[j].head == h && recs[j].class == c {
+            // Equal digits with fewer than 8 bytes left: equal keys (runs of 8 are settled below).
+            recs[j].same_as_prev = c < 8;
             j += 1;
         }
         // Fewer than 8 bytes left: equal digits are equal keys. Otherwise sort the run on.

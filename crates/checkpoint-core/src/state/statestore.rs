@@ -211,6 +211,7 @@ fn read_state_into(
     let (ks, vs) = store_schemas(a, root, q.operator_id, &q.store_name)?;
     // Text straight from the UnsafeRows unless a schema repeats a field name (the values keep one of them).
     let direct = !unsafe_row::has_duplicate_field_names(&ks) && !unsafe_row::has_duplicate_field_names(&vs);
+    let mut writers = (unsafe_row::RowJsonWriter::new(&ks), unsafe_row::RowJsonWriter::new(&vs));
     let mut emitted = 0usize;
     for p in parts {
         let dir = store_dir(root, q.operator_id, p, &q.store_name);
@@ -225,7 +226,7 @@ fn read_state_into(
         for (i, (k, v)) in raw.iter().enumerate() {
             if let (Emit::Text { sink, line }, true) = (&mut *out, direct) {
                 line.clear();
-                if write_pair_json(&raw, k, v, &ks, &vs, p, line).is_ok() {
+                if write_pair_json(&raw, k, v, &mut writers, p, line).is_ok() {
                     sink(line)?;
                     continue;
                 }
@@ -240,22 +241,22 @@ fn read_state_into(
 }
 
 /// One plain row `{"key":..,"value":..,"partition_id":p}` written into `line` straight from its UnsafeRows
-/// ([`unsafe_row::write_row_json`]): the text of [`StateRow::to_json`] for the row [`decode_pair`] gives.
+/// ([`unsafe_row::RowJsonWriter`]s of the key and value schemas): the text of [`StateRow::to_json`] for the row
+/// [`decode_pair`] gives.
 fn write_pair_json(
     raw: &RawStore,
     k: &[u8],
     v: &[u8],
-    ks: &schema::StructType,
-    vs: &schema::StructType,
+    (kw, vw): &mut (unsafe_row::RowJsonWriter, unsafe_row::RowJsonWriter),
     p: u32,
     line: &mut String,
 ) -> Result<(), unsafe_row::RowError> {
     line.push_str("{\"key\":");
-    unsafe_row::write_row_json(k.get(raw.key_prefix_len..).unwrap_or(&[]), ks, line)?;
+    kw.write(k.get(raw.key_prefix_len..).unwrap_or(&[]), line)?;
     line.push_str(",\"value\":");
-    unsafe_row::write_row_json(v.get(raw.value_prefix_len..).unwrap_or(&[]), vs, line)?;
+    vw.write(v.get(raw.value_prefix_len..).unwrap_or(&[]), line)?;
     line.push_str(",\"partition_id\":");
-    unsafe_row::push_int(line, i64::from(p));
+    row_json::push_int(line, i64::from(p));
     line.push('}');
     Ok(())
 }

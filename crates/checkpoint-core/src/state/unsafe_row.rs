@@ -18,6 +18,7 @@
 use super::schema::{DataType, StructType};
 use serde_json::{Map, Value};
 
+pub use super::row_json::{has_duplicate_field_names, write_row_json, RowJsonWriter};
 pub use super::value_text::*;
 
 crate::parse_error::parse_error_type!(
@@ -27,7 +28,7 @@ crate::parse_error::parse_error_type!(
     "row byte"
 );
 
-const MAX_NESTING: usize = 64;
+pub(super) const MAX_NESTING: usize = 64;
 
 /// Decodes one UnsafeRow into the JSON object Spark's `toJSON` writes for it.
 ///
@@ -40,31 +41,31 @@ pub fn decode_row(bytes: &[u8], schema: &StructType) -> Result<Value, RowError> 
 
 /// A window into the outermost row: `b` are the bytes of the current nested value, `base` its offset.
 #[derive(Clone, Copy)]
-struct Slice<'a> {
-    b: &'a [u8],
-    base: usize,
+pub(super) struct Slice<'a> {
+    pub(super) b: &'a [u8],
+    pub(super) base: usize,
 }
 
 impl<'a> Slice<'a> {
-    fn err(&self, at: usize, msg: impl Into<String>) -> RowError {
+    pub(super) fn err(&self, at: usize, msg: impl Into<String>) -> RowError {
         RowError::new(self.base + at, msg.into())
     }
-    fn bytes(&self, at: usize, n: usize, what: &str) -> Result<&'a [u8], RowError> {
+    pub(super) fn bytes(&self, at: usize, n: usize, what: &str) -> Result<&'a [u8], RowError> {
         self.b.get(at..at.saturating_add(n)).ok_or_else(|| {
             self.err(at, format!("{what}: {n} bytes at {at} run past the end of a {}-byte value", self.b.len()))
         })
     }
-    fn u64(&self, at: usize, what: &str) -> Result<u64, RowError> {
+    pub(super) fn u64(&self, at: usize, what: &str) -> Result<u64, RowError> {
         let s = self.bytes(at, 8, what)?;
         let mut w = [0u8; 8];
         w.copy_from_slice(s);
         Ok(u64::from_le_bytes(w))
     }
-    fn sub(&self, at: usize, n: usize, what: &str) -> Result<Slice<'a>, RowError> {
+    pub(super) fn sub(&self, at: usize, n: usize, what: &str) -> Result<Slice<'a>, RowError> {
         Ok(Slice { b: self.bytes(at, n, what)?, base: self.base + at })
     }
     /// Reads an `offsetAndSize` slot and returns the value's bytes.
-    fn var(&self, slot_at: usize, what: &str) -> Result<Slice<'a>, RowError> {
+    pub(super) fn var(&self, slot_at: usize, what: &str) -> Result<Slice<'a>, RowError> {
         let v = self.u64(slot_at, what)?;
         let (off, size) = ((v >> 32) as usize, (v & 0xFFFF_FFFF) as usize);
         if off.checked_add(size).is_none_or(|end| end > self.b.len()) {
@@ -75,13 +76,13 @@ impl<'a> Slice<'a> {
         }
         self.sub(off, size, what)
     }
-    fn is_null(&self, bitset_at: usize, i: usize) -> Result<bool, RowError> {
+    pub(super) fn is_null(&self, bitset_at: usize, i: usize) -> Result<bool, RowError> {
         let word = self.u64(bitset_at + (i / 64) * 8, "null bitset")?;
         Ok(word & (1u64 << (i % 64)) != 0)
     }
 }
 
-fn bitset_bytes(n: usize) -> usize {
+pub(super) fn bitset_bytes(n: usize) -> usize {
     n.div_ceil(64) * 8
 }
 
@@ -179,7 +180,7 @@ fn fixed_or_var(
     })
 }
 
-fn var_value(v: Slice<'_>, t: &DataType, depth: usize, p: &str) -> Result<Value, RowError> {
+pub(super) fn var_value(v: Slice<'_>, t: &DataType, depth: usize, p: &str) -> Result<Value, RowError> {
     Ok(match t {
         DataType::String => Value::String(String::from_utf8_lossy(v.b).into_owned()),
         DataType::Binary => Value::String(base64(v.b)),
@@ -232,7 +233,7 @@ fn var_value(v: Slice<'_>, t: &DataType, depth: usize, p: &str) -> Result<Value,
 
 /// Element width inside an UnsafeArrayData (`UnsafeArrayData.calculateSizeOfUnderlyingByteArray` / the writer's
 /// element size): 1 for boolean/byte, 2 short, 4 int/float/date/year-month interval, 8 for everything else.
-fn element_width(t: &DataType) -> usize {
+pub(super) fn element_width(t: &DataType) -> usize {
     match t {
         DataType::Boolean | DataType::Byte => 1,
         DataType::Short => 2,
@@ -397,236 +398,8 @@ pub fn validate_structure(bytes: &[u8], schema: &StructType) -> Result<(), RowEr
     Ok(())
 }
 
-/// Writes one UnsafeRow as the JSON text Spark's `toJSON` writes (fields in schema order, null fields left out),
-/// appending to `out`, without building a [`Value`] (several times faster, for bulk output). When it succeeds the
-/// text is exactly `decode_row(bytes, schema)?.to_string()` for a schema without two fields of one name in a
-/// struct (see [`has_duplicate_field_names`]: [`decode_row`] keeps one of them). It fails on every row
-/// [`decode_row`] fails on (possibly with another message: take [`decode_row`]'s for errors). On error `out` may
-/// hold a partial row.
-pub fn write_row_json(bytes: &[u8], schema: &StructType, out: &mut String) -> Result<(), RowError> {
-    write_struct(Slice { b: bytes, base: 0 }, schema, 0, "", out)
-}
-
-/// Whether a struct of `schema` (at any depth: nested structs, array elements, map keys and values) has two
-/// fields of the same name, where [`write_row_json`] and [`decode_row`] differ.
-pub fn has_duplicate_field_names(schema: &StructType) -> bool {
-    fn in_type(t: &DataType) -> bool {
-        match t {
-            DataType::Struct(s) => has_duplicate_field_names(s),
-            DataType::Array { element, .. } => in_type(element),
-            DataType::Map { key, value, .. } => in_type(key) || in_type(value),
-            _ => false,
-        }
-    }
-    let f = &schema.fields;
-    f.iter().enumerate().any(|(i, a)| f[..i].iter().any(|b| b.name == a.name))
-        || f.iter().any(|x| in_type(&x.data_type))
-}
-
-/// `v` in decimal, as `Display` writes it, without the formatting machinery.
-pub(crate) fn push_int(out: &mut String, v: i64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    let mut n = v.unsigned_abs();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    if v < 0 {
-        out.push('-');
-    }
-    for &d in &buf[i..] {
-        out.push(char::from(d));
-    }
-}
-
-fn write_json_str(s: &str, out: &mut String) {
-    out.push('"');
-    // Only ASCII bytes are escaped (`"`, `\\`, controls), so the text between them is copied as it is.
-    let b = s.as_bytes();
-    let mut start = 0;
-    for (i, &c) in b.iter().enumerate() {
-        let esc: &str = match c {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0x08 => "\\b",
-            0x0c => "\\f",
-            0..0x20 => "",
-            _ => continue,
-        };
-        out.push_str(s.get(start..i).unwrap_or(""));
-        if esc.is_empty() {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
-            out.push_str("\\u00");
-            out.push(char::from(HEX[usize::from(c >> 4)]));
-            out.push(char::from(HEX[usize::from(c & 15)]));
-        } else {
-            out.push_str(esc);
-        }
-        start = i + 1;
-    }
-    out.push_str(s.get(start..).unwrap_or(""));
-    out.push('"');
-}
-
-fn write_value(v: &Value, out: &mut String) {
-    match v {
-        Value::String(s) => write_json_str(s, out),
-        other => out.push_str(&other.to_string()),
-    }
-}
-
-fn write_struct(
-    r: Slice<'_>,
-    schema: &StructType,
-    depth: usize,
-    prefix: &str,
-    out: &mut String,
-) -> Result<(), RowError> {
-    if depth > MAX_NESTING {
-        return Err(r.err(0, "values nested more than 64 levels deep"));
-    }
-    let n = schema.fields.len();
-    let w = bitset_bytes(n);
-    if r.b.len() < w + n * 8 {
-        return Err(r.err(0, format!("{prefix}: row of {} bytes is shorter than its fixed part", r.b.len())));
-    }
-    out.push('{');
-    let mut first = true;
-    for (i, f) in schema.fields.iter().enumerate() {
-        if r.is_null(0, i)? || f.data_type == DataType::Null {
-            continue;
-        }
-        if !first {
-            out.push(',');
-        }
-        first = false;
-        write_json_str(&f.name, out);
-        out.push(':');
-        let at = w + i * 8;
-        let raw = r.u64(at, &f.name)?;
-        if is_fixed_length(&f.data_type) {
-            write_fixed(raw, &f.data_type, out);
-        } else if matches!(f.data_type, DataType::Struct(_) | DataType::Array { .. } | DataType::Map { .. }) {
-            let p = path(prefix, &f.name);
-            let v = var_slice(r, at, raw, &p)?;
-            write_var(v, &f.data_type, depth, &p, out)?;
-        } else {
-            // Leaf values: the field name is enough context (no allocation on the hot path).
-            let v = var_slice(r, at, raw, &f.name)?;
-            write_var(v, &f.data_type, depth, &f.name, out)?;
-        }
-    }
-    out.push('}');
-    Ok(())
-}
-
-fn write_fixed(raw: u64, t: &DataType, out: &mut String) {
-    match t {
-        DataType::Byte => push_int(out, i64::from(raw as u8 as i8)),
-        DataType::Short => push_int(out, i64::from(raw as u16 as i16)),
-        DataType::Integer => push_int(out, i64::from(raw as u32 as i32)),
-        DataType::Long => push_int(out, raw as i64),
-        DataType::Boolean => out.push_str(if raw as u8 != 0 { "true" } else { "false" }),
-        DataType::Timestamp => {
-            out.push('"');
-            push_timestamp(raw as i64, true, out);
-            out.push('"');
-        }
-        DataType::TimestampNtz => {
-            out.push('"');
-            push_timestamp(raw as i64, false, out);
-            out.push('"');
-        }
-        // As the Value path: a JSON number (see `decimal_value`).
-        DataType::Decimal { scale, .. } => write_value(&decimal_value(i128::from(raw as i64), *scale), out),
-        other => {
-            // float, double, date, intervals: through the Value path (rarer types).
-            let v = match other {
-                DataType::Float => float_value(f32::from_bits(raw as u32)),
-                DataType::Double => double_value(f64::from_bits(raw)),
-                DataType::Date => Value::String(format_date(i64::from(raw as u32 as i32))),
-                DataType::YearMonthInterval { start, end } => {
-                    Value::String(year_month_interval_string(raw as u32 as i32, *start, *end))
-                }
-                DataType::DayTimeInterval { start, end } => {
-                    Value::String(day_time_interval_string(raw as i64, *start, *end))
-                }
-                _ => Value::Null,
-            };
-            write_value(&v, out);
-        }
-    }
-}
-
-fn var_slice<'a>(r: Slice<'a>, at: usize, raw: u64, p: &str) -> Result<Slice<'a>, RowError> {
-    let (off, size) = ((raw >> 32) as usize, (raw & 0xFFFF_FFFF) as usize);
-    if off.checked_add(size).is_none_or(|end| end > r.b.len()) {
-        return Err(r.err(at, format!("{p}: offset {off} + size {size} points outside the {}-byte value", r.b.len())));
-    }
-    r.sub(off, size, p)
-}
-
-fn write_var(v: Slice<'_>, t: &DataType, depth: usize, p: &str, out: &mut String) -> Result<(), RowError> {
-    match t {
-        DataType::String => write_json_str(&String::from_utf8_lossy(v.b), out),
-        DataType::Decimal { scale, .. } => {
-            if v.b.is_empty() || v.b.len() > 16 {
-                return Err(v.err(0, format!("{p}: decimal of {} bytes (1..=16 expected)", v.b.len())));
-            }
-            let mut x: i128 = if v.b[0] & 0x80 != 0 { -1 } else { 0 };
-            for &byte in v.b {
-                x = (x << 8) | i128::from(byte);
-            }
-            write_value(&decimal_value(x, *scale), out);
-        }
-        DataType::Struct(s) => write_struct(v, s, depth + 1, p, out)?,
-        DataType::Array { element, .. } => {
-            // The nesting bound of `array_values`.
-            if depth + 1 > MAX_NESTING {
-                return Err(v.err(0, "values nested more than 64 levels deep"));
-            }
-            let n = array_len(v, element, p)?;
-            let width = element_width(element);
-            let header = 8 + bitset_bytes(n);
-            out.push('[');
-            for i in 0..n {
-                if i > 0 {
-                    out.push(',');
-                }
-                if v.is_null(8, i)? {
-                    out.push_str("null");
-                    continue;
-                }
-                let at = header + i * width;
-                let s = v.bytes(at, width, p)?;
-                let mut w = [0u8; 8];
-                w[..width].copy_from_slice(s);
-                let raw = u64::from_le_bytes(w);
-                if is_fixed_length(element) {
-                    write_fixed(raw, element, out);
-                } else {
-                    let ep = format!("{p}[{i}]");
-                    write_var(var_slice(v, at, raw, &ep)?, element, depth + 1, &ep, out)?;
-                }
-            }
-            out.push(']');
-        }
-        // Binary, intervals, maps, variants: through the Value path.
-        other => write_value(&var_value(v, other, depth, p)?, out),
-    }
-    Ok(())
-}
-
 /// Element count of an UnsafeArrayData, bounded by its size.
-fn array_len(a: Slice<'_>, t: &DataType, p: &str) -> Result<usize, RowError> {
+pub(super) fn array_len(a: Slice<'_>, t: &DataType, p: &str) -> Result<usize, RowError> {
     let n = a.u64(0, p)? as i64;
     let width = element_width(t);
     if n < 0 || n as u64 > (a.b.len() as u64) / (width as u64) {
