@@ -370,7 +370,18 @@ fn read_record_file_at(
     apply: impl FnMut(u64, &[u8], Option<&[u8]>),
 ) -> Result<(), StateError> {
     let bytes = a.read(path, limits.max_file_bytes).map_err(|e| StateError::new(path, format!("cannot read: {e}")))?;
-    for_each_record_in_file_at(&bytes, kind, limits.max_decompressed_bytes, apply).map_err(|fe| {
+    parse_record_file(path, &bytes, kind, limits, apply)
+}
+
+/// The records of the file `path` (its bytes read), as [`read_record_file_at`] hands them.
+fn parse_record_file(
+    path: &str,
+    bytes: &[u8],
+    kind: RecordFileKind,
+    limits: &StateLimits,
+    apply: impl FnMut(u64, &[u8], Option<&[u8]>),
+) -> Result<(), StateError> {
+    for_each_record_in_file_at(bytes, kind, limits.max_decompressed_bytes, apply).map_err(|fe| {
         let class = fe.spark_error_class(kind);
         match fe {
             StateFileError::Codec(e) => StateError::new(path, e.message).at(e.offset).class(class),
@@ -449,7 +460,12 @@ fn rebuild(
     let mut first: Option<FirstPut> = None;
     for (i, step) in chain.steps.iter().enumerate() {
         let kind = if step.kind == ChainFileKind::Snapshot { RecordFileKind::Snapshot } else { RecordFileKind::Delta };
-        read_record_file_at(a, &step.path, kind, limits, |offset, k, v| match v {
+        let path = &step.path;
+        let bytes =
+            a.read(path, limits.max_file_bytes).map_err(|e| StateError::new(path, format!("cannot read: {e}")))?;
+        // Room for the decompressed records up front (state rows compress about 4:1), not grown copy by copy.
+        map.reserve(bytes.len().saturating_mul(4).min(limits.max_decompressed_bytes));
+        parse_record_file(path, &bytes, kind, limits, |offset, k, v| match v {
             Some(v) => {
                 let value = unwrap_value(k, v);
                 if i == 0 && first.is_none() {

@@ -106,6 +106,11 @@ pub(crate) struct StoreBuilder {
 }
 
 impl StoreBuilder {
+    /// Room for `bytes` more bytes of records.
+    pub(crate) fn reserve(&mut self, bytes: usize) {
+        self.bytes.reserve(bytes);
+    }
+
     /// A put: `key` now maps to `value`.
     pub(crate) fn put(&mut self, key: &[u8], value: &[u8]) {
         let at = self.bytes.len();
@@ -138,8 +143,12 @@ impl StoreBuilder {
     /// into a fresh buffer: later reads of the store go through memory in order.
     fn compact(&mut self) {
         let old = std::mem::take(&mut self.bytes);
-        let mut keyed: Vec<Keyed> =
-            self.recs.drain(..).map(|s| Keyed { head: 0, class: 0, same_as_prev: false, span: s }).collect();
+        let mut keyed: Vec<Keyed> = self
+            .recs
+            .drain(..)
+            .enumerate()
+            .map(|(seq, s)| Keyed { head: 0, class: 0, same_as_prev: false, seq, span: s })
+            .collect();
         sort_keyed(&old, &mut keyed, 0, 0);
         let mut bytes = Vec::with_capacity(old.len());
         let mut recs: Vec<Span> = Vec::with_capacity(keyed.len());
@@ -173,6 +182,8 @@ struct Keyed {
     head: u64,
     class: u8,
     same_as_prev: bool,
+    /// Position in record order (orders records of equal keys).
+    seq: usize,
     span: Span,
 }
 
@@ -191,10 +202,9 @@ const MAX_LEVELS: usize = 16;
 fn sort_keyed(bytes: &[u8], recs: &mut [Keyed], from: usize, level: usize) {
     let key = |r: &Keyed| bytes.get(r.span.at..r.span.at + r.span.key_len).unwrap_or(&[]);
     let tail = |r: &Keyed| key(r).get(from..).unwrap_or(&[]);
-    // Records are appended to the buffer in record order (compaction keeps one record per key), so the offset
-    // orders equal keys as a stable sort would.
+    // `seq` orders records of equal keys as a stable sort would.
     if recs.len() <= SMALL_SORT || level >= MAX_LEVELS {
-        recs.sort_unstable_by(|a, b| tail(a).cmp(tail(b)).then(a.span.at.cmp(&b.span.at)));
+        recs.sort_unstable_by(|a, b| tail(a).cmp(tail(b)).then(a.seq.cmp(&b.seq)));
         for i in 1..recs.len() {
             recs[i].same_as_prev = tail(&recs[i]) == tail(&recs[i - 1]);
         }
@@ -226,7 +236,7 @@ fn sort_keyed(bytes: &[u8], recs: &mut [Keyed], from: usize, level: usize) {
         r.head = head;
         r.class = class;
     }
-    recs.sort_unstable_by_key(|r| (r.head, r.class, r.span.at));
+    recs.sort_unstable_by_key(|r| (r.head, r.class, r.seq));
     let mut i = 0;
     while i < recs.len() {
         let (h, c) = (recs[i].head, recs[i].class);
@@ -260,7 +270,7 @@ mod tests {
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             (seed >> 33) as usize
         };
-        for round in 0..40 {
+        for round in 0..120 {
             let mut b = StoreBuilder::default();
             let mut map: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
             let files = 1 + round % 5;

@@ -185,7 +185,10 @@ fn var_slice<'a>(r: Slice<'a>, at: usize, raw: u64, p: &str) -> Result<Slice<'a>
 
 fn write_var(v: Slice<'_>, t: &DataType, depth: usize, p: &str, out: &mut String) -> Result<(), RowError> {
     match t {
-        DataType::String => write_json_str(&String::from_utf8_lossy(v.b), out),
+        DataType::String => match std::str::from_utf8(v.b) {
+            Ok(text) => write_json_str(text, out),
+            Err(_) => write_json_str(&String::from_utf8_lossy(v.b), out),
+        },
         DataType::Decimal { scale, .. } => {
             if v.b.is_empty() || v.b.len() > 16 {
                 return Err(v.err(0, format!("{p}: decimal of {} bytes (1..=16 expected)", v.b.len())));
@@ -234,12 +237,12 @@ fn write_var(v: Slice<'_>, t: &DataType, depth: usize, p: &str, out: &mut String
 }
 
 /// A schema compiled for [`write_row_json`]'s text: every field's `"name":` escaped once, null-typed fields
-/// dropped, nested structs compiled too, and the date of the last timestamp kept. Writes exactly
-/// [`write_row_json`]'s text for each row (and fails where it fails); built once per store.
+/// dropped, nested structs compiled too, and each timestamp field's last text kept (rows of a store share
+/// windows). Writes exactly [`write_row_json`]'s text for each row (and fails where it fails); built once per
+/// store.
 #[derive(Debug, Clone)]
 pub struct RowJsonWriter {
     root: StructPlan,
-    days: DayText,
 }
 
 #[derive(Debug, Clone)]
@@ -263,6 +266,8 @@ struct FieldPlan {
     data_type: DataType,
     /// The compiled struct, for struct fields.
     nested: Option<Box<StructPlan>>,
+    /// Timestamp fields: the milliseconds of the last value written and its text.
+    last: (i64, String),
 }
 
 impl StructPlan {
@@ -280,7 +285,8 @@ impl StructPlan {
                     DataType::Struct(s) => Some(Box::new(StructPlan::new(s))),
                     _ => None,
                 };
-                FieldPlan { index, key, name: f.name.clone(), data_type: f.data_type.clone(), nested }
+                let last = (i64::MIN, String::new());
+                FieldPlan { index, key, name: f.name.clone(), data_type: f.data_type.clone(), nested, last }
             })
             .collect();
         StructPlan { width: schema.fields.len(), bitset: bitset_bytes(schema.fields.len()), fields }
@@ -290,23 +296,17 @@ impl StructPlan {
 impl RowJsonWriter {
     /// Compiles `schema`.
     pub fn new(schema: &StructType) -> Self {
-        RowJsonWriter { root: StructPlan::new(schema), days: DayText::default() }
+        RowJsonWriter { root: StructPlan::new(schema) }
     }
 
     /// Appends the row's JSON text to `out`: exactly what [`write_row_json`] appends (errors as it: take
     /// `decode_row`'s). On error `out` may hold a partial row.
     pub fn write(&mut self, bytes: &[u8], out: &mut String) -> Result<(), RowError> {
-        write_planned(Slice { b: bytes, base: 0 }, &self.root, 0, &mut self.days, out)
+        write_planned(Slice { b: bytes, base: 0 }, &mut self.root, 0, out)
     }
 }
 
-fn write_planned(
-    r: Slice<'_>,
-    plan: &StructPlan,
-    depth: usize,
-    days: &mut DayText,
-    out: &mut String,
-) -> Result<(), RowError> {
+fn write_planned(r: Slice<'_>, plan: &mut StructPlan, depth: usize, out: &mut String) -> Result<(), RowError> {
     if depth > MAX_NESTING {
         return Err(r.err(0, "values nested more than 64 levels deep"));
     }
@@ -315,7 +315,7 @@ fn write_planned(
     }
     out.push('{');
     let mut first = true;
-    for f in &plan.fields {
+    for f in &mut plan.fields {
         if r.is_null(0, f.index)? {
             continue;
         }
@@ -326,14 +326,20 @@ fn write_planned(
         out.push_str(&f.key);
         let at = plan.bitset + f.index * 8;
         let raw = r.u64(at, &f.name)?;
-        match (&f.data_type, &f.nested) {
+        match (&f.data_type, &mut f.nested) {
             (DataType::Timestamp, _) | (DataType::TimestampNtz, _) => {
+                let ms = (raw as i64).div_euclid(1000);
+                if f.last.0 != ms || f.last.1.is_empty() {
+                    f.last.0 = ms;
+                    f.last.1.clear();
+                    push_timestamp(raw as i64, f.data_type == DataType::Timestamp, &mut f.last.1);
+                }
                 out.push('"');
-                push_timestamp_with(raw as i64, f.data_type == DataType::Timestamp, days, out);
+                out.push_str(&f.last.1);
                 out.push('"');
             }
             (t, _) if is_fixed_length(t) => write_fixed(raw, t, out),
-            (_, Some(nested)) => write_planned(var_slice(r, at, raw, &f.name)?, nested, depth + 1, days, out)?,
+            (_, Some(nested)) => write_planned(var_slice(r, at, raw, &f.name)?, nested, depth + 1, out)?,
             (t, None) => write_var(var_slice(r, at, raw, &f.name)?, t, depth, &f.name, out)?,
         }
     }

@@ -77,41 +77,49 @@ pub fn format_date(days: i64) -> String {
 
 /// [`format_timestamp`] appended to `out` without intermediate allocations.
 pub(crate) fn push_timestamp(micros: i64, utc: bool, out: &mut String) {
-    push_timestamp_with(micros, utc, &mut DayText::default(), out);
-}
-
-/// The `yyyy-MM-dd` text of the last day a timestamp fell on (rows of one store mostly share days).
-#[derive(Debug, Clone)]
-pub(crate) struct DayText {
-    day: i64,
-    text: String,
-}
-
-impl Default for DayText {
-    fn default() -> Self {
-        DayText { day: i64::MIN, text: String::new() }
-    }
-}
-
-/// [`push_timestamp`], the date taken from `days` when the day is the last one's.
-pub(crate) fn push_timestamp_with(micros: i64, utc: bool, days: &mut DayText, out: &mut String) {
     let millis = micros.div_euclid(1000);
     let secs = millis.div_euclid(1000);
     let ms = millis.rem_euclid(1000);
     let sod = secs.rem_euclid(86_400);
-    let day = secs.div_euclid(86_400);
-    if day != days.day {
-        days.day = day;
-        days.text = format_date(day);
+    let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
+    if !(0..=9999).contains(&y) {
+        out.push_str(&format_year(y));
     }
-    out.push_str(&days.text);
-    // `THH:mm:ss.SSS` and the zone, as one ASCII run.
+    // `yyyy-MM-ddTHH:mm:ss.SSS` (the year when it has 4 digits) and the zone, as one ASCII run.
     let two = |v: i64| [b'0' + (v / 10 % 10) as u8, b'0' + (v % 10) as u8];
+    let y4 = if (0..=9999).contains(&y) { y } else { 0 };
+    let (y1, y2) = (two(y4 / 100), two(y4 % 100));
+    let (mo, da) = (two(i64::from(m)), two(i64::from(d)));
     let (h, mi, se) = (two(sod / 3600), two((sod / 60) % 60), two(sod % 60));
     let ms2 = two(ms % 100);
-    let t =
-        [b'T', h[0], h[1], b':', mi[0], mi[1], b':', se[0], se[1], b'.', b'0' + (ms / 100) as u8, ms2[0], ms2[1], b'Z'];
-    let t = if utc { &t[..] } else { &t[..t.len() - 1] };
+    let t = [
+        y1[0],
+        y1[1],
+        y2[0],
+        y2[1],
+        b'-',
+        mo[0],
+        mo[1],
+        b'-',
+        da[0],
+        da[1],
+        b'T',
+        h[0],
+        h[1],
+        b':',
+        mi[0],
+        mi[1],
+        b':',
+        se[0],
+        se[1],
+        b'.',
+        b'0' + (ms / 100) as u8,
+        ms2[0],
+        ms2[1],
+        b'Z',
+    ];
+    let from = if (0..=9999).contains(&y) { 0 } else { 4 };
+    let t = if utc { &t[from..] } else { &t[from..t.len() - 1] };
     out.push_str(std::str::from_utf8(t).unwrap_or(""));
 }
 
