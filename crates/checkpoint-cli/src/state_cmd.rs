@@ -82,12 +82,12 @@ fn parse_batch(s: &str) -> Result<i64, String> {
 
 /// Runs the subcommand on an opened archive: 0 when rows were printed, 1 when the state cannot be read (one line
 /// on stderr naming the file, the byte offset when known, and Spark's error class). Rows are written as they are
-/// decoded ([`state::read_state_each`]); rows printed before an error stay printed.
+/// decoded ([`state::read_state_text_each`]); rows printed before an error stay printed.
 pub fn run(args: &StateArgs, archive: &mut dyn Archive) -> ExitCode {
     let root =
         args.root.clone().unwrap_or_else(|| state::find_state_roots(archive).into_iter().next().unwrap_or_default());
     let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
+    let mut out = BufWriter::with_capacity(1 << 20, stdout.lock());
     // A closed pipe (`| head`) ends the output quietly.
     let mut pipe_closed = false;
     let result = if args.metadata {
@@ -101,8 +101,8 @@ pub fn run(args: &StateArgs, archive: &mut dyn Archive) -> ExitCode {
         })
     } else {
         let q = query(args);
-        state::read_state_each(archive, &root, &q, &state::StateLimits::default(), &mut |r| {
-            if writeln!(out, "{}", r.to_json()).is_err() {
+        state::read_state_text_each(archive, &root, &q, &state::StateLimits::default(), &mut |line| {
+            if out.write_all(line.as_bytes()).and_then(|()| out.write_all(b"\n")).is_err() {
                 pipe_closed = true;
                 return ControlFlow::Break(());
             }

@@ -3,12 +3,18 @@
 //! `struct<count:bigint,sum:bigint>`), measured against raw LZ4 block decompression of the same bytes.
 //!
 //! `cargo bench -p checkpoint-core --bench state_decode` (rows: `STATE_BENCH_ROWS`, default 2,000,000).
-//! Reports MB/s of decompressed bytes and rows/s.
+//! Reports MB/s of decompressed bytes and rows/s. The last two steps are what `state` does with a store: the
+//! HDFS provider's rebuild (the same records as a `.snapshot`, sorted by key) and, on top, every row written as
+//! its JSON line by the compiled writer (`RowJsonWriter`); the whole command on a generated checkpoint is
+//! `tools/scale-bench/state.sh`.
 
+use checkpoint_core::archive::{Limits, MemArchive};
 use checkpoint_core::codec::{self, write::lz4_block_stream};
+use checkpoint_core::restart_chain::{ChainFileKind, ChainStep, LoadChain};
+use checkpoint_core::state::hdfs::load_chain;
 use checkpoint_core::state::hdfs::{for_each_record, for_each_record_in_file, scan_records, RecordFileKind};
 use checkpoint_core::state::schema::StructType;
-use checkpoint_core::state::unsafe_row::{decode_row, write_row_json};
+use checkpoint_core::state::unsafe_row::{decode_row, write_row_json, RowJsonWriter};
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 
 fn slot(out: &mut [u8], at: usize, v: u64) {
@@ -157,6 +163,36 @@ fn bench(c: &mut Criterion) {
                 bytes += line.len();
             })
             .unwrap();
+            black_box(bytes)
+        })
+    });
+    // The provider's rebuild of a snapshot holding the same records (a key → value map, sorted by key).
+    let mut archive =
+        MemArchive::new("bench", vec![("s/1.snapshot".into(), framed.clone())], Limits::default()).unwrap();
+    let chain = LoadChain {
+        version: 1,
+        steps: vec![ChainStep { version: 1, kind: ChainFileKind::Snapshot, path: "s/1.snapshot".into() }],
+        ..Default::default()
+    };
+    let limits = Default::default();
+    g.bench_function("rebuild_store_from_snapshot (rows)", |b| {
+        b.iter(|| black_box(load_chain(&mut archive, &chain, &limits).unwrap().len()))
+    });
+    g.bench_function("rebuild_store_write_rows_as_json_lines (rows, what `state` does)", |b| {
+        let (mut kw, mut vw) = (RowJsonWriter::new(&ks), RowJsonWriter::new(&vs));
+        let mut line = String::with_capacity(256);
+        b.iter(|| {
+            let store = load_chain(&mut archive, &chain, &limits).unwrap();
+            let mut bytes = 0usize;
+            for (k, v) in store.iter() {
+                line.clear();
+                line.push_str("{\"key\":");
+                kw.write(k, &mut line).unwrap();
+                line.push_str(",\"value\":");
+                vw.write(v, &mut line).unwrap();
+                line.push_str(",\"partition_id\":0}");
+                bytes += line.len() + 1;
+            }
             black_box(bytes)
         })
     });

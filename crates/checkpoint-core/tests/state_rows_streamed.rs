@@ -1,11 +1,15 @@
 //! `read_state_each` (rows handed to a sink as they are decoded) yields exactly `read_state`'s rows, in the same
 //! order, for every query of the golden State Data Source dumps of the shared fixtures (plain stores, join
-//! sides, transformWithState variables), and stops when the sink says so.
+//! sides, transformWithState variables), and stops when the sink says so. `read_state_text_each` (what `state`
+//! prints) yields exactly each row's `to_json()` text, with the same errors, on every fixture.
 
 mod common;
 
 use checkpoint_core::archive::ZipInput;
-use checkpoint_core::state::{read_state, read_state_each, JoinSide, StateLimits, StateQuery, StateRow};
+use checkpoint_core::state::{
+    read_state, read_state_each, read_state_metadata, read_state_text_each, JoinSide, StateError, StateLimits,
+    StateQuery, StateRow,
+};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::ops::ControlFlow;
@@ -97,4 +101,78 @@ fn sink_form_keeps_the_row_limit() {
     assert!(e.message.contains(&format!("more than {} rows", all.len() - 1)), "{e}");
     assert!(e.path.starts_with("state/0/"), "{e}");
     assert!(n < all.len());
+}
+
+/// Rows as text through the row values (`to_json().to_string()`), and the error if any.
+fn texts_of_rows(a: &mut ZipInput<std::fs::File>, q: &StateQuery) -> (Vec<String>, Option<StateError>) {
+    let mut rows = Vec::new();
+    let e = read_state_each(a, "", q, &StateLimits::default(), &mut |r| {
+        rows.push(r.to_json().to_string());
+        ControlFlow::Continue(())
+    })
+    .err();
+    (rows, e)
+}
+
+/// Rows of the text form, and the error if any.
+fn texts(a: &mut ZipInput<std::fs::File>, q: &StateQuery) -> (Vec<String>, Option<StateError>) {
+    let mut rows = Vec::new();
+    let e = read_state_text_each(a, "", q, &StateLimits::default(), &mut |t| {
+        rows.push(t.to_string());
+        ControlFlow::Continue(())
+    })
+    .err();
+    (rows, e)
+}
+
+/// On every fixture (healthy and broken), for every store, join side, state variable and change feed the metadata
+/// names, the text form gives the rows' JSON text byte for byte and fails with the same error after the same rows.
+#[test]
+fn text_form_is_each_rows_json_on_every_fixture() {
+    let mut names: Vec<String> = std::fs::read_dir(common::fixtures_dir())
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".zip").map(str::to_string))
+        .collect();
+    names.sort();
+    let (mut queries, mut rows_seen, mut errors) = (0, 0, 0);
+    for name in &names {
+        let mut a = common::open_fixture(name);
+        let mut qs = vec![StateQuery::default()];
+        for m in read_state_metadata(&mut a, "").unwrap_or_default() {
+            let base =
+                StateQuery { operator_id: m.operator_id, store_name: m.state_store_name.clone(), ..Default::default() };
+            let vars: Vec<String> = m
+                .operator_properties
+                .as_deref()
+                .and_then(|p| serde_json::from_str::<Value>(p).ok())
+                .and_then(|p| p["stateVariables"].as_array().cloned())
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|v| v["stateName"].as_str().map(str::to_string))
+                .collect();
+            for v in vars {
+                qs.push(StateQuery { state_var: Some(v.clone()), ..base.clone() });
+                qs.push(StateQuery { state_var: Some(v), flatten_collection_types: false, ..base.clone() });
+            }
+            let start = m.min_batch_id.max(0);
+            qs.push(StateQuery { read_change_feed: true, change_start_batch_id: Some(start), ..base.clone() });
+            qs.push(StateQuery { batch_id: Some(start), ..base.clone() });
+            qs.push(StateQuery { join_side: Some(JoinSide::Left), ..base.clone() });
+            qs.push(base);
+        }
+        for q in qs {
+            let (want, want_err) = texts_of_rows(&mut a, &q);
+            let (got, got_err) = texts(&mut a, &q);
+            assert_eq!(got, want, "{name} {q:?}: the text form differs from the rows' JSON");
+            assert_eq!(got_err, want_err, "{name} {q:?}: the text form fails otherwise");
+            queries += 1;
+            rows_seen += got.len();
+            errors += usize::from(got_err.is_some());
+        }
+    }
+    assert!(
+        queries >= 300 && rows_seen >= 1000 && errors >= 20,
+        "{queries} queries, {rows_seen} rows, {errors} errors"
+    );
+    println!("{queries} queries ({errors} errors), {rows_seen} rows: text form equals the rows' JSON");
 }

@@ -164,6 +164,10 @@ fn check_state_file(
                 Some((i, r)) if !changelog => {
                     let abs = rd.abs(path);
                     let rk = if snapshot { RecordFileKind::Snapshot } else { RecordFileKind::Delta };
+                    // Room for the decompressed records up front (state rows compress about 4:1), as a load does.
+                    r.reserve(
+                        bytes.len().saturating_mul(4).min(crate::state::StateLimits::default().max_decompressed_bytes),
+                    );
                     crate::state_integrity::check_stream_file_with(path, &bytes, snapshot, false, |o, k, v| {
                         r.apply(i, &abs, rk, o, k, v)
                     })

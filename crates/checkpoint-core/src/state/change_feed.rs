@@ -255,12 +255,12 @@ pub fn load_from_snapshot(
     }
     let l = rocksdb::state_view::load_limits(limits);
     let store = rocksdb::load_from_plan(a, dir, version, &plan, &l)?;
-    let mut pairs = Vec::with_capacity(store.entries.len());
+    let mut pairs = RawStore::default();
     rocksdb::state_view::state_pairs(a, dir, &store, limits, |_, k, v| {
-        pairs.push((k, v));
+        pairs.push(&k, &v);
         true
     })?;
-    Ok(RawStore { pairs, key_prefix_len: 0, value_prefix_len: 0 })
+    Ok(pairs)
 }
 
 /// The file of `version` among `by_version` (zips or changelogs of a store): with checkpoint format v2 the one

@@ -159,12 +159,12 @@ pub fn scan_records(decompressed: &[u8]) -> Result<RecordStats, RecordError> {
     for_each_record(decompressed, RecordFileKind::Delta, |_| {})
 }
 
-use super::{RawStore, StateError, StateLimits};
+use super::{RawStore, StateError, StateLimits, StoreBuilder};
 use crate::archive::Archive;
 use crate::codec::{self, CodecErrorKind};
 use crate::restart_chain::{ChainFileKind, LoadChain, PlanInput};
 use crate::state_files::StoreFiles;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashSet;
 
 /// Why one `.delta`/`.snapshot` file does not decode: in the framing (offset in the file) or in the record
 /// stream (offset in the decompressed bytes).
@@ -370,7 +370,18 @@ fn read_record_file_at(
     apply: impl FnMut(u64, &[u8], Option<&[u8]>),
 ) -> Result<(), StateError> {
     let bytes = a.read(path, limits.max_file_bytes).map_err(|e| StateError::new(path, format!("cannot read: {e}")))?;
-    for_each_record_in_file_at(&bytes, kind, limits.max_decompressed_bytes, apply).map_err(|fe| {
+    parse_record_file(path, &bytes, kind, limits, apply)
+}
+
+/// The records of the file `path` (its bytes read), as [`read_record_file_at`] hands them.
+fn parse_record_file(
+    path: &str,
+    bytes: &[u8],
+    kind: RecordFileKind,
+    limits: &StateLimits,
+    apply: impl FnMut(u64, &[u8], Option<&[u8]>),
+) -> Result<(), StateError> {
+    for_each_record_in_file_at(bytes, kind, limits.max_decompressed_bytes, apply).map_err(|fe| {
         let class = fe.spark_error_class(kind);
         match fe {
             StateFileError::Codec(e) => StateError::new(path, e.message).at(e.offset).class(class),
@@ -403,10 +414,8 @@ pub fn load_store(
 /// the snapshot, then the deltas in order, removals applied; the chain's missing delta is
 /// `CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS`.
 pub fn load_chain(a: &mut dyn Archive, chain: &LoadChain, limits: &StateLimits) -> Result<RawStore, StateError> {
-    let r = rebuild(a, chain, limits)?;
     // Deterministic order: by key bytes.
-    let sorted: BTreeMap<Vec<u8>, Vec<u8>> = r.map.into_iter().collect();
-    Ok(RawStore { pairs: sorted.into_iter().collect(), key_prefix_len: 0, value_prefix_len: 0 })
+    rebuild(a, chain, limits).map(|(store, _)| store)
 }
 
 /// The first put of a chain's first file: the row Spark's `validateStateRowFormat` checks on an HDFS load
@@ -430,24 +439,36 @@ pub fn for_each_row_of_chain(
     a: &mut dyn Archive,
     chain: &LoadChain,
     limits: &StateLimits,
-    f: impl FnMut(&[u8], &[u8]),
+    mut f: impl FnMut(&[u8], &[u8]),
 ) -> Result<Option<FirstPut>, StateError> {
-    Ok(rebuild(a, chain, limits)?.for_each_row(f))
+    let (store, first) = rebuild(a, chain, limits)?;
+    for (k, v) in store.iter() {
+        f(k, v);
+    }
+    Ok(first)
 }
 
 /// A store being rebuilt the way an HDFS load does it: the records of the chain's files, fed in chain order
-/// ([`Rebuild::apply`]), make the key → value map (puts insert, delta removals delete). Lets a caller that reads
-/// the chain's files for another reason (the read stage's integrity pass) rebuild the store from the same bytes,
-/// so each file is decompressed once.
+/// ([`Rebuild::apply`]), make the store (puts insert, delta removals delete; one buffer sorted by key once, as
+/// [`load_chain`] builds it). Lets a caller that reads the chain's files for another reason (the read stage's
+/// integrity pass) rebuild the store from the same bytes, so each file is decompressed once.
 #[derive(Debug, Default)]
 pub struct Rebuild {
-    map: HashMap<Vec<u8>, Vec<u8>>,
+    store: StoreBuilder,
     first: Option<FirstPut>,
+    /// The chain position of the file being fed.
+    file: Option<usize>,
 }
 
 impl Rebuild {
+    /// Room for `bytes` more bytes of records (a caller that knows a file's size reserves before feeding it).
+    pub fn reserve(&mut self, bytes: usize) {
+        self.store.reserve(bytes);
+    }
+
     /// One record of the chain's `file`-th file (0 = the base), at `offset` of its decompressed stream:
-    /// `value` `None` is a removal (applied only in a delta, as Spark's `updateFromDeltaFile` does).
+    /// `value` `None` is a removal (applied only in a delta, as Spark's `updateFromDeltaFile` does). Files are
+    /// fed in chain order, every record of a file before the next file's.
     pub fn apply(
         &mut self,
         file: usize,
@@ -457,6 +478,12 @@ impl Rebuild {
         key: &[u8],
         value: Option<&[u8]>,
     ) {
+        if self.file != Some(file) {
+            if self.file.is_some() {
+                self.store.end_file();
+            }
+            self.file = Some(file);
+        }
         match value {
             Some(v) => {
                 let value = unwrap_value(key, v);
@@ -464,44 +491,49 @@ impl Rebuild {
                     self.first =
                         Some(FirstPut { path: path.to_string(), offset, key: key.to_vec(), value: value.to_vec() });
                 }
-                self.map.insert(key.to_vec(), value.to_vec());
+                self.store.put(key, value);
             }
-            None if kind == RecordFileKind::Delta => {
-                self.map.remove(unwrap_removed_key(key));
-            }
+            None if kind == RecordFileKind::Delta => self.store.remove(unwrap_removed_key(key)),
             None => {}
         }
     }
 
-    /// Hands every row of the rebuilt store to `f(key, value)` in key order (no copy of the store) and returns
-    /// the first put of the base file ([`FirstPut`]).
-    pub fn for_each_row(self, mut f: impl FnMut(&[u8], &[u8])) -> Option<FirstPut> {
-        let mut keys: Vec<&Vec<u8>> = self.map.keys().collect();
-        keys.sort_unstable();
-        for k in keys {
-            f(k, &self.map[k]);
+    /// The rebuilt store (pairs in key order) and the first put of the base file ([`FirstPut`]).
+    pub fn finish(mut self) -> (RawStore, Option<FirstPut>) {
+        if self.file.is_some() {
+            self.store.end_file();
         }
-        self.first
+        (self.store.finish(), self.first)
     }
 
-    /// Rows in the store so far.
-    pub fn len(&self) -> usize {
-        self.map.len()
-    }
-
-    /// True when the store has no rows so far.
-    pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+    /// Hands every row of the rebuilt store to `f(key, value)` in key order and returns the first put of the
+    /// base file ([`FirstPut`]).
+    pub fn for_each_row(self, mut f: impl FnMut(&[u8], &[u8])) -> Option<FirstPut> {
+        let (store, first) = self.finish();
+        for (k, v) in store.iter() {
+            f(k, v);
+        }
+        first
     }
 }
 
-/// The store `chain` rebuilds (snapshot, then deltas in order, removals applied).
-fn rebuild(a: &mut dyn Archive, chain: &LoadChain, limits: &StateLimits) -> Result<Rebuild, StateError> {
+/// The store `chain` rebuilds (snapshot, then deltas in order, removals applied), pairs in key order, and the
+/// first put of its first file.
+fn rebuild(
+    a: &mut dyn Archive,
+    chain: &LoadChain,
+    limits: &StateLimits,
+) -> Result<(RawStore, Option<FirstPut>), StateError> {
     let version = chain.version;
     let mut r = Rebuild::default();
     for (i, step) in chain.steps.iter().enumerate() {
         let kind = if step.kind == ChainFileKind::Snapshot { RecordFileKind::Snapshot } else { RecordFileKind::Delta };
-        read_record_file_at(a, &step.path, kind, limits, |offset, k, v| r.apply(i, &step.path, kind, offset, k, v))?;
+        let path = &step.path;
+        let bytes =
+            a.read(path, limits.max_file_bytes).map_err(|e| StateError::new(path, format!("cannot read: {e}")))?;
+        // Room for the decompressed records up front (state rows compress about 4:1), not grown copy by copy.
+        r.reserve(bytes.len().saturating_mul(4).min(limits.max_decompressed_bytes));
+        parse_record_file(path, &bytes, kind, limits, |offset, k, v| r.apply(i, path, kind, offset, k, v))?;
     }
     if let Some(m) = &chain.missing {
         let d = m.version;
@@ -511,7 +543,7 @@ fn rebuild(a: &mut dyn Archive, chain: &LoadChain, limits: &StateLimits) -> Resu
         )
         .class("CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS"));
     }
-    Ok(r)
+    Ok(r.finish())
 }
 
 /// Where the value a store rebuilt at `version` ([`load_store`]) holds for `key` was written: the newest delta of

@@ -15,7 +15,9 @@
 pub mod change_feed;
 pub mod hdfs;
 pub mod operator_metadata;
+mod raw_store;
 pub mod rocksdb;
+mod row_json;
 pub mod schema;
 mod state_metadata;
 mod statestore;
@@ -23,6 +25,8 @@ mod store;
 pub mod unsafe_row;
 pub mod value_text;
 
+pub use raw_store::RawStore;
+pub(crate) use raw_store::StoreBuilder;
 pub use state_metadata::*;
 pub use statestore::*;
 pub use store::*;
@@ -216,6 +220,66 @@ impl StateRow {
         m.insert("partition_id".into(), self.partition_id.into());
         Value::Object(m)
     }
+
+    /// Appends [`StateRow::to_json`]'s text to `out` (the same bytes as `to_json().to_string()`, without copying
+    /// the row's values into a new object).
+    pub fn write_json(&self, out: &mut String) {
+        fn col(out: &mut String, first: &mut bool, name: &str) {
+            out.push(if *first { '{' } else { ',' });
+            *first = false;
+            out.push('"');
+            out.push_str(name);
+            out.push_str("\":");
+        }
+        fn json<T: serde::Serialize + ?Sized>(out: &mut String, v: &T) {
+            out.push_str(&serde_json::to_string(v).unwrap_or_default());
+        }
+        let mut first = true;
+        let f = &mut first;
+        if let Some(b) = self.batch_id {
+            col(out, f, "batch_id");
+            row_json::push_int(out, b);
+        }
+        if let Some(t) = self.change_type {
+            col(out, f, "change_type");
+            json(out, t);
+        }
+        if !self.key.is_null() {
+            col(out, f, "key");
+            json(out, &self.key);
+        }
+        if let Some(e) = &self.list_element {
+            col(out, f, "list_element");
+            json(out, e);
+        }
+        if let Some(l) = &self.list_value {
+            col(out, f, "list_value");
+            json(out, l);
+        }
+        if let Some(k) = &self.user_map_key {
+            col(out, f, "user_map_key");
+            json(out, k);
+        }
+        if let Some(v) = &self.user_map_value {
+            col(out, f, "user_map_value");
+            json(out, v);
+        }
+        if let Some(mv) = &self.map_value {
+            col(out, f, "map_value");
+            json(out, mv);
+        }
+        if let Some(t) = self.expiration_timestamp_ms {
+            col(out, f, "expiration_timestamp_ms");
+            row_json::push_int(out, t);
+        }
+        if !self.value.is_null() {
+            col(out, f, "value");
+            json(out, &self.value);
+        }
+        col(out, f, "partition_id");
+        row_json::push_int(out, i64::from(self.partition_id));
+        out.push('}');
+    }
 }
 
 /// One row of Spark's `state-metadata` data source.
@@ -331,19 +395,6 @@ impl fmt::Display for StateError {
 }
 
 impl std::error::Error for StateError {}
-
-/// A store's content handed from a provider to decoding: key bytes → value bytes exactly as the provider stores
-/// them. Decoding skips the first `key_prefix_len` / `value_prefix_len` bytes (HDFS: 0; RocksDB: the version byte
-/// and, with virtual column families, the 2-byte family id) and reads the rest as an UnsafeRow.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RawStore {
-    /// (key, value) pairs, in no particular order.
-    pub pairs: Vec<(Vec<u8>, Vec<u8>)>,
-    /// Bytes before the key's UnsafeRow.
-    pub key_prefix_len: usize,
-    /// Bytes before the value's UnsafeRow.
-    pub value_prefix_len: usize,
-}
 
 /// Bounds for reading state. Sizes in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -59,12 +59,74 @@ pub fn read_state_each(
             }
             Ok(())
         };
-        read_state_into(a, root, q, limits, &mut inner)
+        read_state_into(a, root, q, limits, &mut Emit::Rows(&mut inner))
     };
     if stopped {
         return Ok(());
     }
     res
+}
+
+/// Reads state rows as [`read_state_each`] does, handing each row to `sink` as its JSON text (one object, no
+/// newline): exactly the text of [`StateRow::to_json`] for the row [`read_state_each`] gives, the rows in the same
+/// order, the same errors. Rows of plain stores are written straight from their UnsafeRows into one reused
+/// buffer (no JSON values built, no allocation per row): the fast way to print a large store.
+pub fn read_state_text_each(
+    a: &mut dyn Archive,
+    root: &str,
+    q: &StateQuery,
+    limits: &StateLimits,
+    sink: &mut dyn FnMut(&str) -> ControlFlow<()>,
+) -> Result<(), StateError> {
+    let mut stopped = false;
+    let res = {
+        let mut inner = |r: &str| -> Result<(), StateError> {
+            if sink(r).is_break() {
+                stopped = true;
+                return Err(sink_stop());
+            }
+            Ok(())
+        };
+        let mut out = Emit::Text { sink: &mut inner, line: String::with_capacity(1024) };
+        read_state_into(a, root, q, limits, &mut out)
+    };
+    if stopped {
+        return Ok(());
+    }
+    res
+}
+
+/// The text sink of [`read_state_text_each`]'s readers: `Err` stops the read as [`RowSink`] does.
+type TextSink<'a> = dyn FnMut(&str) -> Result<(), StateError> + 'a;
+
+/// Where the readers hand rows: as [`StateRow`]s, or as their JSON text (through a reused line buffer).
+enum Emit<'s, 'a> {
+    /// Rows as values.
+    Rows(&'s mut RowSink<'a>),
+    /// Rows as text.
+    Text { sink: &'s mut TextSink<'a>, line: String },
+}
+
+impl Emit<'_, '_> {
+    /// Hands one row on (as text: [`StateRow::write_json`]).
+    fn row(&mut self, r: StateRow) -> Result<(), StateError> {
+        match self {
+            Emit::Rows(sink) => sink(r),
+            Emit::Text { sink, line } => {
+                line.clear();
+                r.write_json(line);
+                sink(line)
+            }
+        }
+    }
+
+    /// `f` with a [`RowSink`] that hands its rows on through [`Emit::row`] (for the readers that build rows).
+    fn with_rows<R>(&mut self, f: impl FnOnce(&mut RowSink<'_>) -> R) -> R {
+        match self {
+            Emit::Rows(sink) => f(*sink),
+            Emit::Text { .. } => f(&mut |r| self.row(r)),
+        }
+    }
 }
 
 /// The marker error a [`RowSink`] returns when the caller's sink stopped the read (never shown: the readers'
@@ -78,7 +140,7 @@ fn read_state_into(
     root: &str,
     q: &StateQuery,
     limits: &StateLimits,
-    sink: &mut RowSink<'_>,
+    out: &mut Emit<'_, '_>,
 ) -> Result<(), StateError> {
     let mode = change_feed::resolve_options(a, root, q)?;
     let batch = query_batch(root, q, mode.batch())?;
@@ -96,7 +158,7 @@ fn read_state_into(
         _ => partitions_to_read(a, root, q, version, &op_dir)?,
     };
     if let change_feed::ReadMode::ChangeFeed { start, end } = mode {
-        return change_feed::read_change_feed(a, root, q, (start, end), &parts, limits, sink);
+        return out.with_rows(|sink| change_feed::read_change_feed(a, root, q, (start, end), &parts, limits, sink));
     }
     let snapshot = match mode {
         change_feed::ReadMode::FromSnapshot { snapshot_batch, .. } => Some(snapshot_batch + 1),
@@ -109,7 +171,9 @@ fn read_state_into(
         ));
     }
     if let Some(side) = q.join_side {
-        return read_join_side(a, root, q.operator_id, side, version, &parts, limits, q.auto_snapshot_repair, sink);
+        let repair = q.auto_snapshot_repair;
+        return out
+            .with_rows(|sink| read_join_side(a, root, q.operator_id, side, version, &parts, limits, repair, sink));
     }
     check_state_var_options(a, root, q, &op_dir)?;
     if q.state_var.is_some() || q.read_registered_timers {
@@ -129,20 +193,25 @@ fn read_state_into(
             flatten_collection_types: q.flatten_collection_types,
             auto_snapshot_repair: q.auto_snapshot_repair,
         };
-        return rocksdb::state_view::read_state_var(
-            a,
-            root,
-            q.operator_id,
-            &q.store_name,
-            &target,
-            batch,
-            &parts,
-            limits,
-            &opts,
-            sink,
-        );
+        return out.with_rows(|sink| {
+            rocksdb::state_view::read_state_var(
+                a,
+                root,
+                q.operator_id,
+                &q.store_name,
+                &target,
+                batch,
+                &parts,
+                limits,
+                &opts,
+                sink,
+            )
+        });
     }
     let (ks, vs) = store_schemas(a, root, q.operator_id, &q.store_name)?;
+    // Text straight from the UnsafeRows unless a schema repeats a field name (the values keep one of them).
+    let direct = !unsafe_row::has_duplicate_field_names(&ks) && !unsafe_row::has_duplicate_field_names(&vs);
+    let mut writers = (unsafe_row::RowJsonWriter::new(&ks), unsafe_row::RowJsonWriter::new(&vs));
     let mut emitted = 0usize;
     for p in parts {
         let dir = store_dir(root, q.operator_id, p, &q.store_name);
@@ -150,16 +219,45 @@ fn read_state_into(
             Some(s) => change_feed::load_from_snapshot(a, &dir, s, version, limits)?,
             None => load_raw_store_repair(a, &dir, version, limits, q.auto_snapshot_repair)?,
         };
-        if emitted + raw.pairs.len() > limits.max_rows {
+        if emitted + raw.len() > limits.max_rows {
             return Err(StateError::new(dir, format!("more than {} rows", limits.max_rows)));
         }
-        emitted += raw.pairs.len();
-        for (i, (k, v)) in raw.pairs.iter().enumerate() {
+        emitted += raw.len();
+        for (i, (k, v)) in raw.iter().enumerate() {
+            if let (Emit::Text { sink, line }, true) = (&mut *out, direct) {
+                line.clear();
+                if write_pair_json(&raw, k, v, &mut writers, p, line).is_ok() {
+                    sink(line)?;
+                    continue;
+                }
+            }
+            // The values (and, for a row that does not decode, their error).
             let (key, value) = decode_pair(&raw, k, v, &ks, &vs, &dir)
                 .map_err(|e| at_source(a, &dir, version, limits, q.auto_snapshot_repair, &raw, i, e))?;
-            sink(StateRow::new(p, key, value))?;
+            out.row(StateRow::new(p, key, value))?;
         }
     }
+    Ok(())
+}
+
+/// One plain row `{"key":..,"value":..,"partition_id":p}` written into `line` straight from its UnsafeRows
+/// ([`unsafe_row::RowJsonWriter`]s of the key and value schemas): the text of [`StateRow::to_json`] for the row
+/// [`decode_pair`] gives.
+fn write_pair_json(
+    raw: &RawStore,
+    k: &[u8],
+    v: &[u8],
+    (kw, vw): &mut (unsafe_row::RowJsonWriter, unsafe_row::RowJsonWriter),
+    p: u32,
+    line: &mut String,
+) -> Result<(), unsafe_row::RowError> {
+    line.push_str("{\"key\":");
+    kw.write(k.get(raw.key_prefix_len..).unwrap_or(&[]), line)?;
+    line.push_str(",\"value\":");
+    vw.write(v.get(raw.value_prefix_len..).unwrap_or(&[]), line)?;
+    line.push_str(",\"partition_id\":");
+    row_json::push_int(line, i64::from(p));
+    line.push('}');
     Ok(())
 }
 
@@ -192,7 +290,7 @@ pub(super) fn read_join_side(
         let values = load_raw_store_repair(a, &vdir, version, limits, repair)?;
         // (join key JSON text, index) → input row.
         let mut by_key: HashMap<(String, i64), Value> = HashMap::new();
-        for (i, (k, v)) in values.pairs.iter().enumerate() {
+        for (i, (k, v)) in values.iter().enumerate() {
             let (kj, mut vj) = decode_pair(&values, k, v, &vks, &vvs, &vdir)
                 .map_err(|e| at_source(a, &vdir, version, limits, repair, &values, i, e))?;
             let Value::Object(mut km) = kj else { continue };
@@ -204,7 +302,7 @@ pub(super) fn read_join_side(
             }
             by_key.insert((Value::Object(km).to_string(), idx), vj);
         }
-        for (i, (k, v)) in counts.pairs.iter().enumerate() {
+        for (i, (k, v)) in counts.iter().enumerate() {
             let (kj, cj) = decode_pair(&counts, k, v, &cks, &cvs, &cdir)
                 .map_err(|e| at_source(a, &cdir, version, limits, repair, &counts, i, e))?;
             let n = cj.get("value").and_then(Value::as_i64).unwrap_or(0);

@@ -321,7 +321,7 @@ pub(super) fn at_source(
     e: StateError,
 ) -> StateError {
     let src = match detect_provider(a, store_dir) {
-        Provider::Hdfs => raw.pairs.get(index).and_then(|(k, _)| hdfs::locate_key(a, store_dir, version, k, limits)),
+        Provider::Hdfs => raw.pair(index).and_then(|(k, _)| hdfs::locate_key(a, store_dir, version, k, limits)),
         Provider::RocksDb | Provider::Unknown => {
             rocksdb::state_view::locate_pair(a, store_dir, version, limits, repair, index)
         }

@@ -703,7 +703,7 @@ fn fixture_rows_pass_structural_validation() {
             for p in super::list_partitions(&a, "", m.operator_id) {
                 let dir = super::store_dir("", m.operator_id, p, &m.state_store_name);
                 let raw = super::load_raw_store(&mut a, &dir, batch + 1, &Default::default()).unwrap();
-                for (k, v) in &raw.pairs {
+                for (k, v) in raw.iter() {
                     validate_structure(k, &ks).unwrap_or_else(|e| panic!("{name} {dir}: key {e}"));
                     validate_structure(v, &vs).unwrap_or_else(|e| panic!("{name} {dir}: value {e}"));
                     rows += 1;
@@ -724,16 +724,19 @@ fn unknown_store_names_list_the_known_ones() {
     assert!(e.message.contains("left-keyToNumValues"), "{e}");
 }
 
-/// The text writer gives the same JSON as the Value decoder on hand-built rows of every type and on every fixture
-/// row (decimals compared by value), and fails where it fails.
+/// The text writer gives exactly the Value decoder's JSON text on hand-built rows of every type and on every
+/// fixture row, and fails where it fails.
 #[test]
 fn text_writer_matches_value_decoder() {
     fn same(bytes: &[u8], s: &StructType) {
         let mut text = String::new();
+        let mut planned = String::new();
+        let res = super::unsafe_row::RowJsonWriter::new(s).write(bytes, &mut planned);
+        assert_eq!(res.is_ok(), decode_row(bytes, s).is_ok(), "the compiled writer fails where the values fail");
         match (decode_row(bytes, s), write_row_json(bytes, s, &mut text)) {
             (Ok(v), Ok(())) => {
-                let parsed: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
-                assert!(approx_eq(&parsed, &v), "{text} vs {v}");
+                assert_eq!(text, v.to_string());
+                assert_eq!(planned, text);
             }
             (Err(_), Err(_)) => {}
             (a, b) => panic!("decoders disagree: {a:?} vs {b:?}"),
@@ -779,28 +782,38 @@ fn text_writer_matches_value_decoder() {
             let batch = super::last_committed_batch(&a, "").unwrap();
             for p in super::list_partitions(&a, "", m.operator_id) {
                 let dir = super::store_dir("", m.operator_id, p, &m.state_store_name);
-                for (k, v) in super::load_raw_store(&mut a, &dir, batch + 1, &Default::default()).unwrap().pairs {
-                    same(&k, &ks);
-                    same(&v, &vs);
+                for (k, v) in super::load_raw_store(&mut a, &dir, batch + 1, &Default::default()).unwrap().iter() {
+                    same(k, &ks);
+                    same(v, &vs);
                 }
             }
         }
     }
 }
 
-/// JSON equality with numbers compared by value (relative 1e-12: serde_json parses without float round-trip).
-fn approx_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => {
-            let (x, y) = (x.as_f64().unwrap_or(f64::NAN), y.as_f64().unwrap_or(f64::NAN));
-            x == y || (x - y).abs() <= 1e-12 * x.abs().max(y.abs())
-        }
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| approx_eq(x, y)),
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| approx_eq(v, w)))
-        }
-        _ => a == b,
-    }
+/// Schemas where a struct repeats a field name (at any depth) are found: there the text writer and the Value
+/// decoder (which keeps one of the fields) differ, so the `state` text path takes the values.
+#[test]
+fn duplicate_field_names_are_found_at_any_depth() {
+    use super::unsafe_row::has_duplicate_field_names;
+    let plain = schema(&[("a", json!("long")), ("b", json!("string"))]);
+    assert!(!has_duplicate_field_names(&plain));
+    let top = schema(&[("a", json!("long")), ("a", json!("string"))]);
+    assert!(has_duplicate_field_names(&top));
+    let inner = json!({"type": "struct", "fields": [
+        {"name": "x", "type": "long", "nullable": true, "metadata": {}},
+        {"name": "x", "type": "long", "nullable": true, "metadata": {}}]});
+    let in_array = schema(&[("l", json!({"type": "array", "elementType": inner, "containsNull": true}))]);
+    assert!(has_duplicate_field_names(&in_array));
+    let in_map =
+        schema(&[("m", json!({"type": "map", "keyType": "string", "valueType": inner, "valueContainsNull": true}))]);
+    assert!(has_duplicate_field_names(&in_map));
+    let dup = row(&[W::Fixed(1), W::Var(b"x".to_vec())]);
+    let mut text = String::new();
+    write_row_json(&dup, &top, &mut text).unwrap();
+    // The writer keeps both fields, the values one: that is why the text path checks.
+    assert_eq!(text, r#"{"a":1,"a":"x"}"#);
+    assert_eq!(decode_row(&dup, &top).unwrap().as_object().map(|m| m.len()), Some(1));
 }
 
 /// Spark 4.3 HDFS stores with row checksums: values carry a CRC32C prefix, removal keys too; Spark < 2.3 values
@@ -848,9 +861,9 @@ fn row_checksums_and_legacy_trailing_bytes_unwrap() {
     ];
     let mut a = crate::archive::MemArchive::new("m", files, crate::archive::Limits::default()).unwrap();
     let store = load_store(&mut a, "s", 2, &Default::default()).unwrap();
-    assert_eq!(store.pairs, vec![(k2.clone(), v.clone())]);
+    assert_eq!(store.to_pairs(), vec![(k2.clone(), v.clone())]);
     let store = load_store(&mut a, "s", 1, &Default::default()).unwrap();
-    assert_eq!(store.pairs.len(), 2);
+    assert_eq!(store.len(), 2);
 }
 
 /// Map keys are named as Spark's JSON writer names them (`keyArray.get(i).toString`): timestamps and dates as
@@ -1196,4 +1209,23 @@ fn rocksdb_row_errors_name_the_changelog_or_sst() {
         n += 1;
     }
     assert!(n > 0);
+}
+
+/// One compiled writer over many rows (the date of the last timestamp kept between them) writes each row as
+/// `write_row_json` does: days before the epoch, around leap days, past year 9999, timestamp_ntz.
+#[test]
+fn compiled_writer_keeps_dates_right_across_rows() {
+    let s = schema(&[("t", json!("timestamp")), ("n", json!("timestamp_ntz")), ("k", json!("string"))]);
+    let mut w = super::unsafe_row::RowJsonWriter::new(&s);
+    let day = 86_400_000_000i64;
+    let mut micros = vec![0, -1, 1, day - 1, day, -day, -day - 1, i64::MAX, i64::MIN, 253_402_300_800_000_000];
+    micros.extend((0..400).map(|i| 951_782_400_000_000 + i * (day / 7) - 3 * day));
+    for (i, &t) in micros.iter().enumerate() {
+        let r = row(&[W::Fixed(t as u64), W::Fixed(t.wrapping_add(i as i64) as u64), W::Var(b"x".to_vec())]);
+        let (mut a, mut b) = (String::new(), String::new());
+        w.write(&r, &mut a).unwrap();
+        write_row_json(&r, &s, &mut b).unwrap();
+        assert_eq!(a, b, "{t}");
+        assert_eq!(a, decode_row(&r, &s).unwrap().to_string());
+    }
 }

@@ -18,6 +18,7 @@
 use super::schema::{DataType, StructType};
 use serde_json::{Map, Value};
 
+pub use super::row_json::{has_duplicate_field_names, write_row_json, RowJsonWriter};
 pub use super::value_text::*;
 
 crate::parse_error::parse_error_type!(
@@ -27,7 +28,7 @@ crate::parse_error::parse_error_type!(
     "row byte"
 );
 
-const MAX_NESTING: usize = 64;
+pub(super) const MAX_NESTING: usize = 64;
 
 /// Decodes one UnsafeRow into the JSON object Spark's `toJSON` writes for it.
 ///
@@ -40,31 +41,31 @@ pub fn decode_row(bytes: &[u8], schema: &StructType) -> Result<Value, RowError> 
 
 /// A window into the outermost row: `b` are the bytes of the current nested value, `base` its offset.
 #[derive(Clone, Copy)]
-struct Slice<'a> {
-    b: &'a [u8],
-    base: usize,
+pub(super) struct Slice<'a> {
+    pub(super) b: &'a [u8],
+    pub(super) base: usize,
 }
 
 impl<'a> Slice<'a> {
-    fn err(&self, at: usize, msg: impl Into<String>) -> RowError {
+    pub(super) fn err(&self, at: usize, msg: impl Into<String>) -> RowError {
         RowError::new(self.base + at, msg.into())
     }
-    fn bytes(&self, at: usize, n: usize, what: &str) -> Result<&'a [u8], RowError> {
+    pub(super) fn bytes(&self, at: usize, n: usize, what: &str) -> Result<&'a [u8], RowError> {
         self.b.get(at..at.saturating_add(n)).ok_or_else(|| {
             self.err(at, format!("{what}: {n} bytes at {at} run past the end of a {}-byte value", self.b.len()))
         })
     }
-    fn u64(&self, at: usize, what: &str) -> Result<u64, RowError> {
+    pub(super) fn u64(&self, at: usize, what: &str) -> Result<u64, RowError> {
         let s = self.bytes(at, 8, what)?;
         let mut w = [0u8; 8];
         w.copy_from_slice(s);
         Ok(u64::from_le_bytes(w))
     }
-    fn sub(&self, at: usize, n: usize, what: &str) -> Result<Slice<'a>, RowError> {
+    pub(super) fn sub(&self, at: usize, n: usize, what: &str) -> Result<Slice<'a>, RowError> {
         Ok(Slice { b: self.bytes(at, n, what)?, base: self.base + at })
     }
     /// Reads an `offsetAndSize` slot and returns the value's bytes.
-    fn var(&self, slot_at: usize, what: &str) -> Result<Slice<'a>, RowError> {
+    pub(super) fn var(&self, slot_at: usize, what: &str) -> Result<Slice<'a>, RowError> {
         let v = self.u64(slot_at, what)?;
         let (off, size) = ((v >> 32) as usize, (v & 0xFFFF_FFFF) as usize);
         if off.checked_add(size).is_none_or(|end| end > self.b.len()) {
@@ -75,13 +76,13 @@ impl<'a> Slice<'a> {
         }
         self.sub(off, size, what)
     }
-    fn is_null(&self, bitset_at: usize, i: usize) -> Result<bool, RowError> {
+    pub(super) fn is_null(&self, bitset_at: usize, i: usize) -> Result<bool, RowError> {
         let word = self.u64(bitset_at + (i / 64) * 8, "null bitset")?;
         Ok(word & (1u64 << (i % 64)) != 0)
     }
 }
 
-fn bitset_bytes(n: usize) -> usize {
+pub(super) fn bitset_bytes(n: usize) -> usize {
     n.div_ceil(64) * 8
 }
 
@@ -179,7 +180,7 @@ fn fixed_or_var(
     })
 }
 
-fn var_value(v: Slice<'_>, t: &DataType, depth: usize, p: &str) -> Result<Value, RowError> {
+pub(super) fn var_value(v: Slice<'_>, t: &DataType, depth: usize, p: &str) -> Result<Value, RowError> {
     Ok(match t {
         DataType::String => Value::String(String::from_utf8_lossy(v.b).into_owned()),
         DataType::Binary => Value::String(base64(v.b)),
@@ -232,7 +233,7 @@ fn var_value(v: Slice<'_>, t: &DataType, depth: usize, p: &str) -> Result<Value,
 
 /// Element width inside an UnsafeArrayData (`UnsafeArrayData.calculateSizeOfUnderlyingByteArray` / the writer's
 /// element size): 1 for boolean/byte, 2 short, 4 int/float/date/year-month interval, 8 for everything else.
-fn element_width(t: &DataType) -> usize {
+pub(super) fn element_width(t: &DataType) -> usize {
     match t {
         DataType::Boolean | DataType::Byte => 1,
         DataType::Short => 2,
@@ -397,194 +398,8 @@ pub fn validate_structure(bytes: &[u8], schema: &StructType) -> Result<(), RowEr
     Ok(())
 }
 
-/// Writes one UnsafeRow as the JSON text Spark's `toJSON` writes (fields in schema order, null fields left out),
-/// appending to `out`. Same values as [`decode_row`], without building a [`Value`] (several times faster, for
-/// bulk output); decimals are written with all their digits. On error `out` may hold a partial row.
-pub fn write_row_json(bytes: &[u8], schema: &StructType, out: &mut String) -> Result<(), RowError> {
-    write_struct(Slice { b: bytes, base: 0 }, schema, 0, "", out)
-}
-
-fn write_json_str(s: &str, out: &mut String) {
-    out.push('"');
-    let mut start = 0;
-    for (i, c) in s.char_indices() {
-        let esc: Option<&str> = match c {
-            '"' => Some("\\\""),
-            '\\' => Some("\\\\"),
-            '\n' => Some("\\n"),
-            '\r' => Some("\\r"),
-            '\t' => Some("\\t"),
-            '\u{8}' => Some("\\b"),
-            '\u{c}' => Some("\\f"),
-            c if (c as u32) < 0x20 => None,
-            _ => continue,
-        };
-        out.push_str(&s[start..i]);
-        match esc {
-            Some(e) => out.push_str(e),
-            None => out.push_str(&format!("\\u{:04x}", c as u32)),
-        }
-        start = i + c.len_utf8();
-    }
-    out.push_str(&s[start..]);
-    out.push('"');
-}
-
-fn write_value(v: &Value, out: &mut String) {
-    match v {
-        Value::String(s) => write_json_str(s, out),
-        other => out.push_str(&other.to_string()),
-    }
-}
-
-fn write_struct(
-    r: Slice<'_>,
-    schema: &StructType,
-    depth: usize,
-    prefix: &str,
-    out: &mut String,
-) -> Result<(), RowError> {
-    if depth > MAX_NESTING {
-        return Err(r.err(0, "values nested more than 64 levels deep"));
-    }
-    let n = schema.fields.len();
-    let w = bitset_bytes(n);
-    if r.b.len() < w + n * 8 {
-        return Err(r.err(0, format!("{prefix}: row of {} bytes is shorter than its fixed part", r.b.len())));
-    }
-    out.push('{');
-    let mut first = true;
-    for (i, f) in schema.fields.iter().enumerate() {
-        if r.is_null(0, i)? || f.data_type == DataType::Null {
-            continue;
-        }
-        if !first {
-            out.push(',');
-        }
-        first = false;
-        write_json_str(&f.name, out);
-        out.push(':');
-        let at = w + i * 8;
-        let raw = r.u64(at, &f.name)?;
-        if is_fixed_length(&f.data_type) {
-            write_fixed(raw, &f.data_type, out);
-        } else if matches!(f.data_type, DataType::Struct(_) | DataType::Array { .. } | DataType::Map { .. }) {
-            let p = path(prefix, &f.name);
-            let v = var_slice(r, at, raw, &p)?;
-            write_var(v, &f.data_type, depth, &p, out)?;
-        } else {
-            // Leaf values: the field name is enough context (no allocation on the hot path).
-            let v = var_slice(r, at, raw, &f.name)?;
-            write_var(v, &f.data_type, depth, &f.name, out)?;
-        }
-    }
-    out.push('}');
-    Ok(())
-}
-
-fn write_fixed(raw: u64, t: &DataType, out: &mut String) {
-    use std::fmt::Write;
-    match t {
-        DataType::Byte => {
-            let _ = write!(out, "{}", raw as u8 as i8);
-        }
-        DataType::Short => {
-            let _ = write!(out, "{}", raw as u16 as i16);
-        }
-        DataType::Integer => {
-            let _ = write!(out, "{}", raw as u32 as i32);
-        }
-        DataType::Long => {
-            let _ = write!(out, "{}", raw as i64);
-        }
-        DataType::Boolean => out.push_str(if raw as u8 != 0 { "true" } else { "false" }),
-        DataType::Timestamp => {
-            out.push('"');
-            push_timestamp(raw as i64, true, out);
-            out.push('"');
-        }
-        DataType::TimestampNtz => {
-            out.push('"');
-            push_timestamp(raw as i64, false, out);
-            out.push('"');
-        }
-        DataType::Decimal { scale, .. } => out.push_str(&decimal_string(i128::from(raw as i64), *scale)),
-        other => {
-            // float, double, date, intervals: through the Value path (rarer types).
-            let v = match other {
-                DataType::Float => float_value(f32::from_bits(raw as u32)),
-                DataType::Double => double_value(f64::from_bits(raw)),
-                DataType::Date => Value::String(format_date(i64::from(raw as u32 as i32))),
-                DataType::YearMonthInterval { start, end } => {
-                    Value::String(year_month_interval_string(raw as u32 as i32, *start, *end))
-                }
-                DataType::DayTimeInterval { start, end } => {
-                    Value::String(day_time_interval_string(raw as i64, *start, *end))
-                }
-                _ => Value::Null,
-            };
-            write_value(&v, out);
-        }
-    }
-}
-
-fn var_slice<'a>(r: Slice<'a>, at: usize, raw: u64, p: &str) -> Result<Slice<'a>, RowError> {
-    let (off, size) = ((raw >> 32) as usize, (raw & 0xFFFF_FFFF) as usize);
-    if off.checked_add(size).is_none_or(|end| end > r.b.len()) {
-        return Err(r.err(at, format!("{p}: offset {off} + size {size} points outside the {}-byte value", r.b.len())));
-    }
-    r.sub(off, size, p)
-}
-
-fn write_var(v: Slice<'_>, t: &DataType, depth: usize, p: &str, out: &mut String) -> Result<(), RowError> {
-    match t {
-        DataType::String => write_json_str(&String::from_utf8_lossy(v.b), out),
-        DataType::Decimal { scale, .. } => {
-            if v.b.is_empty() || v.b.len() > 16 {
-                return Err(v.err(0, format!("{p}: decimal of {} bytes (1..=16 expected)", v.b.len())));
-            }
-            let mut x: i128 = if v.b[0] & 0x80 != 0 { -1 } else { 0 };
-            for &byte in v.b {
-                x = (x << 8) | i128::from(byte);
-            }
-            out.push_str(&decimal_string(x, *scale));
-        }
-        DataType::Struct(s) => write_struct(v, s, depth + 1, p, out)?,
-        DataType::Array { element, .. } => {
-            let n = array_len(v, element, p)?;
-            let width = element_width(element);
-            let header = 8 + bitset_bytes(n);
-            out.push('[');
-            for i in 0..n {
-                if i > 0 {
-                    out.push(',');
-                }
-                if v.is_null(8, i)? {
-                    out.push_str("null");
-                    continue;
-                }
-                let at = header + i * width;
-                let s = v.bytes(at, width, p)?;
-                let mut w = [0u8; 8];
-                w[..width].copy_from_slice(s);
-                let raw = u64::from_le_bytes(w);
-                if is_fixed_length(element) {
-                    write_fixed(raw, element, out);
-                } else {
-                    let ep = format!("{p}[{i}]");
-                    write_var(var_slice(v, at, raw, &ep)?, element, depth + 1, &ep, out)?;
-                }
-            }
-            out.push(']');
-        }
-        // Binary, intervals, maps, variants: through the Value path.
-        other => write_value(&var_value(v, other, depth, p)?, out),
-    }
-    Ok(())
-}
-
 /// Element count of an UnsafeArrayData, bounded by its size.
-fn array_len(a: Slice<'_>, t: &DataType, p: &str) -> Result<usize, RowError> {
+pub(super) fn array_len(a: Slice<'_>, t: &DataType, p: &str) -> Result<usize, RowError> {
     let n = a.u64(0, p)? as i64;
     let width = element_width(t);
     if n < 0 || n as u64 > (a.b.len() as u64) / (width as u64) {

@@ -75,11 +75,6 @@ pub fn format_date(days: i64) -> String {
     format!("{}-{m:02}-{d:02}", format_year(y))
 }
 
-pub(crate) fn push_2(out: &mut String, v: i64) {
-    out.push(char::from(b'0' + (v / 10 % 10) as u8));
-    out.push(char::from(b'0' + (v % 10) as u8));
-}
-
 /// [`format_timestamp`] appended to `out` without intermediate allocations.
 pub(crate) fn push_timestamp(micros: i64, utc: bool, out: &mut String) {
     let millis = micros.div_euclid(1000);
@@ -87,28 +82,45 @@ pub(crate) fn push_timestamp(micros: i64, utc: bool, out: &mut String) {
     let ms = millis.rem_euclid(1000);
     let sod = secs.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
-    if (0..=9999).contains(&y) {
-        push_2(out, y / 100);
-        push_2(out, y % 100);
-    } else {
+    if !(0..=9999).contains(&y) {
         out.push_str(&format_year(y));
     }
-    out.push('-');
-    push_2(out, i64::from(m));
-    out.push('-');
-    push_2(out, i64::from(d));
-    out.push('T');
-    push_2(out, sod / 3600);
-    out.push(':');
-    push_2(out, (sod / 60) % 60);
-    out.push(':');
-    push_2(out, sod % 60);
-    out.push('.');
-    out.push(char::from(b'0' + (ms / 100) as u8));
-    push_2(out, ms % 100);
-    if utc {
-        out.push('Z');
-    }
+    // `yyyy-MM-ddTHH:mm:ss.SSS` (the year when it has 4 digits) and the zone, as one ASCII run.
+    let two = |v: i64| [b'0' + (v / 10 % 10) as u8, b'0' + (v % 10) as u8];
+    let y4 = if (0..=9999).contains(&y) { y } else { 0 };
+    let (y1, y2) = (two(y4 / 100), two(y4 % 100));
+    let (mo, da) = (two(i64::from(m)), two(i64::from(d)));
+    let (h, mi, se) = (two(sod / 3600), two((sod / 60) % 60), two(sod % 60));
+    let ms2 = two(ms % 100);
+    let t = [
+        y1[0],
+        y1[1],
+        y2[0],
+        y2[1],
+        b'-',
+        mo[0],
+        mo[1],
+        b'-',
+        da[0],
+        da[1],
+        b'T',
+        h[0],
+        h[1],
+        b':',
+        mi[0],
+        mi[1],
+        b':',
+        se[0],
+        se[1],
+        b'.',
+        b'0' + (ms / 100) as u8,
+        ms2[0],
+        ms2[1],
+        b'Z',
+    ];
+    let from = if (0..=9999).contains(&y) { 0 } else { 4 };
+    let t = if utc { &t[from..] } else { &t[from..t.len() - 1] };
+    out.push_str(std::str::from_utf8(t).unwrap_or(""));
 }
 
 /// A Spark timestamp (microseconds since the epoch) as toJSON writes it: `yyyy-MM-dd'T'HH:mm:ss.SSS` plus `Z`

@@ -235,12 +235,12 @@ pub(crate) fn load_for_state(
     repair: Option<bool>,
 ) -> Result<RawStore, StateError> {
     let store = load(a, store_dir, version, limits, repair)?;
-    let mut pairs = Vec::with_capacity(store.entries.len());
+    let mut pairs = RawStore::default();
     state_pairs(a, store_dir, &store, limits, |_, k, v| {
-        pairs.push((k, v));
+        pairs.push(&k, &v);
         true
     })?;
-    Ok(RawStore { pairs, key_prefix_len: 0, value_prefix_len: 0 })
+    Ok(pairs)
 }
 
 /// The rows of a store rebuilt from exactly the files of `chain` (a restart chain the read stage planned, paths

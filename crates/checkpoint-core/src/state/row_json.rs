@@ -1,0 +1,348 @@
+//! UnsafeRows written straight as the JSON text Spark's `toJSON` writes (the bulk path of `state`): the same
+//! text as [`super::unsafe_row::decode_row`]'s values serialized, without building them. [`RowJsonWriter`]
+//! compiles a schema once (field names escaped, null-typed fields dropped) and keeps the date of the last
+//! timestamp, for millions of rows of one store.
+
+use super::schema::{DataType, StructType};
+use super::unsafe_row::{
+    array_len, bitset_bytes, element_width, is_fixed_length, var_value, RowError, Slice, MAX_NESTING,
+};
+use super::value_text::*;
+use serde_json::Value;
+
+/// Writes one UnsafeRow as the JSON text Spark's `toJSON` writes (fields in schema order, null fields left out),
+/// appending to `out`, without building a [`Value`] (several times faster, for bulk output). When it succeeds the
+/// text is exactly `decode_row(bytes, schema)?.to_string()` for a schema without two fields of one name in a
+/// struct (see [`has_duplicate_field_names`]: [`decode_row`] keeps one of them). It fails on every row
+/// [`decode_row`] fails on (possibly with another message: take [`decode_row`]'s for errors). On error `out` may
+/// hold a partial row.
+pub fn write_row_json(bytes: &[u8], schema: &StructType, out: &mut String) -> Result<(), RowError> {
+    write_struct(Slice { b: bytes, base: 0 }, schema, 0, "", out)
+}
+
+/// Whether a struct of `schema` (at any depth: nested structs, array elements, map keys and values) has two
+/// fields of the same name, where [`write_row_json`] and [`decode_row`] differ.
+pub fn has_duplicate_field_names(schema: &StructType) -> bool {
+    fn in_type(t: &DataType) -> bool {
+        match t {
+            DataType::Struct(s) => has_duplicate_field_names(s),
+            DataType::Array { element, .. } => in_type(element),
+            DataType::Map { key, value, .. } => in_type(key) || in_type(value),
+            _ => false,
+        }
+    }
+    let f = &schema.fields;
+    f.iter().enumerate().any(|(i, a)| f[..i].iter().any(|b| b.name == a.name))
+        || f.iter().any(|x| in_type(&x.data_type))
+}
+
+/// `v` in decimal, as `Display` writes it, without the formatting machinery.
+pub(crate) fn push_int(out: &mut String, v: i64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    let mut n = v.unsigned_abs();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        out.push('-');
+    }
+    for &d in &buf[i..] {
+        out.push(char::from(d));
+    }
+}
+
+fn write_json_str(s: &str, out: &mut String) {
+    out.push('"');
+    // Only ASCII bytes are escaped (`"`, `\\`, controls), so the text between them is copied as it is.
+    let b = s.as_bytes();
+    let mut start = 0;
+    for (i, &c) in b.iter().enumerate() {
+        let esc: &str = match c {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0..0x20 => "",
+            _ => continue,
+        };
+        out.push_str(s.get(start..i).unwrap_or(""));
+        if esc.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.push_str("\\u00");
+            out.push(char::from(HEX[usize::from(c >> 4)]));
+            out.push(char::from(HEX[usize::from(c & 15)]));
+        } else {
+            out.push_str(esc);
+        }
+        start = i + 1;
+    }
+    out.push_str(s.get(start..).unwrap_or(""));
+    out.push('"');
+}
+
+fn write_value(v: &Value, out: &mut String) {
+    match v {
+        Value::String(s) => write_json_str(s, out),
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+fn write_struct(
+    r: Slice<'_>,
+    schema: &StructType,
+    depth: usize,
+    prefix: &str,
+    out: &mut String,
+) -> Result<(), RowError> {
+    if depth > MAX_NESTING {
+        return Err(r.err(0, "values nested more than 64 levels deep"));
+    }
+    let n = schema.fields.len();
+    let w = bitset_bytes(n);
+    if r.b.len() < w + n * 8 {
+        return Err(r.err(0, format!("{prefix}: row of {} bytes is shorter than its fixed part", r.b.len())));
+    }
+    out.push('{');
+    let mut first = true;
+    for (i, f) in schema.fields.iter().enumerate() {
+        if r.is_null(0, i)? || f.data_type == DataType::Null {
+            continue;
+        }
+        if !first {
+            out.push(',');
+        }
+        first = false;
+        write_json_str(&f.name, out);
+        out.push(':');
+        let at = w + i * 8;
+        let raw = r.u64(at, &f.name)?;
+        if is_fixed_length(&f.data_type) {
+            write_fixed(raw, &f.data_type, out);
+        } else {
+            // Errors name the field only (no path built per row): callers take `decode_row`'s error.
+            let v = var_slice(r, at, raw, &f.name)?;
+            write_var(v, &f.data_type, depth, &f.name, out)?;
+        }
+    }
+    out.push('}');
+    Ok(())
+}
+
+fn write_fixed(raw: u64, t: &DataType, out: &mut String) {
+    match t {
+        DataType::Byte => push_int(out, i64::from(raw as u8 as i8)),
+        DataType::Short => push_int(out, i64::from(raw as u16 as i16)),
+        DataType::Integer => push_int(out, i64::from(raw as u32 as i32)),
+        DataType::Long => push_int(out, raw as i64),
+        DataType::Boolean => out.push_str(if raw as u8 != 0 { "true" } else { "false" }),
+        DataType::Timestamp => {
+            out.push('"');
+            push_timestamp(raw as i64, true, out);
+            out.push('"');
+        }
+        DataType::TimestampNtz => {
+            out.push('"');
+            push_timestamp(raw as i64, false, out);
+            out.push('"');
+        }
+        // As the Value path: a JSON number (see `decimal_value`).
+        DataType::Decimal { scale, .. } => write_value(&decimal_value(i128::from(raw as i64), *scale), out),
+        other => {
+            // float, double, date, intervals: through the Value path (rarer types).
+            let v = match other {
+                DataType::Float => float_value(f32::from_bits(raw as u32)),
+                DataType::Double => double_value(f64::from_bits(raw)),
+                DataType::Date => Value::String(format_date(i64::from(raw as u32 as i32))),
+                DataType::YearMonthInterval { start, end } => {
+                    Value::String(year_month_interval_string(raw as u32 as i32, *start, *end))
+                }
+                DataType::DayTimeInterval { start, end } => {
+                    Value::String(day_time_interval_string(raw as i64, *start, *end))
+                }
+                _ => Value::Null,
+            };
+            write_value(&v, out);
+        }
+    }
+}
+
+fn var_slice<'a>(r: Slice<'a>, at: usize, raw: u64, p: &str) -> Result<Slice<'a>, RowError> {
+    let (off, size) = ((raw >> 32) as usize, (raw & 0xFFFF_FFFF) as usize);
+    if off.checked_add(size).is_none_or(|end| end > r.b.len()) {
+        return Err(r.err(at, format!("{p}: offset {off} + size {size} points outside the {}-byte value", r.b.len())));
+    }
+    r.sub(off, size, p)
+}
+
+fn write_var(v: Slice<'_>, t: &DataType, depth: usize, p: &str, out: &mut String) -> Result<(), RowError> {
+    match t {
+        DataType::String => match std::str::from_utf8(v.b) {
+            Ok(text) => write_json_str(text, out),
+            Err(_) => write_json_str(&String::from_utf8_lossy(v.b), out),
+        },
+        DataType::Decimal { scale, .. } => {
+            if v.b.is_empty() || v.b.len() > 16 {
+                return Err(v.err(0, format!("{p}: decimal of {} bytes (1..=16 expected)", v.b.len())));
+            }
+            let mut x: i128 = if v.b[0] & 0x80 != 0 { -1 } else { 0 };
+            for &byte in v.b {
+                x = (x << 8) | i128::from(byte);
+            }
+            write_value(&decimal_value(x, *scale), out);
+        }
+        DataType::Struct(s) => write_struct(v, s, depth + 1, p, out)?,
+        DataType::Array { element, .. } => {
+            // The nesting bound of `array_values`.
+            if depth + 1 > MAX_NESTING {
+                return Err(v.err(0, "values nested more than 64 levels deep"));
+            }
+            let n = array_len(v, element, p)?;
+            let width = element_width(element);
+            let header = 8 + bitset_bytes(n);
+            out.push('[');
+            for i in 0..n {
+                if i > 0 {
+                    out.push(',');
+                }
+                if v.is_null(8, i)? {
+                    out.push_str("null");
+                    continue;
+                }
+                let at = header + i * width;
+                let s = v.bytes(at, width, p)?;
+                let mut w = [0u8; 8];
+                w[..width].copy_from_slice(s);
+                let raw = u64::from_le_bytes(w);
+                if is_fixed_length(element) {
+                    write_fixed(raw, element, out);
+                } else {
+                    write_var(var_slice(v, at, raw, p)?, element, depth + 1, p, out)?;
+                }
+            }
+            out.push(']');
+        }
+        // Binary, intervals, maps, variants: through the Value path.
+        other => write_value(&var_value(v, other, depth, p)?, out),
+    }
+    Ok(())
+}
+
+/// A schema compiled for [`write_row_json`]'s text: every field's `"name":` escaped once, null-typed fields
+/// dropped, nested structs compiled too, and each timestamp field's last text kept (rows of a store share
+/// windows). Writes exactly [`write_row_json`]'s text for each row (and fails where it fails); built once per
+/// store.
+#[derive(Debug, Clone)]
+pub struct RowJsonWriter {
+    root: StructPlan,
+}
+
+#[derive(Debug, Clone)]
+struct StructPlan {
+    /// Fields of the schema (all of them: the null bitset and slots count every field).
+    width: usize,
+    /// Bytes of the null bitset.
+    bitset: usize,
+    /// The fields written (not of type null), in schema order.
+    fields: Vec<FieldPlan>,
+}
+
+#[derive(Debug, Clone)]
+struct FieldPlan {
+    /// Position in the schema.
+    index: usize,
+    /// The field name as JSON text, with the colon: `"name":`.
+    key: String,
+    /// The field name (errors).
+    name: String,
+    data_type: DataType,
+    /// The compiled struct, for struct fields.
+    nested: Option<Box<StructPlan>>,
+    /// Timestamp fields: the milliseconds of the last value written and its text.
+    last: (i64, String),
+}
+
+impl StructPlan {
+    fn new(schema: &StructType) -> Self {
+        let fields = schema
+            .fields
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.data_type != DataType::Null)
+            .map(|(index, f)| {
+                let mut key = String::new();
+                write_json_str(&f.name, &mut key);
+                key.push(':');
+                let nested = match &f.data_type {
+                    DataType::Struct(s) => Some(Box::new(StructPlan::new(s))),
+                    _ => None,
+                };
+                let last = (i64::MIN, String::new());
+                FieldPlan { index, key, name: f.name.clone(), data_type: f.data_type.clone(), nested, last }
+            })
+            .collect();
+        StructPlan { width: schema.fields.len(), bitset: bitset_bytes(schema.fields.len()), fields }
+    }
+}
+
+impl RowJsonWriter {
+    /// Compiles `schema`.
+    pub fn new(schema: &StructType) -> Self {
+        RowJsonWriter { root: StructPlan::new(schema) }
+    }
+
+    /// Appends the row's JSON text to `out`: exactly what [`write_row_json`] appends (errors as it: take
+    /// `decode_row`'s). On error `out` may hold a partial row.
+    pub fn write(&mut self, bytes: &[u8], out: &mut String) -> Result<(), RowError> {
+        write_planned(Slice { b: bytes, base: 0 }, &mut self.root, 0, out)
+    }
+}
+
+fn write_planned(r: Slice<'_>, plan: &mut StructPlan, depth: usize, out: &mut String) -> Result<(), RowError> {
+    if depth > MAX_NESTING {
+        return Err(r.err(0, "values nested more than 64 levels deep"));
+    }
+    if r.b.len() < plan.bitset + plan.width * 8 {
+        return Err(r.err(0, format!("row of {} bytes is shorter than its fixed part", r.b.len())));
+    }
+    out.push('{');
+    let mut first = true;
+    for f in &mut plan.fields {
+        if r.is_null(0, f.index)? {
+            continue;
+        }
+        if !first {
+            out.push(',');
+        }
+        first = false;
+        out.push_str(&f.key);
+        let at = plan.bitset + f.index * 8;
+        let raw = r.u64(at, &f.name)?;
+        match (&f.data_type, &mut f.nested) {
+            (DataType::Timestamp, _) | (DataType::TimestampNtz, _) => {
+                let ms = (raw as i64).div_euclid(1000);
+                if f.last.0 != ms || f.last.1.is_empty() {
+                    f.last.0 = ms;
+                    f.last.1.clear();
+                    push_timestamp(raw as i64, f.data_type == DataType::Timestamp, &mut f.last.1);
+                }
+                out.push('"');
+                out.push_str(&f.last.1);
+                out.push('"');
+            }
+            (t, _) if is_fixed_length(t) => write_fixed(raw, t, out),
+            (_, Some(nested)) => write_planned(var_slice(r, at, raw, &f.name)?, nested, depth + 1, out)?,
+            (t, None) => write_var(var_slice(r, at, raw, &f.name)?, t, depth, &f.name, out)?,
+        }
+    }
+    out.push('}');
+    Ok(())
+}
