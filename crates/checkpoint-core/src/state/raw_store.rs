@@ -91,6 +91,9 @@ impl RawStore {
 /// `value_len` of a removal record.
 const REMOVED: usize = usize::MAX;
 
+/// Records beyond twice the live rows that trigger a compaction in the middle of a file.
+const IN_FILE_COMPACT: usize = 1 << 20;
+
 /// Replays puts and removals (an HDFS snapshot, then its deltas in order) into a store, as Spark's provider does
 /// with its key → value map: the last record of a key wins, a removal deletes. Records are appended to one
 /// buffer; [`StoreBuilder::finish`] sorts them by key (stable, so record order decides among equal keys) and keeps
@@ -117,6 +120,7 @@ impl StoreBuilder {
         self.bytes.extend_from_slice(key);
         self.bytes.extend_from_slice(value);
         self.recs.push(Span { at, key_len: key.len(), value_len: value.len() });
+        self.bound();
     }
 
     /// A removal: `key` maps to nothing.
@@ -124,6 +128,15 @@ impl StoreBuilder {
         let at = self.bytes.len();
         self.bytes.extend_from_slice(key);
         self.recs.push(Span { at, key_len: key.len(), value_len: REMOVED });
+        self.bound();
+    }
+
+    /// Within a file too, records never outgrow twice the live rows by more than [`IN_FILE_COMPACT`]: a file that
+    /// writes a few keys over and over (a hostile one) is held as those keys, as a map would hold it.
+    fn bound(&mut self) {
+        if self.recs.len() > 2 * self.live + IN_FILE_COMPACT {
+            self.compact();
+        }
     }
 
     /// Called after each file of the chain: compacts when the records outgrow the live rows.
@@ -318,6 +331,32 @@ mod tests {
             assert_eq!(store.to_pairs(), want, "round {round}");
             assert_eq!(store, RawStore::from_pairs(want));
         }
+    }
+
+    /// A file that puts and removes the same few keys millions of times is held as those keys: records are
+    /// compacted as they come, not kept until the end of the file.
+    #[test]
+    fn repeated_keys_stay_bounded() {
+        let mut b = StoreBuilder::default();
+        for i in 0..3 * IN_FILE_COMPACT as u64 {
+            let k = (i % 3).to_le_bytes();
+            if i % 7 == 0 {
+                b.remove(&k);
+            } else {
+                b.put(&k, &i.to_le_bytes());
+            }
+            assert!(b.recs.len() <= IN_FILE_COMPACT + 8, "{} records held", b.recs.len());
+        }
+        let n = 3 * IN_FILE_COMPACT as u64;
+        // The last record of each key: key 0's last (i = n - 3) is a put unless i % 7 == 0.
+        let last = |key: u64| (0..n).rev().find(|i| i % 3 == key).unwrap_or(0);
+        let want: Vec<(Vec<u8>, Vec<u8>)> = (0..3u64)
+            .filter(|&k| last(k) % 7 != 0)
+            .map(|k| (k.to_le_bytes().to_vec(), last(k).to_le_bytes().to_vec()))
+            .collect::<BTreeMap<_, _>>()
+            .into_iter()
+            .collect();
+        assert_eq!(b.finish().to_pairs(), want);
     }
 
     #[test]
