@@ -20,7 +20,7 @@ use zip_entries::{EntryReader, Slot};
 pub struct Limits {
     /// Maximum number of entries (files and folders) listed in the archive. The default is sized from memory:
     /// a listed entry costs ~290 bytes in a [`ZipInput`] while it is opened (the zip reader's record of the
-    /// central directory, dropped once open returns; ~ENTRY_HELD held after) and ~300 in the listing stage
+    /// central directory, dropped once open returns; ~110 held after) and under 300 in the listing stage
     /// (measured by `tests/listing_memory.rs`), so 400 000 entries take under 240 MB; real checkpoints
     /// (1000 partitions x 100 retained versions, ~220 000 files) fit.
     pub max_entries: usize,
