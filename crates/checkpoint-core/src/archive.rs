@@ -12,12 +12,16 @@
 use std::fmt;
 use std::io::{Read, Seek};
 
+mod zip_entries;
+use zip_entries::{EntryReader, Slot};
+
 /// Bounds applied to an archive. All sizes are in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Maximum number of entries (files and folders) listed in the archive. The default is sized from memory:
-    /// a listed entry costs ~290 bytes in a [`ZipInput`] (the zip reader's record included) and ~300 in the
-    /// listing stage (measured by `tests/listing_memory.rs`), so 400 000 entries take ~240 MB; real checkpoints
+    /// a listed entry costs ~290 bytes in a [`ZipInput`] while it is opened (the zip reader's record of the
+    /// central directory, dropped once open returns; ~110 held after) and under 300 in the listing stage
+    /// (measured by `tests/listing_memory.rs`), so 400 000 entries take under 240 MB; real checkpoints
     /// (1000 partitions x 100 retained versions, ~220 000 files) fit.
     pub max_entries: usize,
     /// Maximum inflated size of one entry that a reader may load into memory.
@@ -261,15 +265,18 @@ pub const LOCAL_EXTRA_SLACK: u64 = 64;
 
 /// A zip archive over any `Read + Seek`, read lazily.
 ///
-/// Memory per entry is the [`Entry`] (its path and sizes) plus 8 bytes of index; the zip reader's own record
-/// of the central directory comes on top (see `Limits::max_entries`).
+/// Memory per entry is the [`Entry`] (its path and sizes), 4 bytes of index and a 16-byte record of what reading
+/// needs (local header offset, CRC-32, method): the zip reader parses the central directory in
+/// [`ZipInput::open`] and is then dropped, keeping only the input.
 pub struct ZipInput<R: Read + Seek> {
-    zip: zip::ZipArchive<R>,
+    reader: R,
     entries: Vec<Entry>,
     /// Positions in `entries` of the file entries, sorted by path (first listed first among equal paths).
     sorted: Vec<u32>,
-    /// Index into the zip's central directory for each entry of `entries`.
-    index: Vec<u32>,
+    /// What reading needs of each entry of `entries`, from the central directory.
+    slots: Vec<Slot>,
+    /// The inflate state, reused for every entry.
+    inflater: EntryReader,
     /// Entries known from the listing not to be readable, and why.
     unreadable: Vec<(String, ArchiveError)>,
     /// Position in `entries` → position in `unreadable`.
@@ -330,7 +337,7 @@ impl<R: Read + Seek> ZipInput<R> {
             });
         }
         let mut entries = Vec::with_capacity(n);
-        let mut index = Vec::with_capacity(n);
+        let mut slots = Vec::with_capacity(n);
         let mut unreadable = Vec::new();
         let mut blocked = std::collections::HashMap::new();
         // (local header offset, least end of its data, position in `entries`) of every file entry.
@@ -347,6 +354,9 @@ impl<R: Read + Seek> ZipInput<R> {
             // timestamp without reading its local header).
             let modified_ms = f.last_modified().map(dos_ms);
             let method = unsupported_method(f.compression(), f.encrypted());
+            let deflated = f.compression() == zip::CompressionMethod::Deflated;
+            let crc32 = f.crc32();
+            let name_len = u16::try_from(f.name_raw().len()).unwrap_or(u16::MAX);
             // A local header is at least 30 bytes, then the name, then the data.
             let start = f.header_start();
             let end = start.saturating_add(30 + f.name_raw().len() as u64).saturating_add(compressed_size);
@@ -365,7 +375,7 @@ impl<R: Read + Seek> ZipInput<R> {
                 spans.push((start, end, pos));
             }
             entries.push(Entry { path, size: if is_dir { 0 } else { size }, compressed_size, is_dir, modified_ms });
-            index.push(i as u32);
+            slots.push(Slot { header: start, crc32, name_len, deflated });
         }
         // Overlapping entries (entries sharing compressed bytes): sorted by local header, an entry whose data
         // reaches past the next local header overlaps it. Linear after the sort.
@@ -383,10 +393,11 @@ impl<R: Read + Seek> ZipInput<R> {
         let mut sorted: Vec<u32> = (0..entries.len() as u32).filter(|&i| !entries[i as usize].is_dir).collect();
         sorted.sort_by(|&a, &b| entries[a as usize].path.cmp(&entries[b as usize].path).then(a.cmp(&b)));
         Ok(ZipInput {
-            zip,
+            reader: zip.into_inner(),
             entries,
             sorted,
-            index,
+            slots,
+            inflater: EntryReader::new(),
             unreadable,
             blocked,
             name: name.to_string(),
@@ -412,11 +423,11 @@ impl<R: Read + Seek> ZipInput<R> {
             if self.blocked.contains_key(&(pos as u32)) {
                 continue;
             }
-            let Ok(f) = self.zip.by_index_data(self.index[pos] as usize) else { continue };
-            let start = f.header_start();
+            let slot = self.slots[pos];
+            let start = slot.header;
             let end = start
-                .saturating_add(30 + f.name_raw().len() as u64 + LOCAL_EXTRA_SLACK)
-                .saturating_add(f.compressed_size())
+                .saturating_add(30 + u64::from(slot.name_len) + LOCAL_EXTRA_SLACK)
+                .saturating_add(self.entries[pos].compressed_size)
                 .min(self.bytes);
             out.push((start, end));
         }
@@ -592,15 +603,11 @@ impl<R: Read + Seek> Archive for ZipInput<R> {
         let budget = ReadBudget { limits: self.limits, total_read: self.total_read };
         let cap = budget.admit(path, entry.size, max_bytes)?;
         check_entry_ratio(path, entry.size, entry.compressed_size, &self.limits)?;
-        let declared = entry.size;
-        let f = self.zip.by_index(self.index[pos] as usize).map_err(|e| ArchiveError::Corrupt {
-            path: path.to_string(),
-            offset: 0,
-            reason: e.to_string(),
-        })?;
+        let (declared, compressed) = (entry.size, entry.compressed_size);
         // Never trust the declared size beyond the cap, nor the stream beyond the declared size: read at most
         // min(cap, declared) + 1 bytes (a deflate stream that inflates past its declared size is a lying bomb).
-        let out = read_capped(f, path, declared.min(cap))?;
+        let slot = self.slots[pos];
+        let out = self.inflater.read(&mut self.reader, slot, path, compressed, declared, declared.min(cap))?;
         self.total_read += out.len() as u64;
         Ok(out)
     }
