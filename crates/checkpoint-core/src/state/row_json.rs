@@ -5,7 +5,7 @@
 
 use super::schema::{DataType, StructType};
 use super::unsafe_row::{
-    array_len, bitset_bytes, element_width, is_fixed_length, var_value, RowError, Slice, MAX_NESTING,
+    array_len, bitset_bytes, decimal_unscaled, element_width, is_fixed_length, var_value, RowError, Slice, MAX_NESTING,
 };
 use super::value_text::*;
 use serde_json::Value;
@@ -189,16 +189,7 @@ fn write_var(v: Slice<'_>, t: &DataType, depth: usize, p: &str, out: &mut String
             Ok(text) => write_json_str(text, out),
             Err(_) => write_json_str(&String::from_utf8_lossy(v.b), out),
         },
-        DataType::Decimal { scale, .. } => {
-            if v.b.is_empty() || v.b.len() > 16 {
-                return Err(v.err(0, format!("{p}: decimal of {} bytes (1..=16 expected)", v.b.len())));
-            }
-            let mut x: i128 = if v.b[0] & 0x80 != 0 { -1 } else { 0 };
-            for &byte in v.b {
-                x = (x << 8) | i128::from(byte);
-            }
-            write_value(&decimal_value(x, *scale), out);
-        }
+        DataType::Decimal { scale, .. } => write_value(&decimal_value(decimal_unscaled(v, p)?, *scale), out),
         DataType::Struct(s) => write_struct(v, s, depth + 1, p, out)?,
         DataType::Array { element, .. } => {
             // The nesting bound of `array_values`.

@@ -180,20 +180,25 @@ fn fixed_or_var(
     })
 }
 
+/// The unscaled value of a variable-length decimal (precision over 18: `Decimal.toJavaBigDecimal`'s two's
+/// complement big-endian bytes, 1 to 16 of them, as `UnsafeRow.getDecimal` reads them). Errors name the field
+/// path `p` and the byte count.
+pub(super) fn decimal_unscaled(v: Slice<'_>, p: &str) -> Result<i128, RowError> {
+    if v.b.is_empty() || v.b.len() > 16 {
+        return Err(v.err(0, format!("{p}: decimal of {} bytes (1..=16 expected)", v.b.len())));
+    }
+    let mut x: i128 = if v.b[0] & 0x80 != 0 { -1 } else { 0 };
+    for &byte in v.b {
+        x = (x << 8) | i128::from(byte);
+    }
+    Ok(x)
+}
+
 pub(super) fn var_value(v: Slice<'_>, t: &DataType, depth: usize, p: &str) -> Result<Value, RowError> {
     Ok(match t {
         DataType::String => Value::String(String::from_utf8_lossy(v.b).into_owned()),
         DataType::Binary => Value::String(base64(v.b)),
-        DataType::Decimal { scale, .. } => {
-            if v.b.is_empty() || v.b.len() > 16 {
-                return Err(v.err(0, format!("{p}: decimal of {} bytes (1..=16 expected)", v.b.len())));
-            }
-            let mut x: i128 = if v.b[0] & 0x80 != 0 { -1 } else { 0 };
-            for &byte in v.b {
-                x = (x << 8) | i128::from(byte);
-            }
-            decimal_value(x, *scale)
-        }
+        DataType::Decimal { scale, .. } => decimal_value(decimal_unscaled(v, p)?, *scale),
         DataType::CalendarInterval => {
             let b = v.bytes(0, 16, p)?;
             let months = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
