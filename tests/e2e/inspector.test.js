@@ -15,6 +15,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
+import { fmtBytes } from '../../web/js/format.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '../..');
@@ -271,6 +272,30 @@ describe('hosted build (dist/ served from a sub-path)', () => {
     await waitRun(page, n2);
   });
 
+  test('the path a file source reads now, typed in its box, gives the CLI\'s verdict (real Spark restarts)', async () => {
+    // tools/spark-gen/source_path.py: batch 0 read in-a/; Spark failed the restart on in-b/ (Wrong basePath) and
+    // went on with the glob in-[b]. The paths come from the zip's own log.
+    const zip = path.join(repo, 'crates/checkpoint-core/tests/data/spark/source-path-changed-4.1.4.zip');
+    const log = spawnSync('unzip', ['-p', zip, 'chk/sources/0/0'], { encoding: 'utf8' });
+    assert.equal(log.status, 0, log.stderr);
+    const file = JSON.parse(log.stdout.split('\n')[1]).path.replace(/^file:\/\//, '');
+    const parent = path.dirname(path.dirname(file));
+    await dropFile(page, 'source-path-changed-4.1.4.zip', fs.readFileSync(zip));
+    for (const [given, outcome] of [[`${parent}/in-b`, 'fails'], [`${parent}/in-[b]`, 'resumes']]) {
+      const n = await runCount(page);
+      await page.fill('#source-paths', given);
+      await waitRun(page, n);
+      const want = expected(cliReport(zip, ['--source-path', given]));
+      const got = (await shown(page)).filter((c) => c.codes.includes('file-source-path'));
+      assert.equal(got.length, 1, `one checkpoint shows the path's finding for ${given}`);
+      assert.equal(got[0].outcome, outcome, `${given}: Spark's own outcome`);
+      assert.deepEqual(got, want.filter((c) => c.codes.includes('file-source-path')), `${given}: the CLI's verdict and findings`);
+    }
+    const n = await runCount(page);
+    await page.fill('#source-paths', '');
+    await waitRun(page, n);
+  });
+
   test('a finding expands from the keyboard to its evidence, why and fix; a small file opens on click', async () => {
     const name = 'broken-ss-4.1.4-missing-delta.zip';
     await dropFile(page, name, fs.readFileSync(path.join(fixturesDir, name)));
@@ -294,6 +319,43 @@ describe('hosted build (dist/ served from a sub-path)', () => {
     assert.ok(text.includes(record.facts.metadata.id), `metadata shows the query id: ${text}`);
     await shot(page, '04-file-view', false);
     await page.click('#file-dialog-close');
+  });
+
+  test('the files panel lists every file and its size, names outside ASCII included; paths in findings open', async () => {
+    // The fixture re-rooted under a folder named outside ASCII (one character outside the BMP: two UTF-16 units),
+    // so the listing's path ends, counted in UTF-16 by the worker, are checked against Python's own listing.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'listing-'));
+    const zip = path.join(dir, 'rerooted.zip');
+    const py = `import json, sys, zipfile
+src, dst = sys.argv[1], sys.argv[2]
+out = []
+with zipfile.ZipFile(src) as a, zipfile.ZipFile(dst, 'w', zipfile.ZIP_DEFLATED) as b:
+    for i in a.infolist():
+        name = 'prüfung-😀-ß/' + i.filename
+        b.writestr(name, a.read(i))
+        if not i.is_dir():
+            out.append([name, i.file_size])
+print(json.dumps(out))`;
+    const r = spawnSync('python3', ['-c', py, path.join(fixturesDir, 'broken-ss-4.1.4-missing-delta.zip'), zip], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    const want = JSON.parse(r.stdout);
+    await dropFile(page, 'rerooted.zip', fs.readFileSync(zip));
+    fs.rmSync(dir, { recursive: true, force: true });
+    await page.click('details.files > summary');
+    await page.waitForFunction((n) => document.querySelectorAll('details.files tbody tr').length === n, want.length);
+    const rows = await page.$$eval('details.files tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+    const fmt = want.map((w) => fmtBytes(w[1]));
+    assert.deepEqual(rows.map((x) => x[0]).sort(), want.map((w) => w[0]).sort(), 'every file, each path exact');
+    const sizeOf = new Map(want.map((w, i) => [w[0], fmt[i]]));
+    assert.ok(rows.every(([p, s]) => sizeOf.get(p) === s), 'each file with its size');
+    // A path named in a finding is a button that shows the file, its size in the title.
+    const links = await page.$$eval('details.finding button.linkish[title]', (b) => b.map((x) => x.title));
+    assert.ok(links.length > 0, 'a finding names a file of the input');
+    for (const t of links) {
+      const m = /^Show (.+) \((.+)\)$/.exec(t);
+      assert.ok(m && sizeOf.get(m[1]) === m[2], `the finding's file is listed with its size: ${t}`);
+    }
+    await page.click('details.files > summary');
   });
 
   test('export Markdown and JSON, copy the summary', async () => {

@@ -129,7 +129,7 @@ export function initInputs() {
   $('#spark-version').addEventListener('change', () => { rememberSettings(); rediagnose(); });
   $('#verify-all')?.addEventListener('change', () => rediagnose());
   let t = null;
-  for (const id of ['#error-text', '#kafka-earliest', '#kafka-latest']) {
+  for (const id of ['#error-text', '#kafka-earliest', '#kafka-latest', '#source-paths']) {
     $(id)?.addEventListener('input', () => {
       clearTimeout(t);
       t = setTimeout(rediagnose, 400);

@@ -10,9 +10,13 @@ export function options() {
   const all = $('#verify-all');
   const ke = $('#kafka-earliest')?.value || '';
   const kl = $('#kafka-latest')?.value || '';
+  const sp = $('#source-paths')?.value || '';
   return {
     spark_version: v || null, error_text: t.trim() ? t : null, now_ms: Date.now(), verify_all: !!(all && all.checked),
     kafka_earliest: ke.trim() ? ke : null, kafka_latest: kl.trim() ? kl : null,
+    source_paths: sp.trim() ? sp : null,
+    // Tests: post progress more often than every 100 ms (a fast machine reads a checkpoint in a few steps).
+    progress_ms: window.TC_PROGRESS_MS ?? null,
   };
 }
 

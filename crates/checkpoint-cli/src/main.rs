@@ -63,6 +63,10 @@ struct DiagnoseArgs {
     /// The Kafka brokers' latest offsets (`kafka-get-offsets.sh --time -1`), in the same forms.
     #[arg(long = "kafka-latest")]
     kafka_latest: Option<String>,
+    /// The path a file source of the restarted query reads now, `N=PATH` (source number N, 0 for the first)
+    /// or `PATH` (source 0), repeatable; compared with the files the source's log recorded.
+    #[arg(long = "source-path", value_parser = checkpoint_core::context::parse_source_path)]
+    source_path: Vec<(u32, String)>,
     /// Exit 1 also when a finding is a warning (`warning`), not only an error (`error`, the default).
     #[arg(long = "fail-on", value_enum, default_value = "error")]
     fail_on: FailOn,
@@ -182,6 +186,7 @@ fn run_diagnose(a: DiagnoseArgs) -> Result<ExitCode, String> {
     for (k, v) in a.conf {
         ctx.session_conf.insert(k, v);
     }
+    ctx.source_paths = a.source_path.into_iter().collect();
     ctx.kafka_earliest = a.kafka_earliest.as_deref().map(|k| kafka_offsets("--kafka-earliest", k)).transpose()?;
     ctx.kafka_latest = a.kafka_latest.as_deref().map(|k| kafka_offsets("--kafka-latest", k)).transpose()?;
     if let Some(p) = &a.delta_log {

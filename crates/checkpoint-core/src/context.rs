@@ -53,6 +53,22 @@ impl FromStr for SparkVersion {
     }
 }
 
+/// One given source path, `N=PATH` (source number `N`) or `PATH` (source 0); `N` is taken only when it is all
+/// digits, so a path such as `/in/date=2026-11-30` is a path of source 0. Errors: an empty path.
+pub fn parse_source_path(s: &str) -> Result<(u32, String), String> {
+    let s = s.trim();
+    let (n, path) = match s.split_once('=') {
+        Some((n, p)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+            (n.parse::<u32>().map_err(|_| format!("source number out of range: {n:?}"))?, p.trim())
+        }
+        _ => (0, s),
+    };
+    if path.is_empty() {
+        return Err(format!("no path in {s:?} (N=PATH or PATH)"));
+    }
+    Ok((n, path.to_string()))
+}
+
 /// What the user tells us beyond the files. Every field is optional; checks that need a missing piece say
 /// what to provide instead of guessing.
 #[derive(Debug, Clone, Default)]
@@ -69,6 +85,10 @@ pub struct Context {
     pub kafka_earliest: Option<crate::kafka_offsets::KafkaOffsets>,
     /// Kafka brokers' latest offsets, the high-water marks (`kafka-get-offsets.sh --time -1`).
     pub kafka_latest: Option<crate::kafka_offsets::KafkaOffsets>,
+    /// The path each file source of the restarted query reads now, by source number (0 for the first source
+    /// of the offsets), as given to `readStream...load(path)` (a glob allowed); compared with the files its
+    /// log recorded by [`crate::checks::source_path`]. Empty = not given.
+    pub source_paths: BTreeMap<u32, String>,
     /// The Delta source tables' `_delta_log`s the user gave (CLI `--delta-log`, the page's second drop
     /// target), read by [`crate::delta::reader::read_delta_logs`]; a `_delta_log/` inside the checkpoint's own
     /// input is added by [`crate::diagnose`]. Each Delta source uses the log of its table id (or the only one).

@@ -356,6 +356,15 @@ fn needs(cp: &Checkpoint, ctx: &Context) -> Vec<Hint> {
             out.push(Hint::KafkaOffsetsNotGiven { sources: kafka });
         }
     }
+    let file_sources: Vec<usize> = cp
+        .source_logs
+        .iter()
+        .filter(|(n, log)| !ctx.source_paths.contains_key(n) && !log.listed.is_empty())
+        .map(|(n, _)| *n as usize)
+        .collect();
+    if !file_sources.is_empty() {
+        out.push(Hint::SourcePathNotGiven { sources: file_sources });
+    }
     let without_log: Vec<usize> =
         crate::delta::facts::delta_sources(cp, ctx).iter().filter(|s| s.log.is_none()).map(|s| s.index).collect();
     if !without_log.is_empty() {

@@ -78,6 +78,12 @@ pub enum Hint {
         /// The Kafka sources' indexes.
         sources: Vec<usize>,
     },
+    /// The checkpoint has file sources (`sources` = their indexes) whose path the query reads now was not
+    /// given, so a changed path (which fails the restart when it is not a glob) is not checked.
+    SourcePathNotGiven {
+        /// The file sources' indexes.
+        sources: Vec<usize>,
+    },
     /// A Delta source's table log was not given: its retention countdown uses Delta's defaults and the
     /// table's own checks (id, retained versions, schema changes, deletes) are not made.
     DeltaLogWanted {
@@ -146,6 +152,18 @@ impl Hint {
                         "{fact}; give --kafka-earliest and --kafka-latest (the output of {get}, or Spark's JSON)."
                     ),
                     Frontend::Page => format!("{fact}; paste the output of {get} in the Kafka offsets boxes above."),
+                    Frontend::Document => format!("{fact}."),
+                }
+            }
+            Hint::SourcePathNotGiven { sources } => {
+                let list: Vec<String> = sources.iter().map(|i| format!("#{i}")).collect();
+                let fact = format!(
+                    "File source {} not compared with the path the query reads now: the verdict assumes the path is unchanged (a changed path that is not a glob fails the restart)",
+                    list.join(", ")
+                );
+                match fe {
+                    Frontend::Cli => format!("{fact}; give --source-path N=PATH (N: the source's number)."),
+                    Frontend::Page => format!("{fact}; type the path in the File source paths box above."),
                     Frontend::Document => format!("{fact}."),
                 }
             }

@@ -31,6 +31,13 @@ pub fn open_fixture(name: &str) -> ZipInput<std::fs::File> {
     ZipInput::open(f, len, name, Limits::default()).expect("fixture zip opens")
 }
 
+/// Opens `tests/data/spark/<name>.zip` with default limits.
+pub fn open_generated(name: &str) -> ZipInput<std::fs::File> {
+    let f = std::fs::File::open(generated_dir().join(format!("{name}.zip"))).expect("open generated zip");
+    let len = f.metadata().expect("metadata").len();
+    ZipInput::open(f, len, name, Limits::default()).expect("generated zip opens")
+}
+
 /// The folder of this crate's own real-Spark checkpoints (`tests/data/spark/`, `tools/spark-gen/`).
 pub fn generated_dir() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/spark"))

@@ -51,6 +51,28 @@ fn session_conf(j: &Value) -> std::collections::BTreeMap<String, String> {
     c
 }
 
+/// The path a restart of `tools/spark-gen/source_path.py` read (`mutation.kind` "source-path"): the folder or
+/// glob `mutation.new_path` beside the folder of the files batch 0 read (from the zip's own `sources/0/0`), as
+/// source 0's path; no paths for any other record.
+fn source_paths(j: &Value, zip: &Path) -> std::collections::BTreeMap<u32, String> {
+    let mut out = std::collections::BTreeMap::new();
+    if j.pointer("/mutation/kind").and_then(|k| k.as_str()) != Some("source-path") {
+        return out;
+    }
+    let f = std::fs::File::open(zip).unwrap();
+    let len = f.metadata().unwrap().len();
+    let mut z = ZipInput::open(f, len, "zip", Limits::default()).unwrap();
+    let root = j["checkpoint_root"].as_str().unwrap_or("");
+    let log = checkpoint_core::Archive::read(&mut z, &format!("{root}/sources/0/0"), 1 << 20).unwrap();
+    let text = String::from_utf8(log).unwrap();
+    let entry: Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+    let file = checkpoint_core::checks::source_path::normalize(entry["path"].as_str().unwrap());
+    let folder = file.rsplit_once('/').unwrap().0;
+    let parent = folder.rsplit_once('/').unwrap().0;
+    out.insert(0, format!("{parent}/{}", j["mutation"]["new_path"].as_str().unwrap()));
+    out
+}
+
 /// The error text a user would paste: the cause chain as Java prints it.
 fn error_text(ro: &Value) -> String {
     let mut out = String::new();
@@ -281,6 +303,7 @@ fn every_generated_fixture_conforms() {
         let ctx = Context {
             spark_version: Some(restarted_version(&name, &j)),
             session_conf: session_conf(&j),
+            source_paths: source_paths(&j, &zip),
             ..Default::default()
         };
         check_prediction(&name, "A", &j, &pick(run(&zip, &ctx)), &mut errs);

@@ -68,6 +68,12 @@ pub struct Options {
     pub kafka_earliest: Option<String>,
     /// The Kafka brokers' latest offsets (`kafka-get-offsets.sh --time -1`), in the same forms.
     pub kafka_latest: Option<String>,
+    /// The paths the file sources read now, a line each: `N=PATH` or `PATH` (source 0); `None` or blank = not
+    /// given.
+    pub source_paths: Option<String>,
+    /// How often the worker posts progress while it reads, at most, in ms; `None` = every 100 ms (the page's
+    /// tests lower it, so that a fast machine still shows several steps of a short read).
+    pub progress_ms: Option<f64>,
 }
 
 impl Options {
@@ -92,11 +98,23 @@ impl Options {
             session_conf: self.session_conf.clone(),
             kafka_earliest: kafka(&self.kafka_earliest, "earliest")?,
             kafka_latest: kafka(&self.kafka_latest, "latest")?,
+            source_paths: source_paths(self.source_paths.as_deref())?,
             delta_logs: Vec::new(),
             sink_logs: Vec::new(),
             verify_budget_bytes: self.verify_all.then_some(u64::MAX),
         })
     }
+}
+
+/// The source paths box, a line each (blank lines skipped); a line without a path is a `bad-option` error.
+fn source_paths(text: Option<&str>) -> Result<BTreeMap<u32, String>, InputError> {
+    let mut out = BTreeMap::new();
+    for line in text.unwrap_or("").lines().filter(|l| !l.trim().is_empty()) {
+        let (n, p) = checkpoint_core::context::parse_source_path(line)
+            .map_err(|e| InputError::new("bad-option", format!("source paths: {e}")))?;
+        out.insert(n, p);
+    }
+    Ok(out)
 }
 
 /// Pasted Kafka offsets (blank = not given); text that is neither form is a `bad-option` error naming the line.

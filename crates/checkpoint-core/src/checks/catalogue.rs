@@ -304,6 +304,8 @@ catalogue! {
         "The brokers have partitions the checkpoint does not: a restart reads them from their earliest; an error when that earliest is not 0 (records already aged out).";
     FileSourceFiles = "file-source-files", [Info], [],
         "A file source's log (`sources/<n>/`, compactions included): the files each batch read, and what a restart reads again.";
+    FileSourcePath = "file-source-path", [Error, Warning, Info], [],
+        "The path a file source reads now (given by the user) against the files its log recorded: a path that is not a glob and does not hold the last batch's files fails the restart (Wrong basePath); otherwise the new path's files are all new, but those older than the newest recorded file minus maxFileAge.";
     AutoLoaderSource = "autoloader-source", [Info], [],
         "An Auto Loader (`cloudFiles`) source: its offset, its file-tracking store under `sources/<n>/rocksdb/` (format not public) and its schema versions when the schema location is in the input.";
     AutoLoaderSchemaEvolution = "autoloader-schema-evolution", [Warning], [],

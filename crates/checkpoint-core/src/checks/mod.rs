@@ -19,6 +19,7 @@ pub mod metadata;
 pub mod rocksdb_zip;
 pub mod sink_log;
 pub mod source_files;
+pub mod source_path;
 pub mod stale_sidecar;
 pub mod state;
 pub mod state_chain;
@@ -182,6 +183,7 @@ pub const REGISTRY: &[Rule] = &[
         kafka::check_kafka_brokers,
     ),
     rule(&[Code::FileSourceFiles], source_files::check_file_source),
+    rule(&[Code::FileSourcePath], source_path::check_source_path),
     rule(&[Code::AutoLoaderSource], source_files::check_autoloader),
     rule(&[Code::AutoLoaderSchemaEvolution], source_files::check_autoloader_schema_error),
     rule(&[Code::SourceOffsetShape], source_files::check_other_sources),

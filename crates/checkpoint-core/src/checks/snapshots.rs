@@ -126,6 +126,20 @@ fn spark_data(name: &str, v: &str) -> Case {
     c
 }
 
+/// `tools/spark-gen/source_path.py`'s real checkpoint (batch 0 read `in-a/`) with the path of its recorded
+/// restart given: the sibling folder `in-b/`.
+fn source_path_changed() -> Case {
+    let mut c = spark_gen("source-path-changed-4.1.4", "4.1.4");
+    let log = text_of(&c.files, "chk/sources/0/0");
+    let first = log.lines().nth(1).expect("an entry");
+    let path: serde_json::Value = serde_json::from_str(first).expect("entry parses");
+    let file = super::source_path::normalize(path["path"].as_str().expect("path"));
+    let in_a = file.rsplit_once('/').expect("folder").0;
+    let in_b = format!("{}/in-b", in_a.rsplit_once('/').expect("parent").0);
+    c.ctx.source_paths.insert(0, in_b);
+    c
+}
+
 /// A shared case (`../shared/cases/<name>`) with its error text, if it has one.
 fn shared_case(name: &str) -> Case {
     let (files, times) = zip_at(shared("cases").join(format!("{name}.zip")));
@@ -558,6 +572,7 @@ fn case_for(code: Code) -> Case {
             Some("payments-events:0:900\npayments-events:1:950\npayments-events:2:70"),
         ),
         FileSourceFiles => with_error("fixtures", "broken-ss-4.3.0-missing-last-commit", "4.3.0"),
+        FileSourcePath => source_path_changed(),
         AutoLoaderSource => autoloader(None),
         AutoLoaderSchemaEvolution => autoloader(Some(
             "org.apache.spark.sql.catalyst.util.UnknownFieldException: Encountered unknown fields during parsing: [country]\n",

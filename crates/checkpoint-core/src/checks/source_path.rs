@@ -1,0 +1,527 @@
+//! The path a file source reads now, against the files its log recorded (the user gives the path: a
+//! checkpoint does not hold it).
+//!
+//! Spark neither records a file source's path in the checkpoint nor compares it on restart. In
+//! `FileStreamSource` (apache/spark sql/core/src/main/scala/org/apache/spark/sql/execution/streaming/
+//! FileStreamSource.scala) the log's entries only seed `seenFiles` (a `SeenFilesMap` keyed by each file's full,
+//! URI-encoded path, or its name with `fileNameOnly`), then `purge()` sets `lastPurgeTimestamp` to the newest
+//! recorded modification time minus `maxFileAgeMs` (option `maxFileAge`, 7 days by default; `Long.MaxValue`,
+//! i.e. no age limit, with `latestFirst` and `maxFilesPerTrigger` both set). `isNewFile` keeps a listed file
+//! when `timestamp >= lastPurgeTimestamp` and its path is not in the map. So on a changed path every file of the
+//! new path is new, unless it is older than that cutoff (skipped, silently) or, with `fileNameOnly`, named like
+//! a recorded file.
+
+use crate::log::file_log::FileLogEntry;
+use crate::model::Checkpoint;
+use crate::report::{CheckpointKind, Code, Finding, Severity};
+use crate::source::SourceKind;
+use crate::time::utc;
+use crate::Context;
+
+/// `FileStreamOptions.maxFileAgeMs`'s default: `maxFileAge` = "7d".
+pub const DEFAULT_MAX_FILE_AGE_MS: i64 = 7 * 24 * 3600 * 1000;
+
+/// The path of a file source's recorded entry or of a given path, as compared: `%XX` decoded, a `file:`
+/// scheme dropped (`file:///a`, `file:/a` → `/a`), no trailing `/`. Other schemes (`s3a://bucket/a`) are kept.
+pub fn normalize(path: &str) -> String {
+    let decoded = percent_decode(path.trim());
+    let p = if let Some(rest) = decoded.strip_prefix("file://") {
+        // file:///a (empty authority) or file://host/a: the path from its first '/'.
+        rest.find('/').map(|i| rest[i..].to_string()).unwrap_or_default()
+    } else if let Some(rest) = decoded.strip_prefix("file:") {
+        rest.to_string()
+    } else {
+        decoded
+    };
+    let t = p.trim_end_matches('/');
+    if t.is_empty() && p.starts_with('/') {
+        "/".into()
+    } else {
+        t.to_string()
+    }
+}
+
+/// `s` with `%XX` escapes decoded (invalid escapes and non-UTF-8 results kept as they are).
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8(out).unwrap_or_else(|_| s.to_string())
+}
+
+/// The scheme and authority of a normalized path (`s3a://bucket`), or `""` for a plain path.
+fn authority(p: &str) -> (&str, &str) {
+    match p.find("://") {
+        Some(i) => {
+            let after = &p[i + 3..];
+            let end = after.find('/').map(|j| i + 3 + j).unwrap_or(p.len());
+            (&p[..end], &p[end..])
+        }
+        None => ("", p),
+    }
+}
+
+/// True when `file` (a normalized recorded path) is `dir` or lies under it. `dir` (normalized) may hold Hadoop
+/// glob patterns in its segments (`*`, `?`, `[abc]`, `[^a-z]`, `{a,b}`), as a file source's path may. A `dir`
+/// without a scheme is compared with the recorded path's path part only.
+pub fn is_under(file: &str, dir: &str) -> bool {
+    let (fa, fp) = authority(file);
+    let (da, dp) = authority(dir);
+    if !da.is_empty() && !glob_segment(da, fa) {
+        return false;
+    }
+    let fs: Vec<&str> = fp.split('/').filter(|s| !s.is_empty()).collect();
+    let ds: Vec<&str> = dp.split('/').filter(|s| !s.is_empty()).collect();
+    ds.len() <= fs.len() && ds.iter().zip(&fs).all(|(d, f)| glob_segment(d, f))
+}
+
+/// Hadoop `GlobPattern` on one path segment: `*` (any run), `?` (one character), `[...]` (a class, `^` or `!`
+/// negates, `a-z` ranges), `{a,b}` (alternatives, not nested), `\` escapes; anything else literally.
+fn glob_segment(pat: &str, s: &str) -> bool {
+    if let Some(open) = pat.find('{') {
+        if let Some(close) = pat[open..].find('}').map(|c| open + c) {
+            let (head, alts, tail) = (&pat[..open], &pat[open + 1..close], &pat[close + 1..]);
+            return alts.split(',').any(|a| glob_segment(&format!("{head}{a}{tail}"), s));
+        }
+    }
+    let p: Vec<char> = pat.chars().collect();
+    let t: Vec<char> = s.chars().collect();
+    glob_chars(&p, &t)
+}
+
+fn glob_chars(p: &[char], t: &[char]) -> bool {
+    // Iterative match with one backtrack point for the last `*` (linear in practice, no recursion depth).
+    let (mut pi, mut ti) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        let step = match p.get(pi) {
+            Some('*') => {
+                star = Some((pi, ti));
+                pi += 1;
+                continue;
+            }
+            Some('?') => Some(1),
+            Some('[') => class_len(&p[pi..]).and_then(|(len, ok)| ok(t[ti]).then_some(len)),
+            Some('\\') if pi + 1 < p.len() => (p[pi + 1] == t[ti]).then_some(2),
+            Some(c) => (*c == t[ti]).then_some(1),
+            None => None,
+        };
+        match step {
+            Some(n) => {
+                pi += n;
+                ti += 1;
+            }
+            None => match star {
+                Some((sp, st)) => {
+                    pi = sp + 1;
+                    ti = st + 1;
+                    star = Some((sp, st + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
+}
+
+/// A `[...]` class at the start of `p`: its length in pattern characters and its test, or `None` when the
+/// class does not close (then `[` is compared literally by the caller's fallback: no match).
+#[allow(clippy::type_complexity, reason = "a pattern and its test, used once")]
+fn class_len(p: &[char]) -> Option<(usize, Box<dyn Fn(char) -> bool + '_>)> {
+    let close = p.iter().skip(1).position(|c| *c == ']').map(|i| i + 1)?;
+    let body = &p[1..close];
+    let (neg, body) = match body.first() {
+        Some('^') | Some('!') => (true, &body[1..]),
+        _ => (false, body),
+    };
+    let test = move |c: char| {
+        let mut i = 0;
+        let mut hit = false;
+        while i < body.len() {
+            if i + 2 < body.len() && body[i + 1] == '-' {
+                hit |= body[i] <= c && c <= body[i + 2];
+                i += 3;
+            } else {
+                hit |= body[i] == c;
+                i += 1;
+            }
+        }
+        hit != neg
+    };
+    Some((close + 1, Box::new(test)))
+}
+
+/// The folder every recorded path lies under (the longest common run of whole segments), normalized.
+fn common_dir(paths: &[String]) -> String {
+    let Some(first) = paths.first() else { return String::new() };
+    let (auth, path) = authority(first);
+    let mut common: Vec<&str> = path.split('/').collect();
+    common.pop(); // the file name
+    for p in &paths[1..] {
+        let (a, rest) = authority(p);
+        if a != auth {
+            return String::new();
+        }
+        let segs: Vec<&str> = rest.split('/').collect();
+        let n = common.iter().zip(&segs[..segs.len().saturating_sub(1)]).take_while(|(x, y)| x == y).count();
+        common.truncate(n);
+    }
+    let dir = common.join("/");
+    format!("{auth}{}", if dir.is_empty() { "/" } else { &dir })
+}
+
+/// The entries a restart restores into `seenFiles`: those of the newest `.compact` file read and of every
+/// batch file read after it (a compaction holds all entries before it).
+fn restored(log: &crate::model::FileLog) -> Vec<&FileLogEntry> {
+    let from = log.read.iter().filter(|(_, f)| f.compact).map(|(b, _)| *b).next_back().unwrap_or(i64::MIN);
+    log.read.range(from..).filter_map(|(_, f)| f.file.content.as_ref().ok()).flat_map(|b| &b.entries).collect()
+}
+
+/// The cutoff of a restart's `SeenFilesMap` after `purge()`: files of the path modified before it are not
+/// read (ms since the epoch); `None` without a recorded timestamp.
+pub fn age_cutoff_ms(entries: &[&FileLogEntry], max_file_age_ms: i64) -> Option<i64> {
+    entries.iter().filter_map(|e| e.timestamp_ms).max().map(|m| m.saturating_sub(max_file_age_ms))
+}
+
+/// Compares the path each file source reads now (`Context::source_paths`) with the files its log recorded.
+pub fn check_source_path(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
+    if cp.kind.0 != CheckpointKind::StructuredStreaming || ctx.source_paths.is_empty() {
+        return vec![];
+    }
+    let kinds: Vec<SourceKind> =
+        cp.latest_readable_offsets().map(|(_, o)| o.offsets.iter().map(|s| s.kind).collect()).unwrap_or_default();
+    let mut out = Vec::new();
+    for (&n, given) in &ctx.source_paths {
+        let f = match (kinds.get(n as usize), cp.source_logs.get(&n)) {
+            (_, Some(log)) => compare(cp, n, given, log),
+            (Some(SourceKind::AutoLoader), None) => not_compared(n, given, "an Auto Loader source: its file-tracking store under sources/<n>/rocksdb/ keeps the paths it read, in a format that is not public", &[
+                "Databricks' cloud_files_state('<checkpoint path>') lists the files the store recorded: compare their folder with the path the query reads now.",
+                "A changed path makes every file under the new path new to the store: plan a path change as a new checkpoint (see the restart plan) and deduplicate.",
+            ]),
+            (Some(k), None) => not_compared(n, given, &format!("a source of kind {}, which reads no path", k.as_str()), &[]),
+            (None, None) => not_compared(
+                n,
+                given,
+                &format!("not a source of this checkpoint (its latest offsets name {} source(s), numbered from 0)", kinds.len()),
+                &["Give the path of a file source by its number in the query's sources (0 for the first)."],
+            ),
+        };
+        out.push(f);
+    }
+    out
+}
+
+fn not_compared(n: u32, given: &str, why: &str, fix: &[&str]) -> Finding {
+    Finding::new(
+        Code::FileSourcePath,
+        Severity::Info,
+        format!("Source #{n}: the path given ({given}) was not compared: source #{n} is {why}"),
+    )
+    .why("Only a file source's log (sources/<n>/) records the files it read, so only there can the path the query reads now be compared with them.")
+    .fix(fix)
+}
+
+/// Hadoop's glob test (`SparkHadoopUtil.isGlobPath`): any of `{}[]*?\\` in the path.
+pub fn is_glob(path: &str) -> bool {
+    path.chars().any(|c| "{}[]*?\\".contains(c))
+}
+
+/// The files a restart plans again (`getBatch` of the last batch, committed or not): the log entries of the
+/// file source's log batches after batch `L-1`'s `logOffset` up to batch `L`'s. `None` when a `logOffset` is not
+/// readable.
+fn replanned<'a>(cp: &Checkpoint, n: u32, entries: &[&'a FileLogEntry]) -> Option<(i64, Vec<&'a FileLogEntry>)> {
+    let last = cp.last_batch_id()?;
+    let to = log_offset(cp, last, n as usize)?;
+    let from = if last == 0 { -1 } else { log_offset(cp, last - 1, n as usize)? };
+    Some((last, entries.iter().filter(|e| e.batch_id.is_some_and(|b| b > from && b <= to)).copied().collect()))
+}
+
+/// The end `logOffset` of file source `index` in batch `b`, when readable.
+fn log_offset(cp: &Checkpoint, b: i64, index: usize) -> Option<i64> {
+    let o = cp.offsets.get(&b)?.file.content.as_ref().ok()?.offsets.get(index)?;
+    let j = o.json.as_ref()?;
+    j.get("logOffset").and_then(|v| v.as_i64()).or_else(|| j.as_i64())
+}
+
+fn compare(cp: &Checkpoint, n: u32, given: &str, log: &crate::model::FileLog) -> Finding {
+    let entries = restored(log);
+    let want = normalize(given);
+    let paths: Vec<String> = entries.iter().map(|e| normalize(&e.path)).collect();
+    let under = paths.iter().filter(|p| is_under(p, &want)).count();
+    let was = common_dir(&paths);
+    let evidence_file = log.read.iter().next_back().map(|(_, f)| (f.file.path.clone(), f.file.size));
+    // A path that is not a glob becomes the `basePath` of the files the restart plans again
+    // (`FileStreamSource.optionsForInnerDataSource`); `PartitioningAwareFileIndex.basePaths` requires every
+    // one of them to start with it (a string prefix of the qualified paths).
+    let outside: Vec<String> = match (is_glob(given), replanned(cp, n, &entries)) {
+        (false, Some((_, files))) => files
+            .iter()
+            .map(|e| normalize(&e.path))
+            .filter(|p| !p.starts_with(&want) && !path_part(p).starts_with(&want))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let mut f = if paths.is_empty() {
+        Finding::new(
+            Code::FileSourcePath,
+            Severity::Info,
+            format!("File source #{n}: its log records no file, so the path given ({given}) could not be compared"),
+        )
+    } else if !outside.is_empty() {
+        let last = cp.last_batch_id().unwrap_or(0);
+        Finding::new(
+            Code::FileSourcePath,
+            Severity::Error,
+            format!("File source #{n} now reads {given}, but batch {last}, which a restart plans again, read files outside it (under {was}): the restart stops on a wrong basePath"),
+        )
+        .fails(crate::report::RestartStage::SourceOffsets, None, "java.lang.IllegalArgumentException")
+    } else if under == paths.len() {
+        Finding::new(
+            Code::FileSourcePath,
+            Severity::Info,
+            format!("File source #{n} reads {given}: all {} file(s) its log records are under it", paths.len()),
+        )
+    } else if under > 0 {
+        Finding::new(
+            Code::FileSourcePath,
+            Severity::Info,
+            format!("File source #{n} reads {given}: {under} of the {} file(s) its log records are under it, the others are not read again", paths.len()),
+        )
+    } else {
+        Finding::new(
+            Code::FileSourcePath,
+            Severity::Warning,
+            format!(
+                "File source #{n} now reads {given}, but none of the {} file(s) its log records is there (they are under {was}): a restart reads the new path's files as new",
+                paths.len()
+            ),
+        )
+    };
+    if let Some((path, size)) = evidence_file {
+        let names: Vec<&str> = paths.iter().take(3).map(|s| s.as_str()).collect();
+        let more = if paths.len() > 3 { format!(" and {} more", paths.len() - 3) } else { String::new() };
+        f = f.evidence_sized(
+            path,
+            size,
+            format!(
+                "{} recorded file(s) under {was}, {under} of them under the path given: {}{more}",
+                paths.len(),
+                names.join(", ")
+            ),
+            None,
+        );
+    }
+    let cutoff = age_cutoff_ms(&entries, DEFAULT_MAX_FILE_AGE_MS);
+    let age = match cutoff {
+        Some(c) => format!(
+            "With the default maxFileAge (7 days) the cutoff is {} (the newest recorded file's modification time, {}, minus 7 days): files of the new path modified before it are skipped silently, all newer ones are read in the first batch after the restart, including copies of files already read (their rows reach the sink again). A query that sets maxFileAge moves the cutoff by as much; with latestFirst=true and maxFilesPerTrigger set there is no age cutoff.",
+            utc(c),
+            utc(c + DEFAULT_MAX_FILE_AGE_MS)
+        ),
+        None => "The log records no modification time, so the age cutoff (the newest recorded file minus maxFileAge) is not known: every file of the new path may be read.".into(),
+    };
+    if !outside.is_empty() {
+        let last = cp.last_batch_id().unwrap_or(0);
+        f = f
+            .evidence(
+                format!("offsets/{last}"),
+                format!(
+                    "batch {last} read {} file(s) that do not start with the path given: {}",
+                    outside.len(),
+                    outside.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+                ),
+                None,
+            )
+            .why(format!(
+                "On restart Spark plans the last batch again (MicroBatchExecution.populateStartOffsets calls getBatch for batch {last}, committed or not), with the files its log recorded. A file source whose path is not a glob passes that path as basePath, and Spark requires every file to lie under it: the restart stops with \"IllegalArgumentException: Wrong basePath <path> for the root path: <file>\". Spark does not keep the path in the checkpoint and compares it nowhere else. A glob path sets no basePath: then the restart goes on and reads the new path's files as new. {age}"
+            ))
+            .fix(&[
+                "If the path changed by mistake, restart with the old path.",
+                "To move on to the new path with this checkpoint, give the path as a glob that matches only it (for example with the last character of its folder in brackets: /data/in-[b] for /data/in-b): no basePath is set, the files already read stay recorded, and the new path's files newer than the cutoff are read once.",
+            ]);
+    } else if under == 0 && !paths.is_empty() {
+        f = f
+            .why(format!(
+                "Spark does not keep a file source's path in the checkpoint and does not compare it on restart: the log's entries only mark files as seen by their full path. {age} With fileNameOnly=true, files named like a recorded one are skipped whatever their folder."
+            ))
+            .fix(&[
+                "If the path changed by mistake, restart with the old path.",
+                "If the same files moved to the new path and must not be read again, start a NEW checkpoint for the new path once the old path's last batch is committed, and bound what its first batch reads (see the restart plan).",
+                "If the new path only holds new files, the restart reads them (those older than the cutoff excepted): set maxFileAge to include them if they must be read.",
+            ]);
+    } else if under > 0 && under < paths.len() {
+        f = f.why("Spark does not compare the path on restart: recorded files outside the path are not listed again, so nothing is re-read; files under the path that the log does not record are read as new.");
+    }
+    f
+}
+
+/// The path part of a normalized path (without `scheme://authority`).
+fn path_part(p: &str) -> &str {
+    authority(p).1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_normalize_like_the_recorded_uris() {
+        assert_eq!(normalize("file:///data/in%20a/part-0.json"), "/data/in a/part-0.json");
+        assert_eq!(normalize("file:/data/in/"), "/data/in");
+        assert_eq!(normalize("/data/in/"), "/data/in");
+        assert_eq!(normalize("s3a://bucket/in/"), "s3a://bucket/in");
+        assert_eq!(normalize("/"), "/");
+        assert_eq!(normalize("bad%zz%2"), "bad%zz%2");
+    }
+
+    #[test]
+    fn under_a_folder_or_a_glob() {
+        let f = normalize("file:///data/in/2026/11/part-0.json");
+        assert!(is_under(&f, "/data/in"));
+        assert!(is_under(&f, "/data/in/2026"));
+        assert!(!is_under(&f, "/data/input"));
+        assert!(!is_under(&f, "/data/in/2025"));
+        assert!(is_under(&f, "/data/*/202?/1[0-2]"));
+        assert!(is_under(&f, "/data/{out,in}"));
+        assert!(!is_under(&f, "/data/in/[^2]*"));
+        assert!(is_under(&f, "/data/in/[!3]*"));
+        let s3 = normalize("s3a://bucket/in/part-0.json");
+        assert!(is_under(&s3, "/in"), "a path without a scheme compares the path part");
+        assert!(is_under(&s3, "s3a://bucket/in"));
+        assert!(!is_under(&s3, "s3a://other/in"));
+        assert!(glob_segment("a*b*c", "aXXbYYc") && !glob_segment("a*b*c", "aXXbYY"));
+        assert!(!glob_segment("[a-", "[a-"), "an unclosed class does not match");
+    }
+
+    /// The real restart of `tools/spark-gen/source_path.py`: batch 0 read `in-a/`, the restart read `in-b/`.
+    const REAL: &str = "source-path-changed-4.1.4";
+
+    /// `in-a/` of the recorded run (from the zip's own log) and its sibling `in-b/`, as the query named them.
+    fn real_paths() -> (String, String) {
+        let files = crate::testutil::generated_files(REAL);
+        let log = &files.iter().find(|(p, _)| p == "chk/sources/0/0").expect("sources/0/0").1;
+        let first = crate::log::file_log::parse(log).expect("log parses").entries[0].path.clone();
+        let file = normalize(&first);
+        let a = file.rsplit_once('/').expect("a folder").0.to_string();
+        let b = format!("{}/in-b", a.rsplit_once('/').expect("its parent").0);
+        (a, b)
+    }
+
+    fn diagnose_real(path: &str) -> Vec<crate::report::Finding> {
+        let mut z = crate::testutil::open_generated(REAL);
+        let mut ctx = Context { spark_version: Some("4.1.4".parse().expect("v")), ..Default::default() };
+        ctx.source_paths.insert(0, path.to_string());
+        let r = crate::diagnose(&mut z, &ctx);
+        r.checkpoints[0].findings.iter().filter(|f| f.code == Code::FileSourcePath).cloned().collect()
+    }
+
+    #[test]
+    fn a_changed_plain_path_fails_the_restart_as_spark_did() {
+        let record = crate::testutil::generated_record(REAL);
+        assert_eq!(record["restart_outcome"]["ok"], false);
+        assert_eq!(record["restart_outcome"]["exception"], "java.lang.IllegalArgumentException");
+        assert!(record["restart_outcome"]["message_head"].as_str().expect("message").starts_with("Wrong basePath"));
+        let (old, new) = real_paths();
+        let f = diagnose_real(&new);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Error, "{}", f[0].title);
+        assert!(f[0].title.contains("batch 0") && f[0].title.contains(&old), "{}", f[0].title);
+        let fail = f[0].restart_failure.as_ref().expect("fails");
+        assert_eq!(fail.exception, "java.lang.IllegalArgumentException");
+        assert_eq!(fail.error_class, None);
+    }
+
+    #[test]
+    fn a_changed_glob_path_predicts_which_files_spark_read_on_restart() {
+        let record = crate::testutil::generated_record("source-path-changed-glob-4.1.4");
+        assert_eq!(record["restart_outcome"]["ok"], true, "Spark restarted on the glob");
+        let (old, new) = real_paths();
+        let glob = format!("{}/in-[b]", new.rsplit_once('/').expect("parent").0);
+        let f = diagnose_real(&glob);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Warning, "{}", f[0].title);
+        assert!(f[0].title.contains("none of the 3 file(s)") && f[0].title.contains(&old), "{}", f[0].title);
+        assert!(f[0].restart_failure.is_none());
+        // The cutoff the finding states, from the checkpoint alone, against what Spark read of in-b/.
+        let files = crate::testutil::generated_files(REAL);
+        let log = &files.iter().find(|(p, _)| p == "chk/sources/0/0").expect("sources/0/0").1;
+        let entries = crate::log::file_log::parse(log).expect("log parses").entries;
+        let cutoff = age_cutoff_ms(&entries.iter().collect::<Vec<_>>(), DEFAULT_MAX_FILE_AGE_MS).expect("timestamps");
+        assert!(f[0].why.contains(&utc(cutoff)), "the cutoff is stated: {}", f[0].why);
+        let read: Vec<&str> = record["restart_outcome"]["files_read_on_restart"]
+            .as_array()
+            .expect("read")
+            .iter()
+            .filter_map(|v| v.as_str())
+            .collect();
+        let given = record["mutation"]["new_path_files"].as_array().expect("files");
+        assert_eq!(given.len(), 4);
+        for g in given {
+            let (name, modified) = (g["name"].as_str().expect("name"), g["modified_ms"].as_i64().expect("ms"));
+            assert_eq!(
+                modified >= cutoff,
+                read.contains(&name),
+                "{name} (modified {modified}, cutoff {cutoff}): read {read:?}"
+            );
+        }
+        assert!(read.contains(&"part-000.json"), "a copy of a file already read is read again");
+        assert!(!read.contains(&"old-10d.json"), "a file older than the cutoff is skipped");
+    }
+
+    #[test]
+    fn the_same_path_or_a_glob_over_it_holds_every_recorded_file() {
+        let (old, _) = real_paths();
+        for given in
+            [old.clone(), format!("file://{old}/"), format!("{}/in-*", old.rsplit_once('/').expect("parent").0)]
+        {
+            let f = diagnose_real(&given);
+            assert_eq!(f.len(), 1);
+            assert_eq!(f[0].severity, Severity::Info, "{given}: {}", f[0].title);
+            assert!(f[0].title.contains("all 3 file(s)"), "{given}: {}", f[0].title);
+        }
+    }
+
+    #[test]
+    fn a_source_without_a_log_is_not_compared() {
+        let f = diagnose_real_at(7, "/x");
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Info);
+        assert!(
+            f[0].title.contains("was not compared") && f[0].title.contains("not a source of this checkpoint"),
+            "{}",
+            f[0].title
+        );
+    }
+
+    fn diagnose_real_at(n: u32, path: &str) -> Vec<crate::report::Finding> {
+        let mut z = crate::testutil::open_generated(REAL);
+        let mut ctx = Context::default();
+        ctx.source_paths.insert(n, path.to_string());
+        crate::diagnose(&mut z, &ctx).checkpoints[0]
+            .findings
+            .iter()
+            .filter(|f| f.code == Code::FileSourcePath)
+            .cloned()
+            .collect()
+    }
+
+    #[test]
+    fn the_common_folder_of_recorded_files() {
+        let p = |v: &[&str]| v.iter().map(|s| normalize(s)).collect::<Vec<_>>();
+        assert_eq!(common_dir(&p(&["file:///w/in/a.json", "file:///w/in/sub/b.json"])), "/w/in");
+        assert_eq!(common_dir(&p(&["s3a://b/x/a", "s3a://b/y/a"])), "s3a://b/");
+        assert_eq!(common_dir(&p(&["/a", "/b"])), "/");
+    }
+}
