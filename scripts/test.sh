@@ -6,21 +6,31 @@ cd "$(dirname "$0")/.."
 START=$(date +%s)
 FAILED=()
 PASSED=0
+STEP_LOGS=$(mktemp -d)
+DETAILS=()   # a failed step's telling lines, printed again at the very end (CI shows the tail of the output)
 step() {   # step <required|report> <name> <command...>
   local kind=$1 name=$2; shift 2
-  local t0=$(date +%s)
+  local t0=$(date +%s) log="$STEP_LOGS/step-$(( PASSED + ${#FAILED[@]} )).log"
   printf '\n==== %s\n' "$name"
-  if "$@"; then
+  "$@" 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]}
+  if [ "$rc" -eq 0 ]; then
     [ "$kind" = required ] && PASSED=$((PASSED + 1))
     printf '==== ok: %s (%ss)\n' "$name" $(( $(date +%s) - t0 ))
   else
-    local rc=$?
     if [ "$kind" = required ]; then
       FAILED+=("$name"); printf '==== FAILED (exit %s): %s (%ss)\n' "$rc" "$name" $(( $(date +%s) - t0 ))
+      DETAILS+=("--- $name: $(failure_lines "$log")")
     else
       printf '==== reported, not failing the run (exit %s): %s (%ss)\n' "$rc" "$name" $(( $(date +%s) - t0 ))
     fi
   fi
+}
+# The lines that say why a step failed: node's failing-test summary and assertion messages, cargo's panics,
+# failed tests and errors, a case's mismatch; at most 14 (no stack frames), each cut to 300 characters.
+failure_lines() {
+  { sed -n '/failing tests:/,$p' "$1"; grep -E "panicked|^test .* FAILED|^error(\[|:)|AssertionError|Error:|^  - |MISMATCH|FAIL" "$1"; } \
+    | grep -vE '^\s*(at |generatedMessage|code:|operator:|\{|\}|$)' | awk '!seen[$0]++' | head -14 | cut -c1-300
 }
 
 if ! bash scripts/setup.sh; then echo "setup failed"; exit 1; fi
@@ -73,6 +83,7 @@ step required "fuzzing, 8 s per target (cargo +nightly fuzz; a crash, OOM or tim
 
 printf '\n==== total %ss\n' $(( $(date +%s) - START ))
 if [ ${#FAILED[@]} -gt 0 ]; then
+  printf 'Why the failed steps failed:\n'; printf '%s\n' "${DETAILS[@]}"
   printf 'FAILED steps:\n'; printf '  - %s\n' "${FAILED[@]}"
   printf 'steps: %s passed, %s failed\n' "$PASSED" "${#FAILED[@]}"
   exit 1

@@ -76,27 +76,44 @@ after(async () => {
 
 const runCount = (page) => page.$eval('#results', (r) => Number(r.dataset.runCount || 0));
 
-/** Waits until a run after `n` has ended, sampling the progress bar, the status line and a trivial script
- *  round trip while the worker reads. */
+/** Records every change of the status line, the progress bar, Cancel and the run state from now on (a
+ *  MutationObserver in the page: nothing is lost between two polls, however fast the machine). */
+async function record(page) {
+  await page.evaluate(() => {
+    const r = document.querySelector('#results');
+    const bar = document.querySelector('#progress');
+    const status = document.querySelector('#status-text');
+    const cancel = document.querySelector('#cancel');
+    window.tcSeen = [];
+    const snap = () => window.tcSeen.push({
+      busy: r.dataset.run === 'busy', value: bar.value, max: bar.max, barShown: !bar.hidden,
+      status: status.textContent, cancel: !cancel.hidden,
+    });
+    window.tcObserver?.disconnect();
+    window.tcObserver = new MutationObserver(snap);
+    for (const e of [r, bar, status, cancel]) window.tcObserver.observe(e, { attributes: true, childList: true, characterData: true, subtree: true });
+  });
+}
+
+/** Waits until a run after `n` has ended (polling; `onSample` sees each poll while it runs), then returns every
+ *  state [`record`] saw. */
 async function watchRun(page, n, onSample) {
-  const samples = [];
+  let last;
   for (let i = 0; i < 6000; i += 1) {
     const s = await page.evaluate((before) => {
       const r = document.querySelector('#results');
-      const bar = document.querySelector('#progress');
       return {
         done: Number(r.dataset.runCount || 0) > before && r.dataset.run !== 'busy' && (r.dataset.pending || '0') === '0',
-        busy: r.dataset.run === 'busy', value: bar.value, max: bar.max, barShown: !bar.hidden,
-        status: document.querySelector('#status-text').textContent,
+        busy: r.dataset.run === 'busy', status: document.querySelector('#status-text').textContent,
         cancel: !document.querySelector('#cancel').hidden,
       };
     }, n);
-    samples.push(s);
-    if (s.done) return samples;
+    last = s;
+    if (s.done) return page.evaluate(() => window.tcSeen);
     if (onSample && (await onSample(s))) onSample = null;
     await new Promise((r) => setTimeout(r, 20));
   }
-  throw new Error(`no end of the run: ${JSON.stringify(samples.at(-1))}`);
+  throw new Error(`no end of the run: ${JSON.stringify(last)}`);
 }
 
 describe('a generated mid-size checkpoint (94,017 files) in the page', () => {
@@ -104,19 +121,22 @@ describe('a generated mid-size checkpoint (94,017 files) in the page', () => {
     const page = await browser.newPage();
     const errors = [];
     page.on('pageerror', (e) => errors.push(String(e)));
+    // Progress every 10 ms instead of 100: a fast machine reads the checkpoint in a second or less.
+    await page.addInitScript(() => { window.TC_PROGRESS_MS = 10; });
     await page.goto(base);
     await page.waitForSelector('body[data-status=ready]', { timeout: 60000 });
 
     let n = await runCount(page);
+    await record(page);
     await page.setInputFiles('#file-input', zip);
     const samples = await watchRun(page, n);
     const reading = samples.filter((s) => s.busy && /^Reading .+ \(\d+ files? read of \d+ listed\)/.test(s.status));
-    assert.ok(reading.length >= 2, `the status names the files read while the worker reads: ${JSON.stringify(samples.slice(0, 5))}`);
+    assert.ok(reading.length >= 2, `the status names the files read while the worker reads: ${JSON.stringify(samples.slice(0, 8))}`);
     const counts = reading.map((s) => Number(/\((\d+) files? read of/.exec(s.status)[1]));
     assert.ok(counts.at(-1) > counts[0], `the count of files read grows: ${counts.slice(0, 3)} … ${counts.slice(-3)}`);
     assert.ok(reading.every((s) => Number(/read of (\d+) listed/.exec(s.status)[1]) === files), `out of the ${files} files listed`);
     assert.ok(samples.some((s) => s.busy && s.barShown && s.max === files && s.value > 0 && s.value < s.max),
-      'the progress bar moves while the worker reads');
+      `the progress bar moves while the worker reads: ${JSON.stringify(samples.filter((s) => s.busy).slice(-4))}`);
     assert.ok(samples.filter((s) => s.busy).every((s) => s.cancel), 'Cancel is offered for the whole run');
 
     assert.equal(await page.$eval('#results', (e) => e.dataset.run), 'done');
@@ -136,12 +156,15 @@ describe('a generated mid-size checkpoint (94,017 files) in the page', () => {
     n = await runCount(page);
     await page.setInputFiles('#file-input', []);
     await page.setInputFiles('#file-input', zip);
+    let clicked = null;
     await watchRun(page, n, async (s) => {
       if (!(s.busy && s.cancel && /files? read of/.test(s.status))) return false;
+      clicked = s.status;
       await page.click('#cancel');
       return true;
     });
-    assert.equal(await page.$eval('#results', (e) => e.dataset.run), 'error');
+    assert.ok(clicked, 'Cancel was clicked while the worker read');
+    assert.equal(await page.$eval('#results', (e) => e.dataset.run), 'error', `cancelled at: ${clicked}`);
     assert.equal(await page.$eval('#message', (e) => e.dataset.errorKind), 'cancelled');
     assert.ok(await page.$eval('#cancel', (b) => b.hidden), 'no Cancel button once the run ended');
 

@@ -7,7 +7,6 @@ export const state = {
   nextId: 1,
   pending: new Map(), // id -> {resolve, reject, onProgress}
   input: null, // {name} of what the worker holds
-  last: null, // {report, reportJson, entries, entriesTotal, ms, bytesRead, reads}
-  entrySizes: new Map(),
+  last: null, // {report, reportJson, entries (a Listing: ./listing.js), entriesTotal, ms, bytesRead, reads}
   runs: 0,
 };

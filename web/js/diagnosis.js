@@ -6,6 +6,7 @@ import { request, whenReady } from './worker-client.js';
 import { setStatus, showMessage, clearMessage, progressStart, progressUpdate, progressEnd } from './status.js';
 import { options } from './settings.js';
 import { render } from './report-view.js';
+import { listingOf } from './listing.js';
 
 const ERROR_HELP = {
   'not-a-zip': 'This file is not a zip archive. Zip the checkpoint folder (e.g. `zip -r chk.zip <checkpointLocation>`), or drop the folder itself.',
@@ -26,15 +27,17 @@ async function run(msg, label) {
   progressStart(label);
   try {
     const m = await request(msg, progressUpdate);
+    // Receiving the worker's message is a main-thread task of its own (a big report's texts are copied in it);
+    // parsing and the verdict's rendering come in the next one.
+    await new Promise((resolve) => setTimeout(resolve, 0));
     // The verdict first: the report without its batch lists (`report_head`) and the core's presentation are
     // small; the batch lists (`batches`) are parsed in a later task, before the views that plot them.
     const report = JSON.parse(m.report_head || m.report);
     state.last = {
       report, reportJson: m.report, batchesJson: m.report_head ? m.batches : null,
-      presented: m.presented ? JSON.parse(m.presented) : null, entries: m.entries || [],
+      presented: m.presented ? JSON.parse(m.presented) : null, entries: listingOf(m),
       entriesTotal: m.entries_total || 0, ms: m.ms, bytesRead: m.bytes_read, reads: m.reads, wasmBytes: m.wasm_bytes,
     };
-    state.entrySizes = new Map(state.last.entries.map(([p, s]) => [p, s]));
     await render();
     state.runs += 1;
     results.dataset.runCount = String(state.runs);

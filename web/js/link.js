@@ -7,6 +7,7 @@ import { state } from './app-state.js';
 import { inspector } from './core.js';
 import { setStatus, showMessage, clearMessage } from './status.js';
 import { render } from './report-view.js';
+import { Listing } from './listing.js';
 
 /** Opens the report of a `#report=` address, if there is one; returns whether there was one. */
 export function openFromAddress() {
@@ -24,8 +25,7 @@ export async function openLink(text) {
   try {
     shared = inspector().openShareFragment(text);
     state.input = null;
-    state.entrySizes = new Map();
-    state.last = { report: shared.report, reportJson: shared.report_json, entries: [], entriesTotal: 0, link: shared };
+    state.last = { report: shared.report, reportJson: shared.report_json, entries: new Listing(), entriesTotal: 0, link: shared };
     await render();
   } catch (e) {
     // A damaged link (the core's typed error), or a report this page cannot present (e.g. from a far newer inspector).

@@ -29,7 +29,7 @@ function archivePath(root, path) {
 /** A file path: a button that shows the file when it is in the input and small enough, else plain code. */
 export function pathLink(root, path) {
   const full = archivePath(root, path);
-  const size = state.entrySizes.get(full);
+  const size = state.last?.entries.sizeOf(full);
   if (size !== undefined && size <= MAX_SHOWN_BYTES) {
     return el('button', { type: 'button', class: 'linkish', title: `Show ${full} (${fmtBytes(size)})`, onclick: () => showEntry(full) }, path);
   }
@@ -166,13 +166,13 @@ const FILE_ROWS_PER_TASK = 1000;
 function renderFiles() {
   const { entries, entriesTotal } = state.last;
   const d = el('details', { class: 'panel files' }, el('summary', {}, `Files in the input (${entriesTotal})`));
-  const shown = entries.slice(0, 5000);
   let built = false;
   // Built on the summary's click (mouse or keyboard, before the panel opens) or on any other opening.
   const build = async () => {
     if (built) return;
     built = true;
     const last = state.last;
+    const shown = entries.rows(0, 5000);
     const row = ([p, s]) => [s <= MAX_SHOWN_BYTES ? el('button', { type: 'button', class: 'linkish', onclick: () => showEntry(p) }, p) : el('code', { title: 'too large to show' }, p), fmtBytes(s)];
     const headers = ['path', { label: 'size', num: true }];
     const t = table(headers, shown.slice(0, FILE_ROWS_PER_TASK).map(row));
@@ -228,7 +228,7 @@ function pageApi(report) {
     /** The whole report (`checkpoints`, `input`, `inspector_version`). */
     report,
     /** The input's files as `[path, size]` (cut at the worker's listing limit) and how many there are in all. */
-    entries: last ? last.entries : [],
+    get entries() { return last ? last.entries.rows() : []; },
     entriesTotal: last ? last.entriesTotal : 0,
     /** True when the report came from a shared link: there is no checkpoint to read files or state from. */
     readOnly: Boolean(last && last.link),

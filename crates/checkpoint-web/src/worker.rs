@@ -19,7 +19,7 @@
 //! | `ready` | `version` (inspector version) — sent once the wasm is running |
 //! | `progress` | `id`, `done`, `total` (files read / files listed), `path` (the file being read) |
 //! | `delta-log` | `id`, `tables` (`[{dir, table_id, versions}]`) — the Delta logs were read and no checkpoint is open yet |
-//! | `report` | `id`, `report` (JSON text of the contract's `Report`), `report_head` (the same without the checkpoints' `batches`), `batches` (JSON text: each checkpoint's `batches`), `presented` (JSON text: `present::present` of each checkpoint for the page), `entries` (`[[path, size]]`, at most [`crate::MAX_LISTED_ENTRIES`]), `entries_total`, `ms`, `bytes_read`, `reads` (slices of the dropped zip), `wasm_bytes` (the worker's wasm memory) |
+//! | `report` | `id`, `report` (JSON text of the contract's `Report`), `report_head` (the same without the checkpoints' `batches`), `batches` (JSON text: each checkpoint's `batches`), `presented` (JSON text: `present::present` of each checkpoint for the page), `entry_paths`, `entry_ends`, `entry_sizes` (the listing, at most [`crate::MAX_LISTED_ENTRIES`] files: every path in one string, where each ends in UTF-16 units, the sizes), `entries_total`, `ms`, `bytes_read`, `reads` (slices of the dropped zip), `wasm_bytes` (the worker's wasm memory) |
 //! | `entry` | `id`, `path`, `size`, `bytes` (`Uint8Array`) |
 //! | `state-overview` | `id`, `overview` (JSON text) |
 //! | `state-rows` | `id`, `result` (JSON text of [`crate::state::LoadedState::page`]) |
@@ -150,13 +150,15 @@ struct ProgressMsg<'a> {
     path: &'a str,
 }
 
-/// Reports progress while the core reads files: wraps an archive and posts at most every 100 ms.
+/// Reports progress while the core reads files: wraps an archive and posts at most every `every_ms`
+/// ([`Options::progress_ms`], 100 ms by default).
 struct Progress<'a> {
     inner: &'a mut dyn Archive,
     id: JsValue,
     done: u64,
     total: u64,
     last_post: f64,
+    every_ms: f64,
 }
 
 impl Archive for Progress<'_> {
@@ -166,7 +168,7 @@ impl Archive for Progress<'_> {
     fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ArchiveError> {
         self.done += 1;
         let now = js_sys::Date::now();
-        if now - self.last_post >= 100.0 {
+        if now - self.last_post >= self.every_ms {
             self.last_post = now;
             post("progress", &self.id, ProgressMsg { done: self.done as f64, total: self.total as f64, path });
         }
@@ -210,19 +212,14 @@ fn run_diagnosis(id: &JsValue, input: &Input, options: &Options) -> Result<(), I
     let (mut archive, stats) = open(input)?;
     let total = archive.entries().iter().filter(|e| !e.is_dir).count() as u64;
     let report = {
-        let mut p = Progress { inner: archive.as_mut(), id: id.clone(), done: 0, total, last_post: started };
+        let every_ms = options.progress_ms.filter(|m| m.is_finite() && *m >= 0.0).unwrap_or(100.0);
+        let mut p = Progress { inner: archive.as_mut(), id: id.clone(), done: 0, total, last_post: started, every_ms };
         let logs = DELTA_LOGS.with(|l| l.borrow().clone());
         diagnose_archive_with_logs(&mut p, options, &logs)?
     };
     // The listing the page shows, then the archive goes (its central directory and span cache), before the
     // report is serialized: the worker's memory peaks lower.
-    let entries: Vec<(String, f64)> = archive
-        .entries()
-        .iter()
-        .filter(|e| !e.is_dir)
-        .take(MAX_LISTED_ENTRIES)
-        .map(|e| (e.path.clone(), e.size as f64))
-        .collect();
+    let listing = Listing::of(archive.entries());
     drop(archive);
     let json = serde_json::to_string(&report).map_err(|e| InputError::new("io", e.to_string()))?;
     let io = |e: serde_json::Error| InputError::new("io", e.to_string());
@@ -245,7 +242,8 @@ fn run_diagnosis(id: &JsValue, input: &Input, options: &Options) -> Result<(), I
         report_head: String,
         batches: String,
         presented: String,
-        entries: Vec<(String, f64)>,
+        #[serde(flatten)]
+        listing: Listing,
         entries_total: f64,
         ms: f64,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -263,7 +261,7 @@ fn run_diagnosis(id: &JsValue, input: &Input, options: &Options) -> Result<(), I
             report_head: serde_json::to_string(&head).map_err(io)?,
             batches,
             presented: serde_json::to_string(&presented).map_err(io)?,
-            entries,
+            listing,
             entries_total: total as f64,
             ms: js_sys::Date::now() - started,
             bytes_read: stats.as_ref().map(|s| s.bytes.get() as f64),
@@ -272,6 +270,33 @@ fn run_diagnosis(id: &JsValue, input: &Input, options: &Options) -> Result<(), I
         },
     );
     Ok(())
+}
+
+/// The input's files the page lists (at most [`MAX_LISTED_ENTRIES`], folders left out), in three values rather
+/// than an array per file: a big checkpoint's 20,000 arrays made the report's message slow to receive on the
+/// page's main thread. The page reads it with `web/js/listing.js`.
+#[derive(Serialize)]
+struct Listing {
+    /// Every path, one after the other.
+    entry_paths: String,
+    /// Where each path ends in `entry_paths`, in UTF-16 code units (JavaScript's string indices).
+    entry_ends: Vec<f64>,
+    /// Each file's uncompressed size in bytes.
+    entry_sizes: Vec<f64>,
+}
+
+impl Listing {
+    fn of(entries: &[Entry]) -> Self {
+        let mut l = Listing { entry_paths: String::new(), entry_ends: Vec::new(), entry_sizes: Vec::new() };
+        let mut end = 0usize;
+        for e in entries.iter().filter(|e| !e.is_dir).take(MAX_LISTED_ENTRIES) {
+            l.entry_paths.push_str(&e.path);
+            end += e.path.encode_utf16().count();
+            l.entry_ends.push(end as f64);
+            l.entry_sizes.push(e.size as f64);
+        }
+        l
+    }
 }
 
 /// Size of this worker's wasm memory in bytes.
@@ -313,8 +338,14 @@ fn state_overview(id: &JsValue, input: &Input) -> Result<(), InputError> {
     let (mut archive, _) = open(input)?;
     let total = archive.entries().iter().filter(|e| !e.is_dir).count() as u64;
     let overview = {
-        let mut p =
-            Progress { inner: archive.as_mut(), id: id.clone(), done: 0, total, last_post: js_sys::Date::now() };
+        let mut p = Progress {
+            inner: archive.as_mut(),
+            id: id.clone(),
+            done: 0,
+            total,
+            last_post: js_sys::Date::now(),
+            every_ms: 100.0,
+        };
         crate::state::state_overview(&mut p)
     };
     #[derive(Serialize)]
@@ -338,7 +369,14 @@ fn state_rows(id: &JsValue, input: &Input, req: StateRows) -> Result<(), InputEr
         let op_prefix = format!("state/{}/", selection.operator_id);
         let total = archive.entries().iter().filter(|e| !e.is_dir && e.path.contains(&op_prefix)).count() as u64;
         let loaded = {
-            let mut p = Progress { inner: archive.as_mut(), id: id.clone(), done: 0, total, last_post: started };
+            let mut p = Progress {
+                inner: archive.as_mut(),
+                id: id.clone(),
+                done: 0,
+                total,
+                last_post: started,
+                every_ms: 100.0,
+            };
             crate::state::load_state(&mut p, &selection)
         };
         match loaded {
