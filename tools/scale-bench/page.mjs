@@ -3,7 +3,7 @@
 // thread's responsiveness during the run (round trips of a trivial script, and the long tasks over 50 ms the
 // browser reports, with the scripts of each blocking long animation frame). Prints one JSON line per zip.
 //
-//   node tools/scale-bench/page.mjs <zip>...   (after scripts/build-web.sh; tests/e2e's node_modules)
+//   [CPU_THROTTLE=4] node tools/scale-bench/page.mjs <zip>...   (after scripts/build-web.sh; tests/e2e's node_modules)
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -36,8 +36,15 @@ const browser = await chromium.launch({
 
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length ? s[Math.floor(s.length / 2)] : 0; };
 
+// `CPU_THROTTLE=N`: the page's main thread runs N times slower (Chromium's CPU throttling, as DevTools does): the
+// long tasks a slower machine would have, measured on this one.
+const throttle = Number(process.env.CPU_THROTTLE || 1);
 for (const zip of process.argv.slice(2)) {
   const page = await browser.newPage();
+  if (throttle > 1) {
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Emulation.setCPUThrottlingRate', { rate: throttle });
+  }
   await page.goto(base);
   await page.waitForSelector('body[data-status=ready]', { timeout: 60000 });
   const before = Number(await page.$eval('#results', (e) => e.dataset.runCount || '0'));
