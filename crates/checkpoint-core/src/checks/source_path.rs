@@ -210,6 +210,12 @@ pub fn check_source_path(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 "Databricks' cloud_files_state('<checkpoint path>') lists the files the store recorded: compare their folder with the path the query reads now.",
                 "A changed path makes every file under the new path new to the store: plan a path change as a new checkpoint (see the restart plan) and deduplicate.",
             ]),
+            (Some(SourceKind::File), None) => not_compared(
+                n,
+                given,
+                &format!("a file source whose log (sources/{n}/) is not in the input"),
+                &["Zip the checkpoint with its sources/ folder: the log lists the files each batch read."],
+            ),
             (Some(k), None) => not_compared(n, given, &format!("a source of kind {}, which reads no path", k.as_str()), &[]),
             (None, None) => not_compared(
                 n,
@@ -503,6 +509,23 @@ mod tests {
             "{}",
             f[0].title
         );
+    }
+
+    #[test]
+    fn a_file_source_whose_log_is_not_in_the_input_is_not_compared() {
+        let files: Vec<(String, Vec<u8>)> = crate::testutil::generated_files(REAL)
+            .into_iter()
+            .filter(|(p, _)| !p.starts_with("chk/sources/"))
+            .collect();
+        let mut a = crate::archive::MemArchive::new("t", files, crate::archive::Limits::default()).expect("archive");
+        let mut ctx = Context::default();
+        ctx.source_paths.insert(0, real_paths().1);
+        let r = crate::diagnose(&mut a, &ctx);
+        let f: Vec<_> =
+            r.checkpoints.iter().flat_map(|c| &c.findings).filter(|f| f.code == Code::FileSourcePath).collect();
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Info);
+        assert!(f[0].title.contains("a file source whose log (sources/0/) is not in the input"), "{}", f[0].title);
     }
 
     fn diagnose_real_at(n: u32, path: &str) -> Vec<crate::report::Finding> {
