@@ -31,10 +31,10 @@ async function run(msg, label) {
     // parsing and the verdict's rendering come in the next one.
     await new Promise((resolve) => setTimeout(resolve, 0));
     // The verdict first: the report without its batch lists (`report_head`) and the core's presentation are
-    // small; the batch lists (`batches`) are parsed in a later task, before the views that plot them.
+    // small; the batch lists (`batches`, columns) are made in a later task, before the views that plot them.
     const report = JSON.parse(m.report_head || m.report);
     state.last = {
-      report, reportJson: m.report, batchesJson: m.report_head ? m.batches : null,
+      report, reportJson: m.report, batchColumns: m.report_head ? m.batches : null,
       presented: m.presented ? JSON.parse(m.presented) : null, entries: listingOf(m),
       entriesTotal: m.entries_total || 0, ms: m.ms, bytesRead: m.bytes_read, reads: m.reads, wasmBytes: m.wasm_bytes,
     };

@@ -36,6 +36,21 @@ export function pathLink(root, path) {
   return el('code', {}, path);
 }
 
+/** A checkpoint's `batches` (the report's objects) from the worker's columns (crates/checkpoint-web/src/worker.rs,
+ *  `batch_columns`): NaN is none; `next_watermark_ms` is left out when none, as in the report's JSON. */
+export function batchesOf(cols) {
+  if (!cols) return [];
+  const { batch_id: id, flags, timestamp_ms: ts, watermark_ms: wm, next_watermark_ms: next } = cols;
+  const num = (v) => (Number.isNaN(v) ? null : v);
+  const out = new Array(id.length);
+  for (let i = 0; i < id.length; i += 1) {
+    const b = { batch_id: id[i], has_offsets: (flags[i] & 1) !== 0, committed: (flags[i] & 2) !== 0, timestamp_ms: num(ts[i]), watermark_ms: num(wm[i]) };
+    if (!Number.isNaN(next[i])) b.next_watermark_ms = next[i];
+    out[i] = b;
+  }
+  return out;
+}
+
 /** The next macrotask: lets the browser paint and handle input between the parts of a big report. */
 const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
 
@@ -85,12 +100,11 @@ export async function render() {
   }
   root.replaceChildren(...parts);
   if (stateWasOpen && !link) selectTab('state');
-  if (last.batchesJson) {
+  if (last.batchColumns) {
     await nextTask();
     if (state.last !== last) return;
-    const batches = JSON.parse(last.batchesJson);
-    report.checkpoints.forEach((c, i) => { c.batches = batches[i] || []; });
-    last.batchesJson = null;
+    report.checkpoints.forEach((c, i) => { c.batches = batchesOf(last.batchColumns[i]); });
+    last.batchColumns = null;
   }
   for (const { c, views: box } of pending) {
     for (const v of views) {

@@ -19,7 +19,7 @@
 //! | `ready` | `version` (inspector version) — sent once the wasm is running |
 //! | `progress` | `id`, `done`, `total` (files read / files listed), `path` (the file being read) |
 //! | `delta-log` | `id`, `tables` (`[{dir, table_id, versions}]`) — the Delta logs were read and no checkpoint is open yet |
-//! | `report` | `id`, `report` (JSON text of the contract's `Report`), `report_head` (the same without the checkpoints' `batches`), `batches` (JSON text: each checkpoint's `batches`), `presented` (JSON text: `present::present` of each checkpoint for the page), `entry_paths`, `entry_ends`, `entry_sizes` (the listing, at most [`crate::MAX_LISTED_ENTRIES`] files: every path in one string, where each ends in UTF-16 units, the sizes), `entries_total`, `ms`, `bytes_read`, `reads` (slices of the dropped zip), `wasm_bytes` (the worker's wasm memory) |
+//! | `report` | `id`, `report` (JSON text of the contract's `Report`), `report_head` (the same without the checkpoints' `batches`), `batches` (each checkpoint's `batches` as columns of typed arrays: `batch_columns`), `presented` (JSON text: `present::present` of each checkpoint for the page), `entry_paths`, `entry_ends`, `entry_sizes` (the listing, at most [`crate::MAX_LISTED_ENTRIES`] files: every path in one string, where each ends in UTF-16 units, the sizes), `entries_total`, `ms`, `bytes_read`, `reads` (slices of the dropped zip), `wasm_bytes` (the worker's wasm memory) |
 //! | `entry` | `id`, `path`, `size`, `bytes` (`Uint8Array`) |
 //! | `state-overview` | `id`, `overview` (JSON text) |
 //! | `state-rows` | `id`, `result` (JSON text of [`crate::state::LoadedState::page`]) |
@@ -230,8 +230,10 @@ fn run_diagnosis(id: &JsValue, input: &Input, options: &Options) -> Result<(), I
         .iter()
         .map(|c| checkpoint_core::present::present(c, checkpoint_core::present::Frontend::Page))
         .collect();
-    let batches =
-        serde_json::to_string(&report.checkpoints.iter().map(|c| &c.batches).collect::<Vec<_>>()).map_err(io)?;
+    let batches = js_sys::Array::new();
+    for c in &report.checkpoints {
+        batches.push(&batch_columns(&c.batches));
+    }
     let mut head = report;
     for c in &mut head.checkpoints {
         c.batches = Vec::new();
@@ -240,7 +242,8 @@ fn run_diagnosis(id: &JsValue, input: &Input, options: &Options) -> Result<(), I
     struct ReportMsg {
         report: String,
         report_head: String,
-        batches: String,
+        #[serde(with = "serde_wasm_bindgen::preserve")]
+        batches: JsValue,
         presented: String,
         #[serde(flatten)]
         listing: Listing,
@@ -259,7 +262,7 @@ fn run_diagnosis(id: &JsValue, input: &Input, options: &Options) -> Result<(), I
         ReportMsg {
             report: json,
             report_head: serde_json::to_string(&head).map_err(io)?,
-            batches,
+            batches: batches.into(),
             presented: serde_json::to_string(&presented).map_err(io)?,
             listing,
             entries_total: total as f64,
@@ -270,6 +273,28 @@ fn run_diagnosis(id: &JsValue, input: &Input, options: &Options) -> Result<(), I
         },
     );
     Ok(())
+}
+
+/// One checkpoint's `batches` as columns (web/js/report-view.js turns them back into the report's objects): a
+/// typed array per field, so 20,000 batches cross to the page as a few memory copies instead of JSON to parse on
+/// its main thread. `batch_id`, `timestamp_ms`, `watermark_ms`, `next_watermark_ms`: `Float64Array` (ms and ids
+/// fit a double exactly; NaN = none); `flags`: `Uint8Array`, bit 0 `has_offsets`, bit 1 `committed`.
+fn batch_columns(batches: &[checkpoint_core::report::BatchInfo]) -> js_sys::Object {
+    let col = |f: &dyn Fn(&checkpoint_core::report::BatchInfo) -> Option<i64>| {
+        let v: Vec<f64> = batches.iter().map(|b| f(b).map(|x| x as f64).unwrap_or(f64::NAN)).collect();
+        js_sys::Float64Array::from(v.as_slice())
+    };
+    let flags: Vec<u8> = batches.iter().map(|b| b.has_offsets as u8 | (b.committed as u8) << 1).collect();
+    let o = js_sys::Object::new();
+    let set = |k: &str, v: &JsValue| {
+        let _ = js_sys::Reflect::set(&o, &JsValue::from_str(k), v);
+    };
+    set("batch_id", &col(&|b| Some(b.batch_id)));
+    set("flags", &Uint8Array::from(flags.as_slice()));
+    set("timestamp_ms", &col(&|b| b.timestamp_ms));
+    set("watermark_ms", &col(&|b| b.watermark_ms));
+    set("next_watermark_ms", &col(&|b| b.next_watermark_ms));
+    o
 }
 
 /// The input's files the page lists (at most [`MAX_LISTED_ENTRIES`], folders left out), in three values rather
