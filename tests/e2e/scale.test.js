@@ -145,10 +145,10 @@ describe('a generated mid-size checkpoint (94,017 files) in the page', () => {
     assert.equal(await page.$eval('[data-testid=verdict]', (v) => v.dataset.outcome), c.restart.outcome);
     const got = await page.evaluate(() => {
       const r = window.checkpointInspector.report.checkpoints[0];
-      return { batches: r.batches.length, last: r.batches.at(-1), codes: r.findings.map((f) => f.code).sort() };
+      return { batches: r.batches, codes: r.findings.map((f) => f.code).sort() };
     });
-    assert.equal(got.batches, 20000, 'every batch id is in the report');
-    assert.deepEqual(got.last, c.batches.at(-1));
+    assert.equal(got.batches.length, 20000, 'every batch id is in the report');
+    assert.deepEqual(got.batches, c.batches, 'every batch as the CLI reports it (ids, logs, times, watermarks)');
     assert.deepEqual(got.codes, c.findings.map((f) => f.code).sort(), 'the findings equal the CLI\'s');
     assert.ok(await page.$('[data-view=timeline] svg'), 'the timeline plots the batches');
 
