@@ -18,8 +18,13 @@ const ERROR_HELP = {
 
 // ---------------------------------------------------------------------------------------------------------------
 // Running a diagnosis
+/** The options a run used, without the clock: a re-diagnosis with the same ones would give the same report. */
+const optionsKey = (o) => JSON.stringify({ ...o, now_ms: undefined });
+let lastOptions = null;
+
 async function run(msg, label) {
   await whenReady();
+  lastOptions = optionsKey(msg.options || {});
   clearMessage();
   dropLinkFromAddress();
   const results = $('#results');
@@ -111,6 +116,8 @@ export async function openDeltaLog(msg) {
 
 export function rediagnose() {
   if (!state.input) return Promise.resolve();
+  // A typed option's debounce can fire after a drop that already used it: nothing changed, nothing to re-run.
+  if (optionsKey(options()) === lastOptions) return Promise.resolve();
   return run({ type: 'rediagnose', options: options() }, `Diagnosing ${state.input.name} again…`);
 }
 
