@@ -25,7 +25,7 @@ fn clip(s: &str, n: usize) -> String {
 }
 
 /// The end `logOffset` of a file source in batch `b`, when readable.
-fn log_offset(cp: &Checkpoint, b: i64, index: usize) -> Option<i64> {
+pub(crate) fn log_offset(cp: &Checkpoint, b: i64, index: usize) -> Option<i64> {
     let o = cp.offsets.get(&b)?.file.content.as_ref().ok()?.offsets.get(index)?;
     let j = o.json.as_ref()?;
     j.get("logOffset").and_then(|v| v.as_i64()).or_else(|| j.as_i64())

@@ -11,6 +11,7 @@
 //! new path is new, unless it is older than that cutoff (skipped, silently) or, with `fileNameOnly`, named like
 //! a recorded file.
 
+use super::source_files::log_offset;
 use crate::log::file_log::FileLogEntry;
 use crate::model::Checkpoint;
 use crate::report::{CheckpointKind, Code, Finding, Severity};
@@ -252,13 +253,6 @@ fn replanned<'a>(cp: &Checkpoint, n: u32, entries: &[&'a FileLogEntry]) -> Optio
     let to = log_offset(cp, last, n as usize)?;
     let from = if last == 0 { -1 } else { log_offset(cp, last - 1, n as usize)? };
     Some((last, entries.iter().filter(|e| e.batch_id.is_some_and(|b| b > from && b <= to)).copied().collect()))
-}
-
-/// The end `logOffset` of file source `index` in batch `b`, when readable.
-fn log_offset(cp: &Checkpoint, b: i64, index: usize) -> Option<i64> {
-    let o = cp.offsets.get(&b)?.file.content.as_ref().ok()?.offsets.get(index)?;
-    let j = o.json.as_ref()?;
-    j.get("logOffset").and_then(|v| v.as_i64()).or_else(|| j.as_i64())
 }
 
 fn compare(cp: &Checkpoint, n: u32, given: &str, log: &crate::model::FileLog) -> Finding {
