@@ -91,6 +91,30 @@ pub fn is_under(file: &str, dir: &str) -> bool {
 /// Hadoop `GlobPattern` on one path segment: `*` (any run), `?` (one character), `[...]` (a class, `^` or `!`
 /// negates, `a-z` ranges), `{a,b}` (alternatives, not nested), `\` escapes; anything else literally.
 fn glob_segment(pat: &str, s: &str) -> bool {
+    // Alternatives are expanded, at most MAX_EXPANSIONS patterns in all: a segment with more (`{a,b}` twenty
+    // times is a million) is compared with each `{..}` as `*`, a wider match, instead of taking exponential time.
+    const MAX_EXPANSIONS: usize = 1024;
+    let (mut expansions, mut groups) = (1usize, 0usize);
+    let mut rest = pat;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}').map(|c| open + c) else { break };
+        expansions = expansions.saturating_mul(rest[open + 1..close].split(',').count());
+        groups += 1;
+        rest = &rest[close + 1..];
+    }
+    // Also over 16 groups (each expansion recurses once per group: the depth stays small).
+    if expansions > MAX_EXPANSIONS || groups > 16 {
+        let mut wide = String::new();
+        let mut rest = pat;
+        while let Some(open) = rest.find('{') {
+            let Some(close) = rest[open..].find('}').map(|c| open + c) else { break };
+            wide.push_str(&rest[..open]);
+            wide.push('*');
+            rest = &rest[close + 1..];
+        }
+        wide.push_str(rest);
+        return glob_segment(&wide, s);
+    }
     if let Some(open) = pat.find('{') {
         if let Some(close) = pat[open..].find('}').map(|c| open + c) {
             let (head, alts, tail) = (&pat[..open], &pat[open + 1..close], &pat[close + 1..]);
@@ -402,6 +426,12 @@ mod tests {
         assert!(is_under(&s3, "s3a://bucket/in"));
         assert!(!is_under(&s3, "s3a://other/in"));
         assert!(glob_segment("a*b*c", "aXXbYYc") && !glob_segment("a*b*c", "aXXbYY"));
+        // Twenty {x,y} groups would be a million patterns: compared as `*` each, at once.
+        let many = "{x,y}".repeat(20);
+        assert!(glob_segment(&many, "xyxyxyxyxyxyxyxyxyxy"));
+        assert!(glob_segment(&format!("a{many}"), "a"), "wider, never narrower");
+        assert!(!glob_segment(&format!("a{many}"), "b"));
+        assert!(glob_segment(&"{x}".repeat(100_000), "x"), "a hundred thousand groups: no deep recursion");
         assert!(!glob_segment("[a-", "[a-"), "an unclosed class does not match");
     }
 
