@@ -271,4 +271,20 @@ mod tests {
         let blank: Options = serde_json::from_str(r#"{"kafka_latest":"  "}"#).unwrap();
         assert!(blank.to_context().unwrap().kafka_latest.is_none());
     }
+
+    #[test]
+    fn typed_source_paths_a_line_each() {
+        let o: Options =
+            serde_json::from_str(r#"{"source_paths":"1=s3a://b/in/date=2026-12-01\n\n  /data/x  "}"#).unwrap();
+        let paths = o.to_context().unwrap().source_paths;
+        assert_eq!(paths.get(&1).map(String::as_str), Some("s3a://b/in/date=2026-12-01"));
+        assert_eq!(paths.get(&0).map(String::as_str), Some("/data/x"), "a line without N= is source 0");
+        assert_eq!(paths.len(), 2);
+        let bad: Options = serde_json::from_str(r#"{"source_paths":"3="}"#).unwrap();
+        let e = bad.to_context().unwrap_err();
+        assert_eq!(e.kind, "bad-option");
+        assert!(e.message.contains("source paths"), "{}", e.message);
+        let blank: Options = serde_json::from_str(r#"{"source_paths":"   "}"#).unwrap();
+        assert!(blank.to_context().unwrap().source_paths.is_empty());
+    }
 }
