@@ -13,7 +13,7 @@ export class Listing {
     this.paths = paths;
     this.ends = ends;
     this.sizes = sizes;
-    this.bySize = null;
+    this.sizeByPath = null;
   }
 
   /** How many files are listed. */
@@ -35,11 +35,11 @@ export class Listing {
 
   /** The size of the listed file `path`, or undefined; the index is built on the first call. */
   sizeOf(path) {
-    if (!this.bySize) {
-      this.bySize = new Map();
-      for (let i = 0; i < this.length; i += 1) this.bySize.set(this.path(i), this.sizes[i]);
+    if (!this.sizeByPath) {
+      this.sizeByPath = new Map();
+      for (let i = 0; i < this.length; i += 1) this.sizeByPath.set(this.path(i), this.sizes[i]);
     }
-    return this.bySize.get(path);
+    return this.sizeByPath.get(path);
   }
 }
 
