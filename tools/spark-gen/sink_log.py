@@ -90,6 +90,12 @@ def restart(zip_path, inp, pending, work):
         outcome["sink_log_after_restart"] = sorted(os.listdir(os.path.join(out, "_spark_metadata")))
         outcome["output_files_after_restart"] = sorted(f for f in os.listdir(out) if f.endswith(".parquet"))
 
+    restart_with(zip_path, inp, pending, work, after)
+
+
+def restart_with(zip_path, inp, pending, work, after):
+    """Restarts this module's query on a zip holding `chk/` and `out/` (also used by source_path.py), reading
+    `inp`; `after(outcome, root)` adds what the restart left to the record."""
     common.finish_restart(zip_path, inp, pending, work,
                           lambda spark, i, root: start(spark, i, os.path.join(root, "chk"), os.path.join(root, "out")),
                           after=after, root_name="<checkpoint-zip-root>")

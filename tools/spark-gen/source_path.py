@@ -22,7 +22,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 import common  # noqa: E402
-from sink_log import pack, start, write_input  # noqa: E402
+from sink_log import pack, restart_with, start, write_input  # noqa: E402
 
 CONFS = {"spark.sql.shuffle.partitions": "3"}
 DAY_MS = 24 * 3600 * 1000
@@ -93,9 +93,7 @@ def restart(zip_path, inp, pending, work):
                 read.append(os.path.basename(json.loads(line)["path"]))
         outcome["files_read_on_restart"] = sorted(read)
 
-    common.finish_restart(zip_path, inp, pending, work,
-                          lambda spark, i, root: start(spark, i, os.path.join(root, "chk"), os.path.join(root, "out")),
-                          after=after, root_name="<checkpoint-zip-root>")
+    restart_with(zip_path, inp, pending, work, after)
 
 
 if __name__ == "__main__":

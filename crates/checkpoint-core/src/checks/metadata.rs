@@ -76,17 +76,19 @@ pub fn check_metadata(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     }
 }
 
-/// Decodes `%XX` escapes once; `None` when nothing changes.
+/// Decodes `%XX` escapes once (the one URL decoder of the crate: Spark's escaped folders, file sink and source
+/// log URIs, share-link redaction). `None` when nothing changes or the result is not UTF-8; a `%` not followed
+/// by two hex digits is kept as it is.
 pub(crate) fn unescape_once(s: &str) -> Option<String> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     let mut changed = false;
     while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            let h = std::str::from_utf8(&b[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok());
-            if let Some(x) = h {
-                out.push(x);
+        if b[i] == b'%' {
+            let hex = |c: u8| (c as char).to_digit(16);
+            if let (Some(h), Some(l)) = (b.get(i + 1).and_then(|c| hex(*c)), b.get(i + 2).and_then(|c| hex(*c))) {
+                out.push((h * 16 + l) as u8);
                 i += 3;
                 changed = true;
                 continue;
@@ -145,4 +147,19 @@ pub fn check_escaped_path(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unescape_once;
+
+    #[test]
+    fn one_round_of_hex_escapes_only() {
+        assert_eq!(unescape_once("chk%2520x").as_deref(), Some("chk%20x"));
+        assert_eq!(unescape_once("a%41%42").as_deref(), Some("aAB"));
+        assert_eq!(unescape_once("plain"), None);
+        assert_eq!(unescape_once("%+1 and %2"), None, "a sign or a cut escape is not hex");
+        assert_eq!(unescape_once("%zz%"), None);
+        assert_eq!(unescape_once("%ff"), None, "not UTF-8");
+    }
 }

@@ -29,6 +29,8 @@ pub mod timing;
 pub mod writers;
 
 #[cfg(test)]
+mod snapshot_inputs;
+#[cfg(test)]
 mod snapshots;
 
 use crate::model::Checkpoint;

@@ -11,6 +11,7 @@
 //! new path is new, unless it is older than that cutoff (skipped, silently) or, with `fileNameOnly`, named like
 //! a recorded file.
 
+use super::metadata::unescape_once;
 use super::source_files::log_offset;
 use crate::log::file_log::FileLogEntry;
 use crate::model::Checkpoint;
@@ -25,7 +26,7 @@ pub const DEFAULT_MAX_FILE_AGE_MS: i64 = 7 * 24 * 3600 * 1000;
 /// The path of a file source's recorded entry or of a given path, as compared: `%XX` decoded, a `file:`
 /// scheme dropped (`file:///a`, `file:/a` → `/a`), no trailing `/`. Other schemes (`s3a://bucket/a`) are kept.
 pub fn normalize(path: &str) -> String {
-    let decoded = percent_decode(path.trim());
+    let decoded = unescape_once(path.trim()).unwrap_or_else(|| path.trim().to_string());
     let p = if let Some(rest) = decoded.strip_prefix("file://") {
         // file:///a (empty authority) or file://host/a: the path from its first '/'.
         rest.find('/').map(|i| rest[i..].to_string()).unwrap_or_default()
@@ -40,26 +41,6 @@ pub fn normalize(path: &str) -> String {
     } else {
         t.to_string()
     }
-}
-
-/// `s` with `%XX` escapes decoded (invalid escapes and non-UTF-8 results kept as they are).
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = |c: u8| (c as char).to_digit(16);
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8(out).unwrap_or_else(|_| s.to_string())
 }
 
 /// The scheme and authority of a normalized path (`s3a://bucket`), or `""` for a plain path.

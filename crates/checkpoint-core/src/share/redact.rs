@@ -329,24 +329,6 @@ pub(super) fn common_word(v: &str) -> bool {
     v.len() <= 12 && v.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
 }
 
-/// One round of URL percent-decoding (`%20` → space); invalid escapes are kept as they are.
-pub(super) fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() && b[i + 1].is_ascii_hexdigit() && b[i + 2].is_ascii_hexdigit() {
-            let hex = |c: u8| (c as char).to_digit(16).unwrap_or(0) as u8;
-            out.push(hex(b[i + 1]) * 16 + hex(b[i + 2]));
-            i += 3;
-            continue;
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8(out).unwrap_or_else(|_| s.to_string())
-}
-
 pub(super) fn placeholder(kind: Kind, n: usize, orig: &str) -> String {
     match kind {
         Kind::Query => format!("query-{n}"),
@@ -433,10 +415,7 @@ pub(super) fn collect_structured(report: &Value, c: &mut Collector) {
             // Findings may quote the folder decoded (a percent-escaped legacy folder, `escaped-path`).
             let mut r = root.to_string();
             for _ in 0..4 {
-                let d = percent_decode(&r);
-                if d == r {
-                    break;
-                }
+                let Some(d) = crate::checks::metadata::unescape_once(&r) else { break };
                 c.add(&d, Kind::Root);
                 r = d;
             }
