@@ -1,9 +1,10 @@
 // End-to-end test of a big checkpoint in the page (issue 12) in real headless Chromium: a checkpoint generated
 // by the repo's generator (crates/checkpoint-core/examples/scale_checkpoint.rs, `--preset mid`: 20,000 batches,
 // 200 partitions, 94,017 files, from the real Spark 4.3.0 aggregation) is picked with the file input. The page
-// shows progress while the worker reads (the bar moves, the status names the files read of those listed), gives
-// the verdict the CLI gives on the same zip with every batch id in the report, keeps the main thread free
-// (a script runs while the worker reads), and a second run is cancelled while it reads; the page then diagnoses
+// shows progress while the worker reads (the bar moves, the status names the files read of those listed), shows
+// the verdict before the older batches are read, gives the verdict the CLI gives on the same zip with every batch
+// id in the report, keeps the main thread free
+// (a script runs while the worker reads), and a second run is cancelled while it reads the history (the verdict stays); the page then diagnoses
 // the next input. `SCALE_ZIP=<zip>` runs the same test on a checkpoint generated beforehand (by hand: the 2 GB
 // one, `scale_checkpoint --preset xl`; it must have the generator's 20,000 batches).
 
@@ -88,6 +89,8 @@ async function record(page) {
     const snap = () => window.tcSeen.push({
       busy: r.dataset.run === 'busy', value: bar.value, max: bar.max, barShown: !bar.hidden,
       status: status.textContent, cancel: !cancel.hidden,
+      verdict: r.dataset.verdict === 'shown' && !!r.querySelector('[data-testid=history-pending]')
+        ? r.querySelector('[data-testid=verdict]')?.dataset.outcome ?? null : null,
     });
     window.tcObserver?.disconnect();
     window.tcObserver = new MutationObserver(snap);
@@ -105,7 +108,7 @@ async function watchRun(page, n, onSample) {
       return {
         done: Number(r.dataset.runCount || 0) > before && r.dataset.run !== 'busy' && (r.dataset.pending || '0') === '0',
         busy: r.dataset.run === 'busy', status: document.querySelector('#status-text').textContent,
-        cancel: !document.querySelector('#cancel').hidden,
+        cancel: !document.querySelector('#cancel').hidden, verdict: r.dataset.verdict === 'shown',
       };
     }, n);
     last = s;
@@ -138,6 +141,12 @@ describe('a generated mid-size checkpoint (94,017 files) in the page', () => {
     assert.ok(samples.some((s) => s.busy && s.barShown && s.max === files && s.value > 0 && s.value < s.max),
       `the progress bar moves while the worker reads: ${JSON.stringify(samples.filter((s) => s.busy).slice(-4))}`);
     assert.ok(samples.filter((s) => s.busy).every((s) => s.cancel), 'Cancel is offered for the whole run');
+    // The verdict first: shown (the CLI's outcome) while the worker still reads the older batches, which it goes
+    // on reading with progress.
+    const early = samples.findIndex((s) => s.busy && s.verdict);
+    assert.ok(early >= 0, `the verdict is shown before the history is read: ${JSON.stringify(samples.slice(-3))}`);
+    assert.equal(samples[early].verdict, want.checkpoints[0].restart.outcome, 'the early verdict is the CLI\'s');
+    assert.ok(samples.slice(early).some((s) => s.busy && /files? read of/.test(s.status)), 'progress goes on after the verdict');
 
     assert.equal(await page.$eval('#results', (e) => e.dataset.run), 'done');
     const c = want.checkpoints[0];
@@ -152,20 +161,24 @@ describe('a generated mid-size checkpoint (94,017 files) in the page', () => {
     assert.deepEqual(got.codes, c.findings.map((f) => f.code).sort(), 'the findings equal the CLI\'s');
     assert.ok(await page.$('[data-view=timeline] svg'), 'the timeline plots the batches');
 
-    // Again, cancelled while the worker reads.
+    // Again, cancelled while the worker reads the history, after the verdict: the verdict stays, the page says
+    // what is missing.
     n = await runCount(page);
     await page.setInputFiles('#file-input', []);
     await page.setInputFiles('#file-input', zip);
     let clicked = null;
     await watchRun(page, n, async (s) => {
-      if (!(s.busy && s.cancel && /files? read of/.test(s.status))) return false;
+      if (!(s.busy && s.cancel && s.verdict && /files? read of/.test(s.status))) return false;
       clicked = s.status;
       await page.click('#cancel');
       return true;
     });
-    assert.ok(clicked, 'Cancel was clicked while the worker read');
-    assert.equal(await page.$eval('#results', (e) => e.dataset.run), 'error', `cancelled at: ${clicked}`);
+    assert.ok(clicked, 'Cancel was clicked while the worker read the history');
+    assert.equal(await page.$eval('#results', (e) => e.dataset.run), 'partial', `cancelled at: ${clicked}`);
     assert.equal(await page.$eval('#message', (e) => e.dataset.errorKind), 'cancelled');
+    assert.equal(await page.$eval('[data-testid=verdict]', (v) => v.dataset.outcome), c.restart.outcome, 'the verdict stays');
+    assert.match(await page.$eval('#message', (e) => e.textContent), /older batches were not read/);
+    assert.match(await page.$eval('[data-testid=history-pending]', (e) => e.textContent), /not read/);
     assert.ok(await page.$eval('#cancel', (b) => b.hidden), 'no Cancel button once the run ended');
 
     // The page recovers: a fresh worker diagnoses the next input.

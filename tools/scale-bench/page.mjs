@@ -70,6 +70,18 @@ for (const zip of process.argv.slice(2)) {
       }).observe({ type: 'long-animation-frame', buffered: false });
     } catch { /* an older browser: no attribution */ }
   });
+  // When the verdict appears (first, before the history, or with the full report), by the page's clock.
+  await page.evaluate(() => {
+    const r = document.querySelector('#results');
+    window.__verdictAt = null;
+    const seen = () => {
+      if (window.__verdictAt === null && r.querySelector('[data-testid=verdict]') && r.dataset.run !== 'idle') {
+        window.__verdictAt = performance.now();
+      }
+    };
+    new MutationObserver(seen).observe(r, { childList: true, subtree: true, attributes: true });
+    window.__t0 = performance.now();
+  });
   const t0 = Date.now();
   await page.setInputFiles('#file-input', zip);
   const trips = [];
@@ -84,7 +96,8 @@ for (const zip of process.argv.slice(2)) {
     if (Date.now() - t0 > 600000) throw new Error(`${zip}: no verdict in 600 s`);
     await new Promise((r) => setTimeout(r, 50));
   }
-  const verdictMs = Date.now() - t0;
+  const reportMs = Date.now() - t0;
+  const verdictMs = Math.round(await page.evaluate(() => window.__verdictAt - window.__t0));
   const longTasks = await page.evaluate(() => window.__longTasks);
   const frames = await page.evaluate(() => window.__frames.filter((f) => f.blocking_ms > 0));
   const reading = await page.evaluate(() => window.checkpointInspector.reading);
@@ -97,8 +110,9 @@ for (const zip of process.argv.slice(2)) {
     return performance.now() - s;
   });
   console.log(JSON.stringify({
-    zip: path.basename(zip), bytes: fs.statSync(zip).size, outcome, verdict_ms: verdictMs,
-    worker_ms: Math.round(reading.ms), read_file_ms: Math.round(floorMs), slices: reading.reads,
+    zip: path.basename(zip), bytes: fs.statSync(zip).size, outcome, verdict_ms: verdictMs, report_ms: reportMs,
+    worker_ms: Math.round(reading.ms), slice_read_ms: Math.round(reading.readMs || 0), read_file_ms: Math.round(floorMs),
+    slices: reading.reads,
     bytes_read: reading.bytes, wasm_mib: +(reading.wasmBytes / 1048576).toFixed(1),
     main_thread_round_trip_ms: { median: median(trips), max: Math.max(...trips) },
     main_thread_long_tasks: { count: longTasks.length, max_ms: Math.round(Math.max(0, ...longTasks)),

@@ -5,7 +5,7 @@ export const state = {
   workerReady: false,
   ready: false,
   nextId: 1,
-  pending: new Map(), // id -> {resolve, reject, onProgress}
+  pending: new Map(), // id -> {resolve, reject, onProgress, onVerdict}
   input: null, // {name} of what the worker holds
   last: null, // {report, reportJson, entries (a Listing: ./listing.js), entriesTotal, ms, bytesRead, reads}
   runs: 0,

@@ -5,7 +5,7 @@ import { state } from './app-state.js';
 import { request, whenReady } from './worker-client.js';
 import { setStatus, showMessage, clearMessage, progressStart, progressUpdate, progressEnd } from './status.js';
 import { options } from './settings.js';
-import { render } from './report-view.js';
+import { render, renderVerdict } from './report-view.js';
 import { listingOf } from './listing.js';
 
 const ERROR_HELP = {
@@ -29,9 +29,18 @@ async function run(msg, label) {
   dropLinkFromAddress();
   const results = $('#results');
   results.dataset.run = 'busy';
+  results.dataset.verdict = 'none';
   progressStart(label);
+  // The verdict, when the worker sends it before reading the older batches: shown at once, the run goes on.
+  let verdictShown = false;
+  const onVerdict = (v) => {
+    state.last = null;
+    renderVerdict(JSON.parse(v.report_head), JSON.parse(v.presented));
+    verdictShown = true;
+    results.dataset.verdict = 'shown';
+  };
   try {
-    const m = await request(msg, progressUpdate);
+    const m = await request(msg, progressUpdate, onVerdict);
     // Receiving the worker's message is a main-thread task of its own (a big report's texts are copied in it);
     // parsing and the verdict's rendering come in the next one.
     await new Promise((resolve) => setTimeout(resolve, 0));
@@ -41,7 +50,8 @@ async function run(msg, label) {
     state.last = {
       report, reportJson: m.report, batchColumns: m.report_head ? m.batches : null,
       presented: m.presented ? JSON.parse(m.presented) : null, entries: listingOf(m),
-      entriesTotal: m.entries_total || 0, ms: m.ms, bytesRead: m.bytes_read, reads: m.reads, wasmBytes: m.wasm_bytes,
+      entriesTotal: m.entries_total || 0, ms: m.ms, bytesRead: m.bytes_read, reads: m.reads, readMs: m.read_ms,
+      wasmBytes: m.wasm_bytes,
     };
     await render();
     state.runs += 1;
@@ -52,15 +62,18 @@ async function run(msg, label) {
   } catch (e) {
     const kind = e.kind || 'internal';
     state.last = null;
-    $('#results').replaceChildren();
+    // A verdict already shown stays: it rests on the files a restart reads; only the history is missing.
+    if (!verdictShown) $('#results').replaceChildren();
     const help = ERROR_HELP[kind] ? ` ${ERROR_HELP[kind]}` : '';
     const text = String(e.message || e);
-    showMessage(`${/[.!?]$/.test(text) ? text : `${text}.`}${help}`);
+    const partial = verdictShown ? ' The verdict shown comes from the files a restart reads; the older batches were not read, so the timeline and the findings about them are missing.' : '';
+    showMessage(`${/[.!?]$/.test(text) ? text : `${text}.`}${partial}${help}`);
     const box = $('#message');
     box.dataset.errorKind = kind;
     state.runs += 1;
     results.dataset.runCount = String(state.runs);
-    results.dataset.run = 'error';
+    results.dataset.run = verdictShown ? 'partial' : 'error';
+    document.querySelectorAll('[data-testid=history-pending]').forEach((n) => { n.textContent = 'The older batches were not read.'; });
     setStatus(kind === 'cancelled' ? 'Cancelled.' : kind === 'stuck' ? 'Stopped a stuck worker.' : 'Could not diagnose this input.');
   } finally {
     progressEnd();

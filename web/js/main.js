@@ -22,10 +22,10 @@ import { initLinks, openFromAddress } from './link.js';
 // Test/scripting hook (read-only): the last report shown.
 window.checkpointInspector = {
   get report() { return state.last ? state.last.report : null; },
-  /** What the worker read from the dropped file for the last diagnosis: {bytes, reads, ms, wasmBytes}. */
+  /** What the worker read from the dropped file for the last diagnosis: {bytes, reads, readMs (time in those reads), ms, wasmBytes}. */
   get reading() {
     const l = state.last;
-    return l ? { bytes: l.bytesRead, reads: l.reads, ms: l.ms, wasmBytes: l.wasmBytes } : null;
+    return l ? { bytes: l.bytesRead, reads: l.reads, readMs: l.readMs, ms: l.ms, wasmBytes: l.wasmBytes } : null;
   },
   get markdown() { return markdown(); },
   get summary() { return summary(); },

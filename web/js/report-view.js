@@ -29,7 +29,7 @@ function archivePath(root, path) {
 /** A file path: a button that shows the file when it is in the input and small enough, else plain code. */
 export function pathLink(root, path) {
   const full = archivePath(root, path);
-  const size = state.last?.entries.sizeOf(full);
+  const size = state.last?.entries?.sizeOf(full);
   if (size !== undefined && size <= MAX_SHOWN_BYTES) {
     return el('button', { type: 'button', class: 'linkish', title: `Show ${full} (${fmtBytes(size)})`, onclick: () => showEntry(full) }, path);
   }
@@ -114,6 +114,21 @@ export async function render() {
       if (container.childNodes.length) box.append(container);
     }
   }
+}
+
+/**
+ * The verdict's report (the worker's `verdict` message: what a restart reads, before the older offsets and
+ * commits are read), shown while the history is read: each checkpoint's verdict, facts and findings, and a
+ * note that the rest is coming. `render` then replaces it with the full report.
+ */
+export function renderVerdict(report, presented) {
+  const diag = el('div', { id: 'panel-diagnosis', 'data-testid': 'verdict-first' });
+  report.checkpoints.forEach((c, i) => {
+    const rest = el('p', { class: 'muted', 'data-testid': 'history-pending' },
+      `Reading the older batches' offsets and commits for the timeline and the findings about them; the verdict rests on the files a restart reads, which are read.`);
+    diag.append(renderCheckpoint(c, report, presented[i], el('div', { class: 'views' }, rest)));
+  });
+  $('#results').replaceChildren(diag);
 }
 
 /** One checkpoint: `p` is the core's presentation of it (`Inspector.present`: headline, summary, assumption, needs, finding order). */

@@ -93,6 +93,12 @@ function onWorkerMessage(m) {
     p.onProgress?.(m);
     return;
   }
+  // The verdict before the history (a diagnosis of a checkpoint with more batches than the verdict reads): the
+  // request goes on until its `report`.
+  if (m.type === 'verdict') {
+    p.onVerdict?.(m);
+    return;
+  }
   state.pending.delete(m.id);
   $('#results').dataset.pending = String(state.pending.size);
   armWatchdog();
@@ -113,14 +119,16 @@ export function checkReady() {
 }
 addEventListener('TrunkApplicationStarted', checkReady);
 
-export function request(msg, onProgress) {
+/** Sends `msg` to the worker; resolves with its answer. `onProgress` gets its `progress` messages, `onVerdict`
+ *  its `verdict` message (the verdict's report, before the history is read). */
+export function request(msg, onProgress, onVerdict) {
   return new Promise((resolve, reject) => {
     if (!state.worker) {
       reject({ kind: 'internal', message: 'The inspector is not loaded yet.' });
       return;
     }
     const id = state.nextId++;
-    state.pending.set(id, { resolve, reject, onProgress });
+    state.pending.set(id, { resolve, reject, onProgress, onVerdict });
     $('#results').dataset.pending = String(state.pending.size);
     state.worker.postMessage({ ...msg, id });
     armWatchdog();

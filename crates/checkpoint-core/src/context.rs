@@ -101,4 +101,8 @@ pub struct Context {
     /// CLI's `--deep`). What the budget leaves unread is reported as an info finding
     /// (`state-verification-budget`). Listing and log files are always read.
     pub verify_budget_bytes: Option<u64>,
+    /// Offsets and commits files [`crate::diagnose_progressive`] reads before its verdict at least (besides
+    /// what a restart reads); `None` = [`crate::read::log_files::VERDICT_LOG_FILES`]. Tests set it low to take
+    /// the verdict-first path on small fixtures.
+    pub verdict_log_files: Option<usize>,
 }

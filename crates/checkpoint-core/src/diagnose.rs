@@ -15,6 +15,22 @@ use std::collections::BTreeMap;
 /// of `REPORT-CONTRACT.md`). Never fails: unreadable files become findings. Reads lazily: the listing, the
 /// log files, and the state files a restart would load.
 pub fn diagnose(archive: &mut dyn Archive, ctx: &Context) -> Report {
+    diagnose_with(archive, ctx, None)
+}
+
+/// [`diagnose`] with the verdict first, for a front end that shows it while the history is read (the page's
+/// worker). With one checkpoint root whose offset and commit logs hold more than the verdict needs,
+/// `on_verdict` is called once with a report built from what a restart reads (the latest two offsets files,
+/// the latest commit, the state it loads) and the newest [`crate::read::log_files::VERDICT_LOG_FILES`] log
+/// files, the older ones listed with [`crate::log::LogError::Deferred`]; then those are read and the full
+/// report returned, equal to [`diagnose`]'s. Otherwise `on_verdict` is not called. The restart prediction of
+/// the two reports is the same (it rests on what a restart reads); findings about the older files come only
+/// in the full one.
+pub fn diagnose_progressive(archive: &mut dyn Archive, ctx: &Context, on_verdict: &mut dyn FnMut(&Report)) -> Report {
+    diagnose_with(archive, ctx, Some(on_verdict))
+}
+
+fn diagnose_with(archive: &mut dyn Archive, ctx: &Context, mut on_verdict: Option<&mut dyn FnMut(&Report)>) -> Report {
     let roots = find_roots(archive.entries());
     // A Delta source table's `_delta_log/` dropped in the same zip as the checkpoint.
     let mut with_logs;
@@ -66,9 +82,32 @@ pub fn diagnose(archive: &mut dyn Archive, ctx: &Context) -> Report {
     let mut budget_left = budget;
     let mut log_left = crate::read::MAX_TOTAL_LOG_BYTES;
     for (root, members) in roots.iter().zip(&members) {
-        let opts =
-            ReadOptions { verify_state: true, check_rows: true, budget_bytes: budget_left, log_budget_bytes: log_left };
-        let mut cp = read_root_members(archive, root, members, &opts);
+        let opts = ReadOptions {
+            verify_state: true,
+            check_rows: true,
+            budget_bytes: budget_left,
+            log_budget_bytes: log_left,
+            verdict_log_files: ctx.verdict_log_files.unwrap_or(crate::read::log_files::VERDICT_LOG_FILES),
+        };
+        // Verdict first only for one root: with several, the log budget is shared in order, so each root is
+        // read whole before the next.
+        let mut cp = match on_verdict.as_mut().filter(|_| roots.len() == 1 && checkpoints.is_empty()) {
+            Some(tell) => {
+                let (mut cp, history) = crate::read::read_root_verdict_first(archive, root, members, &opts);
+                if let Some(history) = history {
+                    cp.verify_budget.0 = budget;
+                    let verdict = vec![report_for(&cp, ctx)];
+                    tell(&Report {
+                        inspector_version: INSPECTOR_VERSION.to_string(),
+                        input: input.clone(),
+                        checkpoints: verdict,
+                    });
+                    crate::read::read_history(archive, root, &mut cp, history);
+                }
+                cp
+            }
+            None => read_root_members(archive, root, members, &opts),
+        };
         budget_left = budget_left.saturating_sub(cp.verify_budget.1);
         log_left = log_left.saturating_sub(log_bytes_read(&cp));
         cp.verify_budget.0 = budget;

@@ -52,5 +52,5 @@ pub(crate) mod testutil;
 
 pub use archive::{Archive, ArchiveError, Entry, Limits, MemArchive, ZipInput};
 pub use context::{Context, SparkVersion};
-pub use diagnose::diagnose;
+pub use diagnose::{diagnose, diagnose_progressive};
 pub use report::Report;

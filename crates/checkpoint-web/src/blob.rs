@@ -54,6 +54,19 @@ pub struct ReadStats {
     pub bytes: Cell<u64>,
     /// Number of slice reads.
     pub reads: Cell<u64>,
+    /// Milliseconds spent in those reads (`FileReaderSync`, by the worker's `performance.now()`).
+    pub ms: Cell<f64>,
+}
+
+/// The worker's clock in milliseconds (`performance.now()`), 0 where there is none.
+fn clock_ms() -> f64 {
+    use wasm_bindgen::JsCast;
+    js_sys::global()
+        .dyn_into::<web_sys::WorkerGlobalScope>()
+        .ok()
+        .and_then(|g| g.performance())
+        .map(|p| p.now())
+        .unwrap_or(0.0)
 }
 
 /// Spans of a blob already read (start offset → bytes), at most [`CACHE_BYTES`] in all, oldest dropped first.
@@ -156,7 +169,9 @@ impl BlobSource {
             return Ok(());
         }
         let mut buf = vec![0u8; (end - start) as usize];
+        let t0 = clock_ms();
         let n = read_blob_at(&self.blob, &self.reader, start, self.len, &mut buf)?;
+        self.stats.ms.set(self.stats.ms.get() + (clock_ms() - t0));
         buf.truncate(n);
         self.stats.bytes.set(self.stats.bytes.get() + n as u64);
         self.stats.reads.set(self.stats.reads.get() + 1);

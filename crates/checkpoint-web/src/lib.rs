@@ -102,6 +102,7 @@ impl Options {
             delta_logs: Vec::new(),
             sink_logs: Vec::new(),
             verify_budget_bytes: self.verify_all.then_some(u64::MAX),
+            verdict_log_files: None,
         })
     }
 }
@@ -198,9 +199,21 @@ pub fn diagnose_archive_with_logs(
     options: &Options,
     delta_logs: &[checkpoint_core::delta::DeltaLog],
 ) -> Result<Report, InputError> {
+    diagnose_verdict_first(archive, options, delta_logs, &mut |_| ())
+}
+
+/// [`diagnose_archive_with_logs`] with the verdict first ([`checkpoint_core::diagnose_progressive`]):
+/// `on_verdict` gets the report of what a restart reads before the older history is read (not called when
+/// there is nothing more to read); the full report is returned.
+pub fn diagnose_verdict_first(
+    archive: &mut dyn Archive,
+    options: &Options,
+    delta_logs: &[checkpoint_core::delta::DeltaLog],
+    on_verdict: &mut dyn FnMut(&Report),
+) -> Result<Report, InputError> {
     let mut ctx = options.to_context()?;
     ctx.delta_logs = delta_logs.to_vec();
-    Ok(checkpoint_core::diagnose(archive, &ctx))
+    Ok(checkpoint_core::diagnose_progressive(archive, &ctx, on_verdict))
 }
 
 /// Reads the Delta table logs of a dropped zip or folder (a `_delta_log/` folder, a table folder holding one, or

@@ -19,7 +19,8 @@
 //! | `ready` | `version` (inspector version) — sent once the wasm is running |
 //! | `progress` | `id`, `done`, `total` (files read / files listed), `path` (the file being read) |
 //! | `delta-log` | `id`, `tables` (`[{dir, table_id, versions}]`) — the Delta logs were read and no checkpoint is open yet |
-//! | `report` | `id`, `report` (JSON text of the contract's `Report`), `report_head` (the same without the checkpoints' `batches`), `batches` (each checkpoint's `batches` as columns of typed arrays: `batch_columns`), `presented` (JSON text: `present::present` of each checkpoint for the page), `entry_paths`, `entry_ends`, `entry_sizes` (the listing, at most [`crate::MAX_LISTED_ENTRIES`] files: every path in one string, where each ends in UTF-16 units, the sizes), `entries_total`, `ms`, `bytes_read`, `reads` (slices of the dropped zip), `wasm_bytes` (the worker's wasm memory) |
+//! | `verdict` | `id`, `report_head`, `presented` (as in `report`, of the report built from what a restart reads, before the older offsets and commits files are read: `checkpoint_core::diagnose_progressive`), `ms`; sent only when there is more history to read, and always followed by `report` (or `error`) |
+//! | `report` | `id`, `report` (JSON text of the contract's `Report`), `report_head` (the same without the checkpoints' `batches`), `batches` (each checkpoint's `batches` as columns of typed arrays: `batch_columns`), `presented` (JSON text: `present::present` of each checkpoint for the page), `entry_paths`, `entry_ends`, `entry_sizes` (the listing, at most [`crate::MAX_LISTED_ENTRIES`] files: every path in one string, where each ends in UTF-16 units, the sizes), `entries_total`, `ms`, `bytes_read`, `reads` (slices of the dropped zip), `read_ms` (time in those reads), `wasm_bytes` (the worker's wasm memory) |
 //! | `entry` | `id`, `path`, `size`, `bytes` (`Uint8Array`) |
 //! | `state-overview` | `id`, `overview` (JSON text) |
 //! | `state-rows` | `id`, `result` (JSON text of [`crate::state::LoadedState::page`]) |
@@ -28,7 +29,7 @@
 
 use crate::blob::{BlobZip, FilesArchive, ReadStats};
 use crate::state::StateSelection;
-use crate::{diagnose_archive_with_logs, limits, InputError, Options, MAX_LISTED_ENTRIES, MAX_SHOWN_ENTRY_BYTES};
+use crate::{diagnose_verdict_first, limits, InputError, Options, MAX_LISTED_ENTRIES, MAX_SHOWN_ENTRY_BYTES};
 use checkpoint_core::delta::DeltaLog;
 use checkpoint_core::{Archive, ArchiveError, Entry};
 use gloo_events::EventListener;
@@ -215,7 +216,8 @@ fn run_diagnosis(id: &JsValue, input: &Input, options: &Options) -> Result<(), I
         let every_ms = options.progress_ms.filter(|m| m.is_finite() && *m >= 0.0).unwrap_or(100.0);
         let mut p = Progress { inner: archive.as_mut(), id: id.clone(), done: 0, total, last_post: started, every_ms };
         let logs = DELTA_LOGS.with(|l| l.borrow().clone());
-        diagnose_archive_with_logs(&mut p, options, &logs)?
+        let mut tell = |verdict: &checkpoint_core::Report| post_verdict(id, verdict, started);
+        diagnose_verdict_first(&mut p, options, &logs, &mut tell)?
     };
     // The listing the page shows, then the archive goes (its central directory and span cache), before the
     // report is serialized: the worker's memory peaks lower.
@@ -253,6 +255,9 @@ fn run_diagnosis(id: &JsValue, input: &Input, options: &Options) -> Result<(), I
         bytes_read: Option<f64>,
         #[serde(skip_serializing_if = "Option::is_none")]
         reads: Option<f64>,
+        /// Milliseconds of `ms` spent reading those slices.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        read_ms: Option<f64>,
         /// The worker's wasm memory in bytes when the report is sent (wasm memory only grows: its peak).
         wasm_bytes: f64,
     }
@@ -269,10 +274,35 @@ fn run_diagnosis(id: &JsValue, input: &Input, options: &Options) -> Result<(), I
             ms: js_sys::Date::now() - started,
             bytes_read: stats.as_ref().map(|s| s.bytes.get() as f64),
             reads: stats.as_ref().map(|s| s.reads.get() as f64),
+            read_ms: stats.as_ref().map(|s| s.ms.get()),
             wasm_bytes: wasm_memory_bytes(),
         },
     );
     Ok(())
+}
+
+/// Posts the verdict's report (`verdict` message): the report without its batch lists, as `report_head`, and
+/// the core's presentation of each checkpoint, like the head of the `report` message that follows.
+fn post_verdict(id: &JsValue, verdict: &checkpoint_core::Report, started: f64) {
+    let presented: Vec<_> = verdict
+        .checkpoints
+        .iter()
+        .map(|c| checkpoint_core::present::present(c, checkpoint_core::present::Frontend::Page))
+        .collect();
+    let mut head = verdict.clone();
+    for c in &mut head.checkpoints {
+        c.batches = Vec::new();
+    }
+    #[derive(Serialize)]
+    struct VerdictMsg {
+        report_head: String,
+        presented: String,
+        ms: f64,
+    }
+    let (Ok(report_head), Ok(presented)) = (serde_json::to_string(&head), serde_json::to_string(&presented)) else {
+        return;
+    };
+    post("verdict", id, VerdictMsg { report_head, presented, ms: js_sys::Date::now() - started });
 }
 
 /// One checkpoint's `batches` as columns (web/js/report-view.js turns them back into the report's objects): a

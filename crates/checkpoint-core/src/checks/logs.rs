@@ -1,7 +1,7 @@
 //! Offset, commit, file-source and operator-metadata log files: malformed, truncated, empty, written by a
 //! newer Spark (FORMATS.md §2, §3, §5, §6); gaps and mismatches between the offset and commit logs.
 
-use super::{effective_conf, legacy, spark, BACKUP};
+use super::{legacy, spark, BACKUP};
 use crate::log::{max_supported, LogError, LogKind};
 use crate::model::Checkpoint;
 use crate::report::{CheckpointKind, Code, Finding, RestartStage, Severity};
@@ -34,10 +34,10 @@ fn version_issue(kind: LogKind, found: u32, cp: &Checkpoint, ctx: &Context) -> O
     if kind == LogKind::Commits && v.at_least(4, 0) {
         // The commit log accepts exactly the configured state checkpoint format version. It is not
         // recorded in the offset log; without the user's session conf we assume it matches the files.
-        let configured: u32 = effective_conf(cp, ctx)
-            .get("spark.sql.streaming.stateStore.checkpointFormatVersion")
-            .and_then(|s| s.trim().parse().ok())
-            .unwrap_or(if found <= 2 { found } else { 1 });
+        let configured: u32 =
+            super::effective_conf_value(cp, ctx, "spark.sql.streaming.stateStore.checkpointFormatVersion")
+                .and_then(|s| s.trim().parse().ok())
+                .unwrap_or(if found <= 2 { found } else { 1 });
         if found != configured {
             return Some(VersionIssue {
                 class: Some("INVALID_LOG_VERSION.EXACT_MATCH_VERSION"),
@@ -155,8 +155,9 @@ fn batch_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             not_read.push(format!("{path} ({size} bytes)"));
             continue;
         }
-        // A limit of this inspector, not damage: reported by `budgets::check_not_verified`.
-        if let Some(LogError::NotVerified { .. }) = err {
+        // A limit of this inspector, not damage: reported by `budgets::check_not_verified`. A file read after
+        // the verdict: nothing to say of it yet.
+        if let Some(LogError::NotVerified { .. } | LogError::Deferred) = err {
             continue;
         }
         let file = LogFileAt { kind, id, path, size, stage: read_stage(kind, id) };

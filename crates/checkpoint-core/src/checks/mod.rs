@@ -238,6 +238,13 @@ pub fn effective_conf(cp: &Checkpoint, ctx: &Context) -> BTreeMap<String, String
     c
 }
 
+/// One conf of [`effective_conf`] (the latest offsets file's recorded value, else the session's), without
+/// building the whole map: for checks that ask per file.
+pub fn effective_conf_value<'a>(cp: &'a Checkpoint, ctx: &'a Context, key: &str) -> Option<&'a str> {
+    let recorded = cp.latest_readable_offsets().and_then(|(_, o)| o.metadata.as_ref()).and_then(|m| m.conf.get(key));
+    recorded.or_else(|| ctx.session_conf.get(key)).map(String::as_str)
+}
+
 /// A boolean conf with a default.
 pub fn conf_bool(conf: &BTreeMap<String, String>, key: &str, default: bool) -> bool {
     conf.get(key).map(|v| v.trim().eq_ignore_ascii_case("true")).unwrap_or(default)

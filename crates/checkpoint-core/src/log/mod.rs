@@ -74,6 +74,9 @@ pub enum LogError {
         /// The budget, in bytes.
         budget: u64,
     },
+    /// Not read yet: an older batch's file that a progressive diagnosis reads after the verdict
+    /// (`diagnose_progressive`); only the verdict's report holds it. No finding about its content.
+    Deferred,
 }
 
 impl LogError {
@@ -84,7 +87,8 @@ impl LogError {
             | LogError::MalformedVersion { .. }
             | LogError::Unreadable { .. }
             | LogError::NotVerified { .. }
-            | LogError::NotRead { .. } => 0,
+            | LogError::NotRead { .. }
+            | LogError::Deferred => 0,
             LogError::MissingLine { offset, .. } | LogError::BadJson { offset, .. } | LogError::NotUtf8 { offset } => {
                 *offset
             }
@@ -119,6 +123,7 @@ impl fmt::Display for LogError {
             LogError::NotUtf8 { offset } => write!(f, "not UTF-8 text at byte {offset}"),
             LogError::Unreadable { reason, .. } => write!(f, "cannot read the file: {reason}"),
             LogError::NotVerified { reason } => write!(f, "not verified: {reason}"),
+            LogError::Deferred => write!(f, "not read yet: older batches are read after the verdict"),
             LogError::NotRead { budget } => {
                 write!(f, "not read: the budget of {budget} bytes for log files was spent on newer batches")
             }

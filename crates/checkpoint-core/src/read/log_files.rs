@@ -67,42 +67,125 @@ fn elide(o: &mut crate::log::offsets::OffsetSeq, drop_conf: bool, whole: bool) {
     }
 }
 
-/// Reads `offsets/` and `commits/`: newest batches first, commits before offsets of the same batch, within
-/// `log_budget` bytes. A restart reads only the latest offsets/commits, so older ones beyond the budget are
-/// listed ([`LogError::NotRead`]), not read.
-pub(crate) fn read_offsets_and_commits(cp: &mut Checkpoint, rd: &mut Reader<'_>, log_budget: u64) {
-    let mut todo: Vec<(i64, bool, String, u64)> = batch_files(cp, "offsets", false)
-        .into_iter()
-        .map(|(id, _, p, s)| (id, true, p, s))
-        .chain(batch_files(cp, "commits", false).into_iter().map(|(id, _, p, s)| (id, false, p, s)))
-        .collect();
-    todo.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    let mut left = log_budget;
-    // Bounded memory: decided per file while reading (see `elide`), so at most the kept batches and one being
-    // parsed are held whole.
-    let last_commit_listed = todo.iter().filter(|t| !t.1).map(|t| t.0).max();
-    let temp_targets: BTreeSet<i64> = cp
-        .files
-        .iter()
-        .filter(|f| dir_of(&f.path) == "offsets")
-        .filter_map(|f| temp_target_batch(name_of(&f.path)))
-        .collect();
-    let mut readable_seen = 0usize;
-    let mut start_found = false;
-    // What a restart reads is always read, whatever the budget (else the verdict would rest on older files):
-    // the latest two offsets files and the latest commit.
-    let mut newest_offsets = todo.iter().filter(|t| t.1).map(|t| t.0);
-    let must_offsets = [newest_offsets.next(), newest_offsets.next()];
-    let paths: Vec<&str> = todo.iter().map(|t| t.2.as_str()).collect();
-    for (i, (id, is_offsets, path, size)) in todo.iter().cloned().enumerate() {
-        if i % super::PREFETCH_FILES == 0 && left > 0 {
-            rd.prefetch(cp, paths[i..].iter().take(super::PREFETCH_FILES).copied());
+/// Offsets and commits files of the newest batches read before the verdict at least
+/// ([`LogReading::read_verdict`]): the latest batches' files, which a restart and the checks of recent
+/// history read. Older ones are read after it.
+pub const VERDICT_LOG_FILES: usize = 64;
+
+/// Reads `offsets/` and `commits/`: newest batches first, a batch's commit before its offsets, within the log
+/// budget. A restart reads only the latest offsets/commits, so older ones beyond the budget are listed
+/// ([`LogError::NotRead`]), not read.
+///
+/// The files in the order they are read and how far reading got, so that reading can stop once what a restart reads is in
+/// ([`LogReading::read_verdict`]) and go on later where it stopped ([`LogReading::read_rest`]): read in two
+/// calls or in one, the files end the same (the second call is the first one's continuation, in the same
+/// order and with the same budget).
+pub(crate) struct LogReading {
+    /// `(batch id, is offsets, path, size)`, in reading order.
+    todo: Vec<(i64, bool, String, u64)>,
+    /// Position in `todo` of the next file to read.
+    next: usize,
+    log_budget: u64,
+    /// Bytes of the budget left.
+    left: u64,
+    last_commit_listed: Option<i64>,
+    /// Batches an `offsets/` temp file targets: their offsets are kept whole.
+    temp_targets: BTreeSet<i64>,
+    /// The two newest offsets files and the newest commit: read whatever the budget.
+    must_offsets: [Option<i64>; 2],
+    readable_seen: usize,
+    start_found: bool,
+}
+
+impl LogReading {
+    /// The files of `cp`'s listing, none read yet.
+    pub(crate) fn new(cp: &Checkpoint, log_budget: u64) -> Self {
+        let mut todo: Vec<(i64, bool, String, u64)> = batch_files(cp, "offsets", false)
+            .into_iter()
+            .map(|(id, _, p, s)| (id, true, p, s))
+            .chain(batch_files(cp, "commits", false).into_iter().map(|(id, _, p, s)| (id, false, p, s)))
+            .collect();
+        todo.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let last_commit_listed = todo.iter().filter(|t| !t.1).map(|t| t.0).max();
+        let temp_targets: BTreeSet<i64> = cp
+            .files
+            .iter()
+            .filter(|f| dir_of(&f.path) == "offsets")
+            .filter_map(|f| temp_target_batch(name_of(&f.path)))
+            .collect();
+        // What a restart reads is always read, whatever the budget (else the verdict would rest on older files):
+        // the latest two offsets files and the latest commit.
+        let mut newest_offsets = todo.iter().filter(|t| t.1).map(|t| t.0);
+        let must_offsets = [newest_offsets.next(), newest_offsets.next()];
+        LogReading {
+            todo,
+            next: 0,
+            log_budget,
+            left: log_budget,
+            last_commit_listed,
+            temp_targets,
+            must_offsets,
+            readable_seen: 0,
+            start_found: false,
         }
-        let must = if is_offsets { must_offsets.contains(&Some(id)) } else { Some(id) == last_commit_listed };
-        let bytes = if size > left && !must {
-            Err(LogError::NotRead { budget: log_budget })
+    }
+
+    /// Reads the files a restart reads (the latest two offsets files, the latest commit, the offsets of the
+    /// batch it starts from), and the newest `at_least` (default [`VERDICT_LOG_FILES`]); the others are listed
+    /// with [`LogError::Deferred`] until [`LogReading::read_rest`] reads them.
+    pub(crate) fn read_verdict(&mut self, cp: &mut Checkpoint, rd: &mut Reader<'_>, at_least: usize) {
+        let must_end = self
+            .todo
+            .iter()
+            .rposition(
+                |t| if t.1 { self.must_offsets.contains(&Some(t.0)) } else { Some(t.0) == self.last_commit_listed },
+            )
+            .map_or(0, |i| i + 1);
+        let end = must_end.max(at_least);
+        let first = self.next;
+        while self.next < self.todo.len()
+            && (self.next < end || (!self.start_found && self.last_commit_listed.is_some()))
+        {
+            self.read_next(cp, rd, first);
+        }
+        for (id, is_offsets, path, size) in self.todo[self.next..].iter().cloned() {
+            let file = ReadFile { path, size, content: Err(LogError::Deferred) };
+            if is_offsets {
+                cp.offsets.insert(id, LogFile { batch_id: id, compact: false, file });
+            } else {
+                let file = ReadFile { path: file.path, size, content: Err(LogError::Deferred) };
+                cp.commits.insert(id, LogFile { batch_id: id, compact: false, file });
+            }
+        }
+    }
+
+    /// Reads every file not read yet, in order.
+    pub(crate) fn read_rest(&mut self, cp: &mut Checkpoint, rd: &mut Reader<'_>) {
+        let first = self.next;
+        while self.next < self.todo.len() {
+            self.read_next(cp, rd, first);
+        }
+    }
+
+    /// Files of `offsets/` and `commits/` not read yet.
+    pub(crate) fn left(&self) -> usize {
+        self.todo.len() - self.next
+    }
+
+    /// Reads the file at `next`; `first` = where this call started (prefetch groups count from it).
+    fn read_next(&mut self, cp: &mut Checkpoint, rd: &mut Reader<'_>, first: usize) {
+        let i = self.next;
+        self.next += 1;
+        if (i - first).is_multiple_of(super::PREFETCH_FILES) && self.left > 0 {
+            let paths = self.todo[i..].iter().take(super::PREFETCH_FILES).map(|t| t.2.as_str());
+            rd.prefetch(cp, paths);
+        }
+        let (id, is_offsets, path, size) = self.todo[i].clone();
+        let must = if is_offsets { self.must_offsets.contains(&Some(id)) } else { Some(id) == self.last_commit_listed };
+        let bytes = if size > self.left && !must {
+            Err(LogError::NotRead { budget: self.log_budget })
         } else {
-            left = left.saturating_sub(size);
+            self.left = self.left.saturating_sub(size);
             rd.read(&path, MAX_LOG_BYTES).map_err(|e| unreadable(&e))
         };
         if let Ok(b) = &bytes {
@@ -111,11 +194,13 @@ pub(crate) fn read_offsets_and_commits(cp: &mut Checkpoint, rd: &mut Reader<'_>,
         if is_offsets {
             let mut content = bytes.and_then(|b| log::offsets::parse(&b));
             if let Ok(o) = &mut content {
-                let is_start = !start_found && last_commit_listed.is_some_and(|c| id <= c);
-                start_found |= is_start;
-                let whole = readable_seen < KEEP_FULL_OFFSETS || is_start || temp_targets.contains(&id);
-                elide(o, readable_seen > 0, whole);
-                readable_seen += 1;
+                let is_start = !self.start_found && self.last_commit_listed.is_some_and(|c| id <= c);
+                self.start_found |= is_start;
+                let whole = self.readable_seen < KEEP_FULL_OFFSETS || is_start || self.temp_targets.contains(&id);
+                // Bounded memory: decided per file while reading, so at most the kept batches and one being
+                // parsed are held whole.
+                elide(o, self.readable_seen > 0, whole);
+                self.readable_seen += 1;
             }
             cp.offsets.insert(id, LogFile { batch_id: id, compact: false, file: ReadFile { path, size, content } });
         } else {

@@ -58,6 +58,9 @@ pub struct ReadOptions {
     /// Bytes of offsets and commits files that may be read, newest batches first (default
     /// [`MAX_TOTAL_LOG_BYTES`]); older files are listed with [`LogError::NotRead`].
     pub log_budget_bytes: u64,
+    /// Offsets and commits files read before the verdict at least, by [`read_root_verdict_first`] (default
+    /// [`log_files::VERDICT_LOG_FILES`]).
+    pub verdict_log_files: usize,
 }
 
 impl Default for ReadOptions {
@@ -67,6 +70,7 @@ impl Default for ReadOptions {
             check_rows: true,
             budget_bytes: DEFAULT_VERIFY_BUDGET,
             log_budget_bytes: MAX_TOTAL_LOG_BYTES,
+            verdict_log_files: log_files::VERDICT_LOG_FILES,
         }
     }
 }
@@ -101,16 +105,64 @@ fn read_listed(archive: &mut dyn Archive, root: &Root, cp: Checkpoint, opts: &Re
     read_stages(archive, root, cp, opts, true)
 }
 
+/// The older offsets and commits files of a checkpoint read by [`read_root_verdict_first`], still to read:
+/// give it to [`read_history`].
+pub struct History(log_files::LogReading);
+
+impl History {
+    /// Offsets and commits files not read yet.
+    pub fn files_left(&self) -> usize {
+        self.0.left()
+    }
+}
+
+/// [`read_root_members`] with the verdict first: every stage runs, but the offset and commit logs only as far
+/// as what a restart reads (the latest two offsets files, the latest commit, the offsets of the batch it
+/// starts from) and the newest [`log_files::VERDICT_LOG_FILES`]; the older files are listed with
+/// [`LogError::Deferred`]. [`read_history`] then reads them: the checkpoint ends as [`read_root_members`]'s
+/// would (the same files, order and budget).
+pub fn read_root_verdict_first(
+    archive: &mut dyn Archive,
+    root: &Root,
+    members: &[usize],
+    opts: &ReadOptions,
+) -> (Checkpoint, Option<History>) {
+    let all = archive.entries();
+    let cp = listing::list(members.iter().filter_map(|&i| all.get(i)), root);
+    let (cp, history) = read_stages_with(archive, root, cp, opts, true, true);
+    (cp, history.map(History))
+}
+
+/// Reads the offsets and commits files [`read_root_verdict_first`] left for later into `cp`.
+pub fn read_history(archive: &mut dyn Archive, root: &Root, cp: &mut Checkpoint, history: History) {
+    let mut reading = history.0;
+    let mut rd = Reader { archive, prefix: listing::prefix_of(root), budget_left: 0, rows_read: Default::default() };
+    reading.read_rest(cp, &mut rd);
+}
+
 /// The read stages in order. `fused_rows`: the integrity pass rebuilds HDFS stores' rows from the bytes it
 /// checks (each file inflated once); `false` (tests only) makes the row stage execute every chain itself, the
 /// reference the fused pass must equal.
 fn read_stages(
     archive: &mut dyn Archive,
     root: &Root,
-    mut cp: Checkpoint,
+    cp: Checkpoint,
     opts: &ReadOptions,
     fused_rows: bool,
 ) -> Checkpoint {
+    read_stages_with(archive, root, cp, opts, fused_rows, false).0
+}
+
+/// [`read_stages`]; `verdict_first`: the offset and commit logs only as far as the verdict needs, the rest
+/// returned to read later ([`log_files::LogReading`]).
+fn read_stages_with(
+    archive: &mut dyn Archive,
+    root: &Root,
+    mut cp: Checkpoint,
+    opts: &ReadOptions,
+    fused_rows: bool,
+    verdict_first: bool,
+) -> (Checkpoint, Option<log_files::LogReading>) {
     let prefix = listing::prefix_of(root);
     for (path, e) in archive.unreadable_entries() {
         if let Some(rel) = path.strip_prefix(&prefix).filter(|r| !r.is_empty()) {
@@ -120,12 +172,17 @@ fn read_stages(
     let mut rd = Reader { archive, prefix, budget_left: opts.budget_bytes, rows_read: Default::default() };
     if root.kind == CheckpointKind::Dstream {
         dstream::read_dstream_files(&mut cp, &mut rd);
-        return cp;
+        return (cp, None);
     }
     // Temp files first: a sidecar that does not match its file is tried on them (`sidecars`).
     let file_log_temp_targets = log_files::read_temp_files(&mut cp, &mut rd);
     log_files::read_metadata(&mut cp, &mut rd);
-    log_files::read_offsets_and_commits(&mut cp, &mut rd, opts.log_budget_bytes);
+    let mut logs = log_files::LogReading::new(&cp, opts.log_budget_bytes);
+    if verdict_first {
+        logs.read_verdict(&mut cp, &mut rd, opts.verdict_log_files);
+    } else {
+        logs.read_rest(&mut cp, &mut rd);
+    }
     log_files::note_unlisted_log_files(&mut cp);
     file_logs::read_file_logs(&mut cp, &mut rd, &file_log_temp_targets);
     file_logs::read_schema_log(&mut cp, &mut rd);
@@ -142,7 +199,8 @@ fn read_stages(
         state_growth::read_state_growth(&mut cp, &mut rd);
     }
     cp.verify_budget = (opts.budget_bytes, opts.budget_bytes.saturating_sub(rd.budget_left));
-    cp
+    let history = (logs.left() > 0).then_some(logs);
+    (cp, history)
 }
 
 /// The archive of one root as the stages read it: paths relative to the root, and the state byte budget left.
