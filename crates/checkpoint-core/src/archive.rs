@@ -229,6 +229,13 @@ pub trait Archive {
     /// request for neighbouring entries. It must not change what [`Archive::read`] returns, and never fails;
     /// unknown paths are ignored. Default: nothing. A wrapper around another archive forwards it.
     fn prefetch(&mut self, _paths: &[String]) {}
+    /// Bytes of content the archive's total read limit ([`Limits::max_total_bytes`]) still admits (`u64::MAX`
+    /// without one); `None` when unknown. [`crate::diagnose_progressive`] reads in another order than
+    /// [`crate::diagnose`], so it takes its verdict-first path only when this leaves room to spare (the limit
+    /// then refuses no file in either order). Default: `None`. A wrapper around another archive forwards it.
+    fn bytes_left(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Checks an entry path for safety and normalises it: `/`-separated, no leading `./` or `/`.
@@ -594,6 +601,10 @@ impl<R: Read + Seek> Archive for ZipInput<R> {
         &self.entries
     }
 
+    fn bytes_left(&self) -> Option<u64> {
+        Some(self.limits.max_total_bytes.saturating_sub(self.total_read))
+    }
+
     fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ArchiveError> {
         let pos = self.position(path).ok_or_else(|| ArchiveError::NotFound { path: path.to_string() })?;
         if let Some(&u) = self.blocked.get(&(pos as u32)) {
@@ -700,6 +711,9 @@ impl Archive for MemArchive {
     }
     fn input_bytes(&self) -> u64 {
         self.data.iter().map(|d| d.len() as u64).sum()
+    }
+    fn bytes_left(&self) -> Option<u64> {
+        Some(u64::MAX)
     }
 }
 

@@ -19,13 +19,20 @@ pub fn diagnose(archive: &mut dyn Archive, ctx: &Context) -> Report {
 }
 
 /// [`diagnose`] with the verdict first, for a front end that shows it while the history is read (the page's
-/// worker). With one checkpoint root whose offset and commit logs hold more than the verdict needs,
-/// `on_verdict` is called once with a report built from what a restart reads (the latest two offsets files,
-/// the latest commit, the state it loads) and the newest [`crate::read::log_files::VERDICT_LOG_FILES`] log
-/// files, the older ones listed with [`crate::log::LogError::Deferred`]; then those are read and the full
-/// report returned, equal to [`diagnose`]'s. Otherwise `on_verdict` is not called. The restart prediction of
-/// the two reports is the same (it rests on what a restart reads); findings about the older files come only
-/// in the full one.
+/// worker). `on_verdict` is called once with a report built from what a restart reads (the latest two offsets
+/// files, the latest commit, the offsets of the batch it starts from, the state it loads) and the newest
+/// [`crate::read::log_files::VERDICT_LOG_FILES`] log files, the older ones listed with
+/// [`crate::log::LogError::Deferred`]; then those are read and the full report is returned, equal to
+/// [`diagnose`]'s. The early report's restart prediction is the full one's. Its findings rest on the files read
+/// so far: findings about older batches, and those that weigh the whole history (the offsets-rewritten and
+/// watermark checks), may differ in the full report.
+///
+/// Without an early report (`on_verdict` not called; one pass, as [`diagnose`]): several checkpoint roots (their
+/// log budget is shared in order), a DStream checkpoint, nothing more to read, a pasted error (`error_text`: the
+/// finding that explains it may be about an older file, which the prediction cites), or an archive whose total
+/// read limit ([`Archive::bytes_left`]) does not leave room for the state verification budget, the log budget
+/// and [`VERDICT_FIRST_SPARE_BYTES`] more (the two orders could then hit the limit on different files; the
+/// page's "verify every state file" has no state budget, so it takes one pass).
 pub fn diagnose_progressive(archive: &mut dyn Archive, ctx: &Context, on_verdict: &mut dyn FnMut(&Report)) -> Report {
     diagnose_with(archive, ctx, Some(on_verdict))
 }
@@ -89,9 +96,12 @@ fn diagnose_with(archive: &mut dyn Archive, ctx: &Context, mut on_verdict: Optio
             log_budget_bytes: log_left,
             verdict_log_files: ctx.verdict_log_files.unwrap_or(crate::read::log_files::VERDICT_LOG_FILES),
         };
-        // Verdict first only for one root: with several, the log budget is shared in order, so each root is
-        // read whole before the next.
-        let mut cp = match on_verdict.as_mut().filter(|_| roots.len() == 1 && checkpoints.is_empty()) {
+        // Verdict first only for one root (with several, the log budget is shared in order, so each root is read
+        // whole before the next), and where the early prediction cannot differ: see `diagnose_progressive`.
+        let room = budget.saturating_add(crate::read::MAX_TOTAL_LOG_BYTES).saturating_add(VERDICT_FIRST_SPARE_BYTES);
+        let fits = archive.bytes_left().is_some_and(|left| left >= room);
+        let early = roots.len() == 1 && checkpoints.is_empty() && ctx.error_text.is_none() && fits;
+        let mut cp = match on_verdict.as_mut().filter(|_| early) {
             Some(tell) => {
                 let (mut cp, history) = crate::read::read_root_verdict_first(archive, root, members, &opts);
                 if let Some(history) = history {
@@ -129,6 +139,11 @@ fn diagnose_with(archive: &mut dyn Archive, ctx: &Context, mut on_verdict: Optio
     }
     Report { inspector_version: INSPECTOR_VERSION.to_string(), input, checkpoints }
 }
+
+/// Bytes of the archive's total read limit that [`diagnose_progressive`] leaves for reads other than the state
+/// and log budgets (file source and sink logs, metadata, sidecars, schema files) before it takes its
+/// verdict-first path.
+pub const VERDICT_FIRST_SPARE_BYTES: u64 = 512 * 1024 * 1024;
 
 /// Checkpoint roots diagnosed in one run; more are named in a `roots-not-diagnosed` finding.
 pub const MAX_ROOTS: usize = 1000;

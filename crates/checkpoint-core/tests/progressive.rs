@@ -105,3 +105,100 @@ fn the_verdict_defers_older_log_files_and_the_history_reads_them() {
     assert_eq!(format!("{:?}", cp.offsets), format!("{:?}", whole.offsets));
     assert_eq!(format!("{:?}", cp.commits), format!("{:?}", whole.commits));
 }
+
+fn json(r: &Report) -> serde_json::Value {
+    serde_json::to_value(r).unwrap()
+}
+
+fn offsets_file(ts: i64) -> Vec<u8> {
+    format!("v1\n{{\"batchWatermarkMs\":0,\"batchTimestampMs\":{ts},\"conf\":{{\"spark.sql.shuffle.partitions\":\"4\"}}}}\n{{\"t\":{{\"0\":5}}}}")
+        .into_bytes()
+}
+
+/// Both ways on `files`: the one-pass report, the progressive one and how many early verdicts it gave.
+fn both(files: &[(String, Vec<u8>)], ctx: &Context) -> (Report, Report, usize) {
+    use checkpoint_core::MemArchive;
+    let one = diagnose(&mut MemArchive::new("x", files.to_vec(), Limits::default()).unwrap(), ctx);
+    let mut n = 0;
+    let mut a = MemArchive::new("x", files.to_vec(), Limits::default()).unwrap();
+    let last = diagnose_progressive(&mut a, ctx, &mut |_| n += 1);
+    (one, last, n)
+}
+
+// Found in review: the archive's total read limit is spent in another order by the two ways, so when it runs out
+// they refuse different files. The verdict-first path is taken only with room to spare under that limit.
+#[test]
+fn an_archive_near_its_total_read_limit_is_read_in_one_pass() {
+    use checkpoint_core::archive::Archive;
+    let ctx = Context { now_ms: Some(1_795_996_800_000), verdict_log_files: Some(1), ..Default::default() };
+    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/ss-4.3.0-agg-hdfs.zip"));
+    let bytes = std::fs::read(&p).unwrap();
+    let open = |limits: Limits| {
+        ZipInput::open(std::io::Cursor::new(bytes.clone()), bytes.len() as u64, "in.zip", limits).unwrap()
+    };
+    let mut a = open(Limits::default());
+    let mut early = 0;
+    diagnose_progressive(&mut a, &ctx, &mut |_| early += 1);
+    assert_eq!(early, 1, "with the default limits the fixture takes the verdict-first path");
+    let total = a.bytes_inflated();
+    for cut in [1u64, 1000, total / 10, total / 2].into_iter().filter(|c| *c < total) {
+        let limits = Limits { max_total_bytes: total - cut, ..Limits::default() };
+        let one = diagnose(&mut open(limits), &ctx);
+        let mut early = 0;
+        let mut z = open(limits);
+        assert!(z.bytes_left().is_some_and(|l| l < total));
+        let last = diagnose_progressive(&mut z, &ctx, &mut |_| early += 1);
+        assert_eq!(early, 0, "cut {cut}: no room under the total read limit, one pass");
+        assert_eq!(json(&last), json(&one), "cut {cut}");
+    }
+}
+
+// Found in review: later stages (the file source logs, the restart chains' partitions) take the newest offsets
+// file that parses; without a commit log, the verdict pass stopped before it when the newest ones are damaged.
+#[test]
+fn the_newest_readable_offsets_file_is_read_before_the_verdict() {
+    for (at_least, damaged) in [(Some(1), 2usize), (None, 70)] {
+        let n = damaged + 3;
+        let mut files = vec![("metadata".to_string(), br#"{"id":"abc"}"#.to_vec())];
+        for b in 0..n {
+            let body = if b >= n - damaged { b"garbage".to_vec() } else { offsets_file(1000 + b as i64) };
+            files.push((format!("offsets/{b}"), body));
+        }
+        files.push(("sources/0/0".to_string(), b"v1\n{\"t\":{\"0\":0}}".to_vec()));
+        for p in 0..2 {
+            files.push((format!("state/0/{p}/1.delta"), vec![0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff]));
+        }
+        let ctx = Context { now_ms: Some(1_795_996_800_000), verdict_log_files: at_least, ..Default::default() };
+        let (one, last, early) = both(&files, &ctx);
+        assert_eq!(early, 1, "{damaged} damaged: an early verdict");
+        assert_eq!(json(&last), json(&one), "{damaged} damaged newest offsets files");
+        assert!(
+            one.checkpoints[0].findings.iter().any(|f| f.code == "state-delta-missing"),
+            "partitions 2 and 3 are planned from the recorded conf"
+        );
+    }
+}
+
+// Found in review: the prediction cites the finding that explains a pasted error, which may be about an older
+// file the verdict pass has not read; with a pasted error there is no early verdict.
+#[test]
+fn a_pasted_error_gets_no_early_verdict() {
+    let mut files = vec![("metadata".to_string(), br#"{"id":"abc"}"#.to_vec())];
+    for b in 0..40 {
+        let body = if b == 1 { b"v1\n".to_vec() } else { offsets_file(1000 + b as i64) };
+        files.push((format!("offsets/{b}"), body));
+        files.push((format!("commits/{b}"), b"v1\n{\"nextBatchWatermarkMs\":0}".to_vec()));
+    }
+    let plain = Context { now_ms: Some(1_795_996_800_000), verdict_log_files: Some(1), ..Default::default() };
+    assert_eq!(both(&files, &plain).2, 1, "without a pasted error: an early verdict");
+    let err = "java.lang.IllegalStateException: Failed to read log file /chk/offsets/1. Incomplete log file in the offset commit log";
+    let ctx = Context { error_text: Some(err.into()), ..plain };
+    let (one, last, early) = both(&files, &ctx);
+    assert_eq!(early, 0);
+    assert_eq!(json(&last), json(&one));
+    assert!(
+        format!("{:?}", one.checkpoints[0].restart).contains("offsets/1"),
+        "the prediction cites the older file: {:?}",
+        one.checkpoints[0].restart
+    );
+}

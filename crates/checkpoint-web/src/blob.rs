@@ -292,6 +292,9 @@ impl Archive for BlobZip {
     fn input_bytes(&self) -> u64 {
         self.zip.input_bytes()
     }
+    fn bytes_left(&self) -> Option<u64> {
+        self.zip.bytes_left()
+    }
     fn prefetch(&mut self, paths: &[String]) {
         for (s, e) in coalesce(self.zip.stored_ranges(paths)) {
             if !self.src.cache.borrow().covers(s, e.min(self.src.len)) {
@@ -382,5 +385,9 @@ impl Archive for FilesArchive {
 
     fn input_bytes(&self) -> u64 {
         self.bytes
+    }
+
+    fn bytes_left(&self) -> Option<u64> {
+        Some(self.limits.max_total_bytes.saturating_sub(self.total_read))
     }
 }

@@ -184,6 +184,9 @@ impl Archive for Progress<'_> {
     fn unreadable_entries(&self) -> &[(String, ArchiveError)] {
         self.inner.unreadable_entries()
     }
+    fn bytes_left(&self) -> Option<u64> {
+        self.inner.bytes_left()
+    }
     fn prefetch(&mut self, paths: &[String]) {
         self.inner.prefetch(paths)
     }
@@ -304,7 +307,8 @@ fn reserve_heap(input: &Input) {
     }
     .min(MAX_HEAP_RESERVE);
     if bytes > 0 {
-        drop(Vec::<u8>::with_capacity(bytes as usize));
+        // black_box: an allocation never used may be optimised away.
+        drop(std::hint::black_box(Vec::<u8>::with_capacity(bytes as usize)));
     }
 }
 

@@ -131,8 +131,9 @@ impl LogReading {
     }
 
     /// Reads the files a restart reads (the latest two offsets files, the latest commit, the offsets of the
-    /// batch it starts from), and the newest `at_least` (default [`VERDICT_LOG_FILES`]); the others are listed
-    /// with [`LogError::Deferred`] until [`LogReading::read_rest`] reads them.
+    /// batch it starts from), the newest offsets file that parses (later stages take the source kinds and the
+    /// recorded confs from it), and the newest `at_least` (default [`VERDICT_LOG_FILES`]); the others are
+    /// listed with [`LogError::Deferred`] until [`LogReading::read_rest`] reads them.
     pub(crate) fn read_verdict(&mut self, cp: &mut Checkpoint, rd: &mut Reader<'_>, at_least: usize) {
         let must_end = self
             .todo
@@ -143,8 +144,10 @@ impl LogReading {
             .map_or(0, |i| i + 1);
         let end = must_end.max(at_least);
         let first = self.next;
+        // Later stages read the newest readable offsets file (its source kinds, its recorded confs): it is read
+        // before the verdict too, however many newer ones do not parse.
         while self.next < self.todo.len()
-            && (self.next < end || (!self.start_found && self.last_commit_listed.is_some()))
+            && (self.next < end || self.readable_seen == 0 || (!self.start_found && self.last_commit_listed.is_some()))
         {
             self.read_next(cp, rd, first);
         }
