@@ -161,14 +161,16 @@ describe('a generated mid-size checkpoint (94,017 files) in the page', () => {
     assert.deepEqual(got.codes, c.findings.map((f) => f.code).sort(), 'the findings equal the CLI\'s');
     assert.ok(await page.$('[data-view=timeline] svg'), 'the timeline plots the batches');
 
-    // Again, cancelled while the worker reads the history, after the verdict: the verdict stays, the page says
-    // what is missing.
+    // Again, cancelled while the worker reads the history, after the verdict, with a re-diagnosis (another Spark
+    // version picked, as the verdict invites) queued behind it: the verdict stays, the page says what is missing.
     n = await runCount(page);
     await page.setInputFiles('#file-input', []);
     await page.setInputFiles('#file-input', zip);
     let clicked = null;
     await watchRun(page, n, async (s) => {
       if (!(s.busy && s.cancel && s.verdict && /files? read of/.test(s.status))) return false;
+      await page.selectOption('#spark-version', { index: 2 });
+      await page.waitForFunction(() => document.querySelector('#results').dataset.pending === '2');
       clicked = s.status;
       await page.click('#cancel');
       return true;
@@ -179,6 +181,7 @@ describe('a generated mid-size checkpoint (94,017 files) in the page', () => {
     assert.equal(await page.$eval('[data-testid=verdict]', (v) => v.dataset.outcome), c.restart.outcome, 'the verdict stays');
     assert.match(await page.$eval('#message', (e) => e.textContent), /older batches were not read/);
     assert.match(await page.$eval('[data-testid=history-pending]', (e) => e.textContent), /not read/);
+    await page.selectOption('#spark-version', { index: 0 });
     assert.ok(await page.$eval('#cancel', (b) => b.hidden), 'no Cancel button once the run ended');
 
     // The page recovers: a fresh worker diagnoses the next input.

@@ -97,7 +97,8 @@ for (const zip of process.argv.slice(2)) {
     await new Promise((r) => setTimeout(r, 50));
   }
   const reportMs = Date.now() - t0;
-  const verdictMs = Math.round(await page.evaluate(() => window.__verdictAt - window.__t0));
+  // null: no verdict was shown (the run ended in an error).
+  const verdictMs = await page.evaluate(() => (window.__verdictAt === null ? null : Math.round(window.__verdictAt - window.__t0)));
   const longTasks = await page.evaluate(() => window.__longTasks);
   const frames = await page.evaluate(() => window.__frames.filter((f) => f.blocking_ms > 0));
   const reading = await page.evaluate(() => window.checkpointInspector.reading);

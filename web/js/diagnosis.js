@@ -21,8 +21,13 @@ const ERROR_HELP = {
 /** The options a run used, without the clock: a re-diagnosis with the same ones would give the same report. */
 const optionsKey = (o) => JSON.stringify({ ...o, now_ms: undefined });
 let lastOptions = null;
+/** The newest run: an older one still answered by the worker (it runs requests in order) shows nothing. */
+let latestRun = 0;
+/** The run whose early verdict is on screen without its full report (0: none). */
+let verdictRun = 0;
 
 async function run(msg, label) {
+  const mine = ++latestRun;
   await whenReady();
   lastOptions = optionsKey(msg.options || {});
   clearMessage();
@@ -32,15 +37,16 @@ async function run(msg, label) {
   results.dataset.verdict = 'none';
   progressStart(label);
   // The verdict, when the worker sends it before reading the older batches: shown at once, the run goes on.
-  let verdictShown = false;
   const onVerdict = (v) => {
+    if (mine !== latestRun) return;
     state.last = null;
     renderVerdict(JSON.parse(v.report_head), JSON.parse(v.presented));
-    verdictShown = true;
+    verdictRun = mine;
     results.dataset.verdict = 'shown';
   };
   try {
     const m = await request(msg, progressUpdate, onVerdict);
+    if (mine !== latestRun) return;
     // Receiving the worker's message is a main-thread task of its own (a big report's texts are copied in it);
     // parsing and the verdict's rendering come in the next one.
     await new Promise((resolve) => setTimeout(resolve, 0));
@@ -53,6 +59,7 @@ async function run(msg, label) {
       entriesTotal: m.entries_total || 0, ms: m.ms, bytesRead: m.bytes_read, reads: m.reads, readMs: m.read_ms,
       wasmBytes: m.wasm_bytes,
     };
+    verdictRun = 0;
     await render();
     state.runs += 1;
     results.dataset.runCount = String(state.runs);
@@ -60,9 +67,13 @@ async function run(msg, label) {
     const read = m.bytes_read !== undefined ? ` (${m.reads} slice reads of the ${fmtBytes(report.input.bytes)} file)` : '';
     setStatus(`Diagnosed ${report.input.name} in ${Math.round(m.ms)} ms${read}.`);
   } catch (e) {
+    if (mine !== latestRun) return;
     const kind = e.kind || 'internal';
     state.last = null;
-    // A verdict already shown stays: it rests on the files a restart reads; only the history is missing.
+    // A verdict already shown stays: it rests on the files a restart reads; only the history is missing. That of
+    // an earlier run stays when this one was cancelled or stopped (it says which Spark version it assumed).
+    const verdictShown = verdictRun === mine || (verdictRun !== 0 && (kind === 'cancelled' || kind === 'stuck'));
+    verdictRun = 0;
     if (!verdictShown) $('#results').replaceChildren();
     const help = ERROR_HELP[kind] ? ` ${ERROR_HELP[kind]}` : '';
     const text = String(e.message || e);
@@ -76,7 +87,7 @@ async function run(msg, label) {
     document.querySelectorAll('[data-testid=history-pending]').forEach((n) => { n.textContent = 'The older batches were not read.'; });
     setStatus(kind === 'cancelled' ? 'Cancelled.' : kind === 'stuck' ? 'Stopped a stuck worker.' : 'Could not diagnose this input.');
   } finally {
-    progressEnd();
+    if (mine === latestRun) progressEnd();
   }
 }
 

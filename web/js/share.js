@@ -33,6 +33,11 @@ function fmtKiB(n) {
 function refresh() {
   const keep = kept();
   const box = $('#share-body');
+  // A new diagnosis is under way (its verdict may be shown already): there is no full report to share yet.
+  if (!state.last) {
+    box.replaceChildren(el('p', { class: 'muted', 'data-testid': 'share-waiting' }, 'The report is being read again; open this dialog again once it is shown in full.'));
+    return;
+  }
   let link;
   try {
     link = inspector().shareLink(state.last.reportJson, Object.fromEntries(keep.map((c) => [c, false])));
