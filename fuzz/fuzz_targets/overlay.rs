@@ -1,9 +1,11 @@
 //! A real fixture with one entry replaced by fuzzer bytes (the first two bytes pick the fixture and the entry):
-//! diagnose and the State Data Source reader must end in findings or errors, never a panic or a hang.
+//! diagnose and the State Data Source reader must end in findings or errors, never a panic or a hang; and the
+//! verdict-first diagnosis (`diagnose_progressive`) must end in the same report, its early verdict predicting the
+//! same restart.
 #![no_main]
 use checkpoint_core::archive::{Archive, Limits, MemArchive, ZipInput};
 use checkpoint_core::state::{read_state, StateQuery};
-use checkpoint_core::{diagnose, Context};
+use checkpoint_core::{diagnose, diagnose_progressive, Context};
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 
@@ -37,7 +39,24 @@ fuzz_target!(|data: &[u8]| {
     let mut fs = all[data[0] as usize % all.len()].clone();
     let i = data[1] as usize % fs.len();
     fs[i].1 = data[2..].to_vec();
-    let mut a = MemArchive::new("overlay", fs, Limits::default()).unwrap();
-    let _ = diagnose(&mut a, &Context::default());
+    let mut a = MemArchive::new("overlay", fs.clone(), Limits::default()).unwrap();
+    let one = diagnose(&mut a, &Context::default());
     let _ = read_state(&mut a, "", &StateQuery::default());
+    // The verdict first (the page's path), cut to one log file so that it runs on these small fixtures: it must
+    // end in the very report of the one pass, and its early verdict predict the same restart.
+    let ctx = Context { verdict_log_files: Some(1), ..Context::default() };
+    let mut b = MemArchive::new("overlay", fs, Limits::default()).unwrap();
+    let mut early = Vec::new();
+    let last = diagnose_progressive(&mut b, &ctx, &mut |r| {
+        early.push(r.checkpoints.iter().map(|c| c.restart.clone()).collect::<Vec<_>>())
+    });
+    // Debug text, not ==: the same NaN compares unequal.
+    assert!(format!("{last:?}") == format!("{one:?}"), "diagnose_progressive's report is not diagnose's");
+    if let Some(e) = early.first() {
+        assert_eq!(
+            e,
+            &last.checkpoints.iter().map(|c| c.restart.clone()).collect::<Vec<_>>(),
+            "the early verdict predicts another restart"
+        );
+    }
 });
