@@ -88,6 +88,11 @@ fn diagnose_with(archive: &mut dyn Archive, ctx: &Context, mut on_verdict: Optio
     let budget = ctx.verify_budget_bytes.unwrap_or(crate::read::DEFAULT_VERIFY_BUDGET);
     let mut budget_left = budget;
     let mut log_left = crate::read::MAX_TOTAL_LOG_BYTES;
+    // Verdict first only for one root (with several, the log budget is shared in order, so each root is read
+    // whole before the next), and where the early prediction cannot differ: see `diagnose_progressive`.
+    let room = budget.saturating_add(crate::read::MAX_TOTAL_LOG_BYTES).saturating_add(VERDICT_FIRST_SPARE_BYTES);
+    let fits = archive.bytes_left().is_some_and(|left| left >= room);
+    let early = roots.len() == 1 && ctx.error_text.is_none() && fits;
     for (root, members) in roots.iter().zip(&members) {
         let opts = ReadOptions {
             verify_state: true,
@@ -96,11 +101,6 @@ fn diagnose_with(archive: &mut dyn Archive, ctx: &Context, mut on_verdict: Optio
             log_budget_bytes: log_left,
             verdict_log_files: ctx.verdict_log_files.unwrap_or(crate::read::log_files::VERDICT_LOG_FILES),
         };
-        // Verdict first only for one root (with several, the log budget is shared in order, so each root is read
-        // whole before the next), and where the early prediction cannot differ: see `diagnose_progressive`.
-        let room = budget.saturating_add(crate::read::MAX_TOTAL_LOG_BYTES).saturating_add(VERDICT_FIRST_SPARE_BYTES);
-        let fits = archive.bytes_left().is_some_and(|left| left >= room);
-        let early = roots.len() == 1 && checkpoints.is_empty() && ctx.error_text.is_none() && fits;
         let mut cp = match on_verdict.as_mut().filter(|_| early) {
             Some(tell) => {
                 let (mut cp, history) = crate::read::read_root_verdict_first(archive, root, members, &opts);

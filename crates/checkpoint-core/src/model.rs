@@ -375,10 +375,11 @@ impl Checkpoint {
     }
     /// Recorded confs of the latest readable offsets file.
     pub fn recorded_conf(&self) -> BTreeMap<String, String> {
-        self.latest_readable_offsets()
-            .and_then(|(_, o)| o.metadata.as_ref())
-            .map(|m| m.conf.clone())
-            .unwrap_or_default()
+        self.recorded_conf_ref().cloned().unwrap_or_default()
+    }
+    /// [`Checkpoint::recorded_conf`] without a copy, `None` when no offsets file with metadata parsed.
+    pub fn recorded_conf_ref(&self) -> Option<&BTreeMap<String, String>> {
+        self.latest_readable_offsets().and_then(|(_, o)| o.metadata.as_ref()).map(|m| &m.conf)
     }
     /// True when `path` (relative) is a file of this checkpoint.
     pub fn has_file(&self, path: &str) -> bool {

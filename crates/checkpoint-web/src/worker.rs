@@ -227,23 +227,14 @@ fn run_diagnosis(id: &JsValue, input: &Input, options: &Options) -> Result<(), I
     // report is serialized: the worker's memory peaks lower.
     let listing = Listing::of(archive.entries());
     drop(archive);
-    let json = serde_json::to_string(&report).map_err(|e| InputError::new("io", e.to_string()))?;
     let io = |e: serde_json::Error| InputError::new("io", e.to_string());
-    // What the page shows first, small enough to parse and render in one short main-thread task: the report
-    // without its batch list, and the core's presentation of each checkpoint; the batch lists come apart.
-    let presented: Vec<_> = report
-        .checkpoints
-        .iter()
-        .map(|c| checkpoint_core::present::present(c, checkpoint_core::present::Frontend::Page))
-        .collect();
+    let json = serde_json::to_string(&report).map_err(io)?;
+    // The batch lists come apart, as typed-array columns.
     let batches = js_sys::Array::new();
     for c in &report.checkpoints {
         batches.push(&batch_columns(&c.batches));
     }
-    let mut head = report;
-    for c in &mut head.checkpoints {
-        c.batches = Vec::new();
-    }
+    let (report_head, presented) = head_texts(report).map_err(io)?;
     #[derive(Serialize)]
     struct ReportMsg {
         report: String,
@@ -270,9 +261,9 @@ fn run_diagnosis(id: &JsValue, input: &Input, options: &Options) -> Result<(), I
         id,
         ReportMsg {
             report: json,
-            report_head: serde_json::to_string(&head).map_err(io)?,
+            report_head,
             batches: batches.into(),
-            presented: serde_json::to_string(&presented).map_err(io)?,
+            presented,
             listing,
             entries_total: total as f64,
             ms: js_sys::Date::now() - started,
@@ -312,27 +303,31 @@ fn reserve_heap(input: &Input) {
     }
 }
 
-/// Posts the verdict's report (`verdict` message): the report without its batch lists, as `report_head`, and
-/// the core's presentation of each checkpoint, like the head of the `report` message that follows.
-fn post_verdict(id: &JsValue, verdict: &checkpoint_core::Report, started: f64) {
-    let presented: Vec<_> = verdict
+/// What the page shows first, small enough to parse and render in one short main-thread task, as JSON texts:
+/// the report without its checkpoints' batch lists (`report_head`), and the core's presentation of each
+/// checkpoint (`presented`, `present::present` for the page).
+fn head_texts(mut report: checkpoint_core::Report) -> serde_json::Result<(String, String)> {
+    let presented: Vec<_> = report
         .checkpoints
         .iter()
         .map(|c| checkpoint_core::present::present(c, checkpoint_core::present::Frontend::Page))
         .collect();
-    let mut head = verdict.clone();
-    for c in &mut head.checkpoints {
+    for c in &mut report.checkpoints {
         c.batches = Vec::new();
     }
+    Ok((serde_json::to_string(&report)?, serde_json::to_string(&presented)?))
+}
+
+/// Posts the verdict's report (`verdict` message): its [`head_texts`], like the head of the `report` message
+/// that follows. A report that does not serialise posts nothing (the `report` message still comes).
+fn post_verdict(id: &JsValue, verdict: &checkpoint_core::Report, started: f64) {
     #[derive(Serialize)]
     struct VerdictMsg {
         report_head: String,
         presented: String,
         ms: f64,
     }
-    let (Ok(report_head), Ok(presented)) = (serde_json::to_string(&head), serde_json::to_string(&presented)) else {
-        return;
-    };
+    let Ok((report_head, presented)) = head_texts(verdict.clone()) else { return };
     post("verdict", id, VerdictMsg { report_head, presented, ms: js_sys::Date::now() - started });
 }
 

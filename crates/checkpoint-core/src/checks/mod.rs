@@ -241,7 +241,7 @@ pub fn effective_conf(cp: &Checkpoint, ctx: &Context) -> BTreeMap<String, String
 /// One conf of [`effective_conf`] (the latest offsets file's recorded value, else the session's), without
 /// building the whole map: for checks that ask per file.
 pub fn effective_conf_value<'a>(cp: &'a Checkpoint, ctx: &'a Context, key: &str) -> Option<&'a str> {
-    let recorded = cp.latest_readable_offsets().and_then(|(_, o)| o.metadata.as_ref()).and_then(|m| m.conf.get(key));
+    let recorded = cp.recorded_conf_ref().and_then(|c| c.get(key));
     recorded.or_else(|| ctx.session_conf.get(key)).map(String::as_str)
 }
 

@@ -120,7 +120,8 @@ impl History {
 /// as what a restart reads (the latest two offsets files, the latest commit, the offsets of the batch it
 /// starts from) and the newest [`log_files::VERDICT_LOG_FILES`]; the older files are listed with
 /// [`LogError::Deferred`]. [`read_history`] then reads them: the checkpoint ends as [`read_root_members`]'s
-/// would (the same files, order and budget).
+/// would (the same files, order and log budget), as long as the archive's own total read limit is not reached
+/// ([`crate::diagnose_progressive`] checks that it cannot be).
 pub fn read_root_verdict_first(
     archive: &mut dyn Archive,
     root: &Root,
@@ -136,6 +137,7 @@ pub fn read_root_verdict_first(
 /// Reads the offsets and commits files [`read_root_verdict_first`] left for later into `cp`.
 pub fn read_history(archive: &mut dyn Archive, root: &Root, cp: &mut Checkpoint, history: History) {
     let mut reading = history.0;
+    // Only log files and their sidecars are read here: no state, so no state budget.
     let mut rd = Reader { archive, prefix: listing::prefix_of(root), budget_left: 0, rows_read: Default::default() };
     reading.read_rest(cp, &mut rd);
 }
