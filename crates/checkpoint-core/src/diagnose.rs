@@ -20,7 +20,9 @@ pub fn diagnose(archive: &mut dyn Archive, ctx: &Context) -> Report {
 
 /// [`diagnose`] with the verdict first, for a front end that shows it while the history is read (the page's
 /// worker). `on_verdict` is called once with a report built from what a restart reads (the latest two offsets
-/// files, the latest commit, the offsets of the batch it starts from, the state it loads) and the newest
+/// files, the latest commit, the offsets of the batch it starts from, the state it loads: Spark's
+/// `MicroBatchExecution.populateStartOffsets` reads `offsetLog.getLatest()`, the offsets of the batch before
+/// it and `commitLog.getLatest()`, then the state stores at that batch) and the newest
 /// [`crate::read::log_files::VERDICT_LOG_FILES`] log files, the older ones listed with
 /// [`crate::log::LogError::Deferred`]; then those are read and the full report is returned, equal to
 /// [`diagnose`]'s. The early report's restart prediction is the full one's. Its findings rest on the files read
