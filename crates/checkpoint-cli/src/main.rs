@@ -254,7 +254,25 @@ fn run_diagnose(a: DiagnoseArgs) -> Result<ExitCode, String> {
     Ok(if failing { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
+/// Keeps freed memory in the process for reuse. By default glibc gives the free top of its heap back to the
+/// kernel (trim) and serves blocks over a size threshold with their own `mmap`: `state` builds and frees one
+/// store per partition (tens of MB: the entry, its decompressed records, the sorted store), so every partition
+/// faulted its pages in again (74,000 page faults, a quarter of the wall time on 1 M rows). Peak memory is
+/// unchanged, since the same blocks are reused. glibc only: other allocators keep freed memory already.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn keep_freed_memory() {
+    // Blocks up to 32 MiB (glibc's largest mmap threshold on 64-bit) come from the heap; up to 256 MiB of free
+    // heap top is kept.
+    // SAFETY: `mallopt` only sets the allocator's parameters; it is called first in `main`, before any thread.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20);
+    }
+}
+
 fn main() -> ExitCode {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    keep_freed_memory();
     let cli = Cli::parse();
     match cli.command {
         Command::Diagnose(a) => match run_diagnose(a) {
