@@ -86,28 +86,32 @@ fn parse_batch(s: &str) -> Result<i64, String> {
 pub fn run(args: &StateArgs, archive: &mut dyn Archive) -> ExitCode {
     let root =
         args.root.clone().unwrap_or_else(|| state::find_state_roots(archive).into_iter().next().unwrap_or_default());
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::with_capacity(1 << 20, stdout.lock());
+    let mut out = BufWriter::with_capacity(1 << 20, std::io::stdout());
     // A closed pipe (`| head`) ends the output quietly.
     let mut pipe_closed = false;
+    let mut sink = |line: &str| {
+        if out.write_all(line.as_bytes()).and_then(|()| out.write_all(b"\n")).is_err() {
+            pipe_closed = true;
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    };
     let result = if args.metadata {
         state::read_state_metadata(archive, &root).map(|rows| {
             for r in rows {
-                if writeln!(out, "{}", r.to_json()).is_err() {
-                    pipe_closed = true;
+                if sink(&r.to_json().to_string()).is_break() {
                     break;
                 }
             }
         })
     } else {
         let q = query(args);
-        state::read_state_text_each(archive, &root, &q, &state::StateLimits::default(), &mut |line| {
-            if out.write_all(line.as_bytes()).and_then(|()| out.write_all(b"\n")).is_err() {
-                pipe_closed = true;
-                return ControlFlow::Break(());
-            }
-            ControlFlow::Continue(())
-        })
+        let limits = state::StateLimits::default();
+        match state::plain_store_read(archive, &root, &q, &limits) {
+            Ok(Some(mut plain)) => write_plain(&mut plain, archive, &mut sink),
+            Ok(None) => state::read_state_text_each(archive, &root, &q, &limits, &mut sink),
+            Err(e) => Err(e),
+        }
     };
     if pipe_closed {
         return ExitCode::SUCCESS;
@@ -120,6 +124,67 @@ pub fn run(args: &StateArgs, archive: &mut dyn Archive) -> ExitCode {
             eprintln!("checkpoint-inspector: {}", crate::render::clip(&e.to_string(), 1000));
             ExitCode::from(1)
         }
+    }
+}
+
+/// How the writing thread of [`write_plain`] ended.
+enum Written {
+    /// Every store it was handed.
+    All,
+    /// The sink stopped it (a closed pipe).
+    Stopped,
+    /// A row that does not decode (the rows before it are written): the read ends with its error.
+    Failed(state::LoadedStore, usize, checkpoint_core::state::StateError),
+}
+
+/// A plain store's rows on two threads: this one loads partition after partition (reading the archive,
+/// inflating, rebuilding the store) while another writes the rows of the partition loaded before
+/// ([`state::StoreTextWriter`], no archive). At most one loaded store waits between them, so memory stays about
+/// two partitions' stores. The output and the error are the one-thread read's ([`state::read_state_text_each`]):
+/// stores are written in order, and a load error is reported once every store loaded before it is written.
+fn write_plain(
+    plain: &mut state::PlainStoreRead,
+    archive: &mut dyn Archive,
+    sink: &mut (dyn FnMut(&str) -> ControlFlow<()> + Send),
+) -> Result<(), checkpoint_core::state::StateError> {
+    let mut text = plain.text_writer();
+    let (tx, rx) = std::sync::mpsc::sync_channel::<state::LoadedStore>(1);
+    let (written, load_error) = std::thread::scope(|s| {
+        let text = &mut text;
+        let writer = s.spawn(move || {
+            for store in rx {
+                match text.write(&store, sink) {
+                    state::TextEnd::Written => {}
+                    state::TextEnd::Stopped => return Written::Stopped,
+                    state::TextEnd::Failed { row, error } => return Written::Failed(store, row, error),
+                }
+            }
+            Written::All
+        });
+        let mut load_error = None;
+        for index in 0..plain.partitions().len() {
+            match plain.load(archive, index) {
+                // A send fails once the writer has stopped: nothing more is needed.
+                Ok(store) => {
+                    if tx.send(store).is_err() {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    load_error = Some(e);
+                    break;
+                }
+            }
+        }
+        drop(tx);
+        let written = writer.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (written, load_error)
+    });
+    match written {
+        Written::Stopped => Ok(()),
+        // A row error comes before any later load error, as in the one-thread read.
+        Written::Failed(store, row, error) => Err(plain.row_error(archive, &store, row, error)),
+        Written::All => load_error.map_or(Ok(()), Err),
     }
 }
 

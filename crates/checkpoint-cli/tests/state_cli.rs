@@ -111,3 +111,116 @@ fn transform_with_state_options() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("STDS_REQUIRED_OPTION_UNSPECIFIED"));
 }
+
+/// What the core's one-thread read gives for `state <zip> [--operator op --store store]`: the lines, and the
+/// error line the CLI prints on stderr.
+fn one_thread_read(zip: &std::path::Path, op: i64, store: &str) -> (String, Option<String>) {
+    use checkpoint_core::state::{self, StateQuery};
+    use checkpoint_core::{Archive, Limits, ZipInput};
+    let f = std::fs::File::open(zip).unwrap();
+    let len = f.metadata().unwrap().len();
+    let mut a = ZipInput::open(std::io::BufReader::new(f), len, "z", Limits::default()).unwrap();
+    let root = state::find_state_roots(&mut a as &mut dyn Archive).into_iter().next().unwrap_or_default();
+    let q = StateQuery { operator_id: op, store_name: store.to_string(), ..StateQuery::default() };
+    let mut text = String::new();
+    let res = state::read_state_text_each(&mut a, &root, &q, &state::StateLimits::default(), &mut |line| {
+        text.push_str(line);
+        text.push('\n');
+        std::ops::ControlFlow::Continue(())
+    });
+    (text, res.err().map(|e| format!("checkpoint-inspector: {e}")))
+}
+
+/// `state` prints a plain store on two threads (one loads the next partition while the other writes the rows of
+/// the one before): byte for byte the one-thread read's rows, and its error, for every shared fixture with state,
+/// a checkpoint whose delta is missing (a load error after a partition's rows) and one whose row does not decode
+/// (an error in the middle of the writes).
+#[test]
+fn two_thread_state_prints_what_the_one_thread_read_gives() {
+    let mut zips: Vec<std::path::PathBuf> = std::fs::read_dir(fixtures())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "zip"))
+        .collect();
+    zips.sort();
+    let bad_row = bad_row_zip();
+    zips.push(bad_row.clone());
+    let (mut rows, mut errors) = (0, 0);
+    for zip in &zips {
+        let (want, want_err) = one_thread_read(zip, 0, "default");
+        let out = bin().args(["state", zip.to_str().unwrap()]).output().unwrap();
+        let name = zip.display();
+        assert!(String::from_utf8_lossy(&out.stdout) == want, "{name}: stdout differs");
+        match &want_err {
+            None => assert_eq!(out.status.code(), Some(0), "{name}: {}", String::from_utf8_lossy(&out.stderr)),
+            Some(e) => {
+                assert_eq!(out.status.code(), Some(1), "{name}");
+                assert_eq!(String::from_utf8_lossy(&out.stderr).trim_end(), e.as_str(), "{name}");
+                errors += 1;
+            }
+        }
+        rows += want.lines().count();
+    }
+    assert!(rows > 300 && errors >= 2, "{rows} rows, {errors} errors");
+    // The missing delta: partition 0's rows, then the load error of partition 1.
+    let (want, err) = one_thread_read(&fixture("broken-ss-4.1.4-missing-delta.zip"), 0, "default");
+    assert!(!want.is_empty() && err.is_some_and(|e| e.contains("CANNOT_READ_DELTA_FILE_NOT_EXISTS")));
+    // The row that does not decode: partition 0's rows, then its error naming the file and the record's offset.
+    let (want, err) = one_thread_read(&bad_row, 0, "default");
+    let err = err.unwrap_or_default();
+    assert!(!want.is_empty() && want.lines().all(|l| l.ends_with(r#""partition_id":0}"#)), "{want}");
+    assert!(err.contains("KEY_ROW_FORMAT_VALIDATION_FAILURE") && err.contains("state/0/1/"), "{err}");
+    // Partition 2 alone fails to load.
+    let out = bin().args(["state", bad_row.to_str().unwrap(), "--partition", "2"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.code() == Some(1) && err.contains("state/0/2/"), "{err}");
+    let _ = std::fs::remove_dir_all(bad_row.parent().unwrap());
+}
+
+/// `ss-4.3.0-agg-hdfs.zip` with the first put of partition 1's newest state file pointing its key's
+/// variable-length fields far outside the row (the framing rewritten as lz4-java writes it), and partition 2's
+/// newest state file gone: the row's error comes first, as partition 1 is written before partition 2 is read.
+fn bad_row_zip() -> std::path::PathBuf {
+    use std::io::{Read, Write};
+    let src = fixture("ss-4.3.0-agg-hdfs.zip");
+    let mut z = zip::ZipArchive::new(std::fs::File::open(&src).unwrap()).unwrap();
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    for i in 0..z.len() {
+        let mut f = z.by_index(i).unwrap();
+        let mut b = Vec::new();
+        f.read_to_end(&mut b).unwrap();
+        files.push((f.name().unwrap().to_string(), b));
+    }
+    let newest_of = |files: &[(String, Vec<u8>)], partition: u32| -> String {
+        let version = |p: &str| -> Option<u64> {
+            let name = p.strip_prefix(&format!("state/0/{partition}/"))?;
+            let (v, ext) = name.split_once('.')?;
+            matches!(ext, "delta" | "snapshot").then(|| v.parse().ok()).flatten()
+        };
+        files.iter().filter_map(|(p, _)| version(p).map(|v| (v, p.clone()))).max().expect("the partition's files").1
+    };
+    // Both files of partition 2's newest version (its delta and its snapshot).
+    let gone = newest_of(&files, 2);
+    let gone_version =
+        gone.rsplit_once('/').and_then(|(dir, name)| Some(format!("{dir}/{}.", name.split_once('.')?.0)));
+    files.retain(|(p, _)| gone_version.as_ref().is_none_or(|v| !p.starts_with(v.as_str())));
+    let newest = newest_of(&files, 1);
+    let (_, bytes) = files.iter_mut().find(|(p, _)| *p == newest).unwrap();
+    let mut data = checkpoint_core::codec::decompress(bytes, 1 << 26).unwrap();
+    // The first record: key size (big-endian i32) at 0, the key's UnsafeRow from 4 (bitset, then its slots).
+    let ksize = i32::from_be_bytes(data[0..4].try_into().unwrap()) as usize;
+    assert!(ksize >= 24, "{newest}: the first record has a key with slots");
+    for slot in (4 + 8..4 + ksize).step_by(8).take(2) {
+        data[slot + 4..slot + 8].copy_from_slice(&0x7FFF_0000u32.to_le_bytes());
+    }
+    *bytes = checkpoint_core::codec::write::lz4_block_stream(&data, 32 * 1024);
+    let dir = tmp("state", "bad-row");
+    let out = dir.join("bad-row.zip");
+    let mut w = zip::ZipWriter::new(std::fs::File::create(&out).unwrap());
+    for (p, b) in &files {
+        w.start_file(p.as_str(), zip::write::SimpleFileOptions::default()).unwrap();
+        w.write_all(b).unwrap();
+    }
+    w.finish().unwrap();
+    out
+}

@@ -1,7 +1,7 @@
 //! The `statestore` source of Spark's State Data Source (`StateDataSource.scala`, `StatePartitionReader.scala`,
 //! `StreamStreamJoinStatePartitionReader.scala`): state rows of one operator, store and batch.
 
-use super::schema::DataType;
+use super::schema::{DataType, StructType};
 use super::*;
 use crate::archive::Archive;
 use serde_json::Value;
@@ -142,6 +142,80 @@ fn read_state_into(
     limits: &StateLimits,
     out: &mut Emit<'_, '_>,
 ) -> Result<(), StateError> {
+    match prepare(a, root, q, limits)? {
+        Prepared::Nothing => Ok(()),
+        Prepared::ChangeFeed { range, parts } => {
+            out.with_rows(|sink| change_feed::read_change_feed(a, root, q, range, &parts, limits, sink))
+        }
+        Prepared::JoinSide { side, version, parts } => {
+            let repair = q.auto_snapshot_repair;
+            out.with_rows(|sink| read_join_side(a, root, q.operator_id, side, version, &parts, limits, repair, sink))
+        }
+        Prepared::StateVar { target, batch, parts } => {
+            let opts = rocksdb::state_view::VarReadOptions {
+                flatten_collection_types: q.flatten_collection_types,
+                auto_snapshot_repair: q.auto_snapshot_repair,
+            };
+            out.with_rows(|sink| {
+                rocksdb::state_view::read_state_var(
+                    a,
+                    root,
+                    q.operator_id,
+                    &q.store_name,
+                    &target,
+                    batch,
+                    &parts,
+                    limits,
+                    &opts,
+                    sink,
+                )
+            })
+        }
+        Prepared::Plain(mut plain) => {
+            let mut text = plain.text_writer();
+            for index in 0..plain.partitions().len() {
+                let store = plain.load(a, index)?;
+                match out {
+                    Emit::Rows(sink) => plain.emit_rows(a, &store, sink)?,
+                    Emit::Text { sink, .. } => {
+                        let mut stop = None;
+                        let end = text.write(&store, &mut |line| match sink(line) {
+                            Ok(()) => ControlFlow::Continue(()),
+                            Err(e) => {
+                                stop = Some(e);
+                                ControlFlow::Break(())
+                            }
+                        });
+                        match end {
+                            TextEnd::Written => {}
+                            TextEnd::Stopped => return Err(stop.unwrap_or_else(sink_stop)),
+                            TextEnd::Failed { row, error } => return Err(plain.row_error(a, &store, row, error)),
+                        }
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// A query with its options resolved and checked ([`prepare`]): which reader reads it, and what.
+enum Prepared {
+    /// No partition to read (the partition filter excludes `snapshotPartitionId`).
+    Nothing,
+    /// `readChangeFeed` over batches `range` (inclusive).
+    ChangeFeed { range: (i64, i64), parts: Vec<u32> },
+    /// `joinSide`, at state `version`.
+    JoinSide { side: JoinSide, version: i64, parts: Vec<u32> },
+    /// `stateVarName` or `readRegisteredTimers` of a transformWithState operator.
+    StateVar { target: rocksdb::state_view::VarTarget, batch: i64, parts: Vec<u32> },
+    /// A plain store's rows.
+    Plain(PlainStoreRead),
+}
+
+/// Resolves and checks `q`'s options as Spark's reader does before it reads a row (option errors, the batch,
+/// the partitions, the provider, the schemas).
+fn prepare(a: &mut dyn Archive, root: &str, q: &StateQuery, limits: &StateLimits) -> Result<Prepared, StateError> {
     let mode = change_feed::resolve_options(a, root, q)?;
     let batch = query_batch(root, q, mode.batch())?;
     let version = batch + 1;
@@ -151,14 +225,14 @@ fn read_state_into(
             let p = change_feed::snapshot_partition(a, root, q.operator_id, partition)?;
             // The partition filter of this reader on top of Spark's one partition.
             if q.partition.is_some_and(|f| f != p) {
-                return Ok(());
+                return Ok(Prepared::Nothing);
             }
             vec![p]
         }
         _ => partitions_to_read(a, root, q, version, &op_dir)?,
     };
     if let change_feed::ReadMode::ChangeFeed { start, end } = mode {
-        return out.with_rows(|sink| change_feed::read_change_feed(a, root, q, (start, end), &parts, limits, sink));
+        return Ok(Prepared::ChangeFeed { range: (start, end), parts });
     }
     let snapshot = match mode {
         change_feed::ReadMode::FromSnapshot { snapshot_batch, .. } => Some(snapshot_batch + 1),
@@ -171,9 +245,7 @@ fn read_state_into(
         ));
     }
     if let Some(side) = q.join_side {
-        let repair = q.auto_snapshot_repair;
-        return out
-            .with_rows(|sink| read_join_side(a, root, q.operator_id, side, version, &parts, limits, repair, sink));
+        return Ok(Prepared::JoinSide { side, version, parts });
     }
     check_state_var_options(a, root, q, &op_dir)?;
     if q.state_var.is_some() || q.read_registered_timers {
@@ -189,55 +261,210 @@ fn read_state_into(
             Some(v) => rocksdb::state_view::VarTarget::Variable(v.clone()),
             None => rocksdb::state_view::VarTarget::Timers,
         };
-        let opts = rocksdb::state_view::VarReadOptions {
-            flatten_collection_types: q.flatten_collection_types,
-            auto_snapshot_repair: q.auto_snapshot_repair,
-        };
-        return out.with_rows(|sink| {
-            rocksdb::state_view::read_state_var(
-                a,
-                root,
-                q.operator_id,
-                &q.store_name,
-                &target,
-                batch,
-                &parts,
-                limits,
-                &opts,
-                sink,
-            )
-        });
+        return Ok(Prepared::StateVar { target, batch, parts });
     }
-    let (ks, vs) = store_schemas(a, root, q.operator_id, &q.store_name)?;
-    // Text straight from the UnsafeRows unless a schema repeats a field name (the values keep one of them).
-    let direct = !unsafe_row::has_duplicate_field_names(&ks) && !unsafe_row::has_duplicate_field_names(&vs);
-    let mut writers = (unsafe_row::RowJsonWriter::new(&ks), unsafe_row::RowJsonWriter::new(&vs));
-    let mut emitted = 0usize;
-    for p in parts {
-        let dir = store_dir(root, q.operator_id, p, &q.store_name);
-        let raw = match snapshot {
-            Some(s) => change_feed::load_from_snapshot(a, &dir, s, version, limits)?,
-            None => load_raw_store_repair(a, &dir, version, limits, q.auto_snapshot_repair)?,
-        };
-        if emitted + raw.len() > limits.max_rows {
-            return Err(StateError::new(dir, format!("more than {} rows", limits.max_rows)));
-        }
-        emitted += raw.len();
+    let (key_schema, value_schema) = store_schemas(a, root, q.operator_id, &q.store_name)?;
+    Ok(Prepared::Plain(PlainStoreRead {
+        root: root.to_string(),
+        operator_id: q.operator_id,
+        store_name: q.store_name.clone(),
+        parts,
+        version,
+        snapshot,
+        repair: q.auto_snapshot_repair,
+        limits: *limits,
+        key_schema,
+        value_schema,
+        loaded_rows: 0,
+    }))
+}
+
+/// The plain-store read of `q` ([`read_state_text_each`]'s rows `{"key":..,"value":..,"partition_id":..}`)
+/// split in its two halves, so that a front end may run them on two threads: [`PlainStoreRead::load`] reads one
+/// partition's store from the archive, and [`StoreTextWriter::write`] writes its rows as JSON text without the
+/// archive. `None` when `q` is not a plain-store read (`readChangeFeed`, `joinSide`, `stateVarName`,
+/// `readRegisteredTimers`): [`read_state_text_each`] reads those. Errors: the option errors of
+/// [`read_state_text_each`], raised before any row.
+///
+/// Run in order (load partition 0, write it, load partition 1, …) the halves give exactly the rows and the
+/// errors of [`read_state_text_each`]; that is how [`read_state_text_each`] itself reads a plain store.
+pub fn plain_store_read(
+    a: &mut dyn Archive,
+    root: &str,
+    q: &StateQuery,
+    limits: &StateLimits,
+) -> Result<Option<PlainStoreRead>, StateError> {
+    Ok(match prepare(a, root, q, limits)? {
+        Prepared::Plain(p) => Some(p),
+        Prepared::Nothing => Some(PlainStoreRead::empty(root, q, limits)),
+        _ => None,
+    })
+}
+
+/// A plain store's read with its options resolved ([`plain_store_read`]).
+#[derive(Debug)]
+pub struct PlainStoreRead {
+    root: String,
+    operator_id: i64,
+    store_name: String,
+    /// The partitions read, in order.
+    parts: Vec<u32>,
+    /// The state version read (batch + 1).
+    version: i64,
+    /// `snapshotStartBatchId` + 1: the snapshot version the rebuild starts from.
+    snapshot: Option<i64>,
+    repair: Option<bool>,
+    limits: StateLimits,
+    key_schema: StructType,
+    value_schema: StructType,
+    /// Rows of the stores loaded so far (bounded by `limits.max_rows`).
+    loaded_rows: usize,
+}
+
+/// One partition's store, loaded by [`PlainStoreRead::load`].
+#[derive(Debug)]
+pub struct LoadedStore {
+    /// The state partition.
+    pub partition: u32,
+    /// The store folder (`<root>/state/<op>/<partition>[/<store>]`).
+    dir: String,
+    raw: RawStore,
+}
+
+impl LoadedStore {
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.raw.len()
+    }
+}
+
+/// How [`StoreTextWriter::write`] ended.
+#[derive(Debug)]
+pub enum TextEnd {
+    /// Every row was written.
+    Written,
+    /// The sink asked to stop.
+    Stopped,
+    /// Row `row` (0-based) does not match its schema: the rows before it were written. [`read_state_text_each`]
+    /// ends with this error, once [`PlainStoreRead::row_error`] has added the file the row comes from.
+    Failed {
+        /// The row's position in the store.
+        row: usize,
+        /// Why it does not decode.
+        error: StateError,
+    },
+}
+
+/// Writes a plain store's rows as JSON text ([`PlainStoreRead::text_writer`]); holds no archive, so it may run
+/// on another thread than the loads.
+#[derive(Debug)]
+pub struct StoreTextWriter {
+    /// Rows are written straight from their UnsafeRows (`None` when a schema repeats a field name: the JSON
+    /// values keep one of them, so each row is written from its values).
+    direct: Option<(unsafe_row::RowJsonWriter, unsafe_row::RowJsonWriter)>,
+    key_schema: StructType,
+    value_schema: StructType,
+    line: String,
+}
+
+impl StoreTextWriter {
+    /// Hands every row of `store` to `sink` as its JSON text (one object, no newline), in order, each exactly as
+    /// [`read_state_text_each`] gives it: straight from the UnsafeRows into one reused buffer (no JSON values
+    /// built, no allocation per row), or from the decoded row when it does not write straight.
+    pub fn write(&mut self, store: &LoadedStore, sink: &mut dyn FnMut(&str) -> ControlFlow<()>) -> TextEnd {
+        let raw = &store.raw;
         for (i, (k, v)) in raw.iter().enumerate() {
-            if let (Emit::Text { sink, line }, true) = (&mut *out, direct) {
-                line.clear();
-                if write_pair_json(&raw, k, v, &mut writers, p, line).is_ok() {
-                    sink(line)?;
-                    continue;
+            self.line.clear();
+            let written = match &mut self.direct {
+                Some(w) => write_pair_json(raw, k, v, w, store.partition, &mut self.line).is_ok(),
+                None => false,
+            };
+            if !written {
+                match decode_pair(raw, k, v, &self.key_schema, &self.value_schema, &store.dir) {
+                    Ok((key, value)) => {
+                        self.line.clear();
+                        StateRow::new(store.partition, key, value).write_json(&mut self.line);
+                    }
+                    Err(error) => return TextEnd::Failed { row: i, error },
                 }
             }
-            // The values (and, for a row that does not decode, their error).
-            let (key, value) = decode_pair(&raw, k, v, &ks, &vs, &dir)
-                .map_err(|e| at_source(a, &dir, version, limits, q.auto_snapshot_repair, &raw, i, e))?;
-            out.row(StateRow::new(p, key, value))?;
+            if sink(&self.line).is_break() {
+                return TextEnd::Stopped;
+            }
+        }
+        TextEnd::Written
+    }
+}
+
+impl PlainStoreRead {
+    /// A read of no partition.
+    fn empty(root: &str, q: &StateQuery, limits: &StateLimits) -> Self {
+        PlainStoreRead {
+            root: root.to_string(),
+            operator_id: q.operator_id,
+            store_name: q.store_name.clone(),
+            parts: Vec::new(),
+            version: 0,
+            snapshot: None,
+            repair: None,
+            limits: *limits,
+            key_schema: StructType::default(),
+            value_schema: StructType::default(),
+            loaded_rows: 0,
         }
     }
-    Ok(())
+
+    /// The partitions read, in order ([`PlainStoreRead::load`] takes an index into them).
+    pub fn partitions(&self) -> &[u32] {
+        &self.parts
+    }
+
+    /// The writer of the stores' rows as JSON text.
+    pub fn text_writer(&self) -> StoreTextWriter {
+        let direct = !unsafe_row::has_duplicate_field_names(&self.key_schema)
+            && !unsafe_row::has_duplicate_field_names(&self.value_schema);
+        StoreTextWriter {
+            direct: direct.then(|| {
+                (unsafe_row::RowJsonWriter::new(&self.key_schema), unsafe_row::RowJsonWriter::new(&self.value_schema))
+            }),
+            key_schema: self.key_schema.clone(),
+            value_schema: self.value_schema.clone(),
+            line: String::with_capacity(1024),
+        }
+    }
+
+    /// Loads the store of the `index`-th partition: the version's snapshot and deltas (HDFS) or its snapshot
+    /// and changelogs (RocksDB), rebuilt, rows in key order. Errors as [`read_state_text_each`]'s for that store
+    /// (a missing or undecodable file), and more than `limits.max_rows` rows in the stores loaded so far.
+    pub fn load(&mut self, a: &mut dyn Archive, index: usize) -> Result<LoadedStore, StateError> {
+        let p = *self.parts.get(index).ok_or_else(|| StateError::new(&self.root, "no such partition index"))?;
+        let dir = store_dir(&self.root, self.operator_id, p, &self.store_name);
+        let raw = match self.snapshot {
+            Some(s) => change_feed::load_from_snapshot(a, &dir, s, self.version, &self.limits)?,
+            None => load_raw_store_repair(a, &dir, self.version, &self.limits, self.repair)?,
+        };
+        if self.loaded_rows + raw.len() > self.limits.max_rows {
+            return Err(StateError::new(dir, format!("more than {} rows", self.limits.max_rows)));
+        }
+        self.loaded_rows += raw.len();
+        Ok(LoadedStore { partition: p, dir, raw })
+    }
+
+    /// The error [`read_state_text_each`] ends with for row `row` of `store`, which does not decode
+    /// ([`TextEnd::Failed`]): `error` with the file the row comes from and its byte offset when known.
+    pub fn row_error(&self, a: &mut dyn Archive, store: &LoadedStore, row: usize, error: StateError) -> StateError {
+        at_source(a, &store.dir, self.version, &self.limits, self.repair, &store.raw, row, error)
+    }
+
+    /// Every row of `store`, decoded, handed to `sink` ([`read_state_each`]).
+    fn emit_rows(&self, a: &mut dyn Archive, store: &LoadedStore, sink: &mut RowSink<'_>) -> Result<(), StateError> {
+        for (i, (k, v)) in store.raw.iter().enumerate() {
+            let (key, value) = decode_pair(&store.raw, k, v, &self.key_schema, &self.value_schema, &store.dir)
+                .map_err(|e| self.row_error(a, store, i, e))?;
+            sink(StateRow::new(store.partition, key, value))?;
+        }
+        Ok(())
+    }
 }
 
 /// One plain row `{"key":..,"value":..,"partition_id":p}` written into `line` straight from its UnsafeRows
