@@ -4,6 +4,7 @@
 mod dir_archive;
 mod render;
 mod state_cmd;
+mod zip_file;
 
 use checkpoint_core::{diagnose, Archive, Context, Limits, SparkVersion, ZipInput};
 use clap::{Parser, Subcommand};
@@ -155,7 +156,7 @@ fn open_input(path: &Path) -> Result<Box<dyn Archive>, String> {
     }
     let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-    let z = ZipInput::open(std::io::BufReader::new(f), meta.len(), &name, limits)
+    let z = ZipInput::open(zip_file::ZipFile::new(f, meta.len()), meta.len(), &name, limits)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(Box::new(z))
 }
