@@ -278,8 +278,8 @@ pub const LOCAL_EXTRA_SLACK: u64 = 64;
 pub struct ZipInput<R: Read + Seek> {
     reader: R,
     entries: Vec<Entry>,
-    /// Positions in `entries` of the file entries, sorted by path (first listed first among equal paths).
-    sorted: Vec<u32>,
+    /// Positions in `entries` of the file entries by path (the first listed among equal paths).
+    index: crate::path_index::PathIndex,
     /// What reading needs of each entry of `entries`, from the central directory.
     slots: Vec<Slot>,
     /// The inflate state, reused for every entry.
@@ -397,12 +397,15 @@ impl<R: Read + Seek> ZipInput<R> {
             }
         }
         drop(spans);
-        let mut sorted: Vec<u32> = (0..entries.len() as u32).filter(|&i| !entries[i as usize].is_dir).collect();
-        sorted.sort_by(|&a, &b| entries[a as usize].path.cmp(&entries[b as usize].path).then(a.cmp(&b)));
+        let index = crate::path_index::PathIndex::build(
+            entries.len(),
+            |i| entries.get(i as usize).filter(|e| !e.is_dir).map(|e| e.path.as_str()),
+            crate::path_index::Duplicates::First,
+        );
         Ok(ZipInput {
             reader: zip.into_inner(),
             entries,
-            sorted,
+            index,
             slots,
             inflater: EntryReader::new(),
             unreadable,
@@ -443,8 +446,7 @@ impl<R: Read + Seek> ZipInput<R> {
 
     /// The position in `entries` of the first file entry named `path`.
     fn position(&self, path: &str) -> Option<usize> {
-        let at = self.sorted.partition_point(|&i| self.entries[i as usize].path.as_str() < path);
-        self.sorted.get(at).map(|&i| i as usize).filter(|&i| self.entries[i].path == path)
+        self.index.find(path, |i| self.entries.get(i as usize).map(|e| e.path.as_str()))
     }
 }
 

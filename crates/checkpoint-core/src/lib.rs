@@ -27,6 +27,7 @@ pub mod layout;
 pub mod log;
 pub mod model;
 pub mod parse_error;
+pub mod path_index;
 pub mod predict;
 pub mod present;
 pub mod read;

@@ -308,10 +308,10 @@ pub struct Checkpoint {
     pub state_schemas: BTreeMap<String, Result<(String, String), Problem>>,
     /// Leftover temp files anywhere under the root.
     pub temp_files: Vec<TempFile>,
-    /// Positions in `files` ordered by path, then position: the index [`Checkpoint::file_size`],
-    /// [`Checkpoint::has_file`] and [`Checkpoint::modified_ms`] search (4 bytes a file instead of a map of
-    /// paths; a path listed twice resolves to its last entry).
-    pub file_index: Vec<u32>,
+    /// Positions in `files` by path: the index [`Checkpoint::file_size`], [`Checkpoint::has_file`] and
+    /// [`Checkpoint::modified_ms`] look up (positions only, no copy of the paths; a path listed twice resolves
+    /// to its last entry).
+    pub file_index: crate::path_index::PathIndex,
     /// Last-modified time (ms since the epoch) of each file of `files`, by position, when the input records one
     /// ([`crate::archive::Entry::modified_ms`]); [`NO_MTIME`] when it does not.
     pub file_mtimes: Vec<i64>,
@@ -395,16 +395,16 @@ impl Checkpoint {
     }
     /// Builds [`Checkpoint::file_index`] from `files` (the listing calls it once).
     pub fn index_files(&mut self) {
-        let mut index: Vec<u32> = (0..self.files.len()).filter_map(|i| u32::try_from(i).ok()).collect();
-        // A total order (ties by position), so the unstable sort is deterministic.
-        index.sort_unstable_by(|a, b| self.files[*a as usize].path.cmp(&self.files[*b as usize].path).then(a.cmp(b)));
-        self.file_index = index;
+        let files = &self.files;
+        self.file_index = crate::path_index::PathIndex::build(
+            files.len(),
+            |i| files.get(i as usize).map(|f| f.path.as_str()),
+            crate::path_index::Duplicates::Last,
+        );
     }
     /// The position in `files` of `path` (its last entry when listed twice).
     fn file_position(&self, path: &str) -> Option<usize> {
-        let end = self.file_index.partition_point(|i| self.files[*i as usize].path.as_str() <= path);
-        let i = *self.file_index.get(end.checked_sub(1)?)? as usize;
-        (self.files[i].path == path).then_some(i)
+        self.file_index.find(path, |i| self.files.get(i as usize).map(|f| f.path.as_str()))
     }
     /// The Hadoop sidecar of a file, when listed.
     pub fn crc_of(&self, main: &str) -> Option<&CrcSidecar> {
