@@ -35,32 +35,50 @@ pub fn dstream_time(name: &str) -> Option<i64> {
 pub fn find_roots(entries: &[Entry]) -> Vec<Root> {
     let mut cands: BTreeMap<String, CheckpointKind> = BTreeMap::new();
     let mut sinks: Vec<String> = Vec::new();
+    // The parts of the entry's path (one buffer for every entry), and the last candidate added: neighbouring
+    // entries name the same root, which is then neither copied nor looked up again.
+    let mut parts: Vec<&str> = Vec::new();
+    let mut last_cand = String::new();
+    let mut add_cand = |cands: &mut BTreeMap<String, CheckpointKind>, key: &str| {
+        if cands.is_empty() || last_cand != key {
+            if !cands.contains_key(key) {
+                cands.insert(key.to_string(), CheckpointKind::StructuredStreaming);
+            }
+            last_cand.clear();
+            last_cand.push_str(key);
+        }
+    };
     for e in entries {
         let path = e.path.as_str();
-        let parts: Vec<&str> = path.split('/').collect();
+        parts.clear();
+        parts.extend(path.split('/'));
         let n = parts.len();
         let name = parts[n - 1];
-        let join = |k: usize| parts[..k].join("/");
+        // The first `k` parts joined by '/': the path up to the separator before part `k`.
+        let join = |k: usize| -> &str {
+            let end = parts[..k].iter().map(|p| p.len()).sum::<usize>() + k.saturating_sub(1);
+            path.get(..end).unwrap_or(path)
+        };
         if !e.is_dir && name == "metadata" {
             // `state/<op>/_metadata/metadata` and RocksDB zip internals are not roots.
             if !(n >= 2 && parts[n - 2] == "_metadata") {
-                cands.entry(join(n - 1)).or_insert(CheckpointKind::StructuredStreaming);
+                add_cand(&mut cands, join(n - 1));
             }
         }
         if n >= 2 && (parts[n - 2] == "offsets" || parts[n - 2] == "commits") && is_batch_name(name) && !e.is_dir {
-            cands.entry(join(n - 2)).or_insert(CheckpointKind::StructuredStreaming);
+            add_cand(&mut cands, join(n - 2));
         }
         if let Some(i) = parts.iter().position(|p| *p == "state") {
             if i + 1 < n && is_batch_name(parts[i + 1]) {
-                cands.entry(join(i)).or_insert(CheckpointKind::StructuredStreaming);
+                add_cand(&mut cands, join(i));
             }
         }
         if !e.is_dir && dstream_time(name).is_some() {
-            cands.insert(join(n - 1), CheckpointKind::Dstream);
+            cands.insert(join(n - 1).to_string(), CheckpointKind::Dstream);
         }
         if let Some(i) = parts.iter().position(|p| *p == "_spark_metadata") {
-            if i + 1 < n {
-                sinks.push(join(i));
+            if i + 1 < n && sinks.last().map(String::as_str) != Some(join(i)) {
+                sinks.push(join(i).to_string());
             }
         }
     }
