@@ -8,6 +8,7 @@
    wasm-bindgen glue plus the wasm as base64, started from a blob: URL) and the samples are inlined; its CSP is
    `connect-src 'none'` with hashes for the inline script and style.
 3. Prints the sizes (wasm raw and gzip, single file).
+4. Fails when the worker's wasm or the single file is over the size budget the README states.
 
 Usage: tools/single_file.py [DIST]   (default: dist)
 """
@@ -213,3 +214,9 @@ out.write_text(single, encoding="utf-8")
 for label, data in (("worker_bg.wasm (diagnosis, in the Web Worker)", wasm), ("app_bg.wasm (page: presenting and exporting reports)", app_wasm)):
     print(f"{label}: {len(data):,} bytes ({len(gzip.compress(data, 9)):,} gzip -9)")
 print(f"checkpoint-inspector.html (single file): {out.stat().st_size:,} bytes")
+
+# 4. The size budget the README states ("Sizes"): a build over it fails.
+BUDGET = {"worker_bg.wasm": (len(wasm), 3_500_000), "checkpoint-inspector.html": (out.stat().st_size, 6_000_000)}
+over = [f"{name}: {size:,} bytes, budget {limit:,}" for name, (size, limit) in BUDGET.items() if size > limit]
+if over:
+    sys.exit("over the size budget (README, Sizes): " + "; ".join(over))
