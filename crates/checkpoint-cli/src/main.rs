@@ -259,8 +259,8 @@ fn run_diagnose(a: DiagnoseArgs) -> Result<ExitCode, String> {
 /// kernel (trim) and serves blocks over a size threshold with their own `mmap`: `state` builds and frees one
 /// store per partition (tens of MB: the entry, its decompressed records, the sorted store), so every partition
 /// faulted its pages in again (74,000 page faults, a quarter of the wall time on 1 M rows). Peak memory is
-/// unchanged, since the same blocks are reused. glibc only: other allocators keep freed memory already.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
+/// unchanged, since the same blocks are reused. 64-bit glibc only (32-bit glibc refuses a 32 MiB threshold).
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
 fn keep_freed_memory() {
     // Blocks up to 32 MiB (glibc's largest mmap threshold on 64-bit) come from the heap; up to 256 MiB of free
     // heap top is kept.
@@ -272,7 +272,7 @@ fn keep_freed_memory() {
 }
 
 fn main() -> ExitCode {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
     keep_freed_memory();
     let cli = Cli::parse();
     match cli.command {

@@ -139,19 +139,23 @@ enum Written {
 
 /// A plain store's rows on two threads: this one loads partition after partition (reading the archive,
 /// inflating, rebuilding the store) while another writes the rows of the partition loaded before
-/// ([`state::StoreTextWriter`], no archive). At most one loaded store waits between them, so memory stays about
-/// two partitions' stores. The output and the error are the one-thread read's ([`state::read_state_text_each`]):
-/// stores are written in order, and a load error is reported once every store loaded before it is written.
+/// ([`state::StoreTextWriter`], no archive). A loaded store is handed over only when the writer takes it (a
+/// rendezvous channel), so at most two partitions' stores are held: the one being written and the next. The
+/// output and the error are the one-thread read's ([`state::read_state_text_each`]): stores are written in order,
+/// a row that does not decode ends the read before any later store's load error, and a load error is reported
+/// once every store loaded before it is written. One difference: the next store is read before a row error's
+/// file and offset are looked up, so within one store of the archive's total read limit (2 GiB) that lookup may
+/// be refused and the error then names the store folder only. When no thread can be started, one thread reads.
 fn write_plain(
     plain: &mut state::PlainStoreRead,
     archive: &mut dyn Archive,
     sink: &mut (dyn FnMut(&str) -> ControlFlow<()> + Send),
 ) -> Result<(), checkpoint_core::state::StateError> {
     let mut text = plain.text_writer();
-    let (tx, rx) = std::sync::mpsc::sync_channel::<state::LoadedStore>(1);
-    let (written, load_error) = std::thread::scope(|s| {
-        let text = &mut text;
-        let writer = s.spawn(move || {
+    let (tx, rx) = std::sync::mpsc::sync_channel::<state::LoadedStore>(0);
+    let ended = std::thread::scope(|s| {
+        let (text, sink) = (&mut text, &mut *sink);
+        let writer = std::thread::Builder::new().name("state-writer".into()).spawn_scoped(s, move || {
             for store in rx {
                 match text.write(&store, sink) {
                     state::TextEnd::Written => {}
@@ -161,6 +165,7 @@ fn write_plain(
             }
             Written::All
         });
+        let Ok(writer) = writer else { return None };
         let mut load_error = None;
         for index in 0..plain.partitions().len() {
             match plain.load(archive, index) {
@@ -178,14 +183,33 @@ fn write_plain(
         }
         drop(tx);
         let written = writer.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (written, load_error)
+        Some((written, load_error))
     });
-    match written {
-        Written::Stopped => Ok(()),
+    match ended {
+        None => write_plain_one_thread(plain, archive, &mut text, sink),
+        Some((Written::Stopped, _)) => Ok(()),
         // A row error comes before any later load error, as in the one-thread read.
-        Written::Failed(store, row, error) => Err(plain.row_error(archive, &store, row, error)),
-        Written::All => load_error.map_or(Ok(()), Err),
+        Some((Written::Failed(store, row, error), _)) => Err(plain.row_error(archive, &store, row, error)),
+        Some((Written::All, load_error)) => load_error.map_or(Ok(()), Err),
     }
+}
+
+/// [`write_plain`] on this thread alone, as [`state::read_state_text_each`] reads a plain store.
+fn write_plain_one_thread(
+    plain: &mut state::PlainStoreRead,
+    archive: &mut dyn Archive,
+    text: &mut state::StoreTextWriter,
+    sink: &mut dyn FnMut(&str) -> ControlFlow<()>,
+) -> Result<(), checkpoint_core::state::StateError> {
+    for index in 0..plain.partitions().len() {
+        let store = plain.load(archive, index)?;
+        match text.write(&store, sink) {
+            state::TextEnd::Written => {}
+            state::TextEnd::Stopped => return Ok(()),
+            state::TextEnd::Failed { row, error } => return Err(plain.row_error(archive, &store, row, error)),
+        }
+    }
+    Ok(())
 }
 
 /// The [`StateQuery`] of the arguments.

@@ -134,7 +134,7 @@ fn one_thread_read(zip: &std::path::Path, op: i64, store: &str) -> (String, Opti
 /// `state` prints a plain store on two threads (one loads the next partition while the other writes the rows of
 /// the one before): byte for byte the one-thread read's rows, and its error, for every shared fixture with state,
 /// a checkpoint whose delta is missing (a load error after a partition's rows) and one whose row does not decode
-/// (an error in the middle of the writes).
+/// (an error in the middle of the writes). (The errors are shorter than the 1,000 characters the CLI clips to.)
 #[test]
 fn two_thread_state_prints_what_the_one_thread_read_gives() {
     let mut zips: Vec<std::path::PathBuf> = std::fs::read_dir(fixtures())
@@ -179,7 +179,8 @@ fn two_thread_state_prints_what_the_one_thread_read_gives() {
 
 /// `ss-4.3.0-agg-hdfs.zip` with the first put of partition 1's newest state file pointing its key's
 /// variable-length fields far outside the row (the framing rewritten as lz4-java writes it), and partition 2's
-/// newest state file gone: the row's error comes first, as partition 1 is written before partition 2 is read.
+/// newest state file gone: the row's error comes first, as in the one-thread read (which writes partition 1
+/// before it reads partition 2; the two-thread read has partition 2 loaded by then).
 fn bad_row_zip() -> std::path::PathBuf {
     use std::io::{Read, Write};
     let src = fixture("ss-4.3.0-agg-hdfs.zip");

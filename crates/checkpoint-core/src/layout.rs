@@ -31,21 +31,24 @@ pub fn dstream_time(name: &str) -> Option<i64> {
     }
 }
 
-/// Finds the roots, ordered by path.
-pub fn find_roots(entries: &[Entry]) -> Vec<Root> {
+/// Every folder an entry makes a candidate root (with its kind; a DStream `checkpoint-<ms>` file's folder is
+/// a DStream candidate even when another entry made it a Structured Streaming one), and the folders holding a
+/// `_spark_metadata/` entry (consecutive repeats once).
+fn candidates(entries: &[Entry]) -> (BTreeMap<String, CheckpointKind>, Vec<String>) {
     let mut cands: BTreeMap<String, CheckpointKind> = BTreeMap::new();
     let mut sinks: Vec<String> = Vec::new();
     // The parts of the entry's path (one buffer for every entry), and the last candidate added: neighbouring
     // entries name the same root, which is then neither copied nor looked up again.
     let mut parts: Vec<&str> = Vec::new();
-    let mut last_cand = String::new();
+    let mut last_cand: Option<String> = None;
     let mut add_cand = |cands: &mut BTreeMap<String, CheckpointKind>, key: &str| {
-        if cands.is_empty() || last_cand != key {
+        if last_cand.as_deref() != Some(key) {
             if !cands.contains_key(key) {
                 cands.insert(key.to_string(), CheckpointKind::StructuredStreaming);
             }
-            last_cand.clear();
-            last_cand.push_str(key);
+            let last = last_cand.get_or_insert_with(String::new);
+            last.clear();
+            last.push_str(key);
         }
     };
     for e in entries {
@@ -82,6 +85,12 @@ pub fn find_roots(entries: &[Entry]) -> Vec<Root> {
             }
         }
     }
+    (cands, sinks)
+}
+
+/// Finds the roots, ordered by path.
+pub fn find_roots(entries: &[Entry]) -> Vec<Root> {
+    let (cands, sinks) = candidates(entries);
     // Drop candidates nested inside another candidate: look up each candidate's ancestors (linear in the
     // number of candidates times the path depth; 40 000 roots in one zip are found in milliseconds).
     let has_ancestor = |c: &str, set: &dyn Fn(&str) -> bool| -> bool {
@@ -164,5 +173,82 @@ mod tests {
         );
         let top = find_roots(&[e("metadata"), e("offsets/0"), e("sources/0/0")]);
         assert_eq!(top, vec![Root { path: "".into(), kind: CheckpointKind::StructuredStreaming }]);
+    }
+
+    /// The candidates as the first version of `find_roots` collected them (a `String` and a map lookup per
+    /// entry): the reference for [`candidates`], which skips both.
+    fn reference_candidates(entries: &[Entry]) -> (BTreeMap<String, CheckpointKind>, Vec<String>) {
+        let mut cands: BTreeMap<String, CheckpointKind> = BTreeMap::new();
+        let mut sinks: Vec<String> = Vec::new();
+        for e in entries {
+            let parts: Vec<&str> = e.path.split('/').collect();
+            let n = parts.len();
+            let name = parts[n - 1];
+            let join = |k: usize| parts[..k].join("/");
+            if !e.is_dir && name == "metadata" && !(n >= 2 && parts[n - 2] == "_metadata") {
+                cands.entry(join(n - 1)).or_insert(CheckpointKind::StructuredStreaming);
+            }
+            if n >= 2 && (parts[n - 2] == "offsets" || parts[n - 2] == "commits") && is_batch_name(name) && !e.is_dir {
+                cands.entry(join(n - 2)).or_insert(CheckpointKind::StructuredStreaming);
+            }
+            if let Some(i) = parts.iter().position(|p| *p == "state") {
+                if i + 1 < n && is_batch_name(parts[i + 1]) {
+                    cands.entry(join(i)).or_insert(CheckpointKind::StructuredStreaming);
+                }
+            }
+            if !e.is_dir && dstream_time(name).is_some() {
+                cands.insert(join(n - 1), CheckpointKind::Dstream);
+            }
+            if let Some(i) = parts.iter().position(|p| *p == "_spark_metadata") {
+                if i + 1 < n {
+                    sinks.push(join(i));
+                }
+            }
+        }
+        (cands, sinks)
+    }
+
+    /// [`candidates`] gives the reference's candidates and sink folders for random entry lists built from the
+    /// names that make roots, in every order (a DStream file before a top-level `metadata` among them: the
+    /// archive-top root must survive the candidate cache).
+    #[test]
+    fn candidates_match_the_reference() {
+        let top = [e("x/checkpoint-1796030387000"), e("metadata")];
+        assert_eq!(candidates(&top).0, reference_candidates(&top).0);
+        assert!(find_roots(&top).iter().any(|r| r.path.is_empty() && r.kind == CheckpointKind::StructuredStreaming));
+        let parts = [
+            "",
+            "a",
+            "b",
+            "state",
+            "0",
+            "1",
+            "offsets",
+            "commits",
+            "metadata",
+            "_metadata",
+            "_spark_metadata",
+            "checkpoint-1796030387000",
+            "checkpoint-17.bk",
+            "sources",
+        ];
+        let mut seed = 5u64;
+        let mut next = |m: usize| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % m
+        };
+        for round in 0..3_000 {
+            let entries: Vec<Entry> = (0..1 + next(12))
+                .map(|_| {
+                    let path = (0..1 + next(5)).map(|_| parts[next(parts.len())]).collect::<Vec<_>>().join("/");
+                    Entry { is_dir: next(6) == 0, ..e(&path) }
+                })
+                .collect();
+            let (cands, sinks) = candidates(&entries);
+            let (want, want_sinks) = reference_candidates(&entries);
+            assert_eq!(cands, want, "round {round}: {entries:?}");
+            let set = |v: Vec<String>| v.into_iter().collect::<std::collections::BTreeSet<_>>();
+            assert_eq!(set(sinks), set(want_sinks), "round {round}");
+        }
     }
 }

@@ -90,22 +90,32 @@ mod tests {
 
     #[test]
     fn finds_each_path_first_or_last_among_equal_ones() {
+        // Each path repeats every 3,000 positions (duplicates), some positions are folders (`None`), one path is "".
         let paths: Vec<Option<String>> = (0..5_000)
-            .map(|i| if i % 97 == 0 { None } else { Some(format!("root/state/0/{}/{}.delta", i % 1_000, i % 7)) })
+            .map(|i| match i {
+                _ if i % 97 == 0 => None,
+                4_999 => Some(String::new()),
+                _ => Some(format!("root/state/0/{}/{}.delta", i % 1_000, i % 3)),
+            })
             .collect();
         let path_of = |i: u32| paths.get(i as usize).and_then(|p| p.as_deref());
+        let mut told_apart = 0;
         for keep in [Duplicates::First, Duplicates::Last] {
             let index = PathIndex::build(paths.len(), path_of, keep);
             for p in paths.iter().flatten() {
                 let mut at = paths.iter().enumerate().filter(|(_, q)| q.as_deref() == Some(p.as_str())).map(|(i, _)| i);
-                let want = if keep == Duplicates::First { at.next() } else { at.next_back() };
+                let (first, last) = (at.next(), at.next_back());
+                let want = if keep == Duplicates::First { first } else { last.or(first) };
                 assert_eq!(index.find(p, path_of), want, "{p}");
+                told_apart += usize::from(last.is_some());
             }
-            assert_eq!(index.find("root/state/0/1/missing", path_of), None);
-            assert_eq!(index.find("", path_of), None);
+            assert_eq!(index.find("root/state/0/1/missing.delta", path_of), None);
+            assert_eq!(index.find("", path_of), Some(4_999));
+            assert_eq!(index.find("root/state/0/0", path_of), None);
             let distinct: std::collections::BTreeSet<&String> = paths.iter().flatten().collect();
             assert_eq!(index.len(), distinct.len());
         }
+        assert!(told_apart > 2_000, "{told_apart} paths listed more than once");
         assert!(PathIndex::default().is_empty());
     }
 }

@@ -283,8 +283,9 @@ fn prepare(a: &mut dyn Archive, root: &str, q: &StateQuery, limits: &StateLimits
 /// split in its two halves, so that a front end may run them on two threads: [`PlainStoreRead::load`] reads one
 /// partition's store from the archive, and [`StoreTextWriter::write`] writes its rows as JSON text without the
 /// archive. `None` when `q` is not a plain-store read (`readChangeFeed`, `joinSide`, `stateVarName`,
-/// `readRegisteredTimers`): [`read_state_text_each`] reads those. Errors: the option errors of
-/// [`read_state_text_each`], raised before any row.
+/// `readRegisteredTimers`): [`read_state_text_each`] reads those. A read of no partition (the partition filter
+/// excludes `snapshotPartitionId`, whatever the other options) is `Some`, with no partition: it gives no row, as
+/// [`read_state_text_each`] does. Errors: the option errors of [`read_state_text_each`], raised before any row.
 ///
 /// Run in order (load partition 0, write it, load partition 1, …) the halves give exactly the rows and the
 /// errors of [`read_state_text_each`]; that is how [`read_state_text_each`] itself reads a plain store.
