@@ -39,6 +39,8 @@ if ! bash scripts/setup.sh; then echo "setup failed"; exit 1; fi
 step required "formatting (cargo fmt --check)" cargo fmt --all -- --check
 step required "sizes (no core file over 800 lines, no function over 120: tools/sizes.py)" python3 tools/sizes.py
 step required "lints (cargo clippy, warnings fail)" cargo clippy --workspace --all-targets -- -D warnings
+step required "core docs (cargo doc: a broken link, or a public doc linking a private item, fails)" \
+  env RUSTDOCFLAGS="-D warnings" cargo doc -p checkpoint-core --no-deps
 step required "native tests (cargo test --workspace)" cargo test --workspace
 step required "core builds for wasm32" cargo build -p checkpoint-core --target wasm32-unknown-unknown
 step required "wasm tests of checkpoint-web (headless Chromium + Node)" \

@@ -231,7 +231,7 @@ pub trait Archive {
     fn prefetch(&mut self, _paths: &[String]) {}
     /// Bytes of content the archive's total read limit ([`Limits::max_total_bytes`]) still admits (`u64::MAX`
     /// without one); `None` when unknown. [`crate::diagnose_progressive`] reads in another order than
-    /// [`crate::diagnose`], so it takes its verdict-first path only when this leaves room to spare (the limit
+    /// [`crate::diagnose`](fn@crate::diagnose), so it takes its verdict-first path only when this leaves room to spare (the limit
     /// then refuses no file in either order). Default: `None`. A wrapper around another archive forwards it.
     fn bytes_left(&self) -> Option<u64> {
         None

@@ -91,10 +91,10 @@ pub struct Context {
     pub source_paths: BTreeMap<u32, String>,
     /// The Delta source tables' `_delta_log`s the user gave (CLI `--delta-log`, the page's second drop
     /// target), read by [`crate::delta::reader::read_delta_logs`]; a `_delta_log/` inside the checkpoint's own
-    /// input is added by [`crate::diagnose`]. Each Delta source uses the log of its table id (or the only one).
+    /// input is added by [`crate::diagnose`](fn@crate::diagnose). Each Delta source uses the log of its table id (or the only one).
     pub delta_logs: Vec<crate::delta::DeltaLog>,
     /// File sink logs (`<output>/_spark_metadata`) given beside the checkpoint (CLI `--sink-log`, an output
-    /// folder in the same archive, added by [`crate::diagnose`]), read by [`crate::read::file_logs::read_sink_logs`].
+    /// folder in the same archive, added by [`crate::diagnose`](fn@crate::diagnose)), read by [`crate::read::file_logs::read_sink_logs`].
     pub sink_logs: Vec<crate::model::FileLog>,
     /// Bytes of state the diagnosis may process (read and decompress) to verify the chains a restart loads
     /// and to check their rows; `None` = [`crate::read::DEFAULT_VERIFY_BUDGET`] (256 MiB), `Some(u64::MAX)` = no budget (the

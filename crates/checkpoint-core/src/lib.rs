@@ -7,7 +7,7 @@
 //! bytes ─► archive ─► layout ─► format readers ─► model ─► checks ─► report ─► front ends
 //! ```
 //!
-//! Entry point: [`diagnose`]`(archive: &mut dyn Archive, ctx: &Context) -> Report`.
+//! Entry point: [`diagnose`](fn@diagnose)`(archive: &mut dyn Archive, ctx: &Context) -> Report`.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

@@ -1,7 +1,7 @@
 //! The checks: one module per family of findings. Each check is a plain function
 //! `(&Checkpoint, &Context) -> Vec<Finding>` listed in [`REGISTRY`] under the codes it emits; every code, its
 //! severities, error classes and meaning are in the [`catalogue`]. `Context::spark_version` is filled in
-//! by [`crate::diagnose`] before the checks run (the assumed Spark version).
+//! by [`crate::diagnose`](fn@crate::diagnose) before the checks run (the assumed Spark version).
 
 pub mod async_progress;
 pub mod budgets;
@@ -191,7 +191,7 @@ pub const REGISTRY: &[Rule] = &[
     rule(&[Code::SourceOffsetShape], source_files::check_other_sources),
 ];
 
-/// Codes that no registry row emits: [`crate::diagnose`] reports them about the input as a whole
+/// Codes that no registry row emits: [`crate::diagnose`](fn@crate::diagnose) reports them about the input as a whole
 /// (`no-checkpoint-found`) or after matching the pasted error to the other findings
 /// (`error-not-explained-by-files`).
 pub const DIAGNOSE_CODES: &[Code] = &[Code::NoCheckpointFound, Code::ErrorNotExplainedByFiles, Code::RootsNotDiagnosed];

@@ -29,7 +29,7 @@ pub enum LogError {
         message: String,
     },
     /// The version line is not `v<positive integer>` (Spark: "Log file was malformed: failed to read correct
-    /// log version from <text>."; 4.0+ error class `MALFORMED_LOG_FILE`).
+    /// log version from `<text>`."; 4.0+ error class `MALFORMED_LOG_FILE`).
     MalformedVersion {
         /// The first line as read (at most 80 characters).
         text: String,

@@ -68,7 +68,7 @@ fn elide(o: &mut crate::log::offsets::OffsetSeq, drop_conf: bool, whole: bool) {
 }
 
 /// Offsets and commits files of the newest batches read before the verdict at least
-/// ([`LogReading::read_verdict`]): the latest batches' files, which a restart and the checks of recent
+/// (`LogReading::read_verdict`): the latest batches' files, which a restart and the checks of recent
 /// history read. Older ones are read after it.
 pub const VERDICT_LOG_FILES: usize = 64;
 

@@ -1,6 +1,6 @@
-//! Stage 5, the state a restart loads. [`plan_state_chains`] (always; the listing and the commit log only)
+//! Stage 5, the state a restart loads. `plan_state_chains` (always; the listing and the commit log only)
 //! stores every store's restart chain in the model ([`Checkpoint::restart_chains`]), planned once by the one
-//! planner; [`read_state_chains`] (when state is verified) reads the files of those chains once each (sidecars,
+//! planner; `read_state_chains` (when state is verified) reads the files of those chains once each (sidecars,
 //! integrity: framing, checksums, decompression, zip metadata and SST sizes), within the byte budget. With
 //! checkpoint format v2 the loaded version's changelog is read first: its header names the lineage, and the
 //! chain is planned again with it. When a snapshot/zip in the chain is damaged, the chain without it is read too

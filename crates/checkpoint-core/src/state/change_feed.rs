@@ -3,7 +3,7 @@
 //! * **Option checks** ([`resolve_options`]) in the order and with the error classes of
 //!   `StateSourceOptions.apply` (`StateDataSource.scala`): `STDS_CONFLICT_OPTIONS`, `STDS_REQUIRED_OPTION_UNSPECIFIED`,
 //!   `STDS_INVALID_OPTION_VALUE.IS_NEGATIVE` / `.WITH_MESSAGE`, `STDS_COMMITTED_BATCH_UNAVAILABLE`.
-//! * **Change feed** ([`read_change_feed`]): per partition, the delta (`HDFSBackedStateStoreChangeDataReader`,
+//! * **Change feed** (`read_change_feed`): per partition, the delta (`HDFSBackedStateStoreChangeDataReader`,
 //!   `<v>.delta`) or changelog (`RocksDBStateStoreChangeDataReader`, `<v>[_<id>].changelog`) of every state version
 //!   `changeStartBatchId + 1 ..= changeEndBatchId + 1`, each record one row `batch_id` (= version - 1),
 //!   `change_type`, `key`, `value`, `partition_id` (`StateStoreChangeDataPartitionReader`). A RocksDB store without

@@ -24,7 +24,7 @@ pub enum VarTarget {
 pub struct VarReadOptions {
     /// `flattenCollectionTypes` (Spark's default true).
     pub flatten_collection_types: bool,
-    /// Auto snapshot repair while loading; `None` = as a 4.3 restart ([`auto_repair`]).
+    /// Auto snapshot repair while loading; `None` = as a 4.3 restart (`auto_repair`).
     pub auto_snapshot_repair: Option<bool>,
 }
 
