@@ -195,7 +195,9 @@ impl LogReading {
             sidecars::verify(cp, rd, &path, b);
         }
         if is_offsets {
-            let mut content = bytes.and_then(|b| log::offsets::parse(&b));
+            // The recorded confs are kept for the latest readable file only (`elide`): older ones are checked,
+            // not built.
+            let mut content = bytes.and_then(|b| log::offsets::parse_with(&b, self.readable_seen == 0));
             if let Ok(o) = &mut content {
                 let is_start = !self.start_found && self.last_commit_listed.is_some_and(|c| id <= c);
                 self.start_found |= is_start;
