@@ -17,9 +17,11 @@ use std::collections::{BTreeMap, BTreeSet};
 mod async_progress;
 mod chains;
 mod queries;
+mod sidecar_map;
 pub use async_progress::AsyncProgressLog;
 pub use chains::{RestartChain, StoreKey, MAX_MISSING_PLANNED};
 pub use queries::{provider_from_conf, store_index};
+pub use sidecar_map::{Sidecar, SidecarMap};
 
 /// A problem met while reading: which file, where in it, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -316,9 +318,9 @@ pub struct Checkpoint {
     /// ([`crate::archive::Entry::modified_ms`]); [`NO_MTIME`] when it does not.
     pub file_mtimes: Vec<i64>,
     /// Hadoop `.crc` sidecars, by the main file's path.
-    pub hadoop_crcs: BTreeMap<String, CrcSidecar>,
-    /// Spark 4.1+ checksum files.
-    pub spark_checksums: BTreeMap<String, ChecksumSidecar>,
+    pub hadoop_crcs: SidecarMap<CrcSidecar>,
+    /// Spark 4.1+ checksum files, by the main file's path.
+    pub spark_checksums: SidecarMap<ChecksumSidecar>,
     /// The chain each store's restart loads, planned once by the read stage (see [`RestartChain`]), in
     /// [`Checkpoint::restart_stores`] order.
     pub restart_chains: BTreeMap<StoreKey, RestartChain>,

@@ -5,10 +5,10 @@
 use super::{dir_of, join, name_of};
 use crate::archive::Entry;
 use crate::layout::{dstream_time, Root};
-use crate::model::{Checkpoint, ChecksumSidecar, CrcSidecar, Kind};
+use crate::model::{Checkpoint, ChecksumSidecar, CrcSidecar, Kind, SidecarMap};
 use crate::report::CheckpointKind;
 use crate::state_files::{self, FileRef};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// The root's folder with a trailing `/` (`""` = the archive top).
 pub(crate) fn prefix_of(root: &Root) -> String {
@@ -69,36 +69,30 @@ pub fn list<'a>(entries: impl IntoIterator<Item = &'a Entry>, root: &Root) -> Ch
 /// Hadoop `.<name>.crc` and Spark `<name>.crc` sidecars, by the main file's path (verified later, by
 /// [`super::sidecars::verify`], when a stage reads the main file).
 fn index_sidecars(cp: &mut Checkpoint) {
-    let mut hadoop = BTreeMap::new();
-    let mut spark = BTreeMap::new();
+    let mut hadoop = Vec::new();
+    let mut spark = Vec::new();
     for f in &cp.files {
         let name = name_of(&f.path);
         let dir = dir_of(&f.path);
         if let Some(main) = crate::hadoop::main_name(name) {
             let main = join(dir, main);
             let main_exists = cp.has_file(&main);
-            hadoop.insert(
-                main.clone(),
-                CrcSidecar { path: f.path.clone(), main, main_exists, verified: None, matches: None },
-            );
+            hadoop.push(CrcSidecar { path: f.path.clone(), main, main_exists, verified: None, matches: None });
         } else if let Some(main) = crate::checksum::main_name(name) {
             let main = join(dir, main);
             let main_exists = cp.has_file(&main);
-            spark.insert(
-                main.clone(),
-                ChecksumSidecar {
-                    path: f.path.clone(),
-                    main,
-                    main_exists,
-                    verified: None,
-                    recorded: None,
-                    matches: None,
-                },
-            );
+            spark.push(ChecksumSidecar {
+                path: f.path.clone(),
+                main,
+                main_exists,
+                verified: None,
+                recorded: None,
+                matches: None,
+            });
         }
     }
-    cp.hadoop_crcs = hadoop;
-    cp.spark_checksums = spark;
+    cp.hadoop_crcs = SidecarMap::new(hadoop);
+    cp.spark_checksums = SidecarMap::new(spark);
 }
 
 /// A file's batch files of one log folder: `(batch id, compact, path, size)`, sorted.
