@@ -27,6 +27,8 @@ pub fn list<'a>(entries: impl IntoIterator<Item = &'a Entry>, root: &Root) -> Ch
     let mut dirs = BTreeSet::new();
     let mut file_mtimes = Vec::new();
     let mut listing: Vec<(&str, u64, bool)> = Vec::new();
+    // The folder of the file before: a listing comes folder by folder, so most files need no search of `dirs`.
+    let mut last_dir: &str = "";
     for e in entries {
         let Some(rel) = e.path.strip_prefix(&prefix) else {
             continue;
@@ -42,10 +44,14 @@ pub fn list<'a>(entries: impl IntoIterator<Item = &'a Entry>, root: &Root) -> Ch
             files.push(FileRef { path: rel.to_string(), size: e.size });
             file_mtimes.push(e.modified_ms.unwrap_or(crate::model::NO_MTIME));
             // A file's folders, innermost first, until one is known (no copy of a known folder's name).
-            let mut d = dir_of(rel);
-            while !d.is_empty() && !dirs.contains(d) {
-                dirs.insert(d.to_string());
-                d = dir_of(d);
+            let dir = dir_of(rel);
+            if dir != last_dir {
+                let mut d = dir;
+                while !d.is_empty() && !dirs.contains(d) {
+                    dirs.insert(d.to_string());
+                    d = dir_of(d);
+                }
+                last_dir = dir;
             }
         }
         listing.push((rel, e.size, e.is_dir));
