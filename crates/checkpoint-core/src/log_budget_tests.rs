@@ -235,3 +235,71 @@ fn the_source_count_error_is_quoted_with_both_numbers() {
     let d = &f.evidence[0].detail;
     assert!(d.contains("(the error: 1 source(s) in the checkpoint, 3 in the query)"), "{d}");
 }
+
+/// An archive that records what the read stage tells it it reads next (`prefetch`) and what it reads.
+struct Recorder {
+    inner: MemArchive,
+    hints: Vec<Vec<String>>,
+    reads: Vec<String>,
+    /// For each read, how many hints came before it.
+    hints_before_read: Vec<usize>,
+}
+
+impl Archive for Recorder {
+    fn entries(&self) -> &[Entry] {
+        self.inner.entries()
+    }
+    fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ArchiveError> {
+        self.reads.push(path.to_string());
+        self.hints_before_read.push(self.hints.len());
+        self.inner.read(path, max_bytes)
+    }
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn input_bytes(&self) -> u64 {
+        self.inner.input_bytes()
+    }
+    fn prefetch(&mut self, paths: &[String]) {
+        self.hints.push(paths.to_vec());
+    }
+}
+
+/// The log stage's prefetch hints name exactly the offsets and commits files it then reads, each once, before
+/// it reads them, in a few growing hints (a browser pays per slice), also when the budget runs out part way and
+/// later files are only listed: 3,000 batches, a budget for about half of them.
+#[test]
+fn log_hints_name_the_files_read_once_each_in_few_hints() {
+    let base = files_of("ss-4.3.0-agg-hdfs");
+    let offsets = base.iter().find(|(p, _)| p == "offsets/11").expect("offsets/11").1.clone();
+    let commit = base.iter().find(|(p, _)| p == "commits/11").expect("commits/11").1.clone();
+    let mut files: Vec<(String, Vec<u8>)> =
+        base.into_iter().filter(|(p, _)| !p.starts_with("offsets/") && !p.starts_with("commits/")).collect();
+    for b in 0..3000 {
+        files.push((format!("offsets/{b}"), offsets.clone()));
+        files.push((format!("commits/{b}"), commit.clone()));
+    }
+    let budget = 1500 * (offsets.len() + commit.len()) as u64;
+    let inner = MemArchive::new("t", files, Limits::default()).expect("mem");
+    let mut a = Recorder { inner, hints: vec![], reads: vec![], hints_before_read: vec![] };
+    let opts = ReadOptions { log_budget_bytes: budget, ..ReadOptions::default() };
+    let cp = read(&mut a, &opts);
+    let is_log = |p: &str| p.starts_with("offsets/") || p.starts_with("commits/");
+    let log_hints: Vec<&Vec<String>> = a.hints.iter().filter(|h| h.iter().any(|p| is_log(p))).collect();
+    let hinted: Vec<&String> = log_hints.iter().flat_map(|h| h.iter()).filter(|p| is_log(p)).collect();
+    let read_logs: Vec<&String> = a.reads.iter().filter(|p| is_log(p) && !p.ends_with(".crc")).collect();
+    let not_read = cp.offsets.values().filter(|f| matches!(f.file.content, Err(LogError::NotRead { .. }))).count();
+    assert!(not_read > 1000, "the budget leaves files unread: {not_read}");
+    let unique: std::collections::BTreeSet<&String> = hinted.iter().copied().collect();
+    assert_eq!(unique.len(), hinted.len(), "a file hinted twice");
+    let read_set: std::collections::BTreeSet<&String> = read_logs.iter().copied().collect();
+    let hinted_mains: std::collections::BTreeSet<&String> =
+        hinted.iter().copied().filter(|p| !p.ends_with(".crc")).collect();
+    let differ = hinted_mains.symmetric_difference(&read_set).count();
+    assert_eq!(differ, 0, "{differ} files hinted and not read or read and not hinted");
+    // Hinted before read: each log file read was named by a hint given before the read.
+    for (r, path) in a.reads.iter().enumerate().filter(|(_, p)| is_log(p) && !p.ends_with(".crc")) {
+        assert!(a.hints[..a.hints_before_read[r]].iter().any(|h| h.contains(path)), "{path} read before a hint");
+    }
+    assert!(log_hints.len() <= 10, "{} hints for {} files", log_hints.len(), read_logs.len());
+}
