@@ -24,6 +24,8 @@ pub const MIN_SLICE_BYTES: u64 = 16 * 1024;
 pub const MAX_SLICE_BYTES: u64 = 1024 * 1024;
 /// Bytes of the file the cache holds at most (slices read on demand and prefetched spans); the oldest go first.
 pub const CACHE_BYTES: usize = 8 * 1024 * 1024;
+/// Spans [`SpanCache::at`] looks at, nearest start first.
+const SPANS_LOOKED_AT: usize = 8;
 /// Entries farther apart than this are fetched in separate slices by [`SpanCache::prefetch`].
 pub const PREFETCH_GAP_BYTES: u64 = 64 * 1024;
 /// Largest single slice [`SpanCache::prefetch`] reads; entries over it are left to on-demand reads.
@@ -79,11 +81,14 @@ pub struct SpanCache {
 }
 
 impl SpanCache {
-    /// The cached bytes at `pos` (to the end of the span holding it), if any.
+    /// The cached bytes at `pos` (to the end of the span holding it), if any. Spans may overlap (a slice read on
+    /// a miss, then a prefetched span around it): the few spans starting at or before `pos` are looked at, not
+    /// only the nearest, which may end before `pos` while an earlier, longer one holds it.
     pub fn at(&self, pos: u64) -> Option<&[u8]> {
-        let (start, bytes) = self.spans.range(..=pos).next_back()?;
-        let off = (pos - start) as usize;
-        (off < bytes.len()).then(|| &bytes[off..])
+        self.spans.range(..=pos).rev().take(SPANS_LOOKED_AT).find_map(|(start, bytes)| {
+            let off = (pos - start) as usize;
+            (off < bytes.len()).then(|| &bytes[off..])
+        })
     }
 
     /// Keeps a span read at `start`, dropping the oldest spans beyond [`CACHE_BYTES`].
@@ -249,6 +254,52 @@ impl Seek for BlobReader {
     }
 }
 
+/// Bytes at the end of a zip that hold its end of central directory record: the record (22 bytes) and the
+/// longest comment (65,535 bytes).
+const EOCD_SEARCH_BYTES: u64 = 22 + 65_535;
+
+/// Reads ahead, into the cache, what opening a zip reads: its last [`EOCD_SEARCH_BYTES`] in one slice, then its
+/// central directory in slices of up to [`PREFETCH_SPAN_BYTES`] (as much as the cache holds beside the tail; the
+/// rest is read on demand). Returns where the read-ahead of the central directory ended. Read on demand, the end of central directory record took four slices (the zip reader looks for it
+/// backwards) and the central directory of 94,000 entries eleven growing ones. The record is only located here
+/// (its signature, and the central directory's offset and size, from the zip64 record when the archive has one
+/// and it lies in the tail read); the `zip` crate parses the archive, so a wrong guess costs a wasted read only.
+fn read_ahead_central_directory(src: &BlobSource) -> io::Result<Option<u64>> {
+    let tail_start = src.len.saturating_sub(EOCD_SEARCH_BYTES);
+    src.fetch(tail_start, src.len)?;
+    let cache = src.cache.borrow();
+    let Some(tail) = cache.at(tail_start) else { return Ok(None) };
+    // The last record signature with a whole record after it.
+    let Some(at) = tail.windows(4).rposition(|w| w == [0x50, 0x4b, 0x05, 0x06]).filter(|&i| i + 22 <= tail.len())
+    else {
+        return Ok(None);
+    };
+    let le =
+        |i: usize, n: usize| tail.get(i..i + n).map(|b| b.iter().rev().fold(0u64, |v, &x| (v << 8) | u64::from(x)));
+    let (mut size, mut offset) = (le(at + 12, 4).unwrap_or(0), le(at + 16, 4).unwrap_or(0));
+    if size == u64::from(u32::MAX) || offset == u64::from(u32::MAX) || le(at + 10, 2) == Some(0xffff) {
+        // Zip64 (more than 65,535 entries, or past 4 GiB): the locator just before the record gives the zip64
+        // record's offset, whose central directory size and offset are 8 bytes each.
+        let loc = at.checked_sub(20).filter(|&l| tail.get(l..l + 4) == Some(&[0x50, 0x4b, 0x06, 0x07][..]));
+        let rec = loc.and_then(|l| le(l + 8, 8)).and_then(|r| r.checked_sub(tail_start)).map(|r| r as usize);
+        let Some(rec) = rec.filter(|&r| tail.get(r..r + 4) == Some(&[0x50, 0x4b, 0x06, 0x06][..])) else {
+            return Ok(None);
+        };
+        let (Some(s64), Some(o64)) = (le(rec + 40, 8), le(rec + 48, 8)) else { return Ok(None) };
+        (size, offset) = (s64, o64);
+    }
+    drop(cache);
+    let (start, end) = (offset, offset.saturating_add(size).min(tail_start));
+    let room = CACHE_BYTES as u64 - EOCD_SEARCH_BYTES;
+    let mut at = start;
+    while at < end && at - start + PREFETCH_SPAN_BYTES <= room {
+        let to = (at + PREFETCH_SPAN_BYTES).min(end);
+        src.fetch(at, to)?;
+        at = to;
+    }
+    Ok(Some(at))
+}
+
 /// A zip in a `Blob` as an [`Archive`]: the core's [`ZipInput`] over a [`BlobReader`], whose
 /// [`Archive::prefetch`] fetches the hinted entries' stored bytes in coalesced slices into the reader's cache.
 pub struct BlobZip {
@@ -264,6 +315,12 @@ impl BlobZip {
         let reader = BlobReader::new(blob.clone()).map_err(io)?;
         let src = BlobSource::new(blob, reader.src.cache.clone(), reader.src.stats.clone()).map_err(io)?;
         let len = reader.len();
+        // A failed read-ahead is no error: the zip reader reads what it needs and says what failed. A central
+        // directory larger than the read-ahead goes on in the largest slices.
+        let mut reader = reader;
+        if let Ok(Some(end)) = read_ahead_central_directory(&src) {
+            reader.run = (end, MAX_SLICE_BYTES);
+        }
         let zip = ZipInput::open(reader, len, name, limits)?;
         // The central directory is parsed: its slices are not needed again.
         src.cache.borrow_mut().clear();
@@ -389,5 +446,26 @@ impl Archive for FilesArchive {
 
     fn bytes_left(&self) -> Option<u64> {
         Some(self.limits.max_total_bytes.saturating_sub(self.total_read))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A position inside a long span is found when a shorter span that starts later, and ends before it, was
+    /// cached too (a slice read on a miss, then a prefetched span around it): before, only the nearest start was
+    /// looked at, and every read after the short span's end missed.
+    #[test]
+    fn a_position_in_an_earlier_longer_span_is_found() {
+        let mut c = SpanCache::default();
+        c.insert(100, vec![1; 16]);
+        c.insert(0, (0..=255).collect());
+        assert_eq!(c.at(105).map(|b| b[0]), Some(1), "the newest span at its own bytes");
+        assert_eq!(c.at(150).map(|b| b[0]), Some(150), "past the short span: the long one");
+        assert_eq!(c.at(255).map(|b| b.len()), Some(1));
+        assert_eq!(c.at(256), None);
+        assert!(c.covers(120, 200));
+        assert!(!c.covers(200, 300));
     }
 }

@@ -99,6 +99,35 @@ fn prefetched_neighbours_come_in_few_slices_and_read_the_same_bytes() {
     assert_eq!(zip.stats().reads.get() - before, prefetch_reads);
 }
 
+/// A zip of `n` small entries (`offsets/<i>`), with a comment of `comment` bytes.
+fn many_entries(n: usize, comment: usize) -> Vec<u8> {
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    for i in 0..n {
+        w.start_file(format!("offsets/{i}"), opts).unwrap();
+        std::io::Write::write_all(&mut w, b"v1\n{}\n").unwrap();
+    }
+    w.set_comment("c".repeat(comment)).unwrap();
+    w.finish().unwrap().into_inner()
+}
+
+/// Opening a zip reads its end of central directory record and its central directory ahead, in one slice for
+/// the tail and a slice per 2 MiB of the directory: a small zip, one with the longest comment, and a zip64 one
+/// (more than 65,535 entries, where the directory's place is in the zip64 record); each lists what the plain
+/// zip reader lists.
+#[wasm_bindgen_test]
+fn opening_reads_the_central_directory_ahead_in_few_slices() {
+    for (n, comment, max_slices) in [(400, 0, 1), (400, 65_535, 2), (70_000, 0, 4)] {
+        let bytes = many_entries(n, comment);
+        let zip = BlobZip::open(blob_of(&bytes), "many.zip", limits()).unwrap();
+        let plain =
+            ZipInput::open(std::io::Cursor::new(bytes.clone()), bytes.len() as u64, "many.zip", limits()).unwrap();
+        let reads = zip.stats().reads.get();
+        assert!(reads <= max_slices, "{n} entries, comment {comment}: {reads} slices");
+        assert_eq!(zip.entries(), plain.entries());
+    }
+}
+
 #[wasm_bindgen_test]
 fn coalescing_joins_neighbours_and_bounds_what_it_fetches() {
     assert_eq!(coalesce(vec![(100, 200), (0, 50), (60_000, 60_100)]), vec![(0, 60_100)]);
