@@ -569,6 +569,21 @@ with zipfile.ZipFile(sys.argv[3], 'w', zipfile.ZIP_DEFLATED) as z:
     assert.deepEqual(after, [], 'dropping and diagnosing makes no network request');
     assert.deepEqual(page.errors, [], 'no uncaught page errors');
   });
+
+  // The worker's warm-up (crates/checkpoint-web/src/warm_up.rs): the drops above came during it (each ends it);
+  // here a page left alone runs every round, without a request, and then diagnoses as the CLI does.
+  test('a page left alone warms its worker up, then diagnoses as the CLI does', async () => {
+    const fresh = await newPage();
+    await open(fresh, base);
+    await fresh.waitForSelector('body[data-warm]', { timeout: 30000 });
+    assert.equal(await fresh.$eval('body', (b) => b.dataset.warm), '24', 'every warm-up round ran');
+    assert.equal(await fresh.$eval('#results', (e) => e.dataset.runCount || '0'), '0', 'nothing was shown');
+    const zip = 'broken-ss-4.3.0-missing-delta-join.zip';
+    await dropFile(fresh, zip, fs.readFileSync(path.join(fixturesDir, zip)));
+    assert.deepEqual(await shown(fresh), expected(cliReport(path.join(fixturesDir, zip))));
+    assert.deepEqual(fresh.errors, []);
+    await fresh.context().close();
+  });
 });
 
 describe('folders', () => {

@@ -47,6 +47,11 @@ for (const zip of process.argv.slice(2)) {
   }
   await page.goto(base);
   await page.waitForSelector('body[data-status=ready]', { timeout: 60000 });
+  // A user picks a file a few seconds after the page loads, by when the worker's warm-up (warm_up.rs) is over;
+  // `DROP_AT_READY=1` drops the zip the moment the page is ready instead (a first diagnosis with a cold worker).
+  const readyAt = Date.now();
+  if (!process.env.DROP_AT_READY) await page.waitForSelector('body[data-warm]', { timeout: 30000 });
+  const warmMs = process.env.DROP_AT_READY ? null : Date.now() - readyAt;
   const before = Number(await page.$eval('#results', (e) => e.dataset.runCount || '0'));
   // Long tasks (> 50 ms) on the page's main thread during the run, as the browser measures them.
   await page.evaluate(() => {
@@ -111,7 +116,8 @@ for (const zip of process.argv.slice(2)) {
     return performance.now() - s;
   });
   console.log(JSON.stringify({
-    zip: path.basename(zip), bytes: fs.statSync(zip).size, outcome, verdict_ms: verdictMs, report_ms: reportMs,
+    zip: path.basename(zip), bytes: fs.statSync(zip).size, warm_up_ms: warmMs, outcome, verdict_ms: verdictMs,
+    report_ms: reportMs,
     worker_ms: Math.round(reading.ms), slice_read_ms: Math.round(reading.readMs || 0), read_file_ms: Math.round(floorMs),
     slices: reading.reads,
     bytes_read: reading.bytes, wasm_mib: +(reading.wasmBytes / 1048576).toFixed(1),

@@ -87,6 +87,11 @@ function onWorkerMessage(m) {
     checkReady();
     return;
   }
+  // The worker's warm-up ran every round before any request (crates/checkpoint-web/src/warm_up.rs).
+  if (m.type === 'warm') {
+    document.body.dataset.warm = String(m.rounds);
+    return;
+  }
   const p = state.pending.get(m.id);
   if (!p) return;
   if (m.type === 'progress') {

@@ -38,6 +38,7 @@ pub mod inspector;
 pub mod render;
 pub mod share;
 pub mod state;
+pub mod warm_up;
 pub mod worker;
 
 pub use inspector::Inspector;

@@ -42,7 +42,7 @@ use web_sys::{DedicatedWorkerGlobalScope, File, MessageEvent};
 
 /// The input the worker holds between requests (so a new Spark version re-runs without a new drop).
 #[derive(Clone)]
-enum Input {
+pub(crate) enum Input {
     Zip { file: web_sys::Blob, name: String },
     Folder { name: String, files: Vec<(String, File)> },
 }
@@ -59,9 +59,22 @@ fn scope() -> DedicatedWorkerGlobalScope {
     js_sys::global().unchecked_into()
 }
 
+/// Where a diagnosis's messages go: posted to the page, or built as for the page and dropped (the warm-up,
+/// `crate::warm_up`, which runs the page's very code path on small inputs).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Deliver {
+    Post,
+    Discard,
+}
+
 /// Posts a message: a serde struct with `type` and `id`, as a plain JS object (JsValue fields pass through as they
 /// are: `serde_wasm_bindgen::preserve`).
 fn post<T: Serialize>(kind: &'static str, id: &JsValue, body: T) {
+    post_to(Deliver::Post, kind, id, body)
+}
+
+/// [`post`], or with [`Deliver::Discard`] the message built and dropped.
+fn post_to<T: Serialize>(deliver: Deliver, kind: &'static str, id: &JsValue, body: T) {
     #[derive(Serialize)]
     struct Msg<'a, T> {
         #[serde(rename = "type")]
@@ -74,7 +87,9 @@ fn post<T: Serialize>(kind: &'static str, id: &JsValue, body: T) {
     let msg = Msg { kind, id: id.clone(), body: &body };
     // A message that does not serialise, or a failed postMessage (page gone), leaves nothing to tell.
     if let Ok(v) = msg.serialize(&serde_wasm_bindgen::Serializer::json_compatible()) {
-        let _ = scope().post_message(&v);
+        if deliver == Deliver::Post {
+            let _ = scope().post_message(&v);
+        }
     }
 }
 
@@ -155,6 +170,7 @@ struct ProgressMsg<'a> {
 /// ([`Options::progress_ms`], 100 ms by default).
 struct Progress<'a> {
     inner: &'a mut dyn Archive,
+    deliver: Deliver,
     id: JsValue,
     done: u64,
     total: u64,
@@ -171,7 +187,8 @@ impl Archive for Progress<'_> {
         let now = js_sys::Date::now();
         if now - self.last_post >= self.every_ms {
             self.last_post = now;
-            post("progress", &self.id, ProgressMsg { done: self.done as f64, total: self.total as f64, path });
+            let msg = ProgressMsg { done: self.done as f64, total: self.total as f64, path };
+            post_to(self.deliver, "progress", &self.id, msg);
         }
         self.inner.read(path, max_bytes)
     }
@@ -212,15 +229,27 @@ fn open(input: &Input) -> Result<(Box<dyn Archive>, Option<Rc<ReadStats>>), Inpu
 }
 
 fn run_diagnosis(id: &JsValue, input: &Input, options: &Options) -> Result<(), InputError> {
-    let started = js_sys::Date::now();
     reserve_heap(input);
+    diagnose_input(Deliver::Post, id, input, options)
+}
+
+/// Diagnoses `input` and posts the `verdict`, `progress` and `report` messages (or, with [`Deliver::Discard`],
+/// builds them and drops them).
+pub(crate) fn diagnose_input(
+    deliver: Deliver,
+    id: &JsValue,
+    input: &Input,
+    options: &Options,
+) -> Result<(), InputError> {
+    let started = js_sys::Date::now();
     let (mut archive, stats) = open(input)?;
     let total = archive.entries().iter().filter(|e| !e.is_dir).count() as u64;
     let report = {
         let every_ms = options.progress_ms.filter(|m| m.is_finite() && *m >= 0.0).unwrap_or(100.0);
-        let mut p = Progress { inner: archive.as_mut(), id: id.clone(), done: 0, total, last_post: started, every_ms };
+        let inner = archive.as_mut();
+        let mut p = Progress { inner, deliver, id: id.clone(), done: 0, total, last_post: started, every_ms };
         let logs = DELTA_LOGS.with(|l| l.borrow().clone());
-        let mut tell = |verdict: &checkpoint_core::Report| post_verdict(id, verdict, started);
+        let mut tell = |verdict: &checkpoint_core::Report| post_verdict(deliver, id, verdict, started);
         diagnose_verdict_first(&mut p, options, &logs, &mut tell)?
     };
     // The listing the page shows, then the archive goes (its central directory and span cache), before the
@@ -256,7 +285,8 @@ fn run_diagnosis(id: &JsValue, input: &Input, options: &Options) -> Result<(), I
         /// The worker's wasm memory in bytes when the report is sent (wasm memory only grows: its peak).
         wasm_bytes: f64,
     }
-    post(
+    post_to(
+        deliver,
         "report",
         id,
         ReportMsg {
@@ -320,7 +350,7 @@ fn head_texts(mut report: checkpoint_core::Report) -> serde_json::Result<(String
 
 /// Posts the verdict's report (`verdict` message): its [`head_texts`], like the head of the `report` message
 /// that follows. A report that does not serialise posts nothing (the `report` message still comes).
-fn post_verdict(id: &JsValue, verdict: &checkpoint_core::Report, started: f64) {
+fn post_verdict(deliver: Deliver, id: &JsValue, verdict: &checkpoint_core::Report, started: f64) {
     #[derive(Serialize)]
     struct VerdictMsg {
         report_head: String,
@@ -328,7 +358,7 @@ fn post_verdict(id: &JsValue, verdict: &checkpoint_core::Report, started: f64) {
         ms: f64,
     }
     let Ok((report_head, presented)) = head_texts(verdict.clone()) else { return };
-    post("verdict", id, VerdictMsg { report_head, presented, ms: js_sys::Date::now() - started });
+    post_to(deliver, "verdict", id, VerdictMsg { report_head, presented, ms: js_sys::Date::now() - started });
 }
 
 /// One checkpoint's `batches` as columns (web/js/report-view.js turns them back into the report's objects): a
@@ -421,6 +451,7 @@ fn state_overview(id: &JsValue, input: &Input) -> Result<(), InputError> {
     let overview = {
         let mut p = Progress {
             inner: archive.as_mut(),
+            deliver: Deliver::Post,
             id: id.clone(),
             done: 0,
             total,
@@ -452,6 +483,7 @@ fn state_rows(id: &JsValue, input: &Input, req: StateRows) -> Result<(), InputEr
         let loaded = {
             let mut p = Progress {
                 inner: archive.as_mut(),
+                deliver: Deliver::Post,
                 id: id.clone(),
                 done: 0,
                 total,
@@ -530,6 +562,8 @@ fn held() -> Result<Input, InputError> {
 }
 
 fn handle(data: JsValue) {
+    // A request ends the warm-up: its rounds no longer come between the page's requests.
+    crate::warm_up::stop();
     let head: Head = match fields(&data) {
         Ok(h) => h,
         Err(e) => return post_error(&JsValue::UNDEFINED, &e),
@@ -590,4 +624,15 @@ pub fn start_worker() {
         version: &'static str,
     }
     post("ready", &JsValue::UNDEFINED, Ready { version: checkpoint_core::report::INSPECTOR_VERSION });
+    crate::warm_up::start();
+}
+
+/// Posts the end of the warm-up (`warm` message): its rounds and milliseconds.
+pub(crate) fn post_warm(rounds: usize, ms: f64) {
+    #[derive(Serialize)]
+    struct Warm {
+        rounds: f64,
+        ms: f64,
+    }
+    post("warm", &JsValue::UNDEFINED, Warm { rounds: rounds as f64, ms });
 }
