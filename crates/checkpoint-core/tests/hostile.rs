@@ -364,6 +364,27 @@ fn deep_json_and_giant_conf() {
     assert!(mentions(&rep, "offsets/11"), "{:?}", rep.checkpoints[0].findings);
 }
 
+/// The newest offsets file (read whatever the log budget) with 300,000 keys Spark does not know in its metadata
+/// line (3.5 MB): each is named once, in linear time (a parse that looked for each among the ones before took
+/// 49 s on it, found by review).
+#[test]
+fn offsets_metadata_with_300k_unknown_keys() {
+    let mut files = load("ss-4.1.4-agg-hdfs");
+    let mut line = String::from("v1\n{\"batchWatermarkMs\":0,\"batchTimestampMs\":1");
+    for i in 0..300_000 {
+        line.push_str(&format!(",\"k{i}\":0"));
+    }
+    line.push_str("}\n{\"logOffset\":5}");
+    for (p, b) in files.iter_mut() {
+        if p == "offsets/11" {
+            *b = line.clone().into_bytes();
+        }
+    }
+    files.retain(|(p, _)| p != "offsets/.11.crc");
+    let rep = bounded("300k unknown keys", Duration::from_secs(3), || diagnose_mem(files));
+    assert_eq!(rep.checkpoints.len(), 1);
+}
+
 #[test]
 fn zero_byte_files_everywhere() {
     for fx in ["ss-4.1.4-agg-hdfs", "ss-4.3.0-agg-rocksdb-ckptv2", "ss-4.3.0-join", "ss-3.5.9-stateless"] {

@@ -216,6 +216,8 @@ mod meta_json {
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
             let mut f =
                 Fields { watermark: None, timestamp: None, version: None, conf: Conf::Absent, unknown_keys: vec![] };
+            // The unknown keys seen, to keep each once in constant time (a hostile line has hundreds of thousands).
+            let mut seen = std::collections::HashSet::new();
             while let Some(key) = map.next_key::<Key>()? {
                 match key {
                     Key::Watermark => f.watermark = Some(map.next_value()?),
@@ -225,7 +227,7 @@ mod meta_json {
                     Key::OtherKnown => map.next_value::<Checked>().map(|_| ())?,
                     Key::Unknown(k) => {
                         map.next_value::<Checked>()?;
-                        if !f.unknown_keys.contains(&k) {
+                        if seen.insert(k.clone()) {
                             f.unknown_keys.push(k);
                         }
                     }
@@ -445,6 +447,9 @@ mod tests {
         lines.push(format!("{{\"conf\":{{\"a\":{}1{}}}}}", "[".repeat(127), "]".repeat(127)));
         lines.push(format!("{{\"x\":{}1{}}}", "[".repeat(127), "]".repeat(127)));
         lines.push(format!("{{\"x\":{}1{}}}", "[".repeat(126), "]".repeat(126)));
+        // Many unknown keys, some repeated (each kept once, in first-seen order).
+        let keys: Vec<String> = (0..20_000).map(|i| format!("\"k{}\":{i}", i % 15_000)).collect();
+        lines.push(format!("{{{}}}", keys.join(",")));
         lines.push(real.to_string());
         lines.extend((0..real.len()).filter(|&i| real.is_char_boundary(i)).map(|i| real[..i].to_string()));
         let alphabet = br#"{}[]":,09.eE\u nalftrx-"#;
