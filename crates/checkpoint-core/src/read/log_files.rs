@@ -107,8 +107,10 @@ pub(crate) struct LogReading {
 const FIRST_HINT_BYTES: u64 = 64 * 1024;
 /// Each hint names twice the bytes of the one before, up to this (and at most [`MAX_HINT_FILES`] files). A
 /// browser pays about a millisecond per `Blob` slice whatever its size up to hundreds of KiB: hints of 512
-/// files made 158 slices of the logs of a 20,000-batch checkpoint, these make about 16.
-const MAX_HINT_BYTES: u64 = 4 * 1024 * 1024;
+/// files made 158 slices of the logs of a 20,000-batch checkpoint, these make about 16. With their zip headers
+/// and sidecars, the files of a hint stay within what the page fetches for one hint (half its 8 MiB cache), even
+/// when the zip stores them uncompressed.
+const MAX_HINT_BYTES: u64 = 2 * 1024 * 1024;
 /// Files one hint names at most.
 const MAX_HINT_FILES: usize = 8192;
 
@@ -180,6 +182,9 @@ impl LogReading {
 
     /// Reads every file not read yet, in order.
     pub(crate) fn read_rest(&mut self, cp: &mut Checkpoint, rd: &mut Reader<'_>) {
+        // Files hinted before the verdict and not read then are hinted again: the archive may have dropped what
+        // it fetched for them while the later stages read.
+        self.hinted_to = self.hinted_to.min(self.next);
         while self.next < self.todo.len() {
             self.read_next(cp, rd);
         }
