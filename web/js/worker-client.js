@@ -45,6 +45,8 @@ export function cancel() {
 }
 
 export function startWorker() {
+  // A new worker warms up anew: the flag of the one before does not hold for it.
+  delete document.body.dataset.warm;
   const url = window.TC_WORKER_URL || './worker_loader.js';
   let w;
   try {

@@ -86,8 +86,9 @@ impl SpanCache {
     /// only the nearest, which may end before `pos` while an earlier, longer one holds it.
     pub fn at(&self, pos: u64) -> Option<&[u8]> {
         self.spans.range(..=pos).rev().take(SPANS_LOOKED_AT).find_map(|(start, bytes)| {
-            let off = (pos - start) as usize;
-            (off < bytes.len()).then(|| &bytes[off..])
+            // Compared as u64: on wasm32 a usize would wrap for a span 4 GiB before `pos`.
+            let off = pos - start;
+            (off < bytes.len() as u64).then(|| &bytes[off as usize..])
         })
     }
 
@@ -274,17 +275,20 @@ fn read_ahead_central_directory(src: &BlobSource) -> io::Result<Option<u64>> {
     else {
         return Ok(None);
     };
-    let le =
-        |i: usize, n: usize| tail.get(i..i + n).map(|b| b.iter().rev().fold(0u64, |v, &x| (v << 8) | u64::from(x)));
+    // A little-endian number of `n` bytes at `i` of the tail, `None` past its end (every offset checked).
+    let le = |i: usize, n: usize| {
+        let b = tail.get(i..i.checked_add(n)?)?;
+        Some(b.iter().rev().fold(0u64, |v, &x| (v << 8) | u64::from(x)))
+    };
+    let sig = |i: usize, want: [u8; 4]| i.checked_add(4).and_then(|e| tail.get(i..e)) == Some(&want[..]);
     let (mut size, mut offset) = (le(at + 12, 4).unwrap_or(0), le(at + 16, 4).unwrap_or(0));
     if size == u64::from(u32::MAX) || offset == u64::from(u32::MAX) || le(at + 10, 2) == Some(0xffff) {
         // Zip64 (more than 65,535 entries, or past 4 GiB): the locator just before the record gives the zip64
         // record's offset, whose central directory size and offset are 8 bytes each.
-        let loc = at.checked_sub(20).filter(|&l| tail.get(l..l + 4) == Some(&[0x50, 0x4b, 0x06, 0x07][..]));
-        let rec = loc.and_then(|l| le(l + 8, 8)).and_then(|r| r.checked_sub(tail_start)).map(|r| r as usize);
-        let Some(rec) = rec.filter(|&r| tail.get(r..r + 4) == Some(&[0x50, 0x4b, 0x06, 0x06][..])) else {
-            return Ok(None);
-        };
+        let loc = at.checked_sub(20).filter(|&l| sig(l, [0x50, 0x4b, 0x06, 0x07]));
+        let rec = loc.and_then(|l| le(l + 8, 8)).and_then(|r| r.checked_sub(tail_start));
+        let rec = rec.and_then(|r| usize::try_from(r).ok()).filter(|&r| sig(r, [0x50, 0x4b, 0x06, 0x06]));
+        let Some(rec) = rec else { return Ok(None) };
         let (Some(s64), Some(o64)) = (le(rec + 40, 8), le(rec + 48, 8)) else { return Ok(None) };
         (size, offset) = (s64, o64);
     }

@@ -126,6 +126,18 @@ fn opening_reads_the_central_directory_ahead_in_few_slices() {
         assert!(reads <= max_slices, "{n} entries, comment {comment}: {reads} slices");
         assert_eq!(zip.entries(), plain.entries());
     }
+    // A hostile end: 65,535 entries claimed and a zip64 locator pointing 4 GiB on (the read-ahead's offsets
+    // would overflow a wasm32 usize): a clear error or a listing, never a panic, and no more than the tail read.
+    let bytes = many_entries(3, 0);
+    let eocd = bytes.len() - 22;
+    let mut hostile = bytes[..eocd].to_vec();
+    hostile.extend_from_slice(&[0x50, 0x4b, 0x06, 0x07, 0, 0, 0, 0]);
+    hostile.extend_from_slice(&0xFFFF_FFFEu64.to_le_bytes());
+    hostile.extend_from_slice(&1u32.to_le_bytes());
+    let mut end = bytes[eocd..].to_vec();
+    end[8..12].copy_from_slice(&[0xff; 4]);
+    hostile.extend_from_slice(&end);
+    let _ = BlobZip::open(blob_of(&hostile), "hostile.zip", limits());
 }
 
 #[wasm_bindgen_test]
