@@ -36,7 +36,7 @@ def main():
         for deep in ([], ['--deep']):
             name = os.path.relpath(z, os.path.dirname(repo)).replace('/', '_') + ('.deep' if deep else '') + '.json'
             # A case that pins its own clock keeps it (the CLI refuses `--now` twice).
-            now = [] if '--now' in args else ['--now', NOW]
+            now = [] if any(a == '--now' or a.startswith('--now=') for a in args) else ['--now', NOW]
             jobs.append(([cli, 'diagnose', z, '--json'] + now + args + deep, os.path.join(out, name)))
 
     def run(job):
