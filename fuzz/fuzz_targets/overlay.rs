@@ -52,7 +52,10 @@ fuzz_target!(|data: &[u8]| {
     });
     // `==` first (cheap); a NaN compares unequal to itself, so reports that differ by `==` are compared again as
     // Debug text, where the same NaN reads the same.
-    assert!(last == one || format!("{last:?}") == format!("{one:?}"), "diagnose_progressive's report is not diagnose's");
+    assert!(
+        last == one || format!("{last:?}") == format!("{one:?}"),
+        "diagnose_progressive's report is not diagnose's"
+    );
     if let Some(e) = early.first() {
         assert_eq!(
             e,
