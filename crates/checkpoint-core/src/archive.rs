@@ -308,7 +308,7 @@ impl<R: Read + Seek> ZipInput<R> {
         }
         let mut reader = reader;
         // Count the entries from the end record before the zip reader parses (and allocates for) every one.
-        if let Some((n, cd_size)) = declared_entry_count(&mut reader, bytes) {
+        if let Some(EndRecord { entries: n, central_directory_bytes: cd_size, .. }) = end_record(&mut reader, bytes) {
             if n > limits.max_entries as u64 {
                 return Err(ArchiveError::OverLimit {
                     what: "number of entries".into(),
@@ -450,10 +450,23 @@ impl<R: Read + Seek> ZipInput<R> {
     }
 }
 
-/// The total entry count an end-of-central-directory record declares (its zip64 record's when the classic one
-/// says `0xFFFF`), read from the last 22 bytes of the input (the last 64 KiB when the zip has a comment); `None` when no end record is found there (the zip
-/// reader then reports the damage).
-fn declared_entry_count<R: Read + Seek>(r: &mut R, len: u64) -> Option<(u64, Option<u64>)> {
+/// What a zip's end-of-central-directory record declares (its zip64 record's where the classic one defers to
+/// it): the zip's own account of its central directory, read before any parser sizes anything by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EndRecord {
+    /// Total number of entries.
+    pub entries: u64,
+    /// The central directory's size in bytes, when declared (`None`: `0xFFFFFFFF` with no zip64 record).
+    pub central_directory_bytes: Option<u64>,
+    /// The central directory's offset from the start of the input, in bytes, when declared.
+    pub central_directory_offset: Option<u64>,
+}
+
+/// Finds the end record in the last 22 bytes of the input (the last 64 KiB when the zip has a comment: the last
+/// record whose comment reaches exactly to the end) and, when its entry count is `0xFFFF`, the zip64 end record
+/// its locator points at. `None` when no end record is found there, or a zip64 locator points at no zip64
+/// record (the zip reader then reports the damage). Leaves `r` at its start. APPNOTE.TXT 4.3.14–4.3.16.
+pub fn end_record<R: Read + Seek>(r: &mut R, len: u64) -> Option<EndRecord> {
     use std::io::SeekFrom;
     // Most zips have no comment: try the last 22 bytes first, then the largest possible comment.
     let mut found = None;
@@ -473,11 +486,16 @@ fn declared_entry_count<R: Read + Seek>(r: &mut R, len: u64) -> Option<(u64, Opt
     }
     let _ = r.seek(SeekFrom::Start(0));
     let (tail, at, tail_start) = found?;
+    let u32_at = |i: usize| u32::from_le_bytes([tail[i], tail[i + 1], tail[i + 2], tail[i + 3]]);
+    let declared = |v: u32| (v != u32::MAX).then_some(u64::from(v));
     let n = u64::from(u16::from_le_bytes([tail[at + 10], tail[at + 11]]));
-    let cd_size = u32::from_le_bytes([tail[at + 12], tail[at + 13], tail[at + 14], tail[at + 15]]);
-    let classic_cd = (cd_size != u32::MAX).then_some(u64::from(cd_size));
+    let classic = EndRecord {
+        entries: n,
+        central_directory_bytes: declared(u32_at(at + 12)),
+        central_directory_offset: declared(u32_at(at + 16)),
+    };
     if n != 0xFFFF {
-        return Some((n, classic_cd));
+        return Some(classic);
     }
     // zip64: the locator sits right before the end record and points at the zip64 end record.
     let loc_at = (tail_start + at as u64).checked_sub(20)?;
@@ -486,23 +504,25 @@ fn declared_entry_count<R: Read + Seek>(r: &mut R, len: u64) -> Option<(u64, Opt
     let ok = r.read_exact(&mut loc).is_ok();
     let _ = r.seek(SeekFrom::Start(0));
     if !ok || loc[..4] != *b"PK\x06\x07" {
-        return Some((n, classic_cd));
+        return Some(classic);
     }
-    let mut off = [0u8; 8];
-    off.copy_from_slice(&loc[8..16]);
-    let z64 = u64::from_le_bytes(off);
+    let u64_at = |b: &[u8], i: usize| {
+        let mut v = [0u8; 8];
+        v.copy_from_slice(&b[i..i + 8]);
+        u64::from_le_bytes(v)
+    };
     let mut rec = [0u8; 56];
-    r.seek(SeekFrom::Start(z64)).ok()?;
+    r.seek(SeekFrom::Start(u64_at(&loc, 8))).ok()?;
     let ok = r.read_exact(&mut rec).is_ok();
     let _ = r.seek(SeekFrom::Start(0));
     if !ok || rec[..4] != *b"PK\x06\x06" {
         return None;
     }
-    let mut c = [0u8; 8];
-    c.copy_from_slice(&rec[32..40]);
-    let mut z = [0u8; 8];
-    z.copy_from_slice(&rec[40..48]);
-    Some((u64::from_le_bytes(c), Some(u64::from_le_bytes(z))))
+    Some(EndRecord {
+        entries: u64_at(&rec, 32),
+        central_directory_bytes: Some(u64_at(&rec, 40)),
+        central_directory_offset: Some(u64_at(&rec, 48)),
+    })
 }
 
 /// The read budget every [`Archive`] applies, one copy for all of them (the zip, a folder on disk, a folder

@@ -107,3 +107,28 @@ fn read_respects_cap() {
     assert!(matches!(a.read("f", 10), Err(ArchiveError::OverLimit { .. })));
     assert_eq!(a.read("f", 1000).unwrap().len(), 1000);
 }
+
+/// `end_record` gives the entry count and the central directory's place the zip writer recorded: with no
+/// comment, with a comment, and in a zip64 archive (more than 65,535 entries), where the classic record
+/// defers to the zip64 one. The directory starts with a central header and ends where the end records begin.
+#[test]
+fn end_record_places_the_central_directory() {
+    for (n, comment) in [(3usize, 0usize), (3, 1000), (70_000, 0)] {
+        let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
+        let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+        for i in 0..n {
+            w.start_file(format!("offsets/{i}"), opts).unwrap();
+            w.write_all(b"v1\n{}\n").unwrap();
+        }
+        w.set_comment("c".repeat(comment)).unwrap();
+        let z = w.finish().unwrap().into_inner();
+        let len = z.len() as u64;
+        let e = end_record(&mut Cursor::new(&z), len).expect("an end record");
+        assert_eq!(e.entries, n as u64);
+        let (at, size) = (e.central_directory_offset.unwrap() as usize, e.central_directory_bytes.unwrap() as usize);
+        assert_eq!(&z[at..at + 4], b"PK\x01\x02", "{n} entries: a central header at the offset");
+        let after = &z[at + size..at + size + 4];
+        assert!(after == b"PK\x06\x06" || after == b"PK\x05\x06", "{n} entries: an end record after the directory");
+    }
+    assert_eq!(end_record(&mut Cursor::new(b"not a zip at all".to_vec()), 16), None);
+}

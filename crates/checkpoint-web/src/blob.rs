@@ -261,44 +261,26 @@ const EOCD_SEARCH_BYTES: u64 = 22 + 65_535;
 
 /// Reads ahead, into the cache, what opening a zip reads: its last [`EOCD_SEARCH_BYTES`] in one slice, then its
 /// central directory in slices of up to [`PREFETCH_SPAN_BYTES`] (as much as the cache holds beside the tail; the
-/// rest is read on demand). Returns where the read-ahead of the central directory ended. Read on demand, the end of central directory record took four slices (the zip reader looks for it
-/// backwards) and the central directory of 94,000 entries eleven growing ones. The record is only located here
-/// (its signature, and the central directory's offset and size, from the zip64 record when the archive has one
-/// and it lies in the tail read); the `zip` crate parses the archive, so a wrong guess costs a wasted read only.
-fn read_ahead_central_directory(src: &BlobSource) -> io::Result<Option<u64>> {
+/// rest is read on demand). Read on demand, the end record took four slices (it is looked for backwards) and the
+/// central directory of 94,000 entries eleven growing ones. The central directory's place comes from the core's
+/// [`checkpoint_core::archive::end_record`], the same reading `ZipInput::open` makes of the tail (zip64
+/// included); a record that lies only costs a wasted read. Returns where the read-ahead of the central
+/// directory ended, `None` when the tail names no central directory.
+fn read_ahead_central_directory(reader: &mut BlobReader) -> io::Result<Option<u64>> {
+    let src = &reader.src;
     let tail_start = src.len.saturating_sub(EOCD_SEARCH_BYTES);
     src.fetch(tail_start, src.len)?;
-    let cache = src.cache.borrow();
-    let Some(tail) = cache.at(tail_start) else { return Ok(None) };
-    // The last record signature with a whole record after it.
-    let Some(at) = tail.windows(4).rposition(|w| w == [0x50, 0x4b, 0x05, 0x06]).filter(|&i| i + 22 <= tail.len())
-    else {
+    let len = src.len;
+    let Some(end) = checkpoint_core::archive::end_record(reader, len) else { return Ok(None) };
+    let (Some(offset), Some(size)) = (end.central_directory_offset, end.central_directory_bytes) else {
         return Ok(None);
     };
-    // A little-endian number of `n` bytes at `i` of the tail, `None` past its end (every offset checked).
-    let le = |i: usize, n: usize| {
-        let b = tail.get(i..i.checked_add(n)?)?;
-        Some(b.iter().rev().fold(0u64, |v, &x| (v << 8) | u64::from(x)))
-    };
-    let sig = |i: usize, want: [u8; 4]| i.checked_add(4).and_then(|e| tail.get(i..e)) == Some(&want[..]);
-    let (mut size, mut offset) = (le(at + 12, 4).unwrap_or(0), le(at + 16, 4).unwrap_or(0));
-    if size == u64::from(u32::MAX) || offset == u64::from(u32::MAX) || le(at + 10, 2) == Some(0xffff) {
-        // Zip64 (more than 65,535 entries, or past 4 GiB): the locator just before the record gives the zip64
-        // record's offset, whose central directory size and offset are 8 bytes each.
-        let loc = at.checked_sub(20).filter(|&l| sig(l, [0x50, 0x4b, 0x06, 0x07]));
-        let rec = loc.and_then(|l| le(l + 8, 8)).and_then(|r| r.checked_sub(tail_start));
-        let rec = rec.and_then(|r| usize::try_from(r).ok()).filter(|&r| sig(r, [0x50, 0x4b, 0x06, 0x06]));
-        let Some(rec) = rec else { return Ok(None) };
-        let (Some(s64), Some(o64)) = (le(rec + 40, 8), le(rec + 48, 8)) else { return Ok(None) };
-        (size, offset) = (s64, o64);
-    }
-    drop(cache);
     let (start, end) = (offset, offset.saturating_add(size).min(tail_start));
     let room = CACHE_BYTES as u64 - EOCD_SEARCH_BYTES;
     let mut at = start;
     while at < end && at - start + PREFETCH_SPAN_BYTES <= room {
         let to = (at + PREFETCH_SPAN_BYTES).min(end);
-        src.fetch(at, to)?;
+        reader.src.fetch(at, to)?;
         at = to;
     }
     Ok(Some(at))
@@ -322,7 +304,7 @@ impl BlobZip {
         // A failed read-ahead is no error: the zip reader reads what it needs and says what failed. A central
         // directory larger than the read-ahead goes on in the largest slices.
         let mut reader = reader;
-        if let Ok(Some(end)) = read_ahead_central_directory(&src) {
+        if let Ok(Some(end)) = read_ahead_central_directory(&mut reader) {
             reader.run = (end, MAX_SLICE_BYTES);
         }
         let zip = ZipInput::open(reader, len, name, limits)?;
