@@ -165,13 +165,19 @@ impl Seek for ZipFile {
 mod tests {
     use super::*;
 
+    /// `n` bytes of a scrambled sequence written to a temp file named after `tag`, and a reader of it.
+    fn scrambled_file(n: u32, tag: &str) -> (Vec<u8>, std::path::PathBuf, ZipFile) {
+        let bytes: Vec<u8> = (0..n).map(|i| (i.wrapping_mul(2654435761) >> 24) as u8).collect();
+        let path = std::env::temp_dir().join(format!("{tag}-{}", std::process::id()));
+        std::fs::write(&path, &bytes).unwrap();
+        let reader = ZipFile::new(File::open(&path).unwrap(), bytes.len() as u64);
+        (bytes, path, reader)
+    }
+
     /// Any sequence of seeks and reads gives the bytes a `std::io::Cursor` over the same bytes gives.
     #[test]
     fn reads_as_a_cursor_does() {
-        let bytes: Vec<u8> = (0..300_000u32).map(|i| (i.wrapping_mul(2654435761) >> 24) as u8).collect();
-        let path = std::env::temp_dir().join(format!("zip-file-{}", std::process::id()));
-        std::fs::write(&path, &bytes).unwrap();
-        let mut ours = ZipFile::new(File::open(&path).unwrap(), bytes.len() as u64);
+        let (bytes, path, mut ours) = scrambled_file(300_000, "zip-file");
         let mut want = std::io::Cursor::new(&bytes);
         let mut seed = 11u64;
         let mut next = |m: u64| {
@@ -214,10 +220,7 @@ mod tests {
     /// read per buffer, not one per entry; and each gives the file's bytes.
     #[test]
     fn a_backward_scan_reads_a_buffer_at_a_time() {
-        let bytes: Vec<u8> = (0..400_000u32).map(|i| (i.wrapping_mul(2654435761) >> 24) as u8).collect();
-        let path = std::env::temp_dir().join(format!("zip-file-back-{}", std::process::id()));
-        std::fs::write(&path, &bytes).unwrap();
-        let mut ours = ZipFile::new(File::open(&path).unwrap(), bytes.len() as u64);
+        let (bytes, path, mut ours) = scrambled_file(400_000, "zip-file-back");
         // An "entry" of 500 bytes every 600 bytes, read as a zip entry is: its header, then its data.
         let starts: Vec<u64> = (0..bytes.len() as u64 / 600).rev().map(|i| i * 600).collect();
         for &at in &starts {

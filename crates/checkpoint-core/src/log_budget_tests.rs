@@ -8,7 +8,7 @@ use crate::log::LogError;
 use crate::model::Checkpoint;
 use crate::read::{read_checkpoint_with, ReadOptions};
 use crate::report::{CheckpointReport, RestartOutcome, Severity};
-use crate::testutil::open_fixture;
+use crate::testutil::{open_fixture, Recorder};
 use crate::{diagnose, Context};
 
 fn files_of(name: &str) -> Vec<(String, Vec<u8>)> {
@@ -236,35 +236,6 @@ fn the_source_count_error_is_quoted_with_both_numbers() {
     assert!(d.contains("(the error: 1 source(s) in the checkpoint, 3 in the query)"), "{d}");
 }
 
-/// An archive that records what the read stage tells it it reads next (`prefetch`) and what it reads.
-struct Recorder {
-    inner: MemArchive,
-    hints: Vec<Vec<String>>,
-    reads: Vec<String>,
-    /// For each read, how many hints came before it.
-    hints_before_read: Vec<usize>,
-}
-
-impl Archive for Recorder {
-    fn entries(&self) -> &[Entry] {
-        self.inner.entries()
-    }
-    fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ArchiveError> {
-        self.reads.push(path.to_string());
-        self.hints_before_read.push(self.hints.len());
-        self.inner.read(path, max_bytes)
-    }
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-    fn input_bytes(&self) -> u64 {
-        self.inner.input_bytes()
-    }
-    fn prefetch(&mut self, paths: &[String]) {
-        self.hints.push(paths.to_vec());
-    }
-}
-
 /// 3,000 batches of the 4.3 HDFS fixture's offsets and commits files, with a log budget for about half of them.
 fn three_thousand_batches() -> (Vec<(String, Vec<u8>)>, u64) {
     let base = files_of("ss-4.3.0-agg-hdfs");
@@ -279,13 +250,20 @@ fn three_thousand_batches() -> (Vec<(String, Vec<u8>)>, u64) {
     (files, 1500 * (offsets.len() + commit.len()) as u64)
 }
 
+/// The 3,000 batches in a recording archive, and read options with their log budget.
+fn recorded_batches() -> (Recorder<MemArchive>, ReadOptions) {
+    let (files, budget) = three_thousand_batches();
+    let a = Recorder::new(MemArchive::new("t", files, Limits::default()).expect("mem"));
+    (a, ReadOptions { log_budget_bytes: budget, ..ReadOptions::default() })
+}
+
 fn is_log(p: &str) -> bool {
     (p.starts_with("offsets/") || p.starts_with("commits/")) && !p.ends_with(".crc")
 }
 
 /// Each log file read from read number `from` on was named by a hint given from hint number `hints_from` on and
 /// before it was read.
-fn hinted_before_read(a: &Recorder, from: usize, hints_from: usize) {
+fn hinted_before_read(a: &Recorder<MemArchive>, from: usize, hints_from: usize) {
     for (r, path) in a.reads.iter().enumerate().skip(from).filter(|(_, p)| is_log(p)) {
         let hints = &a.hints[hints_from.min(a.hints_before_read[r])..a.hints_before_read[r]];
         assert!(hints.iter().any(|h| h.contains(path)), "{path} read without a hint before it");
@@ -297,10 +275,7 @@ fn hinted_before_read(a: &Recorder, from: usize, hints_from: usize) {
 /// later files are only listed: 3,000 batches, a budget for about half of them.
 #[test]
 fn log_hints_name_the_files_read_once_each_in_few_hints() {
-    let (files, budget) = three_thousand_batches();
-    let inner = MemArchive::new("t", files, Limits::default()).expect("mem");
-    let mut a = Recorder { inner, hints: vec![], reads: vec![], hints_before_read: vec![] };
-    let opts = ReadOptions { log_budget_bytes: budget, ..ReadOptions::default() };
+    let (mut a, opts) = recorded_batches();
     let cp = read(&mut a, &opts);
     let log_hints: Vec<&Vec<String>> = a.hints.iter().filter(|h| h.iter().any(|p| is_log(p))).collect();
     let hinted: Vec<&String> = log_hints.iter().flat_map(|h| h.iter()).filter(|p| is_log(p)).collect();
@@ -320,10 +295,7 @@ fn log_hints_name_the_files_read_once_each_in_few_hints() {
 /// reads (what was hinted before the verdict and left for later may have been dropped by the archive since).
 #[test]
 fn log_hints_after_the_verdict_name_what_is_read_after_it() {
-    let (files, budget) = three_thousand_batches();
-    let inner = MemArchive::new("t", files, Limits::default()).expect("mem");
-    let mut a = Recorder { inner, hints: vec![], reads: vec![], hints_before_read: vec![] };
-    let opts = ReadOptions { log_budget_bytes: budget, ..ReadOptions::default() };
+    let (mut a, opts) = recorded_batches();
     let roots = find_roots(a.entries());
     let members: Vec<usize> = (0..a.entries().len()).collect();
     let (mut cp, history) = crate::read::read_root_verdict_first(&mut a, &roots[0], &members, &opts);

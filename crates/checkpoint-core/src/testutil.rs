@@ -78,3 +78,51 @@ pub fn state_record_files(a: &dyn Archive) -> Vec<String> {
         })
         .collect()
 }
+
+/// An archive that records what a reader does with it: how often it is listed, each prefetch hint
+/// ([`Archive::prefetch`]), each read and how many hints came before it.
+pub struct Recorder<A: Archive> {
+    /// The archive read.
+    pub inner: A,
+    /// Calls of `entries`.
+    pub listed: std::cell::Cell<usize>,
+    /// Each hint's paths, in order.
+    pub hints: Vec<Vec<String>>,
+    /// Each path read, in order.
+    pub reads: Vec<String>,
+    /// For each read (same index as `reads`), how many hints came before it.
+    pub hints_before_read: Vec<usize>,
+}
+
+impl<A: Archive> Recorder<A> {
+    /// A recorder of `inner`, nothing recorded yet.
+    pub fn new(inner: A) -> Self {
+        Recorder { inner, listed: Default::default(), hints: vec![], reads: vec![], hints_before_read: vec![] }
+    }
+
+    /// Every path hinted, in order.
+    pub fn hinted(&self) -> Vec<String> {
+        self.hints.concat()
+    }
+}
+
+impl<A: Archive> Archive for Recorder<A> {
+    fn entries(&self) -> &[crate::archive::Entry] {
+        self.listed.set(self.listed.get() + 1);
+        self.inner.entries()
+    }
+    fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, crate::archive::ArchiveError> {
+        self.reads.push(path.to_string());
+        self.hints_before_read.push(self.hints.len());
+        self.inner.read(path, max_bytes)
+    }
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn input_bytes(&self) -> u64 {
+        self.inner.input_bytes()
+    }
+    fn prefetch(&mut self, paths: &[String]) {
+        self.hints.push(paths.to_vec());
+    }
+}

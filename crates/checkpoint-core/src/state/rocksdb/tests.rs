@@ -673,32 +673,6 @@ fn a_member_over_the_inspectors_limit_is_a_limit_not_damage() {
     assert!(ok.is_ok());
 }
 
-/// An archive that records how often it is listed and what it is told is read next.
-struct Watched<A: Archive> {
-    inner: A,
-    listed: std::cell::Cell<usize>,
-    hints: Vec<String>,
-}
-
-impl<A: Archive> Archive for Watched<A> {
-    fn entries(&self) -> &[crate::archive::Entry] {
-        self.listed.set(self.listed.get() + 1);
-        self.inner.entries()
-    }
-    fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, crate::archive::ArchiveError> {
-        self.inner.read(path, max_bytes)
-    }
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-    fn input_bytes(&self) -> u64 {
-        self.inner.input_bytes()
-    }
-    fn prefetch(&mut self, paths: &[String]) {
-        self.hints.extend_from_slice(paths);
-    }
-}
-
 #[test]
 fn a_snapshot_read_from_its_bytes_and_a_listing_equals_read_snapshot_without_listing_again() {
     // The read stage checks every restart zip from the bytes it read and its own listing: with 200 partitions
@@ -715,17 +689,18 @@ fn a_snapshot_read_from_its_bytes_and_a_listing_equals_read_snapshot_without_lis
             for (_, zp) in files.iter().filter(|(f, _)| f.is_zip) {
                 let expected = read_snapshot(&mut a, &dir, zp, &limits);
                 let raw = a.read(zp, 1 << 20).unwrap();
-                let mut w = Watched { inner: a, listed: std::cell::Cell::new(0), hints: Vec::new() };
+                let mut w = crate::testutil::Recorder::new(a);
                 let got = read_snapshot_of(&mut w, &dir, zp, &raw, &listing, &limits);
                 assert_eq!(got, expected, "{name} {zp}");
                 assert_eq!(w.listed.get(), 0, "{name} {zp}: listed again");
                 if let Ok(s) = &got {
                     let ssts = &s.zip.metadata.sst_files;
-                    assert_eq!(w.hints.len(), 2 * ssts.len(), "{name} {zp}: {:?}", w.hints);
+                    let hinted = w.hinted();
+                    assert_eq!(hinted.len(), 2 * ssts.len(), "{name} {zp}: {hinted:?}");
                     for f in ssts {
                         let p = format!("{dir}/SSTs/{}", f.dfs_file_name);
                         assert!(
-                            w.hints.contains(&p) && w.hints.contains(&format!("{dir}/SSTs/.{}.crc", f.dfs_file_name))
+                            hinted.contains(&p) && hinted.contains(&format!("{dir}/SSTs/.{}.crc", f.dfs_file_name))
                         );
                         assert!(w.inner.entries().iter().any(|e| e.path == p), "{p} hinted but not listed");
                     }
