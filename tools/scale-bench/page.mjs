@@ -14,7 +14,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '../..');
 const require = createRequire(path.join(repo, 'tests/e2e/package.json'));
 const { chromium } = require('playwright-core');
-const dist = path.join(repo, 'dist');
+const dist = path.resolve(process.env.DIST || path.join(repo, "dist"));
 const MIME = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.wasm': 'application/wasm',
   '.css': 'text/css', '.svg': 'image/svg+xml', '.json': 'application/json', '.zip': 'application/zip' };
 
