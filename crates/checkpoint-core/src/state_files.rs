@@ -170,17 +170,30 @@ where
     (first, count)
 }
 
-/// Splits `<v>` or `<v>_<uniqueId>` (the stem before `.zip` / `.changelog`).
+/// Parses a state folder or file name that Spark writes from an integer (`state/<operatorId>/<partitionId>`,
+/// `<version>.delta`): the decimal text Scala's `toString` gives, ASCII digits without a sign or a leading zero.
+/// Spark builds the paths it loads from the numbers (`StateStoreId.storeCheckpointLocation`,
+/// `HDFSBackedStateStoreProvider.deltaFile`, `RocksDBFileManager.dfsBatchZipFile`), so `01`, `+1` or `0012` are
+/// never what a restart reads: such a name is another folder or file, not an alias of `1` or `12`.
+pub fn spark_id<T: std::str::FromStr>(name: &str) -> Option<T> {
+    let canonical =
+        !name.is_empty() && name.bytes().all(|b| b.is_ascii_digit()) && (name == "0" || !name.starts_with('0'));
+    if canonical {
+        name.parse().ok()
+    } else {
+        None
+    }
+}
+
+/// Splits `<v>` or `<v>_<uniqueId>` (the stem before `.zip` / `.changelog`); `<v>` as Spark writes it
+/// ([`spark_id`]).
 pub fn parse_versioned_stem(stem: &str) -> Option<(i64, Option<String>)> {
     let (v, id) = match stem.split_once('_') {
         Some((v, id)) if !id.is_empty() => (v, Some(id.to_string())),
         Some(_) => return None,
         None => (stem, None),
     };
-    if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    v.parse::<i64>().ok().filter(|n| *n <= crate::log::MAX_BATCH_ID).map(|n| (n, id))
+    spark_id::<i64>(v).filter(|n| *n <= crate::log::MAX_BATCH_ID).map(|n| (n, id))
 }
 
 /// True for `.<name>.<uuid>.tmp` (CheckpointFileManager temp files) and other `*.tmp` leftovers.
@@ -221,7 +234,7 @@ pub fn list_state_of<'a>(entries: impl IntoIterator<Item = (&'a str, u64, bool)>
         }
         let parts: Vec<&str> = rest.split('/').collect();
         let fref = FileRef { path: path.to_string(), size: *size };
-        let Ok(op_id) = parts[0].parse::<i64>() else {
+        let Some(op_id) = spark_id::<i64>(parts[0]) else {
             if !is_dir {
                 tree.other.push(fref);
             }
@@ -232,7 +245,7 @@ pub fn list_state_of<'a>(entries: impl IntoIterator<Item = (&'a str, u64, bool)>
         if parts.len() == 1 {
             continue;
         }
-        if let Ok(part) = parts[1].parse::<u32>() {
+        if let Some(part) = spark_id::<u32>(parts[1]) {
             let pf =
                 op.partitions.entry(part).or_insert_with(|| PartitionFiles { partition: part, ..Default::default() });
             if parts.len() == 2 {

@@ -67,12 +67,23 @@ impl Checkpoint {
         self.recorded_conf().get("spark.sql.shuffle.partitions").and_then(|s| s.trim().parse().ok())
     }
 
-    /// An operator's store names: from any partition, else its operator metadata, else `default`.
+    /// An operator's store names: those its operator metadata records (`state/<op>/_metadata`, written by
+    /// Spark 3.5+, which names every store the operator loads), else every store folder that holds a file in
+    /// some partition, else `default`. An empty folder beside a partition's files, or a folder the operator
+    /// metadata does not name, is not a store a restart loads.
     pub fn store_names(&self, op: i64, o: &OperatorFiles) -> Vec<String> {
-        let mut names: BTreeSet<String> = o.partitions.values().flat_map(|p| p.stores.keys().cloned()).collect();
-        if let Some(Ok(m)) = self.operator_metadata.get(&op).map(|m| &m.content) {
-            names.extend(m.stores.iter().map(|s| s.store_name.clone()));
-        }
+        let recorded = match self.operator_metadata.get(&op).map(|m| &m.content) {
+            Some(Ok(m)) if !m.stores.is_empty() => Some(m.stores.iter().map(|s| s.store_name.clone())),
+            _ => None,
+        };
+        let mut names: BTreeSet<String> = match recorded {
+            Some(r) => r.collect(),
+            None => o
+                .partitions
+                .values()
+                .flat_map(|p| p.stores.iter().filter(|(_, s)| !s.is_empty()).map(|(n, _)| n.clone()))
+                .collect(),
+        };
         if names.is_empty() {
             names.insert("default".into());
         }
@@ -106,7 +117,9 @@ impl Checkpoint {
     }
 }
 
-/// The partitions a restart loads that are planned: the folders on disk and the first missing ids between them
+/// The partitions a restart loads that are planned: the folders on disk below the recorded
+/// `spark.sql.shuffle.partitions` (Spark loads `0..n`; a folder at or above it is one it ignores,
+/// `state-partition-extra`), every folder when the count is not recorded, and the first missing ids between them
 /// and the recorded count (never a walk over a huge range from a hand-edited count or a folder named
 /// `4000000000`).
 fn partitions_loaded(o: &OperatorFiles, recorded: Option<u32>) -> Vec<u32> {
@@ -120,7 +133,7 @@ fn partitions_loaded(o: &OperatorFiles, recorded: Option<u32>) -> Vec<u32> {
         u64::from(n_parts),
         MAX_MISSING_PLANNED,
     );
-    let mut parts: Vec<u32> = o.partitions.keys().copied().collect();
+    let mut parts: Vec<u32> = o.partitions.keys().copied().filter(|p| recorded.is_none_or(|n| *p < n)).collect();
     parts.extend(missing.iter().filter_map(|p| u32::try_from(*p).ok()));
     parts.sort_unstable();
     parts

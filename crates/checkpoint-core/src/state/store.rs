@@ -108,19 +108,19 @@ pub fn last_offsets(a: &mut dyn Archive, root: &str) -> Option<crate::log::offse
 pub fn list_partitions(a: &dyn Archive, root: &str, operator_id: i64) -> Vec<u32> {
     let mut v: Vec<u32> = children(a, &join(root, &format!("state/{operator_id}")))
         .into_iter()
-        .filter(|(n, is_file)| !*is_file && n.bytes().all(|c| c.is_ascii_digit()))
-        .filter_map(|(n, _)| n.parse().ok())
+        .filter(|(_, is_file)| !*is_file)
+        .filter_map(|(n, _)| crate::state_files::spark_id(&n))
         .collect();
     v.sort_unstable();
     v
 }
 
-/// Operator ids under `state/` (folders whose name is an integer), ascending.
+/// Operator ids under `state/` (folders named by an integer as Spark writes it: `spark_id`), ascending.
 pub fn list_operators(a: &dyn Archive, root: &str) -> Vec<i64> {
     let mut v: Vec<i64> = children(a, &join(root, "state"))
         .into_iter()
-        .filter(|(n, is_file)| !*is_file && n.bytes().all(|c| c.is_ascii_digit()))
-        .filter_map(|(n, _)| n.parse().ok())
+        .filter(|(_, is_file)| !*is_file)
+        .filter_map(|(n, _)| crate::state_files::spark_id(&n))
         .collect();
     v.sort_unstable();
     v
