@@ -129,6 +129,18 @@ pub enum ArchiveError {
         /// The entry whose local header lies inside its data.
         other: String,
     },
+    /// The input lists the entry but cannot give its bytes, which says nothing about the checkpoint file: a
+    /// folder or file of a directory input that is not readable (permission denied), not a regular file (a
+    /// FIFO, socket or device, never opened), a symbolic link that loops or points nowhere. Not verified,
+    /// never damage.
+    Inaccessible {
+        /// The entry.
+        path: String,
+        /// Why, e.g. "folder: Permission denied (os error 13)" or "not a regular file (a FIFO)".
+        reason: String,
+        /// True when files may lie inside it, unlisted: a folder, or a symbolic link whose target is unknown.
+        folder: bool,
+    },
     /// The underlying reader failed.
     Io {
         /// The reader's reason.
@@ -159,6 +171,7 @@ impl fmt::Display for ArchiveError {
                 f,
                 "{path}: its compressed data (local header at byte {offset}) overlaps entry {other} (an overlapping-entry zip bomb or a broken zip); not inflated"
             ),
+            ArchiveError::Inaccessible { path, reason, .. } => write!(f, "{path}: cannot be read from the input: {reason}"),
             ArchiveError::Io { reason } => write!(f, "read error: {reason}"),
         }
     }

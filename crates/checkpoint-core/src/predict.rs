@@ -45,7 +45,7 @@ pub fn predict(cp: &Checkpoint, ctx: &Context, findings: &[Finding]) -> RestartP
         };
         return p;
     }
-    // A zip entry a restart reads could not be unpacked: unless Spark fails before reading the logs (stage <
+    // A zip entry a restart reads could not be unpacked, or the input could not give it: unless Spark fails before reading the logs (stage <
     // 20, FORMATS.md §16), the outcome depends on that file.
     let unreadable = findings.iter().find(|f| {
         f.code == crate::report::Code::ArchiveEntryUnreadable && f.severity == crate::report::Severity::Error
@@ -54,7 +54,13 @@ pub fn predict(cp: &Checkpoint, ctx: &Context, findings: &[Finding]) -> RestartP
         unreadable.filter(|_| failing.is_none_or(|(_, r)| r.stage >= crate::report::RestartStage::LatestOffsets))
     {
         p.outcome = RestartOutcome::Unknown;
-        p.summary = format!("Unknown: {}; re-create the zip and run again.", u.title);
+        // A zip entry that does not unpack (its title says so) is mended by zipping again; a file a directory
+        // input does not give, by the finding's own fix.
+        p.summary = if u.title.contains("zip entry") {
+            format!("Unknown: {}; re-create the zip and run again.", u.title)
+        } else {
+            format!("Unknown: {}.", u.title)
+        };
         return p;
     }
     // A file a restart reads was not verified (a limit of this inspector, a zip it cannot unpack): unless

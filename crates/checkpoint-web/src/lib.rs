@@ -158,6 +158,7 @@ impl InputError {
             ArchiveError::Corrupt { .. } => "corrupt",
             ArchiveError::UnsupportedCompression { .. } => "unsupported-compression",
             ArchiveError::Overlapping { .. } => "overlapping-entries",
+            ArchiveError::Inaccessible { .. } => "inaccessible",
             ArchiveError::Io { .. } => "io",
         };
         let message = match e {

@@ -181,3 +181,59 @@ pub fn check_not_verified(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
     }
     vec![f]
 }
+
+/// Top folders of a root a restart reads in (`metadata` is a file, but a folder of that name hides it).
+const RESTART_FOLDERS: &[&str] = &["offsets", "commits", "sources", "state", "metadata"];
+
+/// Whether a restart may read an entry the input could not give: a file a restart reads, or a folder that
+/// is (or lies inside) one of [`RESTART_FOLDERS`], whose content is unknown.
+fn inaccessible_needed(path: &str, folder: bool, reads: &BTreeSet<String>) -> bool {
+    if folder {
+        let top = path.split('/').next().unwrap_or(path);
+        RESTART_FOLDERS.contains(&top)
+    } else {
+        reads.contains(path)
+    }
+}
+
+/// `archive-entry-unreadable` for entries the input listed but cannot give ([`ArchiveError::Inaccessible`]: a
+/// folder or file of a directory that is not readable, a FIFO, socket or device, a symbolic link that loops
+/// or points nowhere): one finding naming them. Not damage: an error (the verdict is unknown, see `predict`)
+/// when a restart reads one, or may read inside one of the folders; else a warning.
+pub fn check_inaccessible(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
+    let reads = restart_reads(cp);
+    let mut files: Vec<(&str, &ArchiveError, bool)> = cp
+        .archive_unreadable
+        .iter()
+        .filter_map(|(p, e)| match e {
+            ArchiveError::Inaccessible { folder, .. } => Some((p.as_str(), e, inaccessible_needed(p, *folder, &reads))),
+            _ => None,
+        })
+        .collect();
+    if files.is_empty() {
+        return vec![];
+    }
+    files.sort_by_key(|f| !f.2);
+    let needed = files[0].2;
+    let title = match files.len() {
+        1 => format!("{} cannot be read from the input, so it was not checked", files[0].0),
+        n => format!("{n} files or folders cannot be read from the input, so they were not checked"),
+    };
+    let mut f = Finding::new(Code::ArchiveEntryUnreadable, if needed { Severity::Error } else { Severity::Warning }, title)
+        .why(if needed {
+            "The input lists it but does not give its bytes (permission denied, not a regular file, a symbolic link that loops or points nowhere); that says nothing about the checkpoint. A restart reads it (or may read inside the folder), so the restart prediction is unknown until it can be read; findings about files missing inside an unreadable folder may come from this."
+        } else {
+            "The input lists it but does not give its bytes (permission denied, not a regular file, a symbolic link that loops or points nowhere); that says nothing about the checkpoint. A restart does not read it; other checks are unaffected."
+        })
+        .fix(&[
+            "Run the inspector as a user who can read the whole checkpoint folder (e.g. its owner), or copy the checkpoint with its links resolved (`cp -rL`), and run it again.",
+            "Spark reads the checkpoint through the same file system: make the named files readable regular files, or remove what is not part of the checkpoint.",
+        ]);
+    for (p, e, _) in files.iter().take(MAX_EVIDENCE) {
+        f = f.evidence_sized(*p, cp.file_size(p).unwrap_or(0), e.to_string(), None);
+    }
+    if files.len() > MAX_EVIDENCE {
+        f = f.evidence("", format!("and {} more", files.len() - MAX_EVIDENCE), None);
+    }
+    vec![f]
+}

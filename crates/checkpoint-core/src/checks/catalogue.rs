@@ -95,7 +95,7 @@ catalogue! {
         "The DStream API is legacy: how the operations of this graph map to Structured Streaming.";
     // Log files (offsets, commits, file source logs, operator metadata, file sink logs).
     ArchiveEntryUnreadable = "archive-entry-unreadable", [Error, Warning], [],
-        "A zip entry does not unpack: the zip is damaged (not necessarily the checkpoint), so the file was not checked; an error when a restart reads that file.";
+        "A zip entry does not unpack (the zip is damaged, not necessarily the checkpoint), or a directory input does not give a file or folder (permission denied, not a regular file, a symbolic link loop): not checked, never damage; an error, and the verdict unknown, when a restart reads it.";
     LogFileEmpty = "log-file-empty", [Error, Warning], [],
         "A log file (offsets, commits, a file source log) is empty; an error when a restart reads it.";
     LogVersionMalformed = "log-version-malformed", [Error, Warning], ["MALFORMED_LOG_FILE"],

@@ -137,6 +137,7 @@ pub const REGISTRY: &[Rule] = &[
     ),
     rule(&[Code::ArchiveCompressionUnsupported], budgets::check_compression),
     rule(&[Code::ArchiveEntriesOverlap], budgets::check_overlap),
+    rule(&[Code::ArchiveEntryUnreadable], budgets::check_inaccessible),
     rule(&[Code::FileNotVerified], budgets::check_not_verified),
     rule(&[Code::StateRowSchemaViolation], state_rows::check_row_schema),
     rule(&[Code::StateVerificationBudget], state_rows::check_budget),

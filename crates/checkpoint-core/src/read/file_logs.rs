@@ -164,7 +164,13 @@ fn output_files(cp: &Checkpoint, d: &str) -> Option<BTreeMap<String, u64>> {
 pub fn read_sink_logs(archive: &mut dyn crate::archive::Archive) -> Vec<FileLog> {
     let root = crate::layout::Root { path: String::new(), kind: crate::report::CheckpointKind::Unknown };
     let mut cp = super::listing::list(archive.entries(), &root);
-    let mut rd = Reader { archive, prefix: String::new(), budget_left: 0, rows_read: Default::default() };
+    let mut rd = Reader {
+        archive,
+        prefix: String::new(),
+        budget_left: 0,
+        rows_read: Default::default(),
+        inaccessible: Vec::new(),
+    };
     let dirs: BTreeSet<String> = cp
         .files
         .iter()

@@ -138,8 +138,15 @@ pub fn read_root_verdict_first(
 pub fn read_history(archive: &mut dyn Archive, root: &Root, cp: &mut Checkpoint, history: History) {
     let mut reading = history.0;
     // Only log files and their sidecars are read here: no state, so no state budget.
-    let mut rd = Reader { archive, prefix: listing::prefix_of(root), budget_left: 0, rows_read: Default::default() };
+    let mut rd = Reader {
+        archive,
+        prefix: listing::prefix_of(root),
+        budget_left: 0,
+        rows_read: Default::default(),
+        inaccessible: Vec::new(),
+    };
     reading.read_rest(cp, &mut rd);
+    rd.note_inaccessible(cp);
 }
 
 /// The read stages in order. `fused_rows`: the integrity pass rebuilds HDFS stores' rows from the bytes it
@@ -171,7 +178,13 @@ fn read_stages_with(
             cp.archive_unreadable.insert(rel.to_string(), e.clone());
         }
     }
-    let mut rd = Reader { archive, prefix, budget_left: opts.budget_bytes, rows_read: Default::default() };
+    let mut rd = Reader {
+        archive,
+        prefix,
+        budget_left: opts.budget_bytes,
+        rows_read: Default::default(),
+        inaccessible: Vec::new(),
+    };
     if root.kind == CheckpointKind::Dstream {
         dstream::read_dstream_files(&mut cp, &mut rd);
         return (cp, None);
@@ -200,6 +213,7 @@ fn read_stages_with(
         rd.rows_read.clear();
         state_growth::read_state_growth(&mut cp, &mut rd);
     }
+    rd.note_inaccessible(&mut cp);
     cp.verify_budget = (opts.budget_bytes, opts.budget_bytes.saturating_sub(rd.budget_left));
     let history = (logs.left() > 0).then_some(logs);
     (cp, history)
@@ -215,6 +229,10 @@ pub(crate) struct Reader<'a> {
     /// Rows of HDFS stores the integrity pass (stage 5) rebuilt from the bytes it checked, by store folder, for
     /// the row stage (stage 6) to take instead of inflating the chain again.
     pub(crate) rows_read: std::collections::HashMap<String, crate::model::StoreRows>,
+    /// Files the input listed but could not give when read ([`ArchiveError::Inaccessible`]: a file of a
+    /// directory input that does not open), by relative path; they join `Checkpoint::archive_unreadable`
+    /// ([`Reader::note_inaccessible`]), as if the listing had known.
+    pub(crate) inaccessible: Vec<(String, ArchiveError)>,
 }
 
 impl Reader<'_> {
@@ -225,7 +243,17 @@ impl Reader<'_> {
     /// Reads a file by its path relative to the root, at most `cap` bytes.
     pub(crate) fn read(&mut self, rel: &str, cap: u64) -> Result<Vec<u8>, ArchiveError> {
         let p = self.abs(rel);
-        self.archive.read(&p, cap)
+        let out = self.archive.read(&p, cap);
+        if let Err(e @ ArchiveError::Inaccessible { .. }) = &out {
+            self.inaccessible.push((rel.to_string(), e.clone()));
+        }
+        out
+    }
+    /// Moves the files found inaccessible when read into `cp.archive_unreadable` (reported with the listing's).
+    pub(crate) fn note_inaccessible(&mut self, cp: &mut Checkpoint) {
+        for (rel, e) in self.inaccessible.drain(..) {
+            cp.archive_unreadable.entry(rel).or_insert(e);
+        }
     }
     /// Tells the archive ([`Archive::prefetch`]) that the files `rels` (relative paths) and their sidecars are
     /// read next, so that a browser `Blob` fetches neighbours in one slice. A hint only: nothing is read here.
@@ -273,7 +301,9 @@ pub(crate) fn unreadable(e: &ArchiveError) -> LogError {
 /// inflate, not damage: `None` for damage (a stream that does not inflate, a size that lies) and absence.
 pub(crate) fn not_verified_reason(e: &ArchiveError) -> Option<String> {
     match e {
-        ArchiveError::UnsupportedCompression { .. } | ArchiveError::Overlapping { .. } => Some(e.to_string()),
+        ArchiveError::UnsupportedCompression { .. }
+        | ArchiveError::Overlapping { .. }
+        | ArchiveError::Inaccessible { .. } => Some(e.to_string()),
         ArchiveError::OverLimit { what, .. } if !what.contains("declares") => Some(e.to_string()),
         _ => None,
     }
