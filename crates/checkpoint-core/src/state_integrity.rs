@@ -240,7 +240,7 @@ pub fn check_rocksdb_zip(
             };
         }
     };
-    let sst_bytes: u64 = zip.metadata.sst_files.iter().fold(0u64, |a, f| a.saturating_add(f.size_bytes));
+    let sst_bytes: u64 = zip.metadata.distinct_sst_files().fold(0u64, |a, f| a.saturating_add(f.size_bytes));
     let num_keys = zip.metadata.num_keys;
     let mut out = ZipCheck { num_keys, sst_bytes, ssts_decoded: false, ..Default::default() };
     // Presence and sizes (listing), as Spark's copy finds them.

@@ -278,8 +278,7 @@ fn read_zip_listings(cp: &mut Checkpoint, rd: &mut Reader<'_>, store: &StoreFile
                     version: f.version,
                     ssts: z
                         .metadata
-                        .sst_files
-                        .iter()
+                        .distinct_sst_files()
                         .map(|s| (format!("{dir}/SSTs/{}", s.dfs_file_name), s.size_bytes))
                         .collect(),
                     damage: z.member_damage.map(|e| e.to_string()),
@@ -301,8 +300,7 @@ fn verify_listed_sidecars(cp: &mut Checkpoint, rd: &mut Reader<'_>, dir: &str, z
     };
     let listed: Vec<String> = z
         .metadata
-        .sst_files
-        .iter()
+        .distinct_sst_files()
         .map(|f| format!("{dir}/SSTs/{}", f.dfs_file_name))
         .chain(z.metadata.log_files.iter().map(|f| format!("{dir}/logs/{}", f.dfs_file_name)))
         .collect();

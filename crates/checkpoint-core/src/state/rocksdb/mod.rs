@@ -348,13 +348,13 @@ fn read_ssts(
 ) -> Result<(Vec<sst::SstEntry>, Vec<sst::RangeTombstone>), RocksDbError> {
     // The SSTs (and their Hadoop sidecars, which a load's copy checks) are read next: one hint, so that an
     // archive read in slices (the browser's) fetches them together instead of one small read each.
-    let next: Vec<String> = (metadata.sst_files.iter())
+    let next: Vec<String> = (metadata.distinct_sst_files())
         .flat_map(|f| [format!("{dir}/SSTs/.{}.crc", f.dfs_file_name), format!("{dir}/SSTs/{}", f.dfs_file_name)])
         .collect();
     archive.prefetch(&next);
     let mut all: Vec<sst::SstEntry> = Vec::new();
     let mut tombstones: Vec<sst::RangeTombstone> = Vec::new();
-    for f in &metadata.sst_files {
+    for f in metadata.distinct_sst_files() {
         let path = format!("{dir}/SSTs/{}", f.dfs_file_name);
         let bytes = read_file(archive, &path, limits.max_file_bytes)?;
         let t = sst::read_sst(&bytes, limits.sst).map_err(|e| rerr(&path, Some(e.offset), e.message, None))?;
@@ -644,7 +644,7 @@ pub fn locate_key(
     let zip = zip_meta::read_version_zip(&raw, limits.zip).ok()?;
     let dir = store_dir.trim_end_matches('/');
     let mut best: Option<(u64, KeySource)> = None;
-    for f in &zip.metadata.sst_files {
+    for f in zip.metadata.distinct_sst_files() {
         let path = format!("{dir}/SSTs/{}", f.dfs_file_name);
         let Ok(bytes) = read_file(archive, &path, limits.max_file_bytes) else { continue };
         let _ = sst::scan_sst_with_blocks(&bytes, limits.sst, |block, k, seq, _, _| {

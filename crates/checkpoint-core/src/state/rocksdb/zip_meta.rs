@@ -108,6 +108,16 @@ pub struct CheckpointMetadata {
     pub max_column_family_id: Option<i64>,
 }
 
+impl CheckpointMetadata {
+    /// The SST files to read: each `dfsSstFileName` once, in the order listed. Spark copies every listed file
+    /// (`RocksDBFileManager.loadImmutableFilesFromDfs`), but the same DFS file under several local names holds the
+    /// same entries: a metadata that lists one file 300,000 times is one file to read, not 300,000.
+    pub fn distinct_sst_files(&self) -> impl Iterator<Item = &ImmutableFile> {
+        let mut seen = std::collections::HashSet::new();
+        self.sst_files.iter().filter(move |f| seen.insert(f.dfs_file_name.as_str()))
+    }
+}
+
 /// What a `<v>.zip` contains.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VersionZip {
