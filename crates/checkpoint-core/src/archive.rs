@@ -12,8 +12,21 @@
 use std::fmt;
 use std::io::{Read, Seek};
 
+mod end_record;
 mod zip_entries;
+mod zip_names;
+pub use end_record::{end_record, EndRecord};
 use zip_entries::{EntryReader, Slot};
+pub use zip_names::{DuplicateEntry, EntryCopy};
+
+/// The index of the file entries of `entries` by path (the first listed among equal paths).
+fn file_index(entries: &[Entry]) -> crate::path_index::PathIndex {
+    crate::path_index::PathIndex::build(
+        entries.len(),
+        |i| entries.get(i as usize).filter(|e| !e.is_dir).map(|e| e.path.as_str()),
+        crate::path_index::Duplicates::First,
+    )
+}
 
 /// Bounds applied to an archive. All sizes are in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,8 +106,10 @@ pub enum ArchiveError {
     },
     /// An entry path that tries to leave the archive (`..`, absolute) or is not valid UTF-8.
     BadPath {
-        /// The entry name as stored.
+        /// The entry name as stored (not UTF-8: with U+FFFD for the bytes that are not).
         path: String,
+        /// Byte offset of the entry's local header in the input, for a zip entry.
+        header: Option<u64>,
     },
     /// The entry is not in the archive.
     NotFound {
@@ -109,6 +124,8 @@ pub enum ArchiveError {
         offset: u64,
         /// The inflater's reason.
         reason: String,
+        /// Byte offset of the entry's local header in the input, for a zip entry (where its damage is).
+        header: Option<u64>,
     },
     /// The entry is stored with a compression method this inspector does not inflate (APPNOTE 4.4.5: bzip2 =
     /// 12, LZMA = 14, Zstandard = 93, XZ = 95, ...), or is encrypted. Not damage: the zip has to be re-made
@@ -159,10 +176,16 @@ impl fmt::Display for ArchiveError {
             ArchiveError::OverLimit { what, path: None, value, limit } => {
                 write!(f, "{what} is {value}, over the limit of {limit}")
             }
-            ArchiveError::BadPath { path } => write!(f, "unsafe or invalid entry path {path:?}"),
+            ArchiveError::BadPath { path, header: None } => write!(f, "unsafe or invalid entry path {path:?}"),
+            ArchiveError::BadPath { path, header: Some(h) } => {
+                write!(f, "unsafe or invalid entry path {path:?} (zip entry at byte {h} of the input)")
+            }
             ArchiveError::NotFound { path } => write!(f, "{path}: not in the archive"),
-            ArchiveError::Corrupt { path, offset, reason } => {
+            ArchiveError::Corrupt { path, offset, reason, header: None } => {
                 write!(f, "{path}: cannot inflate at byte {offset}: {reason}")
+            }
+            ArchiveError::Corrupt { path, offset, reason, header: Some(h) } => {
+                write!(f, "{path}: cannot inflate at byte {offset}: {reason} (zip entry at byte {h} of the input)")
             }
             ArchiveError::UnsupportedCompression { path, method } => {
                 write!(f, "{path}: {} is not supported by this inspector (re-zip with deflate)", method_name(*method))
@@ -178,6 +201,20 @@ impl fmt::Display for ArchiveError {
 }
 
 impl std::error::Error for ArchiveError {}
+
+impl ArchiveError {
+    /// True when reading an entry failed in the archive, not over a limit of this inspector: a zip entry that
+    /// does not unpack (a broken deflate stream, a CRC-32 or size that does not match the central directory, a
+    /// local header that is not there) or the input's reader failing. The file's own bytes were not seen, so
+    /// this says nothing about them.
+    pub fn is_entry_damage(&self) -> bool {
+        match self {
+            ArchiveError::Corrupt { .. } | ArchiveError::Io { .. } => true,
+            ArchiveError::OverLimit { what, .. } => what.contains("declares"),
+            _ => false,
+        }
+    }
+}
 
 /// The name of a zip compression method (APPNOTE.TXT 4.4.5), as "compression method 12 (bzip2)".
 pub fn method_name(method: u16) -> String {
@@ -228,9 +265,18 @@ pub trait Archive {
     /// The whole inflated content of one file entry, at most `max_bytes` bytes (more is an
     /// [`ArchiveError::OverLimit`]).
     fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ArchiveError>;
-    /// Entries listed but known, from the listing alone, not to be readable by [`Archive::read`]
-    /// ([`ArchiveError::UnsupportedCompression`], [`ArchiveError::Overlapping`]), by path. Default: none.
+    /// Entries known, from the listing alone, not to be readable by [`Archive::read`], by path: listed ones
+    /// ([`ArchiveError::UnsupportedCompression`], [`ArchiveError::Overlapping`]) and ones left out of
+    /// [`Archive::entries`] because their name cannot be a file of a folder ([`ArchiveError::BadPath`], keyed by
+    /// the name as stored; [`ArchiveError::OverLimit`] for a path deeper than [`Limits::max_depth`], keyed by its
+    /// path). One such entry never refuses the archive. Default: none.
     fn unreadable_entries(&self) -> &[(String, ArchiveError)] {
+        &[]
+    }
+    /// Paths the archive lists more than once (a zip's central directory can): each with its copies, in the
+    /// order extracting the archive writes them. [`Archive::entries`] lists the path once and [`Archive::read`]
+    /// gives the last copy, the one an extracted folder holds. Default: none. A wrapper forwards it.
+    fn duplicate_entries(&self) -> &[DuplicateEntry] {
         &[]
     }
     /// A short name for the input (file name), for reports.
@@ -261,9 +307,9 @@ pub fn normalize_path(raw: &str, max_depth: usize) -> Result<String, ArchiveErro
     for part in unified.split('/') {
         match part {
             "" | "." => continue,
-            ".." => return Err(ArchiveError::BadPath { path: raw.to_string() }),
+            ".." => return Err(ArchiveError::BadPath { path: raw.to_string(), header: None }),
             p if p.len() >= 2 && p.as_bytes()[1] == b':' && parts.is_empty() && unified.starts_with(p) => {
-                return Err(ArchiveError::BadPath { path: raw.to_string() })
+                return Err(ArchiveError::BadPath { path: raw.to_string(), header: None })
             }
             p => parts.push(p),
         }
@@ -279,6 +325,38 @@ pub fn normalize_path(raw: &str, max_depth: usize) -> Result<String, ArchiveErro
     Ok(parts.join("/"))
 }
 
+/// The end record's account checked before the zip reader parses (and allocates for) every entry: the entry
+/// count against [`Limits::max_entries`], and against what its central directory can hold.
+fn check_end_record<R: Read + Seek>(reader: &mut R, bytes: u64, limits: &Limits) -> Result<(), ArchiveError> {
+    // Count the entries from the end record before the zip reader parses (and allocates for) every one.
+    if let Some(EndRecord { entries: n, central_directory_bytes: cd_size, .. }) = end_record(reader, bytes) {
+        if n > limits.max_entries as u64 {
+            return Err(ArchiveError::OverLimit {
+                what: "number of entries".into(),
+                path: None,
+                value: n,
+                limit: limits.max_entries as u64,
+            });
+        }
+        // Every central directory header takes at least 46 bytes: a count beyond that is a lie (and
+        // would size allocations from a number in a header).
+        if let Some(cd) = cd_size.filter(|cd| *cd > bytes) {
+            return Err(ArchiveError::NotAZip {
+                reason: format!("the end record declares a central directory of {cd} bytes in an input of {bytes}"),
+            });
+        }
+        if let Some(cd) = cd_size.filter(|cd| n > cd / 46) {
+            return Err(ArchiveError::NotAZip {
+                reason: format!(
+                    "the end record declares {n} entries, but its central directory of {cd} bytes holds at most {}",
+                    cd / 46
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Bytes [`ZipInput::stored_ranges`] adds for an entry's local extra field (the central directory gives only its
 /// own): zip tools write up to ~36 (extended timestamp, Unix ids, zip64 sizes); a longer one costs one more read.
 pub const LOCAL_EXTRA_SLACK: u64 = 64;
@@ -291,7 +369,8 @@ pub const LOCAL_EXTRA_SLACK: u64 = 64;
 pub struct ZipInput<R: Read + Seek> {
     reader: R,
     entries: Vec<Entry>,
-    /// Positions in `entries` of the file entries by path (the first listed among equal paths).
+    /// Positions in `entries` of the file entries by path (one per path: of a path listed more than once, only
+    /// the last copy is kept).
     index: crate::path_index::PathIndex,
     /// What reading needs of each entry of `entries`, from the central directory.
     slots: Vec<Slot>,
@@ -301,6 +380,8 @@ pub struct ZipInput<R: Read + Seek> {
     unreadable: Vec<(String, ArchiveError)>,
     /// Position in `entries` → position in `unreadable`.
     blocked: std::collections::HashMap<u32, usize>,
+    /// Paths listed more than once in the central directory (see [`DuplicateEntry`]).
+    duplicates: Vec<DuplicateEntry>,
     name: String,
     bytes: u64,
     limits: Limits,
@@ -312,40 +393,19 @@ impl<R: Read + Seek> ZipInput<R> {
     ///
     /// `bytes` is the input's length (0 is rejected as [`ArchiveError::Empty`]); `name` is shown in reports.
     /// Entry sizes and compression ratios are checked when an entry is read, not here, so one odd file does
-    /// not stop the diagnosis of the others. Errors: [`ArchiveError::NotAZip`] (also when the end record
-    /// declares more entries than its central directory can hold), [`ArchiveError::Empty`],
-    /// [`ArchiveError::OverLimit`] (entry count, depth), [`ArchiveError::BadPath`].
+    /// not stop the diagnosis of the others. Nor does one entry's name: an entry whose name is unsafe (`..`, an
+    /// absolute or drive path), not UTF-8 or deeper than [`Limits::max_depth`] is left out of the listing and
+    /// named in [`Archive::unreadable_entries`] (nothing is ever extracted or written). A path listed more than
+    /// once is listed once, read from its last copy (see [`DuplicateEntry`]), and named in
+    /// [`Archive::duplicate_entries`]. Errors: [`ArchiveError::NotAZip`] (also when the end record declares
+    /// more entries than its central directory can hold), [`ArchiveError::Empty`], [`ArchiveError::OverLimit`]
+    /// (entry count).
     pub fn open(reader: R, bytes: u64, name: &str, limits: Limits) -> Result<Self, ArchiveError> {
         if bytes == 0 {
             return Err(ArchiveError::Empty);
         }
         let mut reader = reader;
-        // Count the entries from the end record before the zip reader parses (and allocates for) every one.
-        if let Some(EndRecord { entries: n, central_directory_bytes: cd_size, .. }) = end_record(&mut reader, bytes) {
-            if n > limits.max_entries as u64 {
-                return Err(ArchiveError::OverLimit {
-                    what: "number of entries".into(),
-                    path: None,
-                    value: n,
-                    limit: limits.max_entries as u64,
-                });
-            }
-            // Every central directory header takes at least 46 bytes: a count beyond that is a lie (and
-            // would size allocations from a number in a header).
-            if let Some(cd) = cd_size.filter(|cd| *cd > bytes) {
-                return Err(ArchiveError::NotAZip {
-                    reason: format!("the end record declares a central directory of {cd} bytes in an input of {bytes}"),
-                });
-            }
-            if let Some(cd) = cd_size.filter(|cd| n > cd / 46) {
-                return Err(ArchiveError::NotAZip {
-                    reason: format!(
-                        "the end record declares {n} entries, but its central directory of {cd} bytes holds at most {}",
-                        cd / 46
-                    ),
-                });
-            }
-        }
+        check_end_record(&mut reader, bytes, &limits)?;
         let zip = zip::ZipArchive::new(reader).map_err(|e| ArchiveError::NotAZip { reason: e.to_string() })?;
         let n = zip.len();
         if n > limits.max_entries {
@@ -358,15 +418,20 @@ impl<R: Read + Seek> ZipInput<R> {
         }
         let mut entries = Vec::with_capacity(n);
         let mut slots = Vec::with_capacity(n);
-        let mut unreadable = Vec::new();
-        let mut blocked = std::collections::HashMap::new();
+        // Where each entry's header sits in the central directory (its order), while opening.
+        let mut cd_pos: Vec<u64> = Vec::with_capacity(n);
+        // Entries left out of the listing (a name that is unsafe, not UTF-8 or too deep), and why.
+        let mut skipped: Vec<(String, ArchiveError)> = Vec::new();
+        // (position in `entries`, method) of every file entry this inspector does not inflate.
+        let mut unsupported: Vec<(u32, u16)> = Vec::new();
         // (local header offset, least end of its data, position in `entries`) of every file entry.
         let mut spans: Vec<(u64, u64, u32)> = Vec::with_capacity(n);
         for i in 0..n {
             // Central-directory data only: `by_index_raw` would also read each entry's local header, one
             // small random read per entry, which through a browser `Blob` costs ~4 KiB per entry.
             let f = zip.by_index_data(i).map_err(|e| ArchiveError::NotAZip { reason: e.to_string() })?;
-            let raw_name = f.name().map_err(|_| ArchiveError::BadPath { path: format!("entry #{i}") })?.to_string();
+            let raw_name =
+                f.name().map(|n| n.to_string()).map_err(|_| String::from_utf8_lossy(f.name_raw()).into_owned());
             let is_dir = f.is_dir();
             let size = f.size();
             let compressed_size = f.compressed_size();
@@ -380,49 +445,70 @@ impl<R: Read + Seek> ZipInput<R> {
             // A local header is at least 30 bytes, then the name, then the data.
             let start = f.header_start();
             let end = start.saturating_add(30 + f.name_raw().len() as u64).saturating_add(compressed_size);
+            let central = f.central_header_start();
             drop(f);
-            let path = normalize_path(&raw_name, limits.max_depth)?;
+            // One entry whose name cannot be a file of a folder is left out, with the reason: the rest is read.
+            let path = match zip_names::normalize(raw_name, start, limits.max_depth) {
+                Ok(p) => p,
+                Err(s) => {
+                    skipped.push(s);
+                    continue;
+                }
+            };
             if path.is_empty() {
                 continue;
             }
             let pos = entries.len() as u32;
             if !is_dir {
                 if let Some(method) = method {
-                    blocked.insert(pos, unreadable.len());
-                    unreadable
-                        .push((path.clone(), ArchiveError::UnsupportedCompression { path: path.clone(), method }));
+                    unsupported.push((pos, method));
                 }
                 spans.push((start, end, pos));
             }
             entries.push(Entry { path, size: if is_dir { 0 } else { size }, compressed_size, is_dir, modified_ms });
             slots.push(Slot { header: start, crc32, name_len, deflated });
+            cd_pos.push(central);
         }
         // Overlapping entries (entries sharing compressed bytes): sorted by local header, an entry whose data
         // reaches past the next local header overlaps it. Linear after the sort.
         spans.sort_unstable();
+        let mut overlaps: Vec<(u32, ArchiveError)> = Vec::new();
         for w in spans.windows(2) {
             let ((start, end, pos), (next_start, _, next_pos)) = (w[0], w[1]);
-            if end > next_start && !blocked.contains_key(&pos) {
+            if end > next_start && overlaps.last().is_none_or(|o| o.0 != pos) {
                 let path = entries[pos as usize].path.clone();
                 let other = entries[next_pos as usize].path.clone();
-                blocked.insert(pos, unreadable.len());
-                unreadable.push((path.clone(), ArchiveError::Overlapping { path, offset: start, other }));
+                overlaps.push((pos, ArchiveError::Overlapping { path, offset: start, other }));
             }
         }
         drop(spans);
-        let index = crate::path_index::PathIndex::build(
-            entries.len(),
-            |i| entries.get(i as usize).filter(|e| !e.is_dir).map(|e| e.path.as_str()),
-            crate::path_index::Duplicates::First,
-        );
+        let files = entries.iter().filter(|e| !e.is_dir).count();
+        let cd = zip_names::CentralDirectory { start: zip.central_directory_start(), archive_offset: zip.offset() };
+        let exact_duplicates = zip.has_duplicate_names();
+        let mut reader = zip.into_inner();
+        let mut index = file_index(&entries);
+        let mut duplicates = Vec::new();
+        if index.len() < files || exact_duplicates {
+            // A path listed more than once: the copy read is the one extracting the zip leaves on disk.
+            let listed = zip_names::Listed { entries: &entries, slots: &slots, cd_pos: &cd_pos, index: &index };
+            let keep;
+            (duplicates, keep) = zip_names::duplicates(&mut reader, bytes, cd, &listed, limits);
+            let moved = zip_names::compact(&mut entries, &mut slots, &keep);
+            unsupported.retain_mut(|(p, _)| moved[*p as usize].map(|n| *p = n).is_some());
+            overlaps.retain_mut(|(p, _)| moved[*p as usize].map(|n| *p = n).is_some());
+            index = file_index(&entries);
+        }
+        drop(cd_pos);
+        let (unreadable, blocked) = zip_names::unreadable(&entries, unsupported, overlaps, skipped);
         Ok(ZipInput {
-            reader: zip.into_inner(),
+            reader,
             entries,
             index,
             slots,
             inflater: EntryReader::new(),
             unreadable,
             blocked,
+            duplicates,
             name: name.to_string(),
             bytes,
             limits,
@@ -461,81 +547,6 @@ impl<R: Read + Seek> ZipInput<R> {
     fn position(&self, path: &str) -> Option<usize> {
         self.index.find(path, |i| self.entries.get(i as usize).map(|e| e.path.as_str()))
     }
-}
-
-/// What a zip's end-of-central-directory record declares (its zip64 record's where the classic one defers to
-/// it): the zip's own account of its central directory, read before any parser sizes anything by it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EndRecord {
-    /// Total number of entries.
-    pub entries: u64,
-    /// The central directory's size in bytes, when declared (`None`: `0xFFFFFFFF` with no zip64 record).
-    pub central_directory_bytes: Option<u64>,
-    /// The central directory's offset from the start of the input, in bytes, when declared.
-    pub central_directory_offset: Option<u64>,
-}
-
-/// Finds the end record in the last 22 bytes of the input (the last 64 KiB when the zip has a comment: the last
-/// record whose comment reaches exactly to the end) and, when its entry count is `0xFFFF`, the zip64 end record
-/// its locator points at. `None` when no end record is found there, or a zip64 locator points at no zip64
-/// record (the zip reader then reports the damage). Leaves `r` at its start. APPNOTE.TXT 4.3.14–4.3.16.
-pub fn end_record<R: Read + Seek>(r: &mut R, len: u64) -> Option<EndRecord> {
-    use std::io::SeekFrom;
-    // Most zips have no comment: try the last 22 bytes first, then the largest possible comment.
-    let mut found = None;
-    for tail_len in [len.min(22), len.min(22 + 65535)] {
-        let mut tail = vec![0u8; tail_len as usize];
-        r.seek(SeekFrom::Start(len - tail_len)).ok()?;
-        r.read_exact(&mut tail).ok()?;
-        // The last end record whose comment reaches exactly to the end of the input.
-        let at = (0..tail.len().saturating_sub(21)).rev().find(|&i| {
-            tail[i..i + 4] == *b"PK\x05\x06"
-                && i + 22 + usize::from(u16::from_le_bytes([tail[i + 20], tail[i + 21]])) == tail.len()
-        });
-        if let Some(at) = at {
-            found = Some((tail, at, len - tail_len));
-            break;
-        }
-    }
-    let _ = r.seek(SeekFrom::Start(0));
-    let (tail, at, tail_start) = found?;
-    let u32_at = |i: usize| u32::from_le_bytes([tail[i], tail[i + 1], tail[i + 2], tail[i + 3]]);
-    let declared = |v: u32| (v != u32::MAX).then_some(u64::from(v));
-    let n = u64::from(u16::from_le_bytes([tail[at + 10], tail[at + 11]]));
-    let classic = EndRecord {
-        entries: n,
-        central_directory_bytes: declared(u32_at(at + 12)),
-        central_directory_offset: declared(u32_at(at + 16)),
-    };
-    if n != 0xFFFF {
-        return Some(classic);
-    }
-    // zip64: the locator sits right before the end record and points at the zip64 end record.
-    let loc_at = (tail_start + at as u64).checked_sub(20)?;
-    let mut loc = [0u8; 20];
-    r.seek(SeekFrom::Start(loc_at)).ok()?;
-    let ok = r.read_exact(&mut loc).is_ok();
-    let _ = r.seek(SeekFrom::Start(0));
-    if !ok || loc[..4] != *b"PK\x06\x07" {
-        return Some(classic);
-    }
-    let u64_at = |b: &[u8], i: usize| {
-        let mut v = [0u8; 8];
-        v.copy_from_slice(&b[i..i + 8]);
-        u64::from_le_bytes(v)
-    };
-    let mut rec = [0u8; 56];
-    r.seek(SeekFrom::Start(u64_at(&loc, 8))).ok()?;
-    let ok = r.read_exact(&mut rec).is_ok();
-    let _ = r.seek(SeekFrom::Start(0));
-    if !ok || rec[..4] != *b"PK\x06\x06" {
-        return None;
-    }
-    Some(EndRecord {
-        entries: u64_at(&rec, 32),
-        central_directory_bytes: Some(u64_at(&rec, 40)),
-        central_directory_offset: Some(u64_at(&rec, 48)),
-    })
 }
 
 /// The read budget every [`Archive`] applies, one copy for all of them (the zip, a folder on disk, a folder
@@ -601,6 +612,7 @@ pub fn read_capped(src: impl Read, path: &str, cap: u64) -> Result<Vec<u8>, Arch
                     path: path.to_string(),
                     offset: out.len() as u64,
                     reason: e.to_string(),
+                    header: None,
                 })
             }
         }
@@ -653,13 +665,25 @@ impl<R: Read + Seek> Archive for ZipInput<R> {
         // Never trust the declared size beyond the cap, nor the stream beyond the declared size: read at most
         // min(cap, declared) + 1 bytes (a deflate stream that inflates past its declared size is a lying bomb).
         let slot = self.slots[pos];
-        let out = self.inflater.read(&mut self.reader, slot, path, compressed, declared, declared.min(cap))?;
+        let out =
+            self.inflater.read(&mut self.reader, slot, path, compressed, declared, declared.min(cap)).map_err(|e| {
+                match e {
+                    ArchiveError::Corrupt { path, offset, reason, .. } => {
+                        ArchiveError::Corrupt { path, offset, reason, header: Some(slot.header) }
+                    }
+                    e => e,
+                }
+            })?;
         self.total_read += out.len() as u64;
         Ok(out)
     }
 
     fn unreadable_entries(&self) -> &[(String, ArchiveError)] {
         &self.unreadable
+    }
+
+    fn duplicate_entries(&self) -> &[DuplicateEntry] {
+        &self.duplicates
     }
 
     fn name(&self) -> &str {

@@ -125,6 +125,7 @@ impl<A: Archive> Archive for CorruptEntry<A> {
                 path: path.into(),
                 offset: 0,
                 reason: "invalid deflate stream".into(),
+                header: None,
             });
         }
         self.inner.read(path, max_bytes)

@@ -22,13 +22,20 @@ fn wide() -> Limits {
 /// The read path `ZipInput::read` had before it dropped the zip crate's reader: `by_index` (its error is
 /// `Corrupt` at 0), then the inflating reader through `read_capped`, capped at the declared size.
 fn old_read(zip: &mut zip::ZipArchive<Cursor<&[u8]>>, i: usize, path: &str) -> Result<Vec<u8>, ArchiveError> {
+    // `ZipInput` adds where the entry's local header is to an entry that does not unpack.
+    let header = Some(zip.by_index_data(i).expect("central directory entry").header_start());
+    let with_header = |e: ArchiveError| match e {
+        ArchiveError::Corrupt { path, offset, reason, .. } => ArchiveError::Corrupt { path, offset, reason, header },
+        e => e,
+    };
     let f = zip.by_index(i).map_err(|e| ArchiveError::Corrupt {
         path: path.to_string(),
         offset: 0,
         reason: e.to_string(),
+        header,
     })?;
     let declared = f.size();
-    read_capped(f, path, declared)
+    read_capped(f, path, declared).map_err(with_header)
 }
 
 /// Every entry the new `ZipInput` can read, read with it and with the zip crate: the results must be equal
@@ -225,12 +232,19 @@ fn a_cut_short_entry_is_corrupt() {
         let mut zip = zip::ZipArchive::new(cut_of(&armed)).expect("zip opens");
         armed.set(true);
         let i = zip.index_for_name(path).expect("listed");
+        let header = Some(zip.by_index_data(i).expect("listed").header_start());
         let old = zip
             .by_index(i)
-            .map_err(|e| ArchiveError::Corrupt { path: path.to_string(), offset: 0, reason: e.to_string() })
+            .map_err(|e| ArchiveError::Corrupt { path: path.to_string(), offset: 0, reason: e.to_string(), header })
             .and_then(|f| {
                 let declared = f.size();
                 read_capped(f, path, declared)
+            })
+            .map_err(|e| match e {
+                ArchiveError::Corrupt { path, offset, reason, .. } => {
+                    ArchiveError::Corrupt { path, offset, reason, header }
+                }
+                e => e,
             });
         let e = same_error(new, old, path);
         assert!(matches!(e, ArchiveError::Corrupt { .. }), "{e:?}");

@@ -329,6 +329,9 @@ impl Archive for BlobZip {
     fn unreadable_entries(&self) -> &[(String, ArchiveError)] {
         self.zip.unreadable_entries()
     }
+    fn duplicate_entries(&self) -> &[checkpoint_core::archive::DuplicateEntry] {
+        self.zip.duplicate_entries()
+    }
     fn name(&self) -> &str {
         self.zip.name()
     }
@@ -410,8 +413,9 @@ impl Archive for FilesArchive {
         let mut out = vec![0u8; size as usize];
         let mut pos = 0u64;
         while pos < size {
-            let n = read_blob_at(&self.files[i], &self.reader, pos, size, &mut out[pos as usize..])
-                .map_err(|e| ArchiveError::Corrupt { path: path.into(), offset: pos, reason: e.to_string() })?;
+            let n = read_blob_at(&self.files[i], &self.reader, pos, size, &mut out[pos as usize..]).map_err(|e| {
+                ArchiveError::Corrupt { path: path.into(), offset: pos, reason: e.to_string(), header: None }
+            })?;
             if n == 0 {
                 out.truncate(pos as usize);
                 break;

@@ -201,6 +201,9 @@ impl Archive for Progress<'_> {
     fn unreadable_entries(&self) -> &[(String, ArchiveError)] {
         self.inner.unreadable_entries()
     }
+    fn duplicate_entries(&self) -> &[checkpoint_core::archive::DuplicateEntry] {
+        self.inner.duplicate_entries()
+    }
     fn bytes_left(&self) -> Option<u64> {
         self.inner.bytes_left()
     }

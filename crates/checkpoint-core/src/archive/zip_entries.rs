@@ -51,7 +51,8 @@ impl EntryReader {
         declared: u64,
         cap: u64,
     ) -> Result<Vec<u8>, ArchiveError> {
-        let corrupt = |reason: String| ArchiveError::Corrupt { path: path.to_string(), offset: 0, reason };
+        let corrupt =
+            |reason: String| ArchiveError::Corrupt { path: path.to_string(), offset: 0, reason, header: None };
         let data_start = data_start(r, slot.header).map_err(corrupt)?;
         if data_start.checked_add(compressed).is_none() {
             return Err(corrupt("invalid Zip archive: File data end offset overflows u64".into()));
