@@ -345,8 +345,14 @@ pub struct Checkpoint {
     /// Problems met while reading that no typed field holds.
     pub problems: Vec<Problem>,
     /// Entries under the root that the archive cannot deliver at all, known from its listing (an unsupported
-    /// compression method, overlapping entries), by relative path.
+    /// compression method, overlapping entries), by relative path; entries left out of the listing because
+    /// their name cannot be a file of a folder ([`crate::ArchiveError::BadPath`]: every root gets them, by
+    /// the name as stored); and state files of a restart chain whose zip entry does not unpack (the zip is
+    /// damaged, not necessarily the file: [`crate::ArchiveError::Corrupt`] and the like).
     pub archive_unreadable: BTreeMap<String, crate::archive::ArchiveError>,
+    /// Paths under the root that the archive lists more than once (relative paths), with their copies; the
+    /// last copy is the one read ([`crate::archive::DuplicateEntry`]).
+    pub archive_duplicates: Vec<crate::archive::DuplicateEntry>,
     /// State files not verified because of a limit of this inspector (log files say so in their content:
     /// [`LogError::NotVerified`]).
     pub not_verified: Vec<NotVerified>,

@@ -45,10 +45,12 @@ pub fn predict(cp: &Checkpoint, ctx: &Context, findings: &[Finding]) -> RestartP
         };
         return p;
     }
-    // A zip entry a restart reads could not be unpacked, or the input could not give it: unless Spark fails before reading the logs (stage <
-    // 20, FORMATS.md §16), the outcome depends on that file.
+    // A zip entry a restart reads could not be unpacked, is in the zip twice with different bytes, or the input
+    // could not give it: unless Spark fails before reading the logs (stage < 20, FORMATS.md §16), the outcome
+    // depends on that file.
     let unreadable = findings.iter().find(|f| {
-        f.code == crate::report::Code::ArchiveEntryUnreadable && f.severity == crate::report::Severity::Error
+        matches!(f.code, crate::report::Code::ArchiveEntryUnreadable | crate::report::Code::ArchiveEntryDuplicated)
+            && f.severity == crate::report::Severity::Error
     });
     if let Some(u) =
         unreadable.filter(|_| failing.is_none_or(|(_, r)| r.stage >= crate::report::RestartStage::LatestOffsets))

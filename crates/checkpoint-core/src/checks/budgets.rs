@@ -15,7 +15,7 @@ const MAX_EVIDENCE: usize = 10;
 
 /// The files a restart reads among the log files (`metadata`, the latest two offsets files, the latest
 /// commit) and the state files of its chains that were not verified.
-fn restart_reads(cp: &Checkpoint) -> BTreeSet<String> {
+pub(super) fn restart_reads(cp: &Checkpoint) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     out.insert("metadata".to_string());
     for f in cp.offsets.values().rev().take(2) {

@@ -227,6 +227,10 @@ catalogue! {
         "Zip entries use a compression method this inspector does not unpack (bzip2, LZMA, Zstandard, ...) or are encrypted: one finding for the zip, the files are not verified (not damaged); the verdict is unknown when a restart reads one. Re-zip with deflate.";
     ArchiveEntriesOverlap = "archive-entries-overlap", [Warning, Info], [],
         "Zip entries share compressed bytes with another entry (an overlapping-entry zip bomb, or a broken zip): they are not unpacked, the rest is read; the verdict is unknown when a restart reads one.";
+    ArchiveEntrySkipped = "archive-entry-skipped", [Warning], [],
+        "Zip entries whose name cannot be a file of a checkpoint folder (a `..` component, an absolute or drive path, a name that is not UTF-8) were left out: never read, never written (nothing is ever extracted); the rest of the zip was diagnosed.";
+    ArchiveEntryDuplicated = "archive-entry-duplicated", [Error, Warning], [],
+        "The zip lists a path more than once: the last copy in its central directory is read, the one extracting the zip leaves on disk. An error (the verdict unknown) when the copies differ and a restart reads the file: the restart's result depends on which copy the real folder holds.";
     FileNotVerified = "file-not-verified", [Warning, Info], [],
         "Files a limit of this inspector kept from being read (one file's size, compression ratio, bytes unpacked in all): not verified, never reported as damage; the verdict is unknown when a restart reads one.";
     RootsNotDiagnosed = "roots-not-diagnosed", [Info], [],

@@ -63,16 +63,19 @@ fn version_issue(kind: LogKind, found: u32, cp: &Checkpoint, ctx: &Context) -> O
     None
 }
 
-/// A zip entry the archive reader cannot inflate (`ArchiveError::Corrupt`): the zip is broken, which says
-/// nothing about the checkpoint file. `needed` = a restart reads the file, so the diagnosis is incomplete:
+/// A zip entry the archive reader cannot inflate (`ArchiveError::Corrupt`; [`crate::ArchiveError::is_entry_damage`],
+/// also a folder's file the reader cannot open): the zip is broken, which says nothing about the checkpoint
+/// file (a log file, or a state file of a restart chain). `needed` = a restart reads the file, so the diagnosis is incomplete:
 /// severity error (the verdict cannot be trusted, and the exit status must say so) and the prediction becomes
 /// `unknown` (see `predict`); otherwise a warning.
 pub(crate) fn archive_entry_unreadable(path: &str, size: u64, reason: &str, needed: bool) -> Finding {
-    Finding::new(
-        Code::ArchiveEntryUnreadable,
-        if needed { Severity::Error } else { Severity::Warning },
-        format!("{path}: the zip entry cannot be unpacked, so this file was not checked"),
-    )
+    // `ArchiveError::Io`: the input's reader failed (a folder's file that cannot be opened), not a zip entry.
+    let title = if reason.starts_with("read error:") {
+        format!("{path} cannot be read from the input, so this file was not checked")
+    } else {
+        format!("{path}: the zip entry cannot be unpacked, so this file was not checked")
+    };
+    Finding::new(Code::ArchiveEntryUnreadable, if needed { Severity::Error } else { Severity::Warning }, title)
     .evidence_sized(path, size, reason.to_string(), None)
     .why(if needed {
         "The zip is damaged (the entry does not inflate, or its stored sizes or CRC do not match), not necessarily the checkpoint. A restart reads this file, so the restart prediction is unknown until it can be read."

@@ -3,6 +3,7 @@
 //! severities, error classes and meaning are in the [`catalogue`]. `Context::spark_version` is filled in
 //! by [`crate::diagnose`](fn@crate::diagnose) before the checks run (the assumed Spark version).
 
+pub mod archive_entries;
 pub mod async_progress;
 pub mod budgets;
 pub mod catalogue;
@@ -138,6 +139,9 @@ pub const REGISTRY: &[Rule] = &[
     rule(&[Code::ArchiveCompressionUnsupported], budgets::check_compression),
     rule(&[Code::ArchiveEntriesOverlap], budgets::check_overlap),
     rule(&[Code::ArchiveEntryUnreadable], budgets::check_inaccessible),
+    rule(&[Code::ArchiveEntryUnreadable], archive_entries::check_state_entries),
+    rule(&[Code::ArchiveEntrySkipped], archive_entries::check_skipped),
+    rule(&[Code::ArchiveEntryDuplicated], archive_entries::check_duplicated),
     rule(&[Code::FileNotVerified], budgets::check_not_verified),
     rule(&[Code::StateRowSchemaViolation], state_rows::check_row_schema),
     rule(&[Code::StateVerificationBudget], state_rows::check_budget),

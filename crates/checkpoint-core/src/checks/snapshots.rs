@@ -251,6 +251,18 @@ fn case_for(code: Code) -> Case {
                 .expect("offsets/0");
             zipcraft::alias(&z, target, &names)
         }),
+        ArchiveEntrySkipped => {
+            // One entry whose name climbs out of the folder, added to the zip.
+            let mut c = agg(|f| f.push(("../../etc/passwd".into(), b"root:x:0:0".to_vec())));
+            c.zip_patch = Some(|z| z);
+            c
+        }
+        ArchiveEntryDuplicated => {
+            // A garbage copy of offsets/11 listed first, under a name that is the same path once `\` is `/`.
+            let mut c = agg(|f| f.insert(0, ("offsets\\11".into(), b"garbage".to_vec())));
+            c.zip_patch = Some(|z| z);
+            c
+        }
         FileNotVerified => agg(|f| {
             // The latest offsets file over the 16 MiB read cap (a long conf value): healthy, not verified.
             let pad = format!("\"conf\":{{\"x.pad\":\"{}\",", "p".repeat(17 << 20));
@@ -340,6 +352,7 @@ impl Archive for CorruptEntry {
                 path: path.into(),
                 offset: 0,
                 reason: "invalid deflate stream".into(),
+                header: None,
             });
         }
         self.inner.read(path, max_bytes)

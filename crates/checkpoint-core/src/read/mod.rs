@@ -173,11 +173,7 @@ fn read_stages_with(
     verdict_first: bool,
 ) -> (Checkpoint, Option<log_files::LogReading>) {
     let prefix = listing::prefix_of(root);
-    for (path, e) in archive.unreadable_entries() {
-        if let Some(rel) = path.strip_prefix(&prefix).filter(|r| !r.is_empty()) {
-            cp.archive_unreadable.insert(rel.to_string(), e.clone());
-        }
-    }
+    note_archive_entries(&mut cp, archive, &prefix);
     let mut rd = Reader {
         archive,
         prefix,
@@ -217,6 +213,35 @@ fn read_stages_with(
     cp.verify_budget = (opts.budget_bytes, opts.budget_bytes.saturating_sub(rd.budget_left));
     let history = (logs.left() > 0).then_some(logs);
     (cp, history)
+}
+
+/// What the archive knows from its listing about the root's entries: entries it cannot deliver, entries it
+/// left out (a name that is unsafe or not UTF-8: every root is told, since such a name is no file of any; a
+/// path over the depth limit: not verified), and paths it lists more than once.
+fn note_archive_entries(cp: &mut Checkpoint, archive: &dyn Archive, prefix: &str) {
+    for (path, e) in archive.unreadable_entries() {
+        if matches!(e, ArchiveError::BadPath { .. }) {
+            cp.archive_unreadable.insert(path.clone(), e.clone());
+            continue;
+        }
+        let Some(rel) = path.strip_prefix(prefix).filter(|r| !r.is_empty()) else { continue };
+        if matches!(e, ArchiveError::OverLimit { what, .. } if what == "path depth") {
+            // Not listed, so no stage sees it: a file a restart may read (the logs, state, source logs) is
+            // not verified, and the verdict is unknown.
+            let top = rel.split('/').next().unwrap_or("");
+            let restart_reads = matches!(top, "metadata" | "offsets" | "commits" | "state" | "sources");
+            let reason = format!("{e}: not listed");
+            cp.not_verified.push(crate::model::NotVerified { path: rel.to_string(), reason, restart_reads });
+            continue;
+        }
+        cp.archive_unreadable.insert(rel.to_string(), e.clone());
+    }
+    for d in archive.duplicate_entries() {
+        if let Some(rel) = d.path.strip_prefix(prefix).filter(|r| !r.is_empty()) {
+            cp.archive_duplicates
+                .push(crate::archive::DuplicateEntry { path: rel.to_string(), copies: d.copies.clone() });
+        }
+    }
 }
 
 /// The archive of one root as the stages read it: paths relative to the root, and the state byte budget left.
@@ -286,6 +311,8 @@ pub(crate) fn unreadable(e: &ArchiveError) -> LogError {
             reason: format!("the zip entry does not unpack: inflated stream broken at byte {offset}: {reason}"),
             archive_damaged: true,
         },
+        // The input's reader failed (a folder's file that cannot be opened): the file was not seen.
+        ArchiveError::Io { .. } => LogError::Unreadable { reason: e.to_string(), archive_damaged: true },
         // Inflates past the size the zip declares (below the read cap): the entry's header lies.
         ArchiveError::OverLimit { what, limit, .. } if what.contains("declares") && *limit < MAX_LOG_BYTES => {
             LogError::Unreadable { reason: e.to_string(), archive_damaged: true }

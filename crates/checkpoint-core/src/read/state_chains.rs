@@ -136,6 +136,12 @@ fn check_state_file(
                 cp.not_verified.push(NotVerified { path: path.to_string(), reason, restart_reads: true });
                 return;
             }
+            if e.is_entry_damage() {
+                // The zip entry (or the folder's file) cannot be read: that says nothing about the file's
+                // content, as for a log file (`archive-entry-unreadable`, the verdict unknown).
+                cp.archive_unreadable.insert(path.to_string(), e);
+                return;
+            }
             cp.state_integrity.insert(
                 path.to_string(),
                 StateFileIntegrity {
