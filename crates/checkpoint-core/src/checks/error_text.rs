@@ -163,19 +163,25 @@ fn source_count_changed(
     if text.contains("sources in the checkpoint offsets") {
         let in_ckpt = bracket_num(text, "There are");
         let now = bracket_num(text, "now there are");
-        let (id, n) = latest.map(|(id, o)| (id, o.offsets.len())).unwrap_or((0, 0));
-        let listed: Vec<String> = latest
+        let (id, n) = latest.map(|(id, o)| (id, o.source_count())).unwrap_or((0, 0));
+        // At most `MAX_NAMED` sources named (an offsets file may hold thousands of source lines).
+        let listed = latest
             .map(|(_, o)| {
-                o.offsets
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| format!("#{i} {} {}", s.kind.as_str(), s.raw.clone().unwrap_or("-".into())))
-                    .collect()
+                let each = o.offsets.iter().enumerate().take(super::MAX_NAMED);
+                let shown: Vec<String> = each
+                    .map(|(i, s)| format!("#{i} {} {}", s.kind.as_str(), s.raw.as_deref().unwrap_or("-")))
+                    .collect();
+                let more = n.saturating_sub(shown.len() as u64);
+                if more > 0 {
+                    format!("{} and {more} more", shown.join("; "))
+                } else {
+                    shown.join("; ")
+                }
             })
             .unwrap_or_default();
         out.push(
             Finding::new(Code::SourceCountChanged, Severity::Error, format!("The query now has {} source(s); the checkpoint recorded {n}", now.map(|x| x.to_string()).unwrap_or("a different number of".into())))
-                .evidence(format!("offsets/{id}"), format!("{n} source offset line(s): {}{}", listed.join("; "), match (in_ckpt, now) {
+                .evidence(format!("offsets/{id}"), format!("{n} source offset line(s): {}{}", listed, match (in_ckpt, now) {
                     (Some(c), Some(q)) => format!(" (the error: {c} source(s) in the checkpoint, {q} in the query)"),
                     (Some(c), None) => format!(" (the error: {c} source(s) in the checkpoint)"),
                     _ => String::new(),

@@ -444,38 +444,67 @@ pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     out
 }
 
-/// Offsets that do not parse as JSON, and source counts that change between batches.
+/// Offsets that do not parse as JSON, source counts that change between batches, and source lines beyond
+/// what is examined one by one.
 fn source_offset_lines(cp: &Checkpoint) -> Vec<Finding> {
     let mut out = Vec::new();
     let last_id = cp.last_batch_id();
-    let mut prev: Option<(i64, usize)> = None;
+    let mut prev: Option<(i64, u64)> = None;
     for (id, f) in &cp.offsets {
         let Ok(o) = &f.file.content else { continue };
         let read_at_restart = Some(*id) == last_id || last_id.is_some_and(|l| *id == l - 1);
-        for (i, s) in o.offsets.iter().enumerate() {
-            if s.raw.is_some() && s.json.is_none() {
-                let mut fd = Finding::new(
-                    Code::SourceOffsetUnparsable,
-                    if read_at_restart { Severity::Error } else { Severity::Warning },
-                    format!("Offset of source {i} in {} is not valid JSON", f.file.path),
-                )
-                .evidence(&f.file.path, format!("line {}: {:?}", i + 3, s.raw.clone().unwrap_or_default().chars().take(80).collect::<String>()), Some(s.offset))
-                .why("Each source re-reads its offset JSON from the offsets file on restart; a cut or edited line makes the source fail to deserialize it.")
-                .fix(&[BACKUP.to_string(), offsets_repair_step(cp, *id, &f.file.path)]);
-                if read_at_restart {
-                    fd = fd.fails(RestartStage::SourceOffsets, None, "com.fasterxml.jackson.core.JsonParseException");
-                }
-                out.push(fd);
+        let unparsable = |title: String| {
+            let mut fd = Finding::new(
+                Code::SourceOffsetUnparsable,
+                if read_at_restart { Severity::Error } else { Severity::Warning },
+                title,
+            )
+            .why("Each source re-reads its offset JSON from the offsets file on restart; a cut or edited line makes the source fail to deserialize it.")
+            .fix(&[BACKUP.to_string(), offsets_repair_step(cp, *id, &f.file.path)]);
+            if read_at_restart {
+                fd = fd.fails(RestartStage::SourceOffsets, None, "com.fasterxml.jackson.core.JsonParseException");
             }
+            fd
+        };
+        // One finding per source for the first `MAX_NAMED` of a file; the others (kept or only counted) in one.
+        let bad = o.offsets.iter().enumerate().filter(|(_, s)| s.raw.is_some() && s.json.is_none());
+        let (mut more, mut first_more) = (0u64, None);
+        for (n, (i, s)) in bad.enumerate() {
+            if n >= super::MAX_NAMED {
+                more += 1;
+                first_more.get_or_insert((i as u64 + 3, s.offset));
+                continue;
+            }
+            let text = s.raw.clone().unwrap_or_default().chars().take(80).collect::<String>();
+            out.push(unparsable(format!("Offset of source {i} in {} is not valid JSON", f.file.path)).evidence(
+                &f.file.path,
+                format!("line {}: {text:?}", i + 3),
+                Some(s.offset),
+            ));
         }
+        let rest = &o.not_kept;
+        if let Some((line, at)) = first_more.or(rest.first_not_json) {
+            out.push(
+                unparsable(format!(
+                    "{} more source offset(s) in {} are not valid JSON",
+                    more + rest.not_json,
+                    f.file.path
+                ))
+                .evidence(&f.file.path, format!("line {line}: the first of them"), Some(at)),
+            );
+        }
+        if rest.lines > 0 {
+            out.push(source_lines_not_examined(&f.file.path, o, read_at_restart));
+        }
+        let n = o.source_count();
         if let Some((pid, pn)) = prev {
-            if pn != o.offsets.len() {
+            if pn != n {
                 let mut fd = Finding::new(
                     Code::SourceCountDiffers,
                     if Some(*id) == last_id { Severity::Error } else { Severity::Warning },
-                    format!("offsets/{id} lists {} source(s) but offsets/{pid} lists {pn}", o.offsets.len()),
+                    format!("offsets/{id} lists {n} source(s) but offsets/{pid} lists {pn}"),
                 )
-                .evidence(&f.file.path, format!("{} offset line(s)", o.offsets.len()), None)
+                .evidence(&f.file.path, format!("{n} offset line(s)"), None)
                 .evidence(format!("offsets/{pid}"), format!("{pn} offset line(s)"), None)
                 .why("The number of sources of a query is fixed; Spark asserts that the latest offsets file has one line per source of the restarted query (\"There are [N] sources in the checkpoint offsets and now there are [M] sources\"). A changed count means a cut file or a changed query.")
                 .fix(&[BACKUP.to_string(), format!("Restore {} from a backup.", f.file.path)]);
@@ -485,9 +514,38 @@ fn source_offset_lines(cp: &Checkpoint) -> Vec<Finding> {
                 out.push(fd);
             }
         }
-        prev = Some((*id, o.offsets.len()));
+        prev = Some((*id, n));
     }
     out
+}
+
+/// An offsets file with more source lines than are kept one by one
+/// ([`crate::log::offsets::MAX_SOURCE_OFFSETS`]): how many it has, what was and was not examined, and what the
+/// count means for a restart. A warning (and an `unknown` verdict unless the restart fails by the sources'
+/// offsets) when a restart reads the file: the sources not examined one by one are not verified.
+fn source_lines_not_examined(path: &str, o: &crate::log::offsets::OffsetSeq, read_at_restart: bool) -> Finding {
+    let (n, kept, rest) = (o.source_count(), o.offsets.len(), &o.not_kept);
+    let json = rest.lines - rest.no_offset - rest.not_json;
+    Finding::new(
+        Code::SourceLinesNotExamined,
+        if read_at_restart { Severity::Warning } else { Severity::Info },
+        format!("{path} has {n} source lines: the first {kept} were examined one by one, the other {} were only counted", rest.lines),
+    )
+    .evidence(
+        path,
+        format!(
+            "{n} source line(s) after the version and metadata lines; of the {} not examined one by one: {} \"-\" (no offset), {json} valid JSON, {} not valid JSON",
+            rest.lines, rest.no_offset, rest.not_json
+        ),
+        None,
+    )
+    .why(format!(
+        "Spark reads one line per source after the version and metadata lines (\"-\" = the source had no offset yet) and asserts on restart that their number equals the restarted query's sources (\"There are [{n}] sources in the checkpoint offsets and now there are [M] sources requested by the query\"). A query has a handful of sources, a large union hundreds: unless this query really reads {n} sources, the restart fails on that assertion, and lines appended to the file (blank lines, copies) are the usual cause. This inspector keeps {kept} sources one by one; the lines after them were checked for JSON and counted, not matched to a source kind, so what each of those sources would do on restart is not verified."
+    ))
+    .fix(&[
+        BACKUP.to_string(),
+        format!("Restore {path} from a backup, or remove the lines appended after the last real source (one line per source of the query)."),
+    ])
 }
 
 /// Missing offsets files between the first and the latest (`offsets-gap`).

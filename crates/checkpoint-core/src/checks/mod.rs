@@ -95,6 +95,7 @@ pub const REGISTRY: &[Rule] = &[
         &[
             Code::SourceOffsetUnparsable,
             Code::SourceCountDiffers,
+            Code::SourceLinesNotExamined,
             Code::CommitWithoutOffsets,
             Code::OffsetsGap,
             Code::CommitsGap,
@@ -259,7 +260,7 @@ pub fn conf_bool(conf: &BTreeMap<String, String>, key: &str, default: bool) -> b
 pub const BACKUP: &str = "Copy the whole checkpoint directory somewhere safe before changing anything in it.";
 
 /// The last-resort fix: a new checkpoint location, with each source's exact starting options
-/// (see [`crate::restart_plan`]).
+/// (see [`crate::restart_plan`]), for the first [`MAX_NAMED`] sources (the restart plan names every source kept).
 pub fn new_checkpoint_step(cp: &Checkpoint) -> String {
     let mut s = String::from(
         "Last resort: start the query on a NEW checkpoint location (option(\"checkpointLocation\", \"<new path>\")) \
@@ -273,9 +274,12 @@ pub fn new_checkpoint_step(cp: &Checkpoint) -> String {
             " (no start can be computed from the recorded offsets of these sources, so their own starting options apply)"
         });
     }
-    for p in plans {
+    for p in plans.iter().take(MAX_NAMED) {
         s.push_str("; ");
         s.push_str(&p.step);
+    }
+    if plans.len() > MAX_NAMED {
+        s.push_str(&format!("; and {} more sources (see the restart plan)", plans.len() - MAX_NAMED));
     }
     s.push_str(". State (aggregations, deduplication, joins) starts empty.");
     s

@@ -124,6 +124,11 @@ fn case_for(code: Code) -> Case {
             let last = t.rsplit('\n').next().expect("source line").to_string();
             put(f, "offsets/11", format!("{t}\n{last}").into_bytes())
         }),
+        SourceLinesNotExamined => agg(|f| {
+            // 1500 "-" lines and 3 blank lines appended: 1504 source lines, 504 of them only counted.
+            let t = text_of(f, "offsets/11");
+            put(f, "offsets/11", format!("{t}{}\n\n\n\n", "\n-".repeat(1500)).into_bytes())
+        }),
         CommitWithoutOffsets => agg(|f| remove(f, "offsets/4")),
         OffsetsGap => shared_case("case-07-offset-log-gap"),
         AsyncProgressTracking => spark_gen("async-progress-4.1.4-gap-before-latest", "4.1.4"),

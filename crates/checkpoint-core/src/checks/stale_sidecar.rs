@@ -270,7 +270,7 @@ pub fn log_decoded(cp: &Checkpoint, path: &str) -> Option<String> {
     }
     if let Some(f) = cp.offsets.values().find(|f| f.file.path == path) {
         return f.file.content.as_ref().ok().map(|o| {
-            format!("a v{} offsets file of batch {} with {} source offset(s)", o.version, f.batch_id, o.offsets.len())
+            format!("a v{} offsets file of batch {} with {} source offset(s)", o.version, f.batch_id, o.source_count())
         });
     }
     if let Some(f) = cp.commits.values().find(|f| f.file.path == path) {

@@ -26,15 +26,19 @@ pub fn check_writers(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             if let Some(Ok(fin)) = cp.offsets.get(&b).map(|f| &f.file.content) {
                 let ts_t = tmp.metadata.as_ref().and_then(|m| m.batch_timestamp_ms);
                 let ts_f = fin.metadata.as_ref().and_then(|m| m.batch_timestamp_ms);
-                let offs_t: Vec<_> = tmp.offsets.iter().map(|o| o.raw.clone()).collect();
-                let offs_f: Vec<_> = fin.offsets.iter().map(|o| o.raw.clone()).collect();
-                if ts_t != ts_f || offs_t != offs_f {
+                let raws =
+                    |o: &crate::log::offsets::OffsetSeq| o.offsets.iter().map(|s| s.raw.clone()).collect::<Vec<_>>();
+                if ts_t != ts_f || raws(tmp) != raws(fin) || tmp.not_kept != fin.not_kept {
+                    // At most `MAX_NAMED` offsets of each copy (a file may hold thousands of source lines).
+                    let list = |o: &crate::log::offsets::OffsetSeq| {
+                        super::some_of(o.offsets.iter().map(|s| s.raw.as_deref().unwrap_or("-")), o.source_count())
+                    };
                     differs = Some(format!(
                         "this copy of batch {b}: batchTimestampMs {}, offsets [{}]; the renamed {final_path}: batchTimestampMs {}, offsets [{}]",
                         ts_t.map(|x| x.to_string()).unwrap_or("-".into()),
-                        offs_t.iter().map(|o| o.clone().unwrap_or("-".into())).collect::<Vec<_>>().join(", "),
+                        list(tmp),
                         ts_f.map(|x| x.to_string()).unwrap_or("-".into()),
-                        offs_f.iter().map(|o| o.clone().unwrap_or("-".into())).collect::<Vec<_>>().join(", "),
+                        list(fin),
                     ));
                 }
             }

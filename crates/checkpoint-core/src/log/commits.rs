@@ -23,15 +23,16 @@ pub struct CommitMetadata {
 /// Parses a commit file.
 pub fn parse(bytes: &[u8]) -> Result<CommitMetadata, LogError> {
     let text = utf8(bytes)?;
-    let lines = lines_with_offsets(text);
-    let Some(&(_, first)) = lines.first() else {
+    // Spark reads the first two lines; the others are never looked at.
+    let mut lines = lines_with_offsets(text);
+    let Some((_, first)) = lines.next() else {
         return Err(LogError::MissingLine {
             offset: 0,
             message: "Incomplete log file in the offset commit log".into(),
         });
     };
     let version = parse_version_line(first.trim())?;
-    let Some(&(off, line)) = lines.get(1) else {
+    let Some((off, line)) = lines.next() else {
         return Ok(CommitMetadata {
             version,
             next_batch_watermark_ms: 0,

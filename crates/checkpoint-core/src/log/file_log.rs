@@ -34,13 +34,13 @@ pub struct FileLogBatch {
 /// Parses one batch file (plain or `.compact`).
 pub fn parse(bytes: &[u8]) -> Result<FileLogBatch, LogError> {
     let text = utf8(bytes)?;
-    let lines = lines_with_offsets(text);
-    let Some(&(_, first)) = lines.first() else {
+    let mut lines = lines_with_offsets(text);
+    let Some((_, first)) = lines.next() else {
         return Err(LogError::Empty);
     };
     let version = parse_version_line(first)?;
     let mut entries = Vec::new();
-    for (i, &(off, line)) in lines.iter().enumerate().skip(1) {
+    for (i, (off, line)) in lines.enumerate().map(|(i, l)| (i + 1, l)) {
         let v: serde_json::Value = serde_json::from_str(line).map_err(|e| json_error(&e, line, off, i + 1))?;
         let Some(path) = v.get("path").and_then(|p| p.as_str()) else {
             return Err(LogError::BadJson {

@@ -14,8 +14,7 @@ pub struct StreamMetadata {
 /// data error), bad JSON, or no string `id` field (json4s `MappingException`).
 pub fn parse(bytes: &[u8]) -> Result<StreamMetadata, LogError> {
     let text = utf8(bytes)?;
-    let lines = lines_with_offsets(text);
-    let Some(&(off, first)) = lines.iter().find(|(_, l)| !l.trim().is_empty()) else {
+    let Some((off, first)) = lines_with_offsets(text).find(|(_, l)| !l.trim().is_empty()) else {
         return Err(LogError::BadJson {
             offset: bytes.len() as u64,
             line: 1,

@@ -201,27 +201,36 @@ pub fn max_supported(kind: LogKind, spark: crate::SparkVersion) -> u32 {
 }
 
 /// Splits text into lines the way Scala's `Source.getLines()` does (`\n`, `\r\n` or `\r` separators, no
-/// empty last line after a trailing separator). Returns each line with the byte offset where it starts.
-pub fn lines_with_offsets(text: &str) -> Vec<(u64, &str)> {
-    let mut out = Vec::new();
-    let bytes = text.as_bytes();
-    let mut start = 0usize;
-    let mut i = 0usize;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b == b'\n' || b == b'\r' {
-            out.push((start as u64, &text[start..i]));
-            if b == b'\r' && i + 1 < bytes.len() && bytes[i + 1] == b'\n' {
-                i += 1;
-            }
-            start = i + 1;
+/// empty last line after a trailing separator): each line with the byte offset where it starts. Lazy, so a
+/// reader that needs the first lines of a file with millions of them holds none of the others.
+pub fn lines_with_offsets(text: &str) -> Lines<'_> {
+    Lines { text, pos: 0 }
+}
+
+/// The iterator of [`lines_with_offsets`].
+#[derive(Debug, Clone)]
+pub struct Lines<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = (u64, &'a str);
+
+    fn next(&mut self) -> Option<(u64, &'a str)> {
+        let bytes = self.text.as_bytes();
+        let start = self.pos;
+        if start >= bytes.len() {
+            return None;
         }
-        i += 1;
+        let Some(end) = bytes[start..].iter().position(|b| *b == b'\n' || *b == b'\r').map(|i| start + i) else {
+            self.pos = bytes.len();
+            return Some((start as u64, &self.text[start..]));
+        };
+        let crlf = bytes[end] == b'\r' && bytes.get(end + 1) == Some(&b'\n');
+        self.pos = end + if crlf { 2 } else { 1 };
+        Some((start as u64, &self.text[start..end]))
     }
-    if start < bytes.len() {
-        out.push((start as u64, &text[start..]));
-    }
-    out
 }
 
 /// Decodes bytes as UTF-8 or reports the offset of the first bad byte.
@@ -278,9 +287,11 @@ mod tests {
 
     #[test]
     fn lines_like_scala() {
-        let l = lines_with_offsets("v1\n{}\r\nx");
+        let l: Vec<_> = lines_with_offsets("v1\n{}\r\nx").collect();
         assert_eq!(l, vec![(0, "v1"), (3, "{}"), (7, "x")]);
-        assert_eq!(lines_with_offsets("v1\n"), vec![(0, "v1")]);
-        assert!(lines_with_offsets("").is_empty());
+        assert_eq!(lines_with_offsets("v1\n").collect::<Vec<_>>(), vec![(0, "v1")]);
+        assert_eq!(lines_with_offsets("\r\r\n\n").collect::<Vec<_>>(), vec![(0, ""), (1, ""), (3, "")]);
+        assert_eq!(lines_with_offsets("a\r").collect::<Vec<_>>(), vec![(0, "a")]);
+        assert!(lines_with_offsets("").next().is_none());
     }
 }

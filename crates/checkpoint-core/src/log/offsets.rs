@@ -49,26 +49,61 @@ pub struct OffsetSeq {
     pub version: u32,
     /// The metadata line; `None` when it is empty (very old checkpoints).
     pub metadata: Option<OffsetSeqMetadata>,
-    /// One entry per source, in file order.
+    /// One entry per source, in file order: the first [`MAX_SOURCE_OFFSETS`] source lines.
     pub offsets: Vec<SourceOffset>,
+    /// The source lines after the first [`MAX_SOURCE_OFFSETS`]: counted, not kept (all zero when there are none).
+    pub not_kept: SourceLinesNotKept,
+}
+
+impl OffsetSeq {
+    /// The number of source lines of the file: the number of sources Spark compares with the restarted
+    /// query's (`OffsetSeq.toStreamProgress`), kept or not.
+    pub fn source_count(&self) -> u64 {
+        (self.offsets.len() as u64).saturating_add(self.not_kept.lines)
+    }
+}
+
+/// Source lines an offsets file holds per source kept one by one (with their text, JSON and kind); the lines
+/// after them are only counted ([`SourceLinesNotKept`]). A query has a handful of sources, a large union
+/// hundreds; a file with more has been appended to or edited (Spark would compare their number with the
+/// query's sources and stop), and keeping, checking and reporting each of millions of lines one by one (a
+/// 16 MiB file of newlines holds 16 million) would cost memory, time and report size in proportion.
+pub const MAX_SOURCE_OFFSETS: usize = 1000;
+
+/// The source lines of an offsets file after the first [`MAX_SOURCE_OFFSETS`]: each is read once (is it `-`,
+/// is it JSON) and counted; none is kept.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SourceLinesNotKept {
+    /// How many source lines come after the kept ones.
+    pub lines: u64,
+    /// How many of them are `-` (the source had no offset yet).
+    pub no_offset: u64,
+    /// How many of them are neither `-` nor valid JSON (an empty line included): a source fails to read
+    /// such an offset.
+    pub not_json: u64,
+    /// The first of those: its 1-based line number and the byte offset where it starts.
+    pub first_not_json: Option<(u64, u64)>,
 }
 
 /// Parses an offsets file. See the module docs for the errors.
 pub fn parse(bytes: &[u8]) -> Result<OffsetSeq, LogError> {
-    parse_with(bytes, true)
+    parse_with(bytes, true, MAX_SOURCE_OFFSETS)
 }
 
 /// [`parse`], keeping the recorded confs (`keep_conf`) or not: the read stage keeps them for the latest
 /// readable offsets file only, and an older batch's conf is checked for what [`parse`] would refuse in it (the
-/// same JSON errors; a `conf` that is not an object) without being built (`conf` empty).
-pub fn parse_with(bytes: &[u8], keep_conf: bool) -> Result<OffsetSeq, LogError> {
+/// same JSON errors; a `conf` that is not an object) without being built (`conf` empty). At most `max_sources`
+/// (and at most [`MAX_SOURCE_OFFSETS`]) source lines are kept one by one; the others are counted
+/// ([`OffsetSeq::not_kept`]): the read stage keeps fewer for older batches once many are held.
+pub fn parse_with(bytes: &[u8], keep_conf: bool, max_sources: usize) -> Result<OffsetSeq, LogError> {
+    let max_sources = max_sources.min(MAX_SOURCE_OFFSETS);
     let text = utf8(bytes)?;
-    let lines = lines_with_offsets(text);
-    let Some(&(_, first)) = lines.first() else {
+    let mut lines = lines_with_offsets(text);
+    let Some((_, first)) = lines.next() else {
         return Err(LogError::Empty);
     };
     let version = parse_version_line(first)?;
-    let Some(&(moff, mline)) = lines.get(1) else {
+    let Some((moff, mline)) = lines.next() else {
         return Err(LogError::MissingLine {
             offset: bytes.len() as u64,
             message: "Incomplete log file in the offset commit log".into(),
@@ -76,21 +111,40 @@ pub fn parse_with(bytes: &[u8], keep_conf: bool) -> Result<OffsetSeq, LogError> 
     };
     let metadata = if mline.trim().is_empty() { None } else { Some(parse_metadata_with(mline, moff, 2, keep_conf)?) };
     let mut offsets = Vec::new();
-    for &(off, line) in lines.iter().skip(2) {
+    let mut not_kept = SourceLinesNotKept::default();
+    for (i, (off, line)) in lines.enumerate() {
         let (name, body) = if version >= 2 {
             match line.split_once(':') {
-                Some((n, b)) => (Some(n.to_string()), b),
+                Some((n, b)) => (Some(n), b),
                 None => (None, line),
             }
         } else {
             (None, line)
         };
+        if offsets.len() >= max_sources {
+            not_kept.count(body, i as u64 + 3, off);
+            continue;
+        }
         let raw = if body == "-" { None } else { Some(body.to_string()) };
         let json = raw.as_deref().and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok());
         let kind = classify_offset(raw.as_deref(), json.as_ref());
-        offsets.push(SourceOffset { name, raw, json, kind, offset: off, elided: false });
+        offsets.push(SourceOffset { name: name.map(str::to_string), raw, json, kind, offset: off, elided: false });
     }
-    Ok(OffsetSeq { version, metadata, offsets })
+    Ok(OffsetSeq { version, metadata, offsets, not_kept })
+}
+
+impl SourceLinesNotKept {
+    /// Counts one source line (`body`: the offset text, after a v2 line's `<sourceId>:`) at 1-based line
+    /// `line_no`, starting at byte `offset`.
+    fn count(&mut self, body: &str, line_no: u64, offset: u64) {
+        self.lines += 1;
+        if body == "-" {
+            self.no_offset += 1;
+        } else if serde_json::from_str::<serde::de::IgnoredAny>(body).is_err() {
+            self.not_json += 1;
+            self.first_not_json.get_or_insert((line_no, offset));
+        }
+    }
 }
 
 /// Parses the `OffsetSeqMetadata` JSON line (json4s semantics: unknown keys ignored, absent numbers = 0).

@@ -37,12 +37,12 @@ pub struct OperatorMetadata {
 /// Parses an operator metadata file.
 pub fn parse(bytes: &[u8]) -> Result<OperatorMetadata, LogError> {
     let text = utf8(bytes)?;
-    let lines = lines_with_offsets(text);
-    let Some(&(_, first)) = lines.first() else {
+    let mut lines = lines_with_offsets(text);
+    let Some((_, first)) = lines.next() else {
         return Err(LogError::Empty);
     };
     let version = parse_version_line(first)?;
-    let Some(&(off, line)) = lines.get(1) else {
+    let Some((off, line)) = lines.next() else {
         return Err(LogError::MissingLine { offset: bytes.len() as u64, message: "Incomplete log file".into() });
     };
     let v: serde_json::Value = serde_json::from_str(line).map_err(|e| json_error(&e, line, off, 2))?;

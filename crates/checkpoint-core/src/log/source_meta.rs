@@ -57,13 +57,11 @@ pub fn parse_schema_file(bytes: &[u8]) -> Result<Vec<String>, LogError> {
         return Err(LogError::Empty);
     }
     let text = utf8(bytes)?;
-    let lines = lines_with_offsets(text);
-    let mut it = lines.iter().filter(|(_, l)| !l.trim().is_empty());
-    let Some(&(o0, first)) = it.next() else { return Err(LogError::Empty) };
+    let mut it = lines_with_offsets(text).filter(|(_, l)| !l.trim().is_empty());
+    let Some((o0, first)) = it.next() else { return Err(LogError::Empty) };
     let (off, json) = if first.starts_with('v') {
         parse_version_line(first.trim())?;
-        let rest: Vec<&(u64, &str)> = it.collect();
-        let Some(&&(o, _)) = rest.first() else {
+        let Some((o, _)) = it.next() else {
             return Err(LogError::MissingLine {
                 offset: bytes.len() as u64,
                 message: "no schema after the version line".into(),

@@ -67,6 +67,12 @@ fn elide(o: &mut crate::log::offsets::OffsetSeq, drop_conf: bool, whole: bool) {
     }
 }
 
+/// Source offsets of older batches kept one by one in all (besides the files kept whole): far more than the
+/// handful of sources of a query times the thousands of batches the log budget reads, while a log budget of
+/// offsets files made of short source lines (one byte each) would otherwise hold millions of them (about 100
+/// bytes each). The source lines of files read after it is spent are counted ([`log::offsets::OffsetSeq::not_kept`]).
+pub const MAX_KEPT_SOURCE_OFFSETS: usize = 200_000;
+
 /// Offsets and commits files of the newest batches read before the verdict at least
 /// (`LogReading::read_verdict`): the latest batches' files, which a restart and the checks of recent
 /// history read. Older ones are read after it.
@@ -95,6 +101,8 @@ pub(crate) struct LogReading {
     must_offsets: [Option<i64>; 2],
     readable_seen: usize,
     start_found: bool,
+    /// Source offsets kept one by one so far, in all offsets files read ([`MAX_KEPT_SOURCE_OFFSETS`]).
+    sources_kept: usize,
     /// Position in `todo` up to which the archive was told what is read next ([`Reader::prefetch`]).
     hinted_to: usize,
     /// Bytes (as listed) of the next prefetch hint's files: [`FIRST_HINT_BYTES`], doubling up to
@@ -144,6 +152,7 @@ impl LogReading {
             must_offsets,
             readable_seen: 0,
             start_found: false,
+            sources_kept: 0,
             hinted_to: 0,
             hint_bytes: FIRST_HINT_BYTES,
         }
@@ -249,11 +258,19 @@ impl LogReading {
         if is_offsets {
             // The recorded confs are kept for the latest readable file only (`elide`): older ones are checked,
             // not built.
-            let mut content = bytes.and_then(|b| log::offsets::parse_with(&b, self.readable_seen == 0));
+            // Source offsets are kept one by one up to `MAX_SOURCE_OFFSETS` per file and, beyond the files kept
+            // whole, `MAX_KEPT_SOURCE_OFFSETS` in all; the other source lines are counted.
+            let is_start = !self.start_found && self.last_commit_listed.is_some_and(|c| id <= c);
+            let whole = self.readable_seen < KEEP_FULL_OFFSETS || is_start || self.temp_targets.contains(&id);
+            let max_sources = if whole {
+                log::offsets::MAX_SOURCE_OFFSETS
+            } else {
+                MAX_KEPT_SOURCE_OFFSETS.saturating_sub(self.sources_kept)
+            };
+            let mut content = bytes.and_then(|b| log::offsets::parse_with(&b, self.readable_seen == 0, max_sources));
             if let Ok(o) = &mut content {
-                let is_start = !self.start_found && self.last_commit_listed.is_some_and(|c| id <= c);
                 self.start_found |= is_start;
-                let whole = self.readable_seen < KEEP_FULL_OFFSETS || is_start || self.temp_targets.contains(&id);
+                self.sources_kept += o.offsets.len();
                 // Bounded memory: decided per file while reading, so at most the kept batches and one being
                 // parsed are held whole.
                 elide(o, self.readable_seen > 0, whole);
