@@ -276,6 +276,10 @@ pub(crate) fn report_for(cp: &Checkpoint, ctx_in: &Context) -> CheckpointReport 
         }
     }
     crate::present::sort_findings(&mut findings);
+    // A bounded number of findings of each code (the others folded into one), before the prediction and the
+    // restart plan (a way out per finding) read them.
+    let mut findings = checks::fold_repeated(findings);
+    crate::present::sort_findings(&mut findings);
     let mut restart = predict(cp, &ctx, &findings);
     let mut hints = Vec::new();
     if ctx_in.spark_version.is_none() && cp.kind.0 == CheckpointKind::StructuredStreaming {

@@ -299,3 +299,94 @@ pub(crate) fn some_of<T: std::fmt::Display>(items: impl IntoIterator<Item = T>, 
         shown.join(", ")
     }
 }
+
+/// Findings of one code a report lists one by one; the others of that code are folded into one finding
+/// ([`fold_repeated`]). Far above what a real checkpoint gives of one code (its checks already group by file or
+/// store), it bounds the report, its rendering and a shared link whatever the input holds.
+pub const MAX_FINDINGS_PER_CODE: usize = 100;
+
+/// Evidence items a folded finding keeps (one of each folded finding, the first ones).
+const MAX_FOLDED_EVIDENCE: usize = 10;
+
+/// Keeps the first [`MAX_FINDINGS_PER_CODE`] findings of each code (in the order given: display order, most
+/// severe first) and folds the others of that code into one finding that counts them: the most severe of their
+/// severities, the earliest of their restart failures (so the prediction is the same), their error classes, the
+/// first evidence of the first [`MAX_FOLDED_EVIDENCE`], and the first one's title, why and fix as an example.
+pub fn fold_repeated(findings: Vec<Finding>) -> Vec<Finding> {
+    let mut seen: BTreeMap<Code, usize> = BTreeMap::new();
+    let mut out = Vec::new();
+    let mut folded: BTreeMap<Code, (usize, Finding)> = BTreeMap::new();
+    for f in findings {
+        let n = seen.entry(f.code).or_default();
+        *n += 1;
+        if *n <= MAX_FINDINGS_PER_CODE {
+            out.push(f);
+            continue;
+        }
+        let Some((count, g)) = folded.get_mut(&f.code) else {
+            let mut g = f.clone();
+            g.evidence.truncate(1);
+            folded.insert(f.code, (1, g));
+            continue;
+        };
+        *count += 1;
+        g.severity = g.severity.min(f.severity);
+        g.explains_error_text |= f.explains_error_text;
+        for c in f.error_classes {
+            if !g.error_classes.contains(&c) {
+                g.error_classes.push(c);
+            }
+        }
+        if g.evidence.len() < MAX_FOLDED_EVIDENCE {
+            g.evidence.extend(f.evidence.into_iter().take(1));
+        }
+        let earlier = |r: &crate::report::RestartFailure| g.restart_failure.as_ref().is_none_or(|h| r.stage < h.stage);
+        if let Some(r) = f.restart_failure.filter(earlier) {
+            g.restart_failure = Some(r);
+        }
+    }
+    for (code, (count, mut g)) in folded {
+        g.title = format!("{count} more {code} findings, not listed one by one; the first of them: {}", g.title);
+        g.why = format!(
+            "A report lists at most {MAX_FINDINGS_PER_CODE} findings of one kind; the other {count} are counted here, with the files of the first {} of them. {}",
+            g.evidence.len(),
+            g.why
+        );
+        out.push(g);
+    }
+    out
+}
+
+#[cfg(test)]
+mod fold_tests {
+    use super::*;
+    use crate::report::{RestartStage, Severity};
+
+    #[test]
+    fn repeated_findings_are_folded_per_code_keeping_the_worst() {
+        let mut all: Vec<Finding> = (0..250)
+            .map(|i| {
+                let sev = if i == 240 { Severity::Error } else { Severity::Warning };
+                let mut f = Finding::new(Code::SourceOffsetUnparsable, sev, format!("offsets/{i}")).evidence(
+                    format!("offsets/{i}"),
+                    "bad",
+                    Some(i),
+                );
+                if i == 240 {
+                    f = f.fails(RestartStage::SourceOffsets, None, "X");
+                }
+                f
+            })
+            .collect();
+        all.push(Finding::new(Code::OffsetsGap, Severity::Warning, "gap"));
+        let out = fold_repeated(all);
+        assert_eq!(out.len(), MAX_FINDINGS_PER_CODE + 2);
+        let g = out.last().expect("the folded finding");
+        assert_eq!(g.code, Code::SourceOffsetUnparsable);
+        assert!(g.title.starts_with("150 more source-offset-unparsable findings"), "{}", g.title);
+        assert_eq!(g.severity, Severity::Error);
+        assert_eq!(g.restart_failure.as_ref().map(|r| r.stage), Some(RestartStage::SourceOffsets));
+        assert_eq!(g.evidence.len(), MAX_FOLDED_EVIDENCE);
+        assert_eq!(g.evidence[0].path, "offsets/100");
+    }
+}

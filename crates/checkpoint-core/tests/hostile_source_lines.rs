@@ -1,0 +1,137 @@
+//! Extra source lines in the latest offsets file (the breaker run's item 2): Spark reads one line per source
+//! after the version and metadata lines (`-` = no offset, anything else an offset, an empty line an empty one)
+//! and compares their number with the restarted query's sources. 300,000 `-` lines, 1 MiB of newlines or 30,000
+//! empty lines once made a finding, a `sources` entry and a restart-plan step per line (287 MB of JSON, 3.6 GB and
+//! an abort); now the first `MAX_SOURCE_OFFSETS` sources are examined one by one, the rest counted in one
+//! `source-lines-not-examined` finding, and no code has more than `MAX_FINDINGS_PER_CODE` + 1 findings.
+
+mod common;
+use common::*;
+
+use checkpoint_core::archive::{Limits, MemArchive};
+use checkpoint_core::checks::MAX_FINDINGS_PER_CODE;
+use checkpoint_core::log::offsets::MAX_SOURCE_OFFSETS;
+use checkpoint_core::report::{CheckpointReport, Code, Report, RestartOutcome, Severity};
+use checkpoint_core::{diagnose, Context, SparkVersion};
+use std::collections::BTreeMap;
+
+const AGG: &str = "ss-4.3.0-agg-hdfs";
+
+fn ctx() -> Context {
+    Context { spark_version: Some(SparkVersion::new(4, 3, 0)), now_ms: Some(1_796_083_200_000), ..Default::default() }
+}
+
+/// The fixture with `tail` appended to `offsets/11` (its `.crc` sidecar removed), diagnosed in memory.
+fn with_tail(tail: &str) -> Report {
+    let mut files = load(AGG);
+    for (p, b) in files.iter_mut() {
+        if p == "offsets/11" {
+            b.extend_from_slice(tail.as_bytes());
+        }
+    }
+    files.retain(|(p, _)| p != "offsets/.11.crc");
+    let mut a = MemArchive::new("t.zip", files, Limits::default()).expect("archive");
+    diagnose(&mut a, &ctx())
+}
+
+/// Every bound the report must keep whatever the number of source lines: findings per code, sources listed, JSON
+/// size; returns the one checkpoint.
+fn bounded(r: &Report) -> &CheckpointReport {
+    assert_eq!(r.checkpoints.len(), 1);
+    let c = &r.checkpoints[0];
+    let mut per_code: BTreeMap<Code, usize> = BTreeMap::new();
+    for f in &c.findings {
+        *per_code.entry(f.code).or_default() += 1;
+    }
+    assert!(per_code.values().all(|n| *n <= MAX_FINDINGS_PER_CODE + 1), "{per_code:?}");
+    assert!(c.sources.len() <= MAX_SOURCE_OFFSETS, "{} sources listed", c.sources.len());
+    let json = serde_json::to_string(r).expect("json");
+    assert!(json.len() < 2 << 20, "{} bytes of JSON", json.len());
+    c
+}
+
+fn finding(c: &CheckpointReport, code: Code) -> &checkpoint_core::report::Finding {
+    c.findings.iter().find(|f| f.code == code).unwrap_or_else(|| panic!("no {code}: {:?}", c.findings))
+}
+
+#[test]
+fn three_hundred_thousand_dash_lines() {
+    let r = with_tail(&"\n-".repeat(300_000));
+    let c = bounded(&r);
+    let f = finding(c, Code::SourceLinesNotExamined);
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(
+        f.title.starts_with("offsets/11 has 300001 source lines: the first 1000 were examined one by one"),
+        "{}",
+        f.title
+    );
+    assert!(
+        f.evidence[0].detail.contains("299001 \"-\" (no offset), 0 valid JSON, 0 not valid JSON"),
+        "{:?}",
+        f.evidence
+    );
+    assert!(f.why.contains("There are [300001] sources in the checkpoint offsets"), "{}", f.why);
+    let count = finding(c, Code::SourceCountDiffers);
+    assert!(count.title.contains("offsets/11 lists 300001 source(s)"), "{}", count.title);
+    // The count decides: Spark stops at it before any source reads its offset.
+    assert_eq!(c.restart.outcome, RestartOutcome::Fails);
+    assert_eq!(c.restart.exception.as_deref(), Some("java.lang.AssertionError"));
+    // The findings folded beyond the cap say how many there were.
+    let shapes: Vec<_> = c.findings.iter().filter(|f| f.code == Code::SourceOffsetShape).collect();
+    assert_eq!(shapes.len(), MAX_FINDINGS_PER_CODE + 1);
+    assert!(shapes.iter().any(|f| f.title.starts_with("899 more source-offset-shape findings")), "{shapes:?}");
+}
+
+#[test]
+fn one_mebibyte_of_newlines() {
+    let r = with_tail(&"\n".repeat(1 << 20));
+    let c = bounded(&r);
+    // The fixture's one source, then 2^20 - 1 empty lines (the last newline ends the file).
+    let n = 1u64 << 20;
+    let f = finding(c, Code::SourceLinesNotExamined);
+    assert!(f.title.starts_with(&format!("offsets/11 has {n} source lines")), "{}", f.title);
+    assert!(f.evidence[0].detail.ends_with(&format!("{} not valid JSON", n - 1000)), "{:?}", f.evidence);
+    // 20 empty offsets named one by one, the others in one finding with their number and the first one's line.
+    let bad: Vec<_> = c.findings.iter().filter(|f| f.code == Code::SourceOffsetUnparsable).collect();
+    assert_eq!(bad.len(), 21, "{bad:?}");
+    let rest = bad.iter().find(|f| f.title.contains("more source offset(s)")).expect("the aggregated finding");
+    assert_eq!(rest.title, format!("{} more source offset(s) in offsets/11 are not valid JSON", n - 1 - 20));
+    assert_eq!(rest.severity, Severity::Error);
+    assert!(rest.evidence[0].detail.starts_with("line 24: "), "{:?}", rest.evidence);
+    assert_eq!(c.restart.outcome, RestartOutcome::Fails);
+}
+
+#[test]
+fn thirty_thousand_empty_lines_in_the_middle() {
+    // The empty lines between the fixture's source line and one more valid file-source offset.
+    let r = with_tail(&format!("{}\n{{\"logOffset\":5}}", "\n".repeat(30_000)));
+    let c = bounded(&r);
+    assert!(c.findings.len() < 300, "{} findings", c.findings.len());
+    let f = finding(c, Code::SourceLinesNotExamined);
+    assert!(f.evidence[0].detail.contains("1 valid JSON"), "{:?}", f.evidence);
+}
+
+/// A query with more sources than are examined one by one, the same in both offsets files a restart reads: the
+/// count agrees, so the sources beyond the bound decide, and they were not verified: unknown, not a verdict.
+#[test]
+fn many_sources_in_both_files_is_not_verified() {
+    let extra = "\n-".repeat(1500);
+    let mut files = load(AGG);
+    for (p, b) in files.iter_mut() {
+        if p == "offsets/11" || p == "offsets/10" {
+            b.extend_from_slice(extra.as_bytes());
+        }
+    }
+    files.retain(|(p, _)| p != "offsets/.11.crc" && p != "offsets/.10.crc");
+    let mut a = MemArchive::new("t.zip", files, Limits::default()).expect("archive");
+    let r = diagnose(&mut a, &ctx());
+    let c = bounded(&r);
+    let counts = c.findings.iter().filter(|f| f.code == Code::SourceCountDiffers);
+    assert!(
+        counts.clone().all(|f| f.severity != Severity::Error && !f.title.starts_with("offsets/11")),
+        "{:?}",
+        c.findings
+    );
+    assert_eq!(finding(c, Code::SourceLinesNotExamined).severity, Severity::Warning);
+    assert_eq!(c.restart.outcome, RestartOutcome::Unknown, "{}", c.restart.summary);
+}
