@@ -84,8 +84,18 @@ fn parse_batch(s: &str) -> Result<i64, String> {
 /// on stderr naming the file, the byte offset when known, and Spark's error class). Rows are written as they are
 /// decoded ([`state::read_state_text_each`]); rows printed before an error stay printed.
 pub fn run(args: &StateArgs, archive: &mut dyn Archive) -> ExitCode {
-    let root =
-        args.root.clone().unwrap_or_else(|| state::find_state_roots(archive).into_iter().next().unwrap_or_default());
+    let roots = state::find_state_roots(archive);
+    let root = match &args.root {
+        // A --root that holds no `state/<op>/` folder is an error naming it (not an empty answer).
+        Some(r) => match known_root(r, &roots) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("checkpoint-inspector: {}", crate::render::clip(&e, 1000));
+                return ExitCode::from(1);
+            }
+        },
+        None => roots.into_iter().next().unwrap_or_default(),
+    };
     let mut out = BufWriter::with_capacity(1 << 20, std::io::stdout());
     // A closed pipe (`| head`) ends the output quietly.
     let mut pipe_closed = false;
@@ -125,6 +135,31 @@ pub fn run(args: &StateArgs, archive: &mut dyn Archive) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// The `--root` given, without a trailing `/`, when it is one of the archive's folders holding `state/<op>/`
+/// (`roots`, [`state::find_state_roots`]); else the error that names it and the roots there are.
+fn known_root(given: &str, roots: &[String]) -> Result<String, String> {
+    let r = given.trim_end_matches('/');
+    if roots.iter().any(|x| x == r) {
+        return Ok(r.to_string());
+    }
+    let found = match roots.len() {
+        0 => "the archive has no folder holding state/<operator>/".to_string(),
+        n => {
+            let named: Vec<String> = roots
+                .iter()
+                .take(10)
+                .map(|x| if x.is_empty() { "\"\" (the archive top)".into() } else { format!("{x:?}") })
+                .collect();
+            format!(
+                "folders holding state/: {}{}",
+                named.join(", "),
+                if n > 10 { format!(" and {} more", n - 10) } else { String::new() }
+            )
+        }
+    };
+    Err(format!("--root {given:?}: no checkpoint with a state/ folder there; {found}"))
 }
 
 /// How the writing thread of [`write_plain`] ended.

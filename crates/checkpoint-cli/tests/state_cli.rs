@@ -225,3 +225,21 @@ fn bad_row_zip() -> std::path::PathBuf {
     w.finish().unwrap();
     out
 }
+
+/// A --root that does not exist (or holds no state/) is an error naming it, for the rows and the metadata view
+/// alike, not an empty answer with exit 0 (found by the breaker run); the right root still works, with or without
+/// a trailing `/`.
+#[test]
+fn unknown_root_is_an_error_naming_it() {
+    let zip = fixtures().join("ss-4.3.0-join.zip");
+    for extra in [&["--metadata"][..], &[][..]] {
+        let out = bin().args(["state", zip.to_str().unwrap(), "--root", "x/y/z"]).args(extra).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{extra:?}");
+        assert!(out.stdout.is_empty(), "{extra:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("\"x/y/z\"") && err.contains("the archive top"), "{err}");
+    }
+    let out = bin().args(["state", zip.to_str().unwrap(), "--root", "", "--metadata"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!out.stdout.is_empty());
+}
