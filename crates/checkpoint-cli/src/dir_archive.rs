@@ -313,7 +313,7 @@ impl Archive for DirArchive {
         let f = open_regular(&full, path)?;
         let out = checkpoint_core::archive::read_capped(f, path, cap).map_err(|e| match e {
             // A read error of the file system, not a stream that does not inflate.
-            ArchiveError::Corrupt { path, reason, offset } => ArchiveError::Inaccessible {
+            ArchiveError::Corrupt { path, reason, offset, .. } => ArchiveError::Inaccessible {
                 path,
                 reason: format!("read error at byte {offset}: {reason}"),
                 folder: false,
