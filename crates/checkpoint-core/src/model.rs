@@ -19,7 +19,7 @@ mod chains;
 mod queries;
 mod sidecar_map;
 pub use async_progress::AsyncProgressLog;
-pub use chains::{RestartChain, StoreKey, MAX_MISSING_PLANNED};
+pub use chains::{OperatorStores, RestartChain, StoreKey, MAX_MISSING_PLANNED};
 pub use queries::{provider_from_conf, store_index};
 pub use sidecar_map::{Sidecar, SidecarMap};
 

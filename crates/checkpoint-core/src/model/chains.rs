@@ -19,6 +19,16 @@ pub const MAX_MISSING_PLANNED: usize = 64;
 /// One store a restart loads: `(operator id, partition id, store name)`, ordered as Spark lists them.
 pub type StoreKey = (i64, u32, String);
 
+/// An operator's store names ([`Checkpoint::store_names`]; empty without a state folder) and provider
+/// ([`Checkpoint::operator_provider`]), as planning its stores' chains needs them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OperatorStores {
+    /// The operator's store names.
+    pub names: Vec<String>,
+    /// `hdfs`, `rocksdb` or `unknown`.
+    pub provider: String,
+}
+
 /// The chain a restart loads for one store at the restart version, and what it was planned from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RestartChain {
@@ -95,6 +105,15 @@ impl Checkpoint {
         self.state.operators.get(&key.0)?.partitions.get(&key.1)?.stores.get(&key.2)
     }
 
+    /// What planning a store's chain needs of its operator: its store names and provider. Both walk the
+    /// operator's partitions, so a caller planning many stores finds them once per operator.
+    pub fn operator_stores(&self, op: i64) -> OperatorStores {
+        OperatorStores {
+            names: self.state.operators.get(&op).map(|o| self.store_names(op, o)).unwrap_or_default(),
+            provider: self.operator_provider(op),
+        }
+    }
+
     /// Plans the restart chain of one store from the listing and the commit log (no file is read; the lineage
     /// is `lineage` when the caller read the loaded changelog's header).
     pub fn plan_restart_chain(
@@ -103,11 +122,22 @@ impl Checkpoint {
         version: i64,
         lineage: Option<Vec<(i64, String)>>,
     ) -> RestartChain {
+        self.plan_restart_chain_of(&self.operator_stores(key.0), key, version, lineage)
+    }
+
+    /// [`Self::plan_restart_chain`] with the operator's [`OperatorStores`] found by the caller (once per
+    /// operator: finding them per store would walk every partition for every partition).
+    pub fn plan_restart_chain_of(
+        &self,
+        op_stores: &OperatorStores,
+        key: &StoreKey,
+        version: i64,
+        lineage: Option<Vec<(i64, String)>>,
+    ) -> RestartChain {
         let (op, part, name) = key;
         let dir = if name == "default" { format!("state/{op}/{part}") } else { format!("state/{op}/{part}/{name}") };
-        let provider = self.operator_provider(*op);
-        let names = self.state.operators.get(op).map(|o| self.store_names(*op, o)).unwrap_or_default();
-        let unique_id = self.unique_id(*op, *part, store_index(&names, name), version);
+        let provider = op_stores.provider.clone();
+        let unique_id = self.unique_id(*op, *part, store_index(&op_stores.names, name), version);
         let empty = StoreFiles { dir: dir.clone(), ..Default::default() };
         let store = self.store_files(key).unwrap_or(&empty);
         let input =

@@ -8,7 +8,9 @@
 
 use super::state_rows::{self, RowContext};
 use super::{sidecars, Reader, MAX_STATE_FILE_BYTES};
-use crate::model::{Checkpoint, NotVerified, Problem, StateFileIntegrity, StoreKey, Unverified, ZipListing};
+use crate::model::{
+    Checkpoint, NotVerified, OperatorStores, Problem, StateFileIntegrity, StoreKey, Unverified, ZipListing,
+};
 use crate::report::CheckpointKind;
 use crate::restart_chain::ChainFileKind;
 use crate::state::hdfs::{Rebuild, RecordFileKind};
@@ -24,8 +26,10 @@ pub(crate) fn plan_state_chains(cp: &mut Checkpoint) {
     let Some(version) = cp.restart_version() else {
         return;
     };
+    let mut op_stores: HashMap<i64, OperatorStores> = HashMap::new();
     for key in cp.restart_stores() {
-        let rc = cp.plan_restart_chain(&key, version, None);
+        let o = op_stores.entry(key.0).or_insert_with(|| cp.operator_stores(key.0));
+        let rc = cp.plan_restart_chain_of(o, &key, version, None);
         cp.restart_chains.insert(key, rc);
     }
 }
@@ -44,6 +48,7 @@ pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>, check_
     let keys: Vec<StoreKey> = cp.restart_chains.keys().cloned().collect();
     let mut done: BTreeSet<String> = BTreeSet::new();
     let mut contexts: HashMap<(i64, String), Option<RowContext>> = HashMap::new();
+    let mut op_stores: HashMap<i64, OperatorStores> = HashMap::new();
     for key in keys {
         let Some(store) = cp.store_files(&key).filter(|s| !s.is_empty()).cloned() else {
             continue;
@@ -56,7 +61,8 @@ pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>, check_
                 check_state_file(cp, rd, t, ChainFileKind::Changelog, &store, None);
             }
             if let Some(lineage) = cp.lineage_of(t).map(<[(i64, String)]>::to_vec) {
-                let rc = cp.plan_restart_chain(&key, version, Some(lineage));
+                let o = op_stores.entry(key.0).or_insert_with(|| cp.operator_stores(key.0));
+                let rc = cp.plan_restart_chain_of(o, &key, version, Some(lineage));
                 cp.restart_chains.insert(key.clone(), rc);
             }
         }
