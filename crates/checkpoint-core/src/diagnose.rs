@@ -46,8 +46,11 @@ fn diagnose_with(archive: &mut dyn Archive, ctx: &Context, mut on_verdict: Optio
     let mut ctx = ctx;
     if !roots.is_empty() && crate::delta::reader::find_delta_logs(archive.entries()).iter().any(|d| !d.is_empty()) {
         with_logs = ctx.clone();
+        // The first log of each input and folder is kept (a set, for any number of logs).
+        let mut known: std::collections::HashSet<(String, String)> =
+            with_logs.delta_logs.iter().map(|l| (l.input.clone(), l.dir.clone())).collect();
         for log in crate::delta::reader::read_delta_logs(archive) {
-            if !log.dir.is_empty() && !with_logs.delta_logs.iter().any(|l| l.input == log.input && l.dir == log.dir) {
+            if !log.dir.is_empty() && known.insert((log.input.clone(), log.dir.clone())) {
                 with_logs.delta_logs.push(log);
             }
         }
@@ -57,8 +60,10 @@ fn diagnose_with(archive: &mut dyn Archive, ctx: &Context, mut on_verdict: Optio
     let mut with_sink;
     if !roots.is_empty() && archive.entries().iter().any(|e| e.path.contains("_spark_metadata/")) {
         with_sink = ctx.clone();
+        // The first log of each folder is kept (a set: one sink log per folder, of any number of folders).
+        let mut dirs: std::collections::HashSet<String> = with_sink.sink_logs.iter().map(|l| l.dir.clone()).collect();
         for log in crate::read::file_logs::read_sink_logs(archive) {
-            if !with_sink.sink_logs.iter().any(|l| l.dir == log.dir) {
+            if dirs.insert(log.dir.clone()) {
                 with_sink.sink_logs.push(log);
             }
         }

@@ -81,3 +81,30 @@ fn twenty_thousand_shuffle_partitions_healthy() {
     assert_eq!(c.operators[0].partitions, u64::from(PARTS));
     assert_eq!(count(&r, Code::StateDeltaMissing) + count(&r, Code::StatePartitionMissing), 0);
 }
+
+/// 100 000 `sources/<n>/` folders beside a real file source's log: each folder's files were found by a scan of
+/// the whole listing (and again for a source that is not a file source). The real source's log is still read.
+#[test]
+fn hundred_thousand_source_folders() {
+    let mut files = load(AGG);
+    let log = get(&files, "sources/0/5").to_vec();
+    files.extend((1..=100_000).map(|i| (format!("sources/{i}/0"), log.clone())));
+    let r = diagnose_within("100 000 source folders", files, Duration::from_secs(30));
+    let c = &r.checkpoints[0];
+    assert_eq!(c.restart.outcome, RestartOutcome::Resumes);
+    let f = c.findings.iter().find(|f| f.code == Code::FileSourceFiles).expect("the file source's log is read");
+    assert!(f.title.contains("File source #0: 6 batch file(s) in sources/0/"), "{}", f.title);
+}
+
+/// 30 000 `_spark_metadata` folders (`o<i>/_spark_metadata/0`): each sink log's folder and output files were
+/// found by a scan of the whole listing. Every one is still read and reported, with its own output folder.
+#[test]
+fn thirty_thousand_sink_log_folders() {
+    let mut files = load(AGG);
+    let entry = br#"v1
+{"path":"file:///o/part-0.parquet","size":10,"isDir":false,"modificationTime":1,"blockReplication":1,"blockSize":1,"action":"add"}"#;
+    files.extend((0..30_000).map(|i| (format!("o{i}/_spark_metadata/0"), entry.to_vec())));
+    let r = diagnose_within("30 000 sink logs", files, Duration::from_secs(30));
+    assert_eq!(r.checkpoints[0].restart.outcome, RestartOutcome::Resumes);
+    assert_eq!(count(&r, Code::FileSinkLog), 30_000);
+}

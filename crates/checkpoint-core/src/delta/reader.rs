@@ -93,9 +93,34 @@ pub fn find_delta_logs(entries: &[Entry]) -> Vec<String> {
     dirs
 }
 
-/// Reads every `_delta_log` of an archive.
+/// Reads every `_delta_log` of an archive. Each log's files are found by a binary search of the listing sorted
+/// once (a scan of the listing per log grows with logs times entries).
 pub fn read_delta_logs(archive: &mut dyn Archive) -> Vec<DeltaLog> {
-    find_delta_logs(archive.entries()).iter().map(|d| read_delta_log(archive, d)).collect()
+    let dirs = find_delta_logs(archive.entries());
+    let entries = archive.entries();
+    let mut sorted: Vec<usize> = (0..entries.len()).filter(|&i| !entries[i].is_dir).collect();
+    sorted.sort_by(|a, b| entries[*a].path.cmp(&entries[*b].path));
+    let mut logs = Vec::with_capacity(dirs.len());
+    for dir in &dirs {
+        let prefix = log_prefix(dir);
+        let entries = archive.entries();
+        let path = |i: &usize| entries.get(*i).map(|e| e.path.as_str()).unwrap_or("");
+        let start = sorted.partition_point(|i| path(i) < prefix.as_str());
+        let mut below: Vec<usize> =
+            sorted[start..].iter().copied().take_while(|i| path(i).starts_with(prefix.as_str())).collect();
+        below.sort_unstable(); // listing order
+        logs.push(read_delta_log_at(archive, dir, &below));
+    }
+    logs
+}
+
+/// `<dir>/`, or `""` for a log at the top level.
+fn log_prefix(dir: &str) -> String {
+    if dir.is_empty() {
+        String::new()
+    } else {
+        format!("{dir}/")
+    }
 }
 
 struct Listed {
@@ -107,11 +132,23 @@ struct Listed {
 
 /// Reads one `_delta_log` folder (`dir` from [`find_delta_logs`]).
 pub fn read_delta_log(archive: &mut dyn Archive, dir: &str) -> DeltaLog {
-    let prefix = if dir.is_empty() { String::new() } else { format!("{dir}/") };
+    let prefix = log_prefix(dir);
+    let below: Vec<usize> = (archive.entries().iter().enumerate())
+        .filter(|(_, e)| !e.is_dir && e.path.starts_with(&prefix))
+        .map(|(i, _)| i)
+        .collect();
+    read_delta_log_at(archive, dir, &below)
+}
+
+/// [`read_delta_log`] of the files at `below` in [`Archive::entries`] (the files below `dir`, in listing
+/// order).
+fn read_delta_log_at(archive: &mut dyn Archive, dir: &str, below: &[usize]) -> DeltaLog {
+    let prefix = log_prefix(dir);
     let mut log = DeltaLog { input: archive.name().to_string(), dir: dir.to_string(), ..DeltaLog::default() };
     let mut listed = Vec::new();
     let mut sidecar_files: BTreeMap<String, u64> = BTreeMap::new();
-    for e in archive.entries().iter().filter(|e| !e.is_dir) {
+    let entries = archive.entries();
+    for e in below.iter().filter_map(|&i| entries.get(i)).filter(|e| !e.is_dir) {
         let Some(rest) = e.path.strip_prefix(&prefix) else { continue };
         if let Some(sc) = rest.strip_prefix("_sidecars/") {
             sidecar_files.insert(sc.to_string(), e.size);

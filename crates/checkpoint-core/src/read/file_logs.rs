@@ -2,7 +2,7 @@
 //! sink's log). Small logs are read whole; big ones as Spark reads them on restart (the newest compaction and
 //! the batches after it) plus the latest two files and the batches a temp file targets.
 
-use super::listing::batch_files;
+use super::listing::{batch_files, batch_files_at, files_below, files_by_dir, paths_sorted};
 use super::{dir_of, sidecars, unreadable, Reader, MAX_LOG_BYTES};
 use crate::log;
 use crate::model::{Checkpoint, FileLog, LogFile, ReadFile};
@@ -10,25 +10,18 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Reads the file logs; `temp_targets` = per log folder, the batch ids its temp files target.
 pub(crate) fn read_file_logs(cp: &mut Checkpoint, rd: &mut Reader<'_>, temp_targets: &BTreeMap<String, BTreeSet<i64>>) {
-    let mut log_dirs: BTreeSet<String> = BTreeSet::new();
-    for f in &cp.files {
-        let d = dir_of(&f.path);
-        let parts: Vec<&str> = d.split('/').collect();
-        if parts.len() == 2 && parts[0] == "sources" && parts[1].parse::<u32>().is_ok() {
-            log_dirs.insert(d.to_string());
-        }
-        if d == "_spark_metadata" || d.ends_with("/_spark_metadata") {
-            log_dirs.insert(d.to_string());
-        }
-    }
+    // The files of every log folder, found in one pass over the listing.
+    let log_dirs = files_by_dir(cp, |d| is_source_log_dir(d) || is_sink_log_dir(d));
+    // The output files of the sink logs are found by prefix in the listing sorted once.
+    let sorted = if log_dirs.keys().any(|d| is_sink_log_dir(d)) { paths_sorted(cp) } else { Vec::new() };
     // Which sources are file sources: from the latest readable offsets; without one, by sniffing the
     // newest file of the directory (file source entries carry a "path").
     let source_kinds: BTreeMap<u32, crate::source::SourceKind> = cp
         .latest_readable_offsets()
         .map(|(_, o)| o.offsets.iter().enumerate().map(|(i, s)| (i as u32, s.kind)).collect())
         .unwrap_or_default();
-    for d in log_dirs {
-        let listed_v = batch_files(cp, &d, true);
+    for (d, positions) in log_dirs {
+        let listed_v = batch_files_at(cp, &positions, true);
         if let Some(n) = d.strip_prefix("sources/").and_then(|n| n.parse::<u32>().ok()) {
             use crate::source::SourceKind as K;
             let is_file_source = match source_kinds.get(&n) {
@@ -43,20 +36,31 @@ pub(crate) fn read_file_logs(cp: &mut Checkpoint, rd: &mut Reader<'_>, temp_targ
             };
             if !is_file_source {
                 // Kafka's initial offsets (`sources/<n>/0`) are read; other sources' own metadata is listed.
-                cp.other_source_dirs.insert(n, cp.files.iter().filter(|f| dir_of(&f.path) == d).cloned().collect());
+                let files = positions.iter().filter_map(|&i| cp.files.get(i)).cloned().collect();
+                cp.other_source_dirs.insert(n, files);
                 if source_kinds.get(&n) == Some(&K::Kafka) {
                     read_initial_offsets(cp, rd, n);
                 }
                 continue;
             }
         }
-        let fl = read_file_log(cp, rd, &d, &listed_v, temp_targets.get(&d));
+        let fl = read_file_log(cp, rd, &d, &listed_v, temp_targets.get(&d), &sorted);
         if let Some(n) = d.strip_prefix("sources/").and_then(|n| n.parse::<u32>().ok()) {
             cp.source_logs.insert(n, fl);
         } else {
             cp.sink_logs.push(fl);
         }
     }
+}
+
+/// `sources/<n>` (`n` a number): a source's own log folder.
+fn is_source_log_dir(d: &str) -> bool {
+    d.strip_prefix("sources/").is_some_and(|n| !n.contains('/') && n.parse::<u32>().is_ok())
+}
+
+/// `_spark_metadata` at any depth: a file sink's log.
+fn is_sink_log_dir(d: &str) -> bool {
+    d == "_spark_metadata" || d.ends_with("/_spark_metadata")
 }
 
 /// Reads a Kafka source's `sources/<n>/0` (its starting offsets), when present.
@@ -99,6 +103,7 @@ fn read_file_log(
     d: &str,
     listed_v: &[(i64, bool, String, u64)],
     temp_targets: Option<&BTreeSet<i64>>,
+    sorted: &[usize],
 ) -> FileLog {
     let compact_ids: Vec<i64> = listed_v.iter().filter(|x| x.1).map(|x| x.0).collect();
     let interval = log::file_log::infer_compact_interval(&compact_ids, 10);
@@ -139,18 +144,16 @@ fn read_file_log(
         };
         read.insert(id, LogFile { batch_id: id, compact, file: ReadFile { path, size, content } });
     }
-    let output_files = if d.starts_with("sources/") { None } else { output_files(cp, d) };
+    let output_files = if d.starts_with("sources/") { None } else { output_files(cp, sorted, d) };
     FileLog { dir: d.to_string(), listed, compact_interval: interval, read, output_files }
 }
 
 /// The data files of the output folder holding the sink log `d` (`<out>/_spark_metadata`): every listed file
 /// below `<out>` outside `_spark_metadata`, without hidden (`.`) or metadata (`_`) names at any level, as
-/// Spark's `InMemoryFileIndex` skips them. `None` when there is none.
-fn output_files(cp: &Checkpoint, d: &str) -> Option<BTreeMap<String, u64>> {
+/// Spark's `InMemoryFileIndex` skips them. `None` when there is none. `sorted` is [`paths_sorted`]'s.
+fn output_files(cp: &Checkpoint, sorted: &[usize], d: &str) -> Option<BTreeMap<String, u64>> {
     let out = d.strip_suffix("_spark_metadata").unwrap_or(d);
-    let files: BTreeMap<String, u64> = cp
-        .files
-        .iter()
+    let files: BTreeMap<String, u64> = files_below(cp, sorted, out)
         .filter_map(|f| f.path.strip_prefix(out).map(|rel| (rel, f.size)))
         .filter(|(rel, _)| !rel.split('/').any(|c| c.starts_with('.') || c.starts_with('_') || c.is_empty()))
         .map(|(rel, size)| (rel.to_string(), size))
@@ -171,22 +174,17 @@ pub fn read_sink_logs(archive: &mut dyn crate::archive::Archive) -> Vec<FileLog>
         rows_read: Default::default(),
         inaccessible: Vec::new(),
     };
-    let dirs: BTreeSet<String> = cp
-        .files
-        .iter()
-        .map(|f| dir_of(&f.path))
-        .filter(|d| *d == "_spark_metadata" || d.ends_with("/_spark_metadata"))
-        .map(str::to_string)
-        .collect();
+    let dirs = files_by_dir(&cp, is_sink_log_dir);
+    let sorted = if dirs.is_empty() { Vec::new() } else { paths_sorted(&cp) };
     let mut out = Vec::new();
-    for d in &dirs {
-        let listed_v = batch_files(&cp, d, true);
-        out.push(read_file_log(&mut cp, &mut rd, d, &listed_v, None));
+    for (d, positions) in &dirs {
+        let listed_v = batch_files_at(&cp, positions, true);
+        out.push(read_file_log(&mut cp, &mut rd, d, &listed_v, None, &sorted));
     }
     // The `_spark_metadata` folder itself was given: its batch files are at the top.
     let top = batch_files(&cp, "", true);
     if dirs.is_empty() && !top.is_empty() {
-        let mut log = read_file_log(&mut cp, &mut rd, "", &top, None);
+        let mut log = read_file_log(&mut cp, &mut rd, "", &top, None, &sorted);
         log.dir = "_spark_metadata".into();
         log.output_files = None;
         out.push(log);

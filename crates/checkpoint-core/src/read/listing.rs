@@ -8,7 +8,7 @@ use crate::layout::{dstream_time, Root};
 use crate::model::{Checkpoint, ChecksumSidecar, CrcSidecar, Kind, SidecarMap};
 use crate::report::CheckpointKind;
 use crate::state_files::{self, FileRef};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The root's folder with a trailing `/` (`""` = the archive top).
 pub(crate) fn prefix_of(root: &Root) -> String {
@@ -103,14 +103,56 @@ fn index_sidecars(cp: &mut Checkpoint) {
 
 /// A file's batch files of one log folder: `(batch id, compact, path, size)`, sorted.
 pub(crate) fn batch_files(cp: &Checkpoint, dir: &str, compact: bool) -> Vec<(i64, bool, String, u64)> {
-    let mut v: Vec<(i64, bool, String, u64)> = cp
-        .files
-        .iter()
-        .filter(|f| dir_of(&f.path) == dir)
+    batch_files_of(cp.files.iter().filter(|f| dir_of(&f.path) == dir), compact)
+}
+
+/// [`batch_files`] of the files at `positions` in [`Checkpoint::files`] (one folder's, from [`files_by_dir`]).
+pub(crate) fn batch_files_at(cp: &Checkpoint, positions: &[usize], compact: bool) -> Vec<(i64, bool, String, u64)> {
+    batch_files_of(positions.iter().filter_map(|&i| cp.files.get(i)), compact)
+}
+
+fn batch_files_of<'a>(files: impl Iterator<Item = &'a FileRef>, compact: bool) -> Vec<(i64, bool, String, u64)> {
+    let mut v: Vec<(i64, bool, String, u64)> = files
         .filter_map(|f| {
             crate::log::parse_batch_file_name(name_of(&f.path), compact).map(|(id, c)| (id, c, f.path.clone(), f.size))
         })
         .collect();
     v.sort();
     v
+}
+
+/// The positions in [`Checkpoint::files`] of the files directly in each folder that `keep` accepts, in listing
+/// order, by folder: one pass over the listing for any number of folders (a scan of the listing per folder
+/// grows with folders times files).
+pub(crate) fn files_by_dir(cp: &Checkpoint, keep: impl Fn(&str) -> bool) -> BTreeMap<String, Vec<usize>> {
+    let mut by_dir: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, f) in cp.files.iter().enumerate() {
+        let d = dir_of(&f.path);
+        if let Some(v) = by_dir.get_mut(d) {
+            v.push(i);
+        } else if keep(d) {
+            by_dir.insert(d.to_string(), vec![i]);
+        }
+    }
+    by_dir
+}
+
+/// The positions of [`Checkpoint::files`] in path order (equal paths in listing order), to find the files
+/// below a folder by a binary search ([`files_below`]).
+pub(crate) fn paths_sorted(cp: &Checkpoint) -> Vec<usize> {
+    let mut v: Vec<usize> = (0..cp.files.len()).collect();
+    v.sort_by(|a, b| cp.files[*a].path.cmp(&cp.files[*b].path));
+    v
+}
+
+/// The files whose path starts with `prefix` (a folder with its trailing `/`, or `""` for all), in path
+/// order; `sorted` is [`paths_sorted`]'s.
+pub(crate) fn files_below<'c>(
+    cp: &'c Checkpoint,
+    sorted: &'c [usize],
+    prefix: &'c str,
+) -> impl Iterator<Item = &'c FileRef> + 'c {
+    let path = move |i: &usize| cp.files.get(*i).map(|f| f.path.as_str()).unwrap_or("");
+    let start = sorted.partition_point(|i| path(i) < prefix);
+    sorted[start..].iter().take_while(move |i| path(i).starts_with(prefix)).filter_map(move |i| cp.files.get(*i))
 }
