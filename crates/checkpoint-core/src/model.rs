@@ -20,7 +20,7 @@ mod queries;
 mod sidecar_map;
 pub use async_progress::AsyncProgressLog;
 pub use chains::{OperatorStores, RestartChain, StoreKey, MAX_MISSING_PLANNED};
-pub use queries::{provider_from_conf, store_index};
+pub use queries::{provider_from_conf, store_index, JOIN_STORE_NAMES};
 pub use sidecar_map::{Sidecar, SidecarMap};
 
 /// A problem met while reading: which file, where in it, and why.

@@ -188,12 +188,24 @@ pub fn spark_id<T: std::str::FromStr>(name: &str) -> Option<T> {
 /// Splits `<v>` or `<v>_<uniqueId>` (the stem before `.zip` / `.changelog`); `<v>` as Spark writes it
 /// ([`spark_id`]).
 pub fn parse_versioned_stem(stem: &str) -> Option<(i64, Option<String>)> {
+    versioned_stem(stem, true)
+}
+
+/// [`parse_versioned_stem`]; with `canonical` false, `<v>` may also have leading zeros (`0011`), as
+/// `RocksDBFileManager.getLatestSnapshotVersion` reads the `*.zip` names it lists (`toLong`): there a `0011.zip`
+/// counts as snapshot 11, whose load then opens `11.zip`.
+fn versioned_stem(stem: &str, canonical: bool) -> Option<(i64, Option<String>)> {
     let (v, id) = match stem.split_once('_') {
         Some((v, id)) if !id.is_empty() => (v, Some(id.to_string())),
         Some(_) => return None,
         None => (stem, None),
     };
-    spark_id::<i64>(v).filter(|n| *n <= crate::log::MAX_BATCH_ID).map(|n| (n, id))
+    let n = if canonical {
+        spark_id::<i64>(v)
+    } else {
+        Some(v).filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit())).and_then(|v| v.parse::<i64>().ok())
+    };
+    n.filter(|n| *n <= crate::log::MAX_BATCH_ID).map(|n| (n, id))
 }
 
 /// True for `.<name>.<uuid>.tmp` (CheckpointFileManager temp files) and other `*.tmp` leftovers.
@@ -363,6 +375,23 @@ mod tests {
         (p.to_string(), 1, false)
     }
 
+    /// Spark loads `<v>.delta`, `<v>.snapshot` and `<v>.changelog` by names it builds from `v`; RocksDB's
+    /// `getLatestSnapshotVersion` reads the `*.zip` names it lists with `toLong` (leading zeros included).
+    #[test]
+    fn state_file_names_as_spark_reads_them() {
+        use crate::restart_chain::ChainFileKind as K;
+        let v = |n: &str| parse_state_file_name(n).map(|f| (f.version, f.kind));
+        assert_eq!(v("12.delta"), Some((12, K::Delta)));
+        assert_eq!(v("0.snapshot"), Some((0, K::Snapshot)));
+        for n in ["012.delta", "+12.delta", "0012.snapshot", "012.changelog", "-1.delta", "1_2.delta"] {
+            assert_eq!(v(n), None, "{n}");
+        }
+        assert_eq!(v("0011.zip"), Some((11, K::Zip)));
+        assert_eq!(v("11_ab.zip"), Some((11, K::Zip)));
+        assert_eq!(v("+11.zip"), None);
+        assert_eq!((spark_id::<u32>("0"), spark_id::<u32>("00"), spark_id::<u32>("7")), (Some(0), None, Some(7)));
+    }
+
     #[test]
     fn lists_hdfs_rocksdb_and_join_stores() {
         let t = list_state(&[
@@ -438,7 +467,7 @@ pub fn parse_state_file_name(name: &str) -> Option<StateFileName> {
         [(".delta", K::Delta), (".snapshot", K::Snapshot), (".zip", K::Zip), (".changelog", K::Changelog)]
             .into_iter()
             .find_map(|(suffix, k)| name.strip_suffix(suffix).map(|s| (s, k)))?;
-    let (version, unique_id) = parse_versioned_stem(stem)?;
+    let (version, unique_id) = versioned_stem(stem, kind != K::Zip)?;
     if unique_id.is_some() && matches!(kind, K::Delta | K::Snapshot) {
         return None;
     }

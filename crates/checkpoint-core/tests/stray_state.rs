@@ -17,9 +17,14 @@ const GARBAGE: &[u8] = b"not a state file at all";
 
 /// The fixture's files plus `extra` (a path ending in `/` is an empty folder), diagnosed as a zip.
 fn diagnose_with(extra: &[&str]) -> Report {
+    diagnose_without(&[], extra)
+}
+
+/// [`diagnose_with`], without the fixture's files under the prefixes `drop`.
+fn diagnose_without(drop: &[&str], extra: &[&str]) -> Report {
     let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
     let opts = zip::write::SimpleFileOptions::default();
-    for (p, b) in load(FIXTURE) {
+    for (p, b) in load(FIXTURE).into_iter().filter(|(p, _)| !drop.iter().any(|d| p.starts_with(d))) {
         w.start_file(p.as_str(), opts).unwrap();
         w.write_all(&b).unwrap();
     }
@@ -90,4 +95,14 @@ fn a_folder_that_is_no_store_of_the_operator_is_not_loaded() {
         let r = diagnose_with(extra);
         assert_eq!(outcome(&r), RestartOutcome::Resumes, "{extra:?}: {:?}", codes(&r));
     }
+}
+
+/// Without operator metadata (Spark before 3.5 writes none), an aggregation's stores are `default` only: a
+/// `backup/` folder with a snapshot in it is still no store.
+#[test]
+fn without_operator_metadata_a_stray_folder_is_no_store_either() {
+    let r = diagnose_without(&["state/0/_metadata/"], &[]);
+    assert_eq!(outcome(&r), RestartOutcome::Resumes, "{:?}", codes(&r));
+    let r = diagnose_without(&["state/0/_metadata/"], &["state/0/1/backup/12.snapshot", "state/0/1/backup/1.delta"]);
+    assert_eq!(outcome(&r), RestartOutcome::Resumes, "{:?}", codes(&r));
 }

@@ -301,8 +301,9 @@ pub(crate) fn some_of<T: std::fmt::Display>(items: impl IntoIterator<Item = T>, 
 }
 
 /// Findings of one code a report lists one by one; the others of that code are folded into one finding
-/// ([`fold_repeated`]). Far above what a real checkpoint gives of one code (its checks already group by file or
-/// store), it bounds the report, its rendering and a shared link whatever the input holds.
+/// ([`fold_repeated`]). Most checks already group by file or store, but a real broken checkpoint can pass it (a
+/// delta missing in each of 200 partitions); it bounds the report, its rendering and a shared link whatever the
+/// input holds, and the folded finding still counts and names the rest.
 pub const MAX_FINDINGS_PER_CODE: usize = 100;
 
 /// Evidence items a folded finding keeps (one of each folded finding, the first ones).
@@ -311,7 +312,8 @@ const MAX_FOLDED_EVIDENCE: usize = 10;
 /// Keeps the first [`MAX_FINDINGS_PER_CODE`] findings of each code (in the order given: display order, most
 /// severe first) and folds the others of that code into one finding that counts them: the most severe of their
 /// severities, the earliest of their restart failures (so the prediction is the same), their error classes, the
-/// first evidence of the first [`MAX_FOLDED_EVIDENCE`], and the first one's title, why and fix as an example.
+/// first evidence of the first [`MAX_FOLDED_EVIDENCE`], and as an example the title, why and fix of the one whose
+/// restart failure it keeps (else the first one's), so that a prediction quoting the title quotes the right one.
 pub fn fold_repeated(findings: Vec<Finding>) -> Vec<Finding> {
     let mut seen: BTreeMap<Code, usize> = BTreeMap::new();
     let mut out = Vec::new();
@@ -343,10 +345,11 @@ pub fn fold_repeated(findings: Vec<Finding>) -> Vec<Finding> {
         let earlier = |r: &crate::report::RestartFailure| g.restart_failure.as_ref().is_none_or(|h| r.stage < h.stage);
         if let Some(r) = f.restart_failure.filter(earlier) {
             g.restart_failure = Some(r);
+            (g.title, g.why, g.fix) = (f.title, f.why, f.fix);
         }
     }
     for (code, (count, mut g)) in folded {
-        g.title = format!("{count} more {code} findings, not listed one by one; the first of them: {}", g.title);
+        g.title = format!("{count} more {code} findings, not listed one by one; one of them: {}", g.title);
         g.why = format!(
             "A report lists at most {MAX_FINDINGS_PER_CODE} findings of one kind; the other {count} are counted here, with the files of the first {} of them. {}",
             g.evidence.len(),
@@ -384,6 +387,9 @@ mod fold_tests {
         let g = out.last().expect("the folded finding");
         assert_eq!(g.code, Code::SourceOffsetUnparsable);
         assert!(g.title.starts_with("150 more source-offset-unparsable findings"), "{}", g.title);
+        // The example is the finding whose restart failure the folded one keeps: a prediction quoting the title
+        // names the file that fails.
+        assert!(g.title.ends_with("one of them: offsets/240"), "{}", g.title);
         assert_eq!(g.severity, Severity::Error);
         assert_eq!(g.restart_failure.as_ref().map(|r| r.stage), Some(RestartStage::SourceOffsets));
         assert_eq!(g.evidence.len(), MAX_FOLDED_EVIDENCE);

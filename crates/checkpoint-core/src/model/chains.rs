@@ -7,7 +7,7 @@
 //! Which stores a restart loads ([`Checkpoint::restart_stores`]) mirrors Spark: every partition
 //! `0..spark.sql.shuffle.partitions` of every stateful operator, each store of the operator (join: four).
 
-use super::{store_index, Checkpoint};
+use super::{store_index, Checkpoint, JOIN_STORE_NAMES};
 use crate::restart_chain::{plan, LoadChain, PlanInput};
 use crate::state_files::{OperatorFiles, StoreFiles};
 use std::collections::BTreeSet;
@@ -78,9 +78,10 @@ impl Checkpoint {
     }
 
     /// An operator's store names: those its operator metadata records (`state/<op>/_metadata`, written by
-    /// Spark 3.5+, which names every store the operator loads), else every store folder that holds a file in
-    /// some partition, else `default`. An empty folder beside a partition's files, or a folder the operator
-    /// metadata does not name, is not a store a restart loads.
+    /// Spark 3.5+, which names every store the operator loads); without it, `default` when that store holds a
+    /// state file in some partition (no join writes it), else the join's stores ([`JOIN_STORE_NAMES`]) that
+    /// hold one; else `default`. An empty folder beside a partition's files, or a folder that is no store of
+    /// Spark's (`backup/`), is not a store a restart loads.
     pub fn store_names(&self, op: i64, o: &OperatorFiles) -> Vec<String> {
         let recorded = match self.operator_metadata.get(&op).map(|m| &m.content) {
             Some(Ok(m)) if !m.stores.is_empty() => Some(m.stores.iter().map(|s| s.store_name.clone())),
@@ -88,11 +89,18 @@ impl Checkpoint {
         };
         let mut names: BTreeSet<String> = match recorded {
             Some(r) => r.collect(),
-            None => o
-                .partitions
-                .values()
-                .flat_map(|p| p.stores.iter().filter(|(_, s)| !s.is_empty()).map(|(n, _)| n.clone()))
-                .collect(),
+            None => {
+                let with_files: BTreeSet<&str> = o
+                    .partitions
+                    .values()
+                    .flat_map(|p| p.stores.iter().filter(|(_, s)| !s.is_empty()).map(|(n, _)| n.as_str()))
+                    .collect();
+                if with_files.contains("default") {
+                    BTreeSet::from(["default".to_string()])
+                } else {
+                    JOIN_STORE_NAMES.iter().filter(|n| with_files.contains(*n)).map(|n| n.to_string()).collect()
+                }
+            }
         };
         if names.is_empty() {
             names.insert("default".into());

@@ -50,12 +50,15 @@ impl Checkpoint {
     }
 }
 
+/// The stores of a stream-stream join (`SymmetricHashJoinStateManager`: `<side>-<type>`), in the order of its
+/// manager. Every other stateful operator of Spark loads the one store `default`.
+pub const JOIN_STORE_NAMES: [&str; 4] =
+    ["left-keyToNumValues", "left-keyWithIndexToValue", "right-keyToNumValues", "right-keyWithIndexToValue"];
+
 /// The store index Spark uses in `stateUniqueIds` (stores in name order of the join manager; other stores in
 /// the order of `names`).
 pub fn store_index(names: &[String], name: &str) -> usize {
-    const JOIN: [&str; 4] =
-        ["left-keyToNumValues", "left-keyWithIndexToValue", "right-keyToNumValues", "right-keyWithIndexToValue"];
-    JOIN.iter().position(|n| *n == name).or_else(|| names.iter().position(|n| n == name)).unwrap_or(0)
+    JOIN_STORE_NAMES.iter().position(|n| *n == name).or_else(|| names.iter().position(|n| n == name)).unwrap_or(0)
 }
 
 /// `hdfs` / `rocksdb` / `unknown` from `spark.sql.streaming.stateStore.providerClass` (unset = `hdfs`, Spark's
