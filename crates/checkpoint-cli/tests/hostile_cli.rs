@@ -225,3 +225,52 @@ fn a_zip_entry_that_does_not_unpack_makes_the_verdict_unknown() {
         assert!(!cp["findings"].as_array().unwrap().iter().any(|f| f["code"] == "log-file-malformed"));
     }
 }
+
+/// A corrupt Delta checkpoint parquet given with `--delta-log` (the breaker run's reproducers: a definition level
+/// above the maximum, a negative column chunk length, a dictionary-encoded page with no dictionary): the `parquet`
+/// crate panicked on each (exit 101). Now each is a `delta-log-file-unreadable` finding naming the file and its
+/// offset, with nothing on stderr.
+#[test]
+fn a_corrupt_delta_checkpoint_parquet_is_a_finding_not_a_panic() {
+    let cases = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/cases"));
+    let log = std::fs::read(cases.join("case-13-delta-log-expired.delta_log.zip")).unwrap();
+    let mut log = zip::ZipArchive::new(Cursor::new(log)).unwrap();
+    let files: Vec<(String, Vec<u8>)> = (0..log.len())
+        .map(|i| {
+            let mut f = log.by_index(i).unwrap();
+            let mut b = Vec::new();
+            std::io::Read::read_to_end(&mut f, &mut b).unwrap();
+            (f.name().expect("utf-8 name").to_string(), b)
+        })
+        .collect();
+    let checkpoint = "_delta_log/00000000000000000050.checkpoint.parquet";
+    let reproducers: [&[(usize, u8)]; 3] = [&[(5877, 0xdd)], &[(9423, 0x3b)], &[(3030, 0xab), (6741, 0xca)]];
+    for (k, changes) in reproducers.iter().enumerate() {
+        let mutated: Vec<(&str, Vec<u8>)> = files
+            .iter()
+            .map(|(p, b)| {
+                let mut b = b.clone();
+                if p == checkpoint {
+                    changes.iter().for_each(|&(i, v)| b[i] = v);
+                }
+                (p.as_str(), b)
+            })
+            .collect();
+        let p = tmp("hostile", &format!("delta-parquet-{k}")).join("delta_log.zip");
+        std::fs::write(&p, zip_of(&mutated.iter().map(|(p, b)| (*p, b.as_slice())).collect::<Vec<_>>())).unwrap();
+        let chk = cases.join("case-13-delta-log-expired.zip");
+        let o = run(
+            &["diagnose", chk.to_str().unwrap(), "--delta-log", p.to_str().unwrap(), "--json"],
+            Duration::from_secs(10),
+        );
+        assert!(matches!(o.status.code(), Some(0 | 1)), "{changes:?}: {o:?}");
+        assert!(stderr(&o).is_empty(), "{changes:?}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let found = v["checkpoints"][0]["findings"].as_array().unwrap().iter().any(|f| {
+            f["code"] == "delta-log-file-unreadable"
+                && f["evidence"][0]["path"] == checkpoint
+                && f["evidence"][0]["offset"].is_u64()
+        });
+        assert!(found, "{changes:?}: {}", v["checkpoints"][0]["findings"]);
+    }
+}

@@ -25,3 +25,17 @@ fn a_tiny_stream_declaring_a_huge_output_is_refused_before_allocating() {
     let s = checkpoint_core::state_integrity::check_stream_file("f.snapshot", &data, true, false);
     assert!(s.problem.is_some(), "a damaged stream is a problem with its offset");
 }
+
+/// `delta_parquet`, 2026-12-04 (a panic, `util/bit_util.rs` "range end index 4 out of range for slice of length
+/// 0"): a Delta checkpoint parquet whose `PLAIN` byte-array dictionary page holds fewer values than its header
+/// declares; the `parquet` crate's plain decoder slices the next 4-byte length without a bound. Now the check pass
+/// (`delta::parquet_guard`) refuses it with the crate's "not enough bytes" error, naming the row group and column.
+#[test]
+fn a_byte_array_page_cut_inside_a_length_is_an_error() {
+    use checkpoint_core::delta::parquet::{for_each_row, PANIC_CAUGHT};
+    let data = input("delta_parquet-plain-byte-array-cut-length.bin");
+    assert_eq!(data.len(), 25_929);
+    let e = for_each_row(data, |_| {}).expect_err("corrupt");
+    assert!(!e.reason.starts_with(PANIC_CAUGHT), "refused by the guard, not caught: {e:?}");
+    assert!(e.reason.contains("row group 0, column") && e.offset.is_some(), "{e:?}");
+}

@@ -12,6 +12,7 @@ pub mod facts;
 pub mod interval;
 pub mod offset;
 pub mod parquet;
+pub mod parquet_guard;
 pub mod reader;
 pub mod schema;
 pub mod schema_log;

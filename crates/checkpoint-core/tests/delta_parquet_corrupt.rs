@@ -1,0 +1,107 @@
+//! A corrupt Delta checkpoint parquet is a problem naming the file (and its byte offset when known), never a
+//! panic: the `parquet` crate's record API panics on some corrupt files (the page, on wasm32, aborts on a panic),
+//! so `delta::parquet_guard` refuses them first. The bytes are the real checkpoint Delta Spark wrote for case 13
+//! (`../shared/cases`), changed as the breaker run's reproducers (`/tmp/breaker/gen/g12_parquet_panic.py`) and a
+//! deterministic sweep of small mutations changed them.
+
+use checkpoint_core::archive::{Archive, MemArchive};
+use checkpoint_core::delta::parquet::{for_each_row, PANIC_CAUGHT};
+use checkpoint_core::delta::reader::read_delta_logs;
+use checkpoint_core::{Limits, ZipInput};
+use std::path::PathBuf;
+
+const CHECKPOINT: &str = "_delta_log/00000000000000000050.checkpoint.parquet";
+
+/// Every file of case 13's `_delta_log`, as (path, bytes).
+fn case13_log() -> Vec<(String, Vec<u8>)> {
+    let zip = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/cases"))
+        .join("case-13-delta-log-expired.delta_log.zip");
+    let f = std::fs::File::open(&zip).unwrap_or_else(|e| panic!("{}: {e}", zip.display()));
+    let len = f.metadata().unwrap().len();
+    let mut a = ZipInput::open(f, len, "delta_log.zip", Limits::default()).expect("zip opens");
+    let paths: Vec<String> = a.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
+    paths.into_iter().map(|p| (p.clone(), a.read(&p, 1 << 30).expect("entry reads"))).collect()
+}
+
+fn checkpoint_bytes() -> Vec<u8> {
+    case13_log().into_iter().find(|(p, _)| p == CHECKPOINT).expect("case 13 has its checkpoint").1
+}
+
+fn mutated(changes: &[(usize, u8)]) -> Vec<u8> {
+    let mut b = checkpoint_bytes();
+    for &(i, v) in changes {
+        b[i] = v;
+    }
+    b
+}
+
+/// The breaker's three reproducers: a definition level above the maximum (`record/triplet.rs` "Cannot extract
+/// value"), a negative column chunk length in the footer (`file/metadata/mod.rs` "column start and length should
+/// not be negative"), a dictionary-encoded page with no dictionary page (`column/reader/decoder.rs` "Decoder for
+/// dict should have been set").
+const REPRODUCERS: [&[(usize, u8)]; 3] = [&[(5877, 0xdd)], &[(9423, 0x3b)], &[(3030, 0xab), (6741, 0xca)]];
+
+#[test]
+fn the_unmodified_checkpoint_reads() {
+    let mut rows = 0;
+    assert!(for_each_row(checkpoint_bytes(), |_| rows += 1).is_ok());
+    assert!(rows > 0);
+}
+
+#[test]
+fn the_breaker_reproducers_are_errors_with_what_is_wrong() {
+    let expect = ["definition level 3 above the column's maximum 2", "outside the file", "no dictionary page"];
+    for (changes, words) in REPRODUCERS.iter().zip(expect) {
+        let e = for_each_row(mutated(changes), |_| {}).expect_err("corrupt");
+        assert!(!e.reason.starts_with(PANIC_CAUGHT), "{changes:?}: refused by the guard, not caught: {e:?}");
+        assert!(e.reason.contains(words), "{changes:?}: {e:?}");
+        assert!(e.offset.is_some(), "{changes:?}: the offset is known: {e:?}");
+    }
+}
+
+#[test]
+fn a_corrupt_checkpoint_is_a_problem_of_its_log_naming_the_file() {
+    for changes in REPRODUCERS {
+        let files = case13_log()
+            .into_iter()
+            .map(|(p, b)| if p == CHECKPOINT { (p, mutated(changes)) } else { (p, b) })
+            .collect();
+        let mut a = MemArchive::new("delta_log.zip", files, Limits::default()).unwrap();
+        let logs = read_delta_logs(&mut a);
+        let problem = logs[0].problems.iter().find(|p| p.path == CHECKPOINT);
+        assert!(problem.is_some_and(|p| p.offset.is_some()), "{changes:?}: {:?}", logs[0].problems);
+        assert!(logs[0].checkpoints.values().any(|c| c.damaged), "{changes:?}");
+    }
+}
+
+/// 3,000 deterministic mutations of 1 to 3 bytes (half of them in the footer, where one byte changes the most),
+/// each read to the end or refused with an error by the guard; a panic (caught by the native backstop, or not)
+/// fails the test.
+#[test]
+fn small_mutations_of_a_real_checkpoint_never_panic() {
+    let original = checkpoint_bytes();
+    let footer_len = u32::from_le_bytes(original[original.len() - 8..original.len() - 4].try_into().unwrap()) as usize;
+    let footer_at = original.len() - 8 - footer_len;
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let (mut refused, mut read) = (0, 0);
+    for k in 0..3000 {
+        let mut b = original.clone();
+        for _ in 0..1 + next(3) {
+            let i = if k % 2 == 0 { 4 + next(original.len() - 8) } else { footer_at + next(footer_len) };
+            b[i] = [0, 0xff, 0x7f, 0x80, next(256) as u8][next(5)];
+        }
+        match for_each_row(b, |_| {}) {
+            Ok(_) => read += 1,
+            // Caught by the native backstop: a panic the guard did not foresee (the page would abort on it).
+            Err(e) if e.reason.starts_with(PANIC_CAUGHT) => panic!("mutation {k}: the parquet crate panicked: {e:?}"),
+            Err(_) => refused += 1,
+        }
+    }
+    assert!(refused > 100 && read > 100, "refused {refused}, read {read}");
+}
