@@ -2,7 +2,8 @@
 # Seeds every fuzz target's corpus (fuzz/corpus/<target>/) from the real fixtures in ../shared/fixtures:
 # whole small zips (diagnose_zip), log files (log_readers), state files (codecs, rocksdb_files), rows (unsafe_row,
 # avro: decoded from a fixture by the fuzzers' own first inputs), overlay picks and DStream checkpoint files
-# (javaser, from ../shared/dstream). Deterministic; idempotent.
+# (javaser, from ../shared/dstream), Delta checkpoint parquet files (delta_parquet, from ../shared/cases and the
+# generated Delta logs). Deterministic; idempotent.
 set -euo pipefail
 cd "$(dirname "$0")"
 python3 - <<'PY'
@@ -42,6 +43,13 @@ for z in sorted(glob.glob('../../shared/dstream/*.zip')):
                 if b[:2] == bytes([0xAC, 0xED]):
                     put('javaser', b[4:])
 put('javaser', bytes([0x70]))
+# Delta checkpoints in Parquet (delta_parquet): the `_delta_log/*.checkpoint.parquet` of the Delta cases
+# (../shared/cases: Delta Spark, delta-rs) and of the logs tools/delta-logs/gen.py wrote (delta-rs).
+for z in sorted(glob.glob('../../shared/cases/*.zip') + glob.glob('../crates/checkpoint-core/tests/data/delta/*.zip')):
+    zf = zipfile.ZipFile(z)
+    for n in zf.namelist():
+        if '_delta_log/' in n and n.endswith('.parquet') and '.checkpoint.' in n:
+            put('delta_parquet', zf.read(n))
 put('avro', bytes([0, 2, 0x61, 4, 0]))
 put('avro', bytes([1, 2, 2, 0, 0]))
 PY
