@@ -182,18 +182,25 @@ pub fn check_not_verified(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
     vec![f]
 }
 
-/// Top folders of a root a restart reads in (`metadata` is a file, but a folder of that name hides it).
-const RESTART_FOLDERS: &[&str] = &["offsets", "commits", "sources", "state", "metadata"];
+/// Top folders of a root whose listing a restart reads (the latest batch and commit come from listing `offsets/`
+/// and `commits/`; `metadata` is a file, but a folder of that name hides it).
+const LISTED_FOLDERS: &[&str] = &["offsets", "commits", "metadata"];
 
-/// Whether a restart may read an entry the input could not give: a file a restart reads, or a folder that
-/// is (or lies inside) one of [`RESTART_FOLDERS`], whose content is unknown.
-fn inaccessible_needed(path: &str, folder: bool, reads: &BTreeSet<String>) -> bool {
-    if folder {
-        let top = path.split('/').next().unwrap_or(path);
-        RESTART_FOLDERS.contains(&top)
-    } else {
-        reads.contains(path)
+/// Whether a restart may read an entry the input could not give: a file a restart reads (the latest logs, a
+/// source log's needed files, a file of a store's restart chain, or its missing step), or a folder whose
+/// listing a restart reads or that holds (or is) such a file, a restart store's folder or its `SSTs/`. Anything else (a
+/// dangling link in a partition Spark does not load, an editor's lock file in `state/`) is no reason for an
+/// unknown verdict.
+fn inaccessible_needed(cp: &Checkpoint, path: &str, folder: bool, reads: &BTreeSet<String>) -> bool {
+    let chain_files = cp.restart_chains.values().flat_map(|rc| rc.chain.steps.iter().chain(&rc.chain.missing));
+    if !folder {
+        return reads.contains(path) || chain_files.map(|s| s.path.as_str()).any(|p| p == path);
     }
+    let holds = |p: &str| p == path || p.strip_prefix(path).is_some_and(|rest| rest.starts_with('/'));
+    LISTED_FOLDERS.iter().any(|f| holds(f))
+        || reads.iter().any(|p| holds(p))
+        || cp.restart_chains.values().any(|rc| holds(&rc.dir) || holds(&format!("{}/SSTs", rc.dir)))
+        || chain_files.map(|s| s.path.as_str()).any(holds)
 }
 
 /// `archive-entry-unreadable` for entries the input listed but cannot give ([`ArchiveError::Inaccessible`]: a
@@ -206,7 +213,9 @@ pub fn check_inaccessible(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
         .archive_unreadable
         .iter()
         .filter_map(|(p, e)| match e {
-            ArchiveError::Inaccessible { folder, .. } => Some((p.as_str(), e, inaccessible_needed(p, *folder, &reads))),
+            ArchiveError::Inaccessible { folder, .. } => {
+                Some((p.as_str(), e, inaccessible_needed(cp, p, *folder, &reads)))
+            }
             _ => None,
         })
         .collect();

@@ -1,0 +1,81 @@
+//! Entries a directory input lists but cannot give (an unreadable folder, a dangling link, a FIFO:
+//! [`ArchiveError::Inaccessible`]) make the verdict unknown only when a restart reads them or may read inside
+//! them. The real Spark 4.3.0 HDFS aggregation (3 partitions) with such entries beside its files.
+
+mod common;
+use common::*;
+
+use checkpoint_core::archive::{Archive, ArchiveError, Limits, MemArchive};
+use checkpoint_core::report::{Code, RestartOutcome, Severity};
+use checkpoint_core::{diagnose, Context, SparkVersion};
+
+/// The fixture as an archive that also lists `blocked` (path, folder?) as entries it cannot give.
+struct WithBlocked {
+    inner: MemArchive,
+    blocked: Vec<(String, ArchiveError)>,
+}
+
+impl Archive for WithBlocked {
+    fn entries(&self) -> &[checkpoint_core::Entry] {
+        self.inner.entries()
+    }
+    fn read(&mut self, path: &str, max: u64) -> Result<Vec<u8>, ArchiveError> {
+        self.inner.read(path, max)
+    }
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn input_bytes(&self) -> u64 {
+        self.inner.input_bytes()
+    }
+    fn unreadable_entries(&self) -> &[(String, ArchiveError)] {
+        &self.blocked
+    }
+}
+
+/// The outcome, and the severity of the `archive-entry-unreadable` finding.
+fn diagnose_blocked(blocked: &[(&str, bool)]) -> (RestartOutcome, Option<Severity>) {
+    let blocked = blocked
+        .iter()
+        .map(|(p, folder)| {
+            let reason = "a symbolic link that points nowhere".to_string();
+            (p.to_string(), ArchiveError::Inaccessible { path: p.to_string(), reason, folder: *folder })
+        })
+        .collect();
+    let inner = MemArchive::new("t", load("ss-4.3.0-agg-hdfs"), Limits::default()).unwrap();
+    let ctx = Context {
+        spark_version: Some("4.3.0".parse::<SparkVersion>().unwrap()),
+        now_ms: Some(0),
+        ..Default::default()
+    };
+    let r = diagnose(&mut WithBlocked { inner, blocked }, &ctx);
+    let c = &r.checkpoints[0];
+    let f = c.findings.iter().find(|f| f.code == Code::ArchiveEntryUnreadable).map(|f| f.severity);
+    (c.restart.outcome, f)
+}
+
+#[test]
+fn outside_what_a_restart_reads_it_is_a_warning() {
+    for blocked in [
+        &[("state/0/0/notes.txt", true)][..],
+        &[("state/0/7", true)],
+        &[("state/0/0/tmp", true)],
+        &[("offsets/.#11", false)],
+        &[("sources/0/x", true)],
+    ] {
+        assert_eq!(diagnose_blocked(blocked), (RestartOutcome::Resumes, Some(Severity::Warning)), "{blocked:?}");
+    }
+}
+
+#[test]
+fn inside_what_a_restart_reads_the_verdict_is_unknown() {
+    for blocked in [
+        &[("state/0/1", true)][..],
+        &[("state", true)],
+        &[("offsets", true)],
+        &[("state/0/2/12.snapshot", false)],
+        &[("commits/11", false)],
+    ] {
+        assert_eq!(diagnose_blocked(blocked), (RestartOutcome::Unknown, Some(Severity::Error)), "{blocked:?}");
+    }
+}
