@@ -173,6 +173,8 @@ pub struct ZipCheck {
     pub rocksdb: Option<crate::model::RocksDbZipDamage>,
     /// A limit of this inspector kept the zip from being read (which limit, the value): not verified, not damage.
     pub not_verified: Option<String>,
+    /// A file the zip lists that the input could not give (relative path, why): not verified, not damage.
+    pub unreadable: Option<(String, crate::archive::ArchiveError)>,
 }
 
 /// The Java exception and 4.x error class a damaged member of a `<v>.zip` makes Spark's load fail with
@@ -291,6 +293,9 @@ pub fn check_rocksdb_zip(
     }
     match rocksdb::read_snapshot_of(archive, store_dir, zip_path, zip_bytes, listing, &limits) {
         Ok(_) => ZipCheck { num_keys, sst_bytes, ssts_decoded: true, ..Default::default() },
+        Err(e) if e.unreadable.is_some() => {
+            ZipCheck { num_keys, sst_bytes, unreadable: e.unreadable.map(|u| (rel(&e.path), *u)), ..Default::default() }
+        }
         Err(e) => ZipCheck {
             exception: Some(exception_of(&e).into()),
             error_class: e.error_class,
@@ -300,6 +305,7 @@ pub fn check_rocksdb_zip(
             ssts_decoded: false,
             rocksdb: None,
             not_verified: None,
+            unreadable: None,
         },
     }
 }

@@ -79,3 +79,54 @@ fn inside_what_a_restart_reads_the_verdict_is_unknown() {
         assert_eq!(diagnose_blocked(blocked), (RestartOutcome::Unknown, Some(Severity::Error)), "{blocked:?}");
     }
 }
+
+/// The fixture `name` as an archive whose reads of `failing` fail with `error`.
+struct FailingRead {
+    inner: MemArchive,
+    failing: &'static str,
+    error: ArchiveError,
+}
+
+impl Archive for FailingRead {
+    fn entries(&self) -> &[checkpoint_core::Entry] {
+        self.inner.entries()
+    }
+    fn read(&mut self, path: &str, max: u64) -> Result<Vec<u8>, ArchiveError> {
+        if path == self.failing {
+            return Err(self.error.clone());
+        }
+        self.inner.read(path, max)
+    }
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn input_bytes(&self) -> u64 {
+        self.inner.input_bytes()
+    }
+}
+
+/// An SST the restart's zip lists whose zip entry does not unpack, or that the input cannot give: the file's own
+/// bytes were not seen, so it is unreadable (the verdict unknown), never a damaged state file that fails.
+#[test]
+fn an_sst_the_input_cannot_give_is_unreadable_not_damaged() {
+    const SST: &str = "state/0/0/SSTs/000018-a78d715a-51c3-4e4e-856d-24caef1f76f2.sst";
+    let errors = [
+        ArchiveError::Corrupt { path: SST.into(), offset: 0, reason: "CRC-32 mismatch".into(), header: Some(7) },
+        ArchiveError::Inaccessible { path: SST.into(), reason: "Permission denied".into(), folder: false },
+    ];
+    for error in errors {
+        let inner = MemArchive::new("t", load("ss-4.3.0-agg-rocksdb"), Limits::default()).unwrap();
+        let ctx = Context {
+            spark_version: Some("4.3.0".parse::<SparkVersion>().unwrap()),
+            now_ms: Some(0),
+            ..Default::default()
+        };
+        let r = diagnose(&mut FailingRead { inner, failing: SST, error: error.clone() }, &ctx);
+        let c = &r.checkpoints[0];
+        let codes: Vec<Code> = c.findings.iter().map(|f| f.code).collect();
+        assert_eq!(c.restart.outcome, RestartOutcome::Unknown, "{error:?}: {codes:?}");
+        assert!(!codes.contains(&Code::StateFileCorrupt), "{error:?}: {codes:?}");
+        let f = c.findings.iter().find(|f| f.code == Code::ArchiveEntryUnreadable).expect("unreadable");
+        assert!(f.evidence.iter().any(|e| e.path == SST), "{:?}", f.evidence);
+    }
+}

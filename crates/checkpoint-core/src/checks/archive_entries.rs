@@ -34,7 +34,10 @@ pub fn check_state_entries(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
     let reads = restart_reads(cp);
     damaged
         .into_iter()
-        .map(|(p, e)| archive_entry_unreadable(p, cp.file_size(p).unwrap_or(0), &e.to_string(), reads.contains(p)))
+        .map(|(p, e)| {
+            let needed = super::budgets::restart_may_read(cp, p, false, &reads);
+            archive_entry_unreadable(p, cp.file_size(p).unwrap_or(0), &e.to_string(), needed)
+        })
         .collect()
 }
 

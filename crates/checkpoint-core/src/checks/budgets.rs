@@ -187,14 +187,20 @@ pub fn check_not_verified(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
 const LISTED_FOLDERS: &[&str] = &["offsets", "commits", "metadata"];
 
 /// Whether a restart may read an entry the input could not give: a file a restart reads (the latest logs, a
-/// source log's needed files, a file of a store's restart chain, or its missing step), or a folder whose
+/// source log's needed files, a file of a store's restart chain or its missing step, an SST of a restart
+/// store), or a folder whose
 /// listing a restart reads or that holds (or is) such a file, a restart store's folder or its `SSTs/`. Anything else (a
 /// dangling link in a partition Spark does not load, an editor's lock file in `state/`) is no reason for an
 /// unknown verdict.
-fn inaccessible_needed(cp: &Checkpoint, path: &str, folder: bool, reads: &BTreeSet<String>) -> bool {
+pub(super) fn restart_may_read(cp: &Checkpoint, path: &str, folder: bool, reads: &BTreeSet<String>) -> bool {
     let chain_files = cp.restart_chains.values().flat_map(|rc| rc.chain.steps.iter().chain(&rc.chain.missing));
     if !folder {
-        return reads.contains(path) || chain_files.map(|s| s.path.as_str()).any(|p| p == path);
+        let in_ssts = |rc: &crate::model::RestartChain| {
+            path.strip_prefix(rc.dir.as_str()).is_some_and(|rest| rest.starts_with("/SSTs/"))
+        };
+        return reads.contains(path)
+            || chain_files.map(|s| s.path.as_str()).any(|p| p == path)
+            || cp.restart_chains.values().any(in_ssts);
     }
     let holds = |p: &str| p == path || p.strip_prefix(path).is_some_and(|rest| rest.starts_with('/'));
     LISTED_FOLDERS.iter().any(|f| holds(f))
@@ -214,7 +220,7 @@ pub fn check_inaccessible(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
         .iter()
         .filter_map(|(p, e)| match e {
             ArchiveError::Inaccessible { folder, .. } => {
-                Some((p.as_str(), e, inaccessible_needed(cp, p, *folder, &reads)))
+                Some((p.as_str(), e, restart_may_read(cp, p, *folder, &reads)))
             }
             _ => None,
         })

@@ -8,6 +8,7 @@
 
 use super::state_rows::{self, RowContext};
 use super::{sidecars, Reader, MAX_STATE_FILE_BYTES};
+use crate::archive::ArchiveError;
 use crate::model::{
     Checkpoint, NotVerified, OperatorStores, Problem, StateFileIntegrity, StoreKey, Unverified, ZipListing,
 };
@@ -229,6 +230,17 @@ fn zip_integrity(
     let z = crate::state_integrity::check_rocksdb_zip(rd.archive, &abs_dir, &abs_zip, bytes, &listing, &prefix, budget);
     if let Some(reason) = &z.not_verified {
         cp.not_verified.push(NotVerified { path: path.to_string(), reason: reason.clone(), restart_reads: true });
+    }
+    // An SST the zip lists that the input could not give: not verified (a limit) or unreadable, never damage.
+    if let Some((sst, e)) = z.unreadable.clone() {
+        match super::not_verified_reason(&e) {
+            Some(reason) if !matches!(e, ArchiveError::Inaccessible { .. }) => {
+                cp.not_verified.push(NotVerified { path: sst, reason, restart_reads: true })
+            }
+            _ => {
+                cp.archive_unreadable.insert(sst, e);
+            }
+        }
     }
     if z.ssts_decoded {
         rd.budget_left = rd.budget_left.saturating_sub(z.sst_bytes);

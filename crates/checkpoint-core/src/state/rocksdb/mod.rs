@@ -103,6 +103,9 @@ pub struct RocksDbError {
     pub message: String,
     /// Spark's error class for this failure, e.g. `CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE`.
     pub error_class: Option<&'static str>,
+    /// The input could not give the file (its zip entry does not unpack, it cannot be read, a limit of this
+    /// inspector): its content was not seen, so this is no damage of the checkpoint.
+    pub unreadable: Option<Box<ArchiveError>>,
 }
 
 impl std::fmt::Display for RocksDbError {
@@ -122,7 +125,7 @@ impl std::fmt::Display for RocksDbError {
 impl std::error::Error for RocksDbError {}
 
 fn rerr(path: &str, offset: Option<u64>, message: impl Into<String>, class: Option<&'static str>) -> RocksDbError {
-    RocksDbError { path: path.to_string(), offset, message: message.into(), error_class: class }
+    RocksDbError { path: path.to_string(), offset, message: message.into(), error_class: class, unreadable: None }
 }
 
 /// Which files a version is rebuilt from.
@@ -196,7 +199,9 @@ fn read_file(archive: &mut dyn Archive, path: &str, max: u64) -> Result<Vec<u8>,
             format!("Error reading streaming state file of {path}: it does not exist"),
             Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE"),
         ),
-        ArchiveError::Corrupt { offset, reason, .. } => rerr(path, Some(offset), reason, None),
+        e if e.is_entry_damage() || crate::read::not_verified_reason(&e).is_some() => {
+            RocksDbError { unreadable: Some(Box::new(e.clone())), ..rerr(path, None, e.to_string(), None) }
+        }
         other => rerr(path, None, other.to_string(), None),
     })
 }
