@@ -4,7 +4,9 @@
 mod common;
 
 use checkpoint_core::{Archive, ZipInput};
-use checkpoint_web::blob::{coalesce, BlobReader, BlobZip, FilesArchive, CACHE_BYTES, PREFETCH_SPAN_BYTES};
+use checkpoint_web::blob::{
+    coalesce, BlobReader, BlobZip, FilesArchive, CACHE_BYTES, PREFETCH_SPAN_BYTES, WHOLE_FILE_BYTES,
+};
 use checkpoint_web::{diagnose_archive, diagnose_zip_bytes, limits, Options};
 use common::*;
 use js_sys::{Array, Uint8Array};
@@ -62,12 +64,35 @@ fn opening_a_big_zip_reads_a_small_part_of_it() {
 #[wasm_bindgen_test]
 fn lazy_blob_diagnosis_equals_the_in_memory_one() {
     let fx = rocksdb();
-    let mut zip = BlobZip::open(blob_of(fx.zip), fx.name, limits()).unwrap();
     let options = Options { spark_version: Some("4.1.4".into()), ..Options::default() };
-    let lazy = diagnose_archive(&mut zip, &options).unwrap();
     let eager = diagnose_zip_bytes(fx.zip, fx.name, &options).unwrap();
-    assert_eq!(lazy, eager);
-    assert_matches_facts(&serde_json::to_string(&lazy).unwrap(), &fx);
+    // Read whole (a small zip, as the page opens it) and in slices (as a big one is read).
+    for whole_up_to in [WHOLE_FILE_BYTES, 0] {
+        let mut zip = BlobZip::open_reading_whole_up_to(blob_of(fx.zip), fx.name, limits(), whole_up_to).unwrap();
+        let lazy = diagnose_archive(&mut zip, &options).unwrap();
+        assert_eq!(lazy, eager, "read whole up to {whole_up_to} bytes");
+        assert_matches_facts(&serde_json::to_string(&lazy).unwrap(), &fx);
+    }
+}
+
+/// A zip up to `WHOLE_FILE_BYTES` is read in one read of the whole file when it is opened, and a diagnosis then
+/// reads nothing more from the blob; a bigger one only its tail and central directory.
+#[wasm_bindgen_test]
+fn a_small_zip_is_read_whole_once() {
+    let fx = rocksdb();
+    assert!((fx.zip.len() as u64) < WHOLE_FILE_BYTES);
+    let mut zip = BlobZip::open(blob_of(fx.zip), fx.name, limits()).unwrap();
+    assert_eq!((zip.stats().reads.get(), zip.stats().bytes.get()), (1, fx.zip.len() as u64));
+    let options = Options { spark_version: Some("4.1.4".into()), ..Options::default() };
+    diagnose_archive(&mut zip, &options).unwrap();
+    assert_eq!((zip.stats().reads.get(), zip.stats().bytes.get()), (1, fx.zip.len() as u64));
+    let bytes = big_zip(4, 1 << 20);
+    let len = bytes.len() as u64;
+    let whole = BlobZip::open_reading_whole_up_to(blob_of(&bytes), "4.zip", limits(), len).unwrap();
+    assert_eq!((whole.stats().reads.get(), whole.stats().bytes.get()), (1, len));
+    let smaller = BlobZip::open_reading_whole_up_to(blob_of(&bytes), "4.zip", limits(), len - 1).unwrap();
+    let read = smaller.stats().bytes.get();
+    assert!(read < len / 20, "one byte over the size read whole: opening read {read} of {len} bytes");
 }
 
 #[wasm_bindgen_test]
@@ -82,7 +107,7 @@ fn prefetched_neighbours_come_in_few_slices_and_read_the_same_bytes() {
         std::io::Write::write_all(&mut w, format!("v1\n{{\"batchWatermarkMs\":{i}}}\n").repeat(20).as_bytes()).unwrap();
     }
     let bytes = w.finish().unwrap().into_inner();
-    let mut zip = BlobZip::open(blob_of(&bytes), "logs.zip", limits()).unwrap();
+    let mut zip = BlobZip::open_reading_whole_up_to(blob_of(&bytes), "logs.zip", limits(), 0).unwrap();
     let mut plain =
         ZipInput::open(std::io::Cursor::new(bytes.clone()), bytes.len() as u64, "logs.zip", limits()).unwrap();
     let before = zip.stats().reads.get();
@@ -119,7 +144,7 @@ fn many_entries(n: usize, comment: usize) -> Vec<u8> {
 fn opening_reads_the_central_directory_ahead_in_few_slices() {
     for (n, comment, max_slices) in [(400, 0, 1), (400, 65_535, 2), (70_000, 0, 4)] {
         let bytes = many_entries(n, comment);
-        let zip = BlobZip::open(blob_of(&bytes), "many.zip", limits()).unwrap();
+        let zip = BlobZip::open_reading_whole_up_to(blob_of(&bytes), "many.zip", limits(), 0).unwrap();
         let plain =
             ZipInput::open(std::io::Cursor::new(bytes.clone()), bytes.len() as u64, "many.zip", limits()).unwrap();
         let reads = zip.stats().reads.get();
@@ -137,7 +162,7 @@ fn opening_reads_the_central_directory_ahead_in_few_slices() {
     let mut end = bytes[eocd..].to_vec();
     end[8..12].copy_from_slice(&[0xff; 4]);
     hostile.extend_from_slice(&end);
-    let _ = BlobZip::open(blob_of(&hostile), "hostile.zip", limits());
+    let _ = BlobZip::open_reading_whole_up_to(blob_of(&hostile), "hostile.zip", limits(), 0);
 }
 
 #[wasm_bindgen_test]
