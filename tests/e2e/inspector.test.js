@@ -161,6 +161,26 @@ function deepZip() {
   return Buffer.concat([local, name, central, name, eocd]);
 }
 
+// A one-entry stored zip whose zip64 end record claims 1,000,000,000 entries: over the entry limit, refused from
+// the end record before anything is parsed (the whole-archive limit that stops a run).
+function entryCountBombZip() {
+  const name = Buffer.from('metadata');
+  const body = Buffer.from('{}');
+  const local = Buffer.alloc(30); local.writeUInt32LE(0x04034b50, 0); local.writeUInt16LE(20, 4);
+  local.writeUInt32LE(body.length, 18); local.writeUInt32LE(body.length, 22); local.writeUInt16LE(name.length, 26);
+  const central = Buffer.alloc(46); central.writeUInt32LE(0x02014b50, 0); central.writeUInt16LE(20, 4); central.writeUInt16LE(20, 6);
+  central.writeUInt32LE(body.length, 20); central.writeUInt32LE(body.length, 24); central.writeUInt16LE(name.length, 28);
+  const head = Buffer.concat([local, name, body]);
+  const cd = Buffer.concat([central, name]);
+  const z64At = head.length + cd.length;
+  const z64 = Buffer.alloc(56); z64.writeUInt32LE(0x06064b50, 0); z64.writeBigUInt64LE(44n, 4); z64.writeUInt16LE(45, 12);
+  z64.writeUInt16LE(45, 14); z64.writeBigUInt64LE(1000000000n, 24); z64.writeBigUInt64LE(1000000000n, 32);
+  z64.writeBigUInt64LE(BigInt(cd.length), 40); z64.writeBigUInt64LE(BigInt(head.length), 48);
+  const loc = Buffer.alloc(20); loc.writeUInt32LE(0x07064b50, 0); loc.writeBigUInt64LE(BigInt(z64At), 8); loc.writeUInt32LE(1, 16);
+  const eocd = Buffer.alloc(22, 0xff); eocd.writeUInt32LE(0x06054b50, 0); eocd.writeUInt32LE(0, 4); eocd.writeUInt16LE(0, 20);
+  return Buffer.concat([head, cd, z64, loc, eocd]);
+}
+
 function offOrigin(list) {
   return list.filter((r) => !(r.url.startsWith(origin + '/') || r.url.startsWith('blob:') || r.url.startsWith('data:')));
 }
@@ -482,7 +502,7 @@ with zipfile.ZipFile(sys.argv[3], 'w', zipfile.ZIP_DEFLATED) as z:
     for (const [name, bytes, kind, re] of [
       ['notes.txt', Buffer.from('hello, this is not a zip'), 'not-a-zip', /notes\.txt is not a zip archive/],
       ['empty.zip', Buffer.alloc(0), 'empty', /empty\.zip is empty/],
-      ['deep.zip', deepZip(), 'over-limit', /path depth is 41, over the limit of 32/],
+      ['many.zip', entryCountBombZip(), 'over-limit', /number of entries is 1000000000, over the limit of 400000/],
     ]) {
       await dropFile(page, name, bytes);
       assert.equal(await page.$eval('#results', (e) => e.dataset.run), 'error', name);
@@ -491,6 +511,16 @@ with zipfile.ZipFile(sys.argv[3], 'w', zipfile.ZIP_DEFLATED) as z:
       assert.equal(await page.$$eval('[data-testid=verdict]', (v) => v.length), 0);
       await shot(page, `07-error-${kind}`, false);
     }
+  });
+
+  // One entry deeper than the path depth limit is named as not verified, the rest of the zip diagnosed (it
+  // refused the whole zip before).
+  test('an entry deeper than the path depth limit is named, the rest diagnosed', async () => {
+    await dropFile(page, 'deep.zip', deepZip());
+    assert.equal(await page.$eval('#results', (e) => e.dataset.run), 'done', await page.textContent('#message'));
+    const [cp] = await shown(page);
+    assert.ok(cp.codes.includes('file-not-verified'), JSON.stringify(cp.codes));
+    assert.match(await page.textContent('#results'), /not verified/);
   });
 
   // Issue 12: one bomb entry no longer refuses the whole zip: it is listed, not inflated, and named as not

@@ -39,3 +39,18 @@ fn a_byte_array_page_cut_inside_a_length_is_an_error() {
     assert!(!e.reason.starts_with(PANIC_CAUGHT), "refused by the guard, not caught: {e:?}");
     assert!(e.reason.contains("row group 0, column") && e.offset.is_some(), "{e:?}");
 }
+
+/// `delta_parquet`, 2026-12-04, the short run of the test command (a panic, `util/bit_util.rs` "range end index 4
+/// out of range for slice of length 1"): a dictionary page's byte-array length that leads 3 bytes into the
+/// sentinel the check pass appends, so the next length read had one byte. The check pass now walks `PLAIN`
+/// byte arrays (dictionary pages, and data pages after their levels) and refuses values that end inside a
+/// length before any decoder runs.
+#[test]
+fn a_byte_array_length_leading_into_the_sentinel_is_an_error() {
+    use checkpoint_core::delta::parquet::{for_each_row, PANIC_CAUGHT};
+    let data = input("delta_parquet-length-into-the-sentinel.bin");
+    assert_eq!(data.len(), 14_965);
+    let e = for_each_row(data, |_| {}).expect_err("corrupt");
+    assert!(!e.reason.starts_with(PANIC_CAUGHT), "refused by the guard, not caught: {e:?}");
+    assert!(e.reason.contains("row group 0, column") && e.offset.is_some(), "{e:?}");
+}

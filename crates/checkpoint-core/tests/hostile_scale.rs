@@ -108,6 +108,6 @@ fn thirty_thousand_sink_log_folders() {
     assert_eq!(r.checkpoints[0].restart.outcome, RestartOutcome::Resumes);
     // A report lists 100 findings of one code and folds the others into one that counts them.
     assert_eq!(count(&r, Code::FileSinkLog), 101);
-    let folded = r.checkpoints[0].findings.iter().filter(|f| f.code == Code::FileSinkLog).next_back().unwrap();
+    let folded = r.checkpoints[0].findings.iter().rfind(|f| f.code == Code::FileSinkLog).unwrap();
     assert!(folded.title.starts_with("29900 more file-sink-log findings"), "{}", folded.title);
 }

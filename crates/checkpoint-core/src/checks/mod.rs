@@ -260,7 +260,7 @@ pub fn conf_bool(conf: &BTreeMap<String, String>, key: &str, default: bool) -> b
 pub const BACKUP: &str = "Copy the whole checkpoint directory somewhere safe before changing anything in it.";
 
 /// The last-resort fix: a new checkpoint location, with each source's exact starting options
-/// (see [`crate::restart_plan`]), for the first [`MAX_NAMED`] sources (the restart plan names every source kept).
+/// (see [`crate::restart_plan`]), for the first `MAX_NAMED` sources (the restart plan names every source kept).
 pub fn new_checkpoint_step(cp: &Checkpoint) -> String {
     let mut s = String::from(
         "Last resort: start the query on a NEW checkpoint location (option(\"checkpointLocation\", \"<new path>\")) \
@@ -312,7 +312,7 @@ const MAX_FOLDED_EVIDENCE: usize = 10;
 /// Keeps the first [`MAX_FINDINGS_PER_CODE`] findings of each code (in the order given: display order, most
 /// severe first) and folds the others of that code into one finding that counts them: the most severe of their
 /// severities, the earliest of their restart failures (so the prediction is the same), their error classes, the
-/// first evidence of the first [`MAX_FOLDED_EVIDENCE`], and as an example the title, why and fix of the one whose
+/// first evidence of the first `MAX_FOLDED_EVIDENCE`, and as an example the title, why and fix of the one whose
 /// restart failure it keeps (else the first one's), so that a prediction quoting the title quotes the right one.
 pub fn fold_repeated(findings: Vec<Finding>) -> Vec<Finding> {
     let mut seen: BTreeMap<Code, usize> = BTreeMap::new();

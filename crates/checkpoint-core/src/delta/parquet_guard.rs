@@ -191,6 +191,24 @@ impl CheckedPages {
         Ok(())
     }
 
+    /// Where a v1 data page's values start: after its repetition then definition levels, each `RLE` (a 4-byte
+    /// length, then that many bytes) or absent (maximum 0); `None` for another level encoding or levels that do
+    /// not fit (the column reader says what is wrong).
+    fn v1_values_start(&self, buf: &[u8], rep: Encoding, def: Encoding) -> Option<usize> {
+        let mut at = 0usize;
+        for (max, encoding) in [(self.max_rep, rep), (self.max_def, def)] {
+            if max == 0 {
+                continue;
+            }
+            if encoding != Encoding::RLE {
+                return None;
+            }
+            let len = u32::from_le_bytes(buf.get(at..at + 4)?.try_into().ok()?) as usize;
+            at = at.checked_add(4)?.checked_add(len)?;
+        }
+        (at <= buf.len()).then_some(at)
+    }
+
     /// The page's buffer with the sentinel length after it, for `PLAIN` byte arrays.
     fn with_sentinel(buf: &Bytes) -> Bytes {
         let past = u32::try_from(buf.len() + 5).unwrap_or(u32::MAX);
@@ -199,6 +217,25 @@ impl CheckedPages {
         padded.extend_from_slice(&past.to_le_bytes());
         Bytes::from(padded)
     }
+}
+
+/// `PLAIN` byte arrays (a 4-byte length, then that many bytes, over and over) that end inside a length or run
+/// past the page: the crate's decoder reads a length's 4 bytes without a bound, wherever the lengths before it
+/// lead (into the sentinel too), so such values are refused before any decoder runs. Valid values end exactly
+/// at the end of the page.
+fn check_plain_byte_arrays(values: &[u8]) -> Result<(), CrateError> {
+    let mut at = 0usize;
+    while at < values.len() {
+        let Some(len) = values.get(at..at + 4).and_then(|b| b.try_into().ok()).map(u32::from_le_bytes) else {
+            let left = values.len() - at;
+            return Err(CrateError::General(format!("a byte array ends inside its 4-byte length ({left} bytes left)")));
+        };
+        at = at.saturating_add(4).saturating_add(len as usize);
+    }
+    if at > values.len() {
+        return Err(CrateError::General(format!("a byte array runs {} bytes past its page", at - values.len())));
+    }
+    Ok(())
 }
 
 /// Bits of a level of at most `max` (as the crate's `num_required_bits`).
@@ -231,6 +268,21 @@ impl PageReader for CheckedPages {
         // Plain values: a dictionary page in `PLAIN` or `PLAIN_DICTIONARY`, a data page in `PLAIN` (a data page in
         // `PLAIN_DICTIONARY` holds dictionary indices, not to be padded).
         if self.byte_array {
+            let values = match &page {
+                Page::DictionaryPage { buf, .. } => Some(&buf[..]),
+                Page::DataPageV2 { buf, def_levels_byte_len, rep_levels_byte_len, .. }
+                    if encoding == Encoding::PLAIN =>
+                {
+                    buf.get((*def_levels_byte_len as usize).saturating_add(*rep_levels_byte_len as usize)..)
+                }
+                Page::DataPage { buf, rep_level_encoding, def_level_encoding, .. } if encoding == Encoding::PLAIN => {
+                    self.v1_values_start(buf, *rep_level_encoding, *def_level_encoding).and_then(|at| buf.get(at..))
+                }
+                _ => None,
+            };
+            if let Some(v) = values {
+                check_plain_byte_arrays(v)?;
+            }
             match &mut page {
                 Page::DictionaryPage { buf, .. } => *buf = Self::with_sentinel(buf),
                 Page::DataPage { buf, .. } | Page::DataPageV2 { buf, .. } if encoding == Encoding::PLAIN => {
