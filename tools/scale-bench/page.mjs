@@ -3,7 +3,8 @@
 // thread's responsiveness during the run (round trips of a trivial script, and the long tasks over 50 ms the
 // browser reports, with the scripts of each blocking long animation frame). Prints one JSON line per zip.
 //
-//   [CPU_THROTTLE=4] node tools/scale-bench/page.mjs <zip>...   (after scripts/build-web.sh; tests/e2e's node_modules)
+//   [CPU_THROTTLE=4] [DIST=/tmp/other-dist] node tools/scale-bench/page.mjs <zip>...
+// (after scripts/build-web.sh; tests/e2e's node_modules; DIST= serves another build's dist/, to pair two builds)
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
