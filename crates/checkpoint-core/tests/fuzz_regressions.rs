@@ -54,3 +54,17 @@ fn a_byte_array_length_leading_into_the_sentinel_is_an_error() {
     assert!(!e.reason.starts_with(PANIC_CAUGHT), "refused by the guard, not caught: {e:?}");
     assert!(e.reason.contains("row group 0, column") && e.offset.is_some(), "{e:?}");
 }
+
+/// `delta_parquet`, 2026-12-04, a by-hand run (out of memory, 2.6 GB): a dictionary page whose header declares
+/// hundreds of millions of values in 14 KB; the `parquet` crate's dictionary decoder resizes its value vector to
+/// that count before decoding (a 4 GB allocation). The check pass now refuses a dictionary page declaring more
+/// values than its bytes can hold.
+#[test]
+fn a_dictionary_page_declaring_more_values_than_it_holds_is_an_error() {
+    use checkpoint_core::delta::parquet::{for_each_row, PANIC_CAUGHT};
+    let data = input("delta_parquet-dictionary-count-oom.bin");
+    assert_eq!(data.len(), 14_258);
+    let e = for_each_row(data, |_| {}).expect_err("corrupt");
+    assert!(!e.reason.starts_with(PANIC_CAUGHT), "refused by the guard, not caught: {e:?}");
+    assert!(e.reason.contains("dictionary page declares"), "{e:?}");
+}

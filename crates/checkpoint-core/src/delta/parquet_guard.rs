@@ -256,6 +256,16 @@ impl PageReader for CheckedPages {
         let Some(mut page) = self.inner.get_next_page()? else { return Ok(None) };
         let encoding = page.encoding();
         match &page {
+            // The decoder sizes its dictionary from the header's count before decoding: a count its bytes cannot
+            // hold (a byte array takes at least 4 bytes, any value at least a bit) would allocate gigabytes.
+            Page::DictionaryPage { buf, num_values, .. }
+                if *num_values as usize > if self.byte_array { buf.len() / 4 } else { buf.len().saturating_mul(8) } =>
+            {
+                return Err(CrateError::General(format!(
+                    "a dictionary page declares {num_values} values in {} bytes",
+                    buf.len()
+                )));
+            }
             Page::DictionaryPage { .. } => self.dictionary = true,
             _ if matches!(encoding, Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY) && !self.dictionary => {
                 return Err(CrateError::General("a dictionary-encoded page and no dictionary page before it".into()));
