@@ -8,6 +8,17 @@ fn input(name: &str) -> Vec<u8> {
     std::fs::read(format!("{}/tests/data/fuzz/{name}", env!("CARGO_MANIFEST_DIR"))).expect("regression input")
 }
 
+/// The Delta checkpoint parquet `name` (`len` bytes) read row by row: refused by `delta::parquet_guard`, never a
+/// panic caught by the native backstop.
+fn refused_by_the_guard(name: &str, len: usize) -> checkpoint_core::delta::parquet::ParquetError {
+    use checkpoint_core::delta::parquet::{for_each_row, PANIC_CAUGHT};
+    let data = input(name);
+    assert_eq!(data.len(), len);
+    let e = for_each_row(data, |_| {}).expect_err("corrupt");
+    assert!(!e.reason.starts_with(PANIC_CAUGHT), "refused by the guard, not caught: {e:?}");
+    e
+}
+
 /// `rocksdb_files`, 2026-12-03 (a timeout in a debug build, 290 MB resident in release): 116 bytes whose snappy-java
 /// chunk and lz4-java block headers declare far more output than their few compressed bytes can hold; the
 /// decoders zero-filled that much before failing. Now the declared length is refused against what the codec can
@@ -32,11 +43,7 @@ fn a_tiny_stream_declaring_a_huge_output_is_refused_before_allocating() {
 /// (`delta::parquet_guard`) refuses it with the crate's "not enough bytes" error, naming the row group and column.
 #[test]
 fn a_byte_array_page_cut_inside_a_length_is_an_error() {
-    use checkpoint_core::delta::parquet::{for_each_row, PANIC_CAUGHT};
-    let data = input("delta_parquet-plain-byte-array-cut-length.bin");
-    assert_eq!(data.len(), 25_929);
-    let e = for_each_row(data, |_| {}).expect_err("corrupt");
-    assert!(!e.reason.starts_with(PANIC_CAUGHT), "refused by the guard, not caught: {e:?}");
+    let e = refused_by_the_guard("delta_parquet-plain-byte-array-cut-length.bin", 25_929);
     assert!(e.reason.contains("row group 0, column") && e.offset.is_some(), "{e:?}");
 }
 
@@ -47,11 +54,7 @@ fn a_byte_array_page_cut_inside_a_length_is_an_error() {
 /// length before any decoder runs.
 #[test]
 fn a_byte_array_length_leading_into_the_sentinel_is_an_error() {
-    use checkpoint_core::delta::parquet::{for_each_row, PANIC_CAUGHT};
-    let data = input("delta_parquet-length-into-the-sentinel.bin");
-    assert_eq!(data.len(), 14_965);
-    let e = for_each_row(data, |_| {}).expect_err("corrupt");
-    assert!(!e.reason.starts_with(PANIC_CAUGHT), "refused by the guard, not caught: {e:?}");
+    let e = refused_by_the_guard("delta_parquet-length-into-the-sentinel.bin", 14_965);
     assert!(e.reason.contains("row group 0, column") && e.offset.is_some(), "{e:?}");
 }
 
@@ -61,10 +64,6 @@ fn a_byte_array_length_leading_into_the_sentinel_is_an_error() {
 /// values than its bytes can hold.
 #[test]
 fn a_dictionary_page_declaring_more_values_than_it_holds_is_an_error() {
-    use checkpoint_core::delta::parquet::{for_each_row, PANIC_CAUGHT};
-    let data = input("delta_parquet-dictionary-count-oom.bin");
-    assert_eq!(data.len(), 14_258);
-    let e = for_each_row(data, |_| {}).expect_err("corrupt");
-    assert!(!e.reason.starts_with(PANIC_CAUGHT), "refused by the guard, not caught: {e:?}");
+    let e = refused_by_the_guard("delta_parquet-dictionary-count-oom.bin", 14_258);
     assert!(e.reason.contains("dictionary page declares"), "{e:?}");
 }

@@ -207,38 +207,16 @@ fn latest_offsets_over_the_file_cap_make_the_verdict_unknown() {
     assert!(c.findings.iter().all(|f| f.severity != Severity::Error), "{:?}", codes(&r));
 }
 
-/// An archive that lists every file but cannot give some when read ([`ArchiveError::Inaccessible`], as a
-/// directory's file the user may not read), without knowing it at listing.
-struct DeniedOnRead {
-    inner: MemArchive,
-    denied: Vec<&'static str>,
-}
-
-impl Archive for DeniedOnRead {
-    fn entries(&self) -> &[checkpoint_core::Entry] {
-        self.inner.entries()
-    }
-    fn read(&mut self, path: &str, max: u64) -> Result<Vec<u8>, checkpoint_core::ArchiveError> {
-        if self.denied.contains(&path) {
-            let reason = "Permission denied (os error 13)".to_string();
-            return Err(checkpoint_core::ArchiveError::Inaccessible { path: path.into(), reason, folder: false });
-        }
-        self.inner.read(path, max)
-    }
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-    fn input_bytes(&self) -> u64 {
-        self.inner.input_bytes()
-    }
-}
-
 /// A log file and a state file a restart reads that the input cannot give when read: one finding naming both,
 /// the verdict unknown; never "malformed", "damaged" or "fails".
 #[test]
 fn files_the_input_does_not_give_when_read_make_the_verdict_unknown_not_damaged() {
-    let inner = MemArchive::new("t", load(AGG), Limits::default()).unwrap();
-    let mut a = DeniedOnRead { inner, denied: vec!["offsets/11", "state/0/1/12.snapshot"] };
+    let mut a = common::faulty::Faulty::new(MemArchive::new("t", load(AGG), Limits::default()).unwrap());
+    for p in ["offsets/11", "state/0/1/12.snapshot"] {
+        let reason = "Permission denied (os error 13)".to_string();
+        a.on_read
+            .push((p.into(), checkpoint_core::ArchiveError::Inaccessible { path: p.into(), reason, folder: false }));
+    }
     let r = diagnose(&mut a, &ctx());
     let c = &r.checkpoints[0];
     assert_eq!(c.restart.outcome, RestartOutcome::Unknown, "{:?}", codes(&r));

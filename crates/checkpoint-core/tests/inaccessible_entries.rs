@@ -5,32 +5,13 @@
 mod common;
 use common::*;
 
-use checkpoint_core::archive::{Archive, ArchiveError, Limits, MemArchive};
+use checkpoint_core::archive::{ArchiveError, Limits, MemArchive};
 use checkpoint_core::report::{Code, RestartOutcome, Severity};
 use checkpoint_core::{diagnose, Context, SparkVersion};
+use common::faulty::Faulty;
 
-/// The fixture as an archive that also lists `blocked` (path, folder?) as entries it cannot give.
-struct WithBlocked {
-    inner: MemArchive,
-    blocked: Vec<(String, ArchiveError)>,
-}
-
-impl Archive for WithBlocked {
-    fn entries(&self) -> &[checkpoint_core::Entry] {
-        self.inner.entries()
-    }
-    fn read(&mut self, path: &str, max: u64) -> Result<Vec<u8>, ArchiveError> {
-        self.inner.read(path, max)
-    }
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-    fn input_bytes(&self) -> u64 {
-        self.inner.input_bytes()
-    }
-    fn unreadable_entries(&self) -> &[(String, ArchiveError)] {
-        &self.blocked
-    }
+fn ctx() -> Context {
+    Context { spark_version: Some("4.3.0".parse::<SparkVersion>().unwrap()), now_ms: Some(0), ..Default::default() }
 }
 
 /// The outcome, and the severity of the `archive-entry-unreadable` finding.
@@ -42,13 +23,9 @@ fn diagnose_blocked(blocked: &[(&str, bool)]) -> (RestartOutcome, Option<Severit
             (p.to_string(), ArchiveError::Inaccessible { path: p.to_string(), reason, folder: *folder })
         })
         .collect();
-    let inner = MemArchive::new("t", load("ss-4.3.0-agg-hdfs"), Limits::default()).unwrap();
-    let ctx = Context {
-        spark_version: Some("4.3.0".parse::<SparkVersion>().unwrap()),
-        now_ms: Some(0),
-        ..Default::default()
-    };
-    let r = diagnose(&mut WithBlocked { inner, blocked }, &ctx);
+    let mut a = Faulty::new(MemArchive::new("t", load("ss-4.3.0-agg-hdfs"), Limits::default()).unwrap());
+    a.unreadable = blocked;
+    let r = diagnose(&mut a, &ctx());
     let c = &r.checkpoints[0];
     let f = c.findings.iter().find(|f| f.code == Code::ArchiveEntryUnreadable).map(|f| f.severity);
     (c.restart.outcome, f)
@@ -80,31 +57,6 @@ fn inside_what_a_restart_reads_the_verdict_is_unknown() {
     }
 }
 
-/// The fixture `name` as an archive whose reads of `failing` fail with `error`.
-struct FailingRead {
-    inner: MemArchive,
-    failing: &'static str,
-    error: ArchiveError,
-}
-
-impl Archive for FailingRead {
-    fn entries(&self) -> &[checkpoint_core::Entry] {
-        self.inner.entries()
-    }
-    fn read(&mut self, path: &str, max: u64) -> Result<Vec<u8>, ArchiveError> {
-        if path == self.failing {
-            return Err(self.error.clone());
-        }
-        self.inner.read(path, max)
-    }
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-    fn input_bytes(&self) -> u64 {
-        self.inner.input_bytes()
-    }
-}
-
 /// An SST the restart's zip lists whose zip entry does not unpack, or that the input cannot give: the file's own
 /// bytes were not seen, so it is unreadable (the verdict unknown), never a damaged state file that fails.
 #[test]
@@ -115,13 +67,9 @@ fn an_sst_the_input_cannot_give_is_unreadable_not_damaged() {
         ArchiveError::Inaccessible { path: SST.into(), reason: "Permission denied".into(), folder: false },
     ];
     for error in errors {
-        let inner = MemArchive::new("t", load("ss-4.3.0-agg-rocksdb"), Limits::default()).unwrap();
-        let ctx = Context {
-            spark_version: Some("4.3.0".parse::<SparkVersion>().unwrap()),
-            now_ms: Some(0),
-            ..Default::default()
-        };
-        let r = diagnose(&mut FailingRead { inner, failing: SST, error: error.clone() }, &ctx);
+        let mut a = Faulty::new(MemArchive::new("t", load("ss-4.3.0-agg-rocksdb"), Limits::default()).unwrap());
+        a.on_read.push((SST.into(), error.clone()));
+        let r = diagnose(&mut a, &ctx());
         let c = &r.checkpoints[0];
         let codes: Vec<Code> = c.findings.iter().map(|f| f.code).collect();
         assert_eq!(c.restart.outcome, RestartOutcome::Unknown, "{error:?}: {codes:?}");

@@ -40,5 +40,6 @@ pub fn load(name: &str) -> Vec<(String, Vec<u8>)> {
     files
 }
 
+pub mod faulty;
 /// Crafting hostile zips: compression methods, aliased entries (an overlap bomb).
 pub mod zipcraft;

@@ -48,13 +48,7 @@ pub(super) fn locate(store_dir: &str) -> Option<(String, String, usize, String)>
 
 /// The position of a store among an operator's stores in the commit log's `stateUniqueIds` arrays.
 pub(super) fn store_index(store: &str) -> usize {
-    match store {
-        "left-keyToNumValues" => 0,
-        "left-keyWithIndexToValue" => 1,
-        "right-keyToNumValues" => 2,
-        "right-keyWithIndexToValue" => 3,
-        _ => 0,
-    }
+    crate::model::JOIN_STORE_NAMES.iter().position(|n| *n == store).unwrap_or(0)
 }
 
 /// True when another partition of the same operator and store holds RocksDB files: an empty or missing
