@@ -135,3 +135,25 @@ fn many_sources_in_both_files_is_not_verified() {
     assert_eq!(finding(c, Code::SourceLinesNotExamined).severity, Severity::Warning);
     assert_eq!(c.restart.outcome, RestartOutcome::Unknown, "{}", c.restart.summary);
 }
+
+#[test]
+fn older_files_counted_past_the_bound_of_all_kept_offsets_are_no_finding() {
+    // 300 batches of a union of 900 sources (none with an offset yet): the offsets kept one by one in all reach
+    // `MAX_KEPT_SOURCE_OFFSETS` after 222 files, so the older ones are only counted. That is this inspector's
+    // bound on files no restart reads, with as many sources as the latest: no finding (before, one per file).
+    let mut files = vec![("chk/metadata".to_string(), b"{\"id\":\"6f1c3a52-5b0e-4c3e-9d7a-2b8f0e4d1c9a\"}".to_vec())];
+    for b in 0..300 {
+        let meta =
+            format!("{{\"batchWatermarkMs\":0,\"batchTimestampMs\":{},\"conf\":{{}}}}", 1_796_000_000_000u64 + b);
+        files.push((format!("chk/offsets/{b}"), format!("v1\n{meta}{}", "\n-".repeat(900)).into_bytes()));
+        files.push((format!("chk/commits/{b}"), b"v1\n{\"nextBatchWatermarkMs\":0}".to_vec()));
+    }
+    let mut a = MemArchive::new("union.zip", files, Limits::default()).expect("archive");
+    let r = diagnose(&mut a, &ctx());
+    let c = bounded(&r);
+    assert_eq!(c.last_batch_id, Some(299));
+    let noise: Vec<&str> =
+        c.findings.iter().filter(|f| f.code == Code::SourceLinesNotExamined).map(|f| f.title.as_str()).collect();
+    assert!(noise.is_empty(), "{noise:?}");
+    assert!(!c.findings.iter().any(|f| f.code == Code::SourceCountDiffers), "{:?}", c.findings);
+}

@@ -493,7 +493,10 @@ fn source_offset_lines(cp: &Checkpoint) -> Vec<Finding> {
                 .evidence(&f.file.path, format!("line {line}: the first of them"), Some(at)),
             );
         }
-        if rest.lines > 0 {
+        // Only a file with more source lines than are examined one by one (`MAX_SOURCE_OFFSETS`) is a finding:
+        // an older file's lines counted because the kept offsets of all files reached their bound
+        // (`MAX_KEPT_SOURCE_OFFSETS`) are a limit of this inspector on a file no restart reads, not a fact of it.
+        if rest.lines > 0 && o.source_count() > crate::log::offsets::MAX_SOURCE_OFFSETS as u64 {
             out.push(source_lines_not_examined(&f.file.path, o, read_at_restart));
         }
         let n = o.source_count();
