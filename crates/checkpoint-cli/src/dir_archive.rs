@@ -302,6 +302,13 @@ impl Archive for DirArchive {
     }
 
     fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ArchiveError> {
+        let size = self.by_path.get(path).map_or(0, |&i| self.entries[i].size);
+        let mut out = Vec::with_capacity(size.min(max_bytes).min(1 << 20) as usize);
+        self.read_each(path, max_bytes, &mut |piece| out.extend_from_slice(piece))?;
+        Ok(out)
+    }
+
+    fn read_each(&mut self, path: &str, max_bytes: u64, sink: &mut dyn FnMut(&[u8])) -> Result<u64, ArchiveError> {
         let i = *self.by_path.get(path).ok_or_else(|| ArchiveError::NotFound { path: path.to_string() })?;
         if let Some(&u) = self.blocked.get(&i) {
             return Err(self.unreadable[u].1.clone());
@@ -311,7 +318,7 @@ impl Archive for DirArchive {
         // The entry's path is its literal components joined by `/` (no component holds a `/`).
         let full = path.split('/').fold(self.root.clone(), |p, c| p.join(c));
         let f = open_regular(&full, path)?;
-        let out = checkpoint_core::archive::read_capped(f, path, cap).map_err(|e| match e {
+        let n = checkpoint_core::archive::read_capped_each(f, path, cap, sink).map_err(|e| match e {
             // A read error of the file system, not a stream that does not inflate.
             ArchiveError::Corrupt { path, reason, offset, .. } => ArchiveError::Inaccessible {
                 path,
@@ -320,8 +327,8 @@ impl Archive for DirArchive {
             },
             e => e,
         })?;
-        self.total_read += out.len() as u64;
-        Ok(out)
+        self.total_read += n;
+        Ok(n)
     }
 
     fn unreadable_entries(&self) -> &[(String, ArchiveError)] {

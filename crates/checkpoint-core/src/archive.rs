@@ -13,9 +13,11 @@ use std::fmt;
 use std::io::{Read, Seek};
 
 mod end_record;
+mod read_budget;
 mod zip_entries;
 mod zip_names;
 pub use end_record::{end_record, EndRecord};
+pub use read_budget::{read_capped, read_capped_each, ReadBudget};
 use zip_entries::{EntryReader, Slot};
 pub use zip_names::{DuplicateEntry, EntryCopy};
 
@@ -265,6 +267,16 @@ pub trait Archive {
     /// The whole inflated content of one file entry, at most `max_bytes` bytes (more is an
     /// [`ArchiveError::OverLimit`]).
     fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ArchiveError>;
+    /// [`Archive::read`] without holding the whole file: hands `sink` consecutive pieces of the inflated
+    /// content, at most `max_bytes` in all, and returns the bytes handed. The same bytes, limits and errors as
+    /// [`Archive::read`]; an error may come after pieces were handed (a zip entry's CRC-32 is known at its end),
+    /// so a caller keeps nothing it built from the pieces when this fails. Default: [`Archive::read`], then one
+    /// piece (a wrapper around another archive forwards it, so that the inner one streams).
+    fn read_each(&mut self, path: &str, max_bytes: u64, sink: &mut dyn FnMut(&[u8])) -> Result<u64, ArchiveError> {
+        let bytes = self.read(path, max_bytes)?;
+        sink(&bytes);
+        Ok(bytes.len() as u64)
+    }
     /// Entries known, from the listing alone, not to be readable by [`Archive::read`], by path: listed ones
     /// ([`ArchiveError::UnsupportedCompression`], [`ArchiveError::Overlapping`]) and ones left out of
     /// [`Archive::entries`] because their name cannot be a file of a folder ([`ArchiveError::BadPath`], keyed by
@@ -549,85 +561,6 @@ impl<R: Read + Seek> ZipInput<R> {
     }
 }
 
-/// The read budget every [`Archive`] applies, one copy for all of them (the zip, a folder on disk, a folder
-/// dropped in the page): an entry at most `min(max_bytes, limits.max_entry_bytes)`, all reads together at most
-/// `limits.max_total_bytes`. `admit` says whether a read may start and its cap; `spend` books what was read.
-#[derive(Debug, Clone, Copy)]
-pub struct ReadBudget {
-    /// The archive's limits.
-    pub limits: Limits,
-    /// Bytes read (inflated) so far.
-    pub total_read: u64,
-}
-
-impl ReadBudget {
-    /// A fresh budget under `limits`.
-    pub fn new(limits: Limits) -> Self {
-        ReadBudget { limits, total_read: 0 }
-    }
-
-    /// The cap of a read of `path` (declared `size` bytes) asked for with `max_bytes`. Errors: `OverLimit` naming
-    /// the path when the entry is over the cap (`what`: "entry size") or the total would be over its limit.
-    pub fn admit(&self, path: &str, size: u64, max_bytes: u64) -> Result<u64, ArchiveError> {
-        let cap = max_bytes.min(self.limits.max_entry_bytes);
-        if size > cap {
-            return Err(ArchiveError::OverLimit {
-                what: "entry size".into(),
-                path: Some(path.to_string()),
-                value: size,
-                limit: cap,
-            });
-        }
-        let total = self.total_read.saturating_add(size);
-        if total > self.limits.max_total_bytes {
-            return Err(ArchiveError::OverLimit {
-                what: "total bytes read".into(),
-                path: Some(path.to_string()),
-                value: total,
-                limit: self.limits.max_total_bytes,
-            });
-        }
-        Ok(cap)
-    }
-
-    /// Books `n` bytes read.
-    pub fn spend(&mut self, n: u64) {
-        self.total_read = self.total_read.saturating_add(n);
-    }
-}
-
-/// Reads `src` to its end, at most `cap` bytes: one more byte is an `OverLimit` naming `path` (`what` says the
-/// stream held more than its entry declares: a lying size or a bomb). Never allocates more than `cap` (+ one
-/// read buffer) whatever the stream claims. An I/O error is `Corrupt` at the offset reached.
-pub fn read_capped(src: impl Read, path: &str, cap: u64) -> Result<Vec<u8>, ArchiveError> {
-    let mut out = Vec::with_capacity(cap.min(1 << 20) as usize);
-    let mut limited = src.take(cap.saturating_add(1));
-    let mut buf = [0u8; 16 * 1024];
-    loop {
-        match limited.read(&mut buf) {
-            Ok(0) => break,
-            Ok(k) => out.extend_from_slice(&buf[..k]),
-            Err(e) => {
-                return Err(ArchiveError::Corrupt {
-                    path: path.to_string(),
-                    offset: out.len() as u64,
-                    reason: e.to_string(),
-                    header: None,
-                })
-            }
-        }
-    }
-    if out.len() as u64 > cap {
-        return Err(ArchiveError::OverLimit {
-            what: "inflated size (more than the size the entry declares; possible zip bomb)".into(),
-            path: Some(path.to_string()),
-            value: out.len() as u64,
-            limit: cap,
-        });
-    }
-    Ok(out)
-}
-
 /// The compression ratio limit checked when a zip entry is read (its declared size is [`ReadBudget::admit`]'s):
 /// a deflate stream can inflate 1000:1; past `max_ratio` for an entry over 1 MiB the entry is a likely bomb and
 /// is not inflated. Errors: `OverLimit` naming the path, the ratio and the limit.
@@ -653,6 +586,14 @@ impl<R: Read + Seek> Archive for ZipInput<R> {
     }
 
     fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ArchiveError> {
+        // Room for the whole entry up to 1 MiB, as `read_capped` reserves.
+        let declared = self.position(path).map_or(0, |p| self.entries[p].size);
+        let mut out = Vec::with_capacity(declared.min(max_bytes).min(1 << 20) as usize);
+        self.read_each(path, max_bytes, &mut |piece| out.extend_from_slice(piece))?;
+        Ok(out)
+    }
+
+    fn read_each(&mut self, path: &str, max_bytes: u64, sink: &mut dyn FnMut(&[u8])) -> Result<u64, ArchiveError> {
         let pos = self.position(path).ok_or_else(|| ArchiveError::NotFound { path: path.to_string() })?;
         if let Some(&u) = self.blocked.get(&(pos as u32)) {
             return Err(self.unreadable[u].1.clone());
@@ -665,17 +606,17 @@ impl<R: Read + Seek> Archive for ZipInput<R> {
         // Never trust the declared size beyond the cap, nor the stream beyond the declared size: read at most
         // min(cap, declared) + 1 bytes (a deflate stream that inflates past its declared size is a lying bomb).
         let slot = self.slots[pos];
-        let out =
-            self.inflater.read(&mut self.reader, slot, path, compressed, declared, declared.min(cap)).map_err(|e| {
-                match e {
-                    ArchiveError::Corrupt { path, offset, reason, .. } => {
-                        ArchiveError::Corrupt { path, offset, reason, header: Some(slot.header) }
-                    }
-                    e => e,
-                }
-            })?;
-        self.total_read += out.len() as u64;
-        Ok(out)
+        let out = self.inflater.read_each(&mut self.reader, slot, path, compressed, declared, declared.min(cap), sink);
+        match out {
+            Ok(n) => {
+                self.total_read += n;
+                Ok(n)
+            }
+            Err(ArchiveError::Corrupt { path, offset, reason, .. }) => {
+                Err(ArchiveError::Corrupt { path, offset, reason, header: Some(slot.header) })
+            }
+            Err(e) => Err(e),
+        }
     }
 
     fn unreadable_entries(&self) -> &[(String, ArchiveError)] {

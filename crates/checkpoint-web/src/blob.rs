@@ -370,6 +370,9 @@ impl Archive for BlobZip {
     fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ArchiveError> {
         self.zip.read(path, max_bytes)
     }
+    fn read_each(&mut self, path: &str, max_bytes: u64, sink: &mut dyn FnMut(&[u8])) -> Result<u64, ArchiveError> {
+        self.zip.read_each(path, max_bytes, sink)
+    }
     fn unreadable_entries(&self) -> &[(String, ArchiveError)] {
         self.zip.unreadable_entries()
     }
@@ -394,6 +397,9 @@ impl Archive for BlobZip {
         }
     }
 }
+
+/// Bytes of a dropped folder's file read per slice by [`FilesArchive`]'s [`Archive::read_each`].
+const PIECE_BYTES: u64 = 1024 * 1024;
 
 /// The files of a dropped folder as an [`Archive`], read lazily (each file only when the core asks for it).
 pub struct FilesArchive {
@@ -450,16 +456,25 @@ impl Archive for FilesArchive {
     }
 
     fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ArchiveError> {
+        let size = self.by_path.get(path).map_or(0, |&i| self.entries[i].size);
+        let mut out = Vec::with_capacity(size.min(max_bytes) as usize);
+        self.read_each(path, max_bytes, &mut |piece| out.extend_from_slice(piece))?;
+        Ok(out)
+    }
+
+    fn read_each(&mut self, path: &str, max_bytes: u64, sink: &mut dyn FnMut(&[u8])) -> Result<u64, ArchiveError> {
         let i = *self.by_path.get(path).ok_or_else(|| ArchiveError::NotFound { path: path.to_string() })?;
         let size = self.entries[i].size;
         let budget = checkpoint_core::archive::ReadBudget { limits: self.limits, total_read: self.total_read };
         budget.admit(path, size, max_bytes)?;
-        let mut out = vec![0u8; size as usize];
+        // Slices of at most 1 MiB: a big file (a file log's `.compact`) is never held whole.
+        let mut buf = vec![0u8; size.min(PIECE_BYTES) as usize];
         let mut pos = 0u64;
         while pos < size {
             // A file of a dropped folder the browser does not give (moved, or not readable): the input's
             // failure, as in the CLI's folder input, not a damaged stream.
-            let n = read_blob_at(&self.files[i], &self.reader, pos, size, &mut out[pos as usize..]).map_err(|e| {
+            let want = (size - pos).min(PIECE_BYTES) as usize;
+            let n = read_blob_at(&self.files[i], &self.reader, pos, size, &mut buf[..want]).map_err(|e| {
                 ArchiveError::Inaccessible {
                     path: path.into(),
                     reason: format!("read error at byte {pos}: {e}"),
@@ -467,13 +482,13 @@ impl Archive for FilesArchive {
                 }
             })?;
             if n == 0 {
-                out.truncate(pos as usize);
                 break;
             }
+            sink(&buf[..n]);
             pos += n as u64;
         }
-        self.total_read += out.len() as u64;
-        Ok(out)
+        self.total_read += pos;
+        Ok(pos)
     }
 
     fn name(&self) -> &str {

@@ -178,11 +178,9 @@ struct Progress<'a> {
     every_ms: f64,
 }
 
-impl Archive for Progress<'_> {
-    fn entries(&self) -> &[Entry] {
-        self.inner.entries()
-    }
-    fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ArchiveError> {
+impl Progress<'_> {
+    /// Counts one read of `path` and posts progress at most every [`Options::progress_ms`].
+    fn tick(&mut self, path: &str) {
         self.done += 1;
         let now = js_sys::Date::now();
         if now - self.last_post >= self.every_ms {
@@ -190,7 +188,20 @@ impl Archive for Progress<'_> {
             let msg = ProgressMsg { done: self.done as f64, total: self.total as f64, path };
             post_to(self.deliver, "progress", &self.id, msg);
         }
+    }
+}
+
+impl Archive for Progress<'_> {
+    fn entries(&self) -> &[Entry] {
+        self.inner.entries()
+    }
+    fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ArchiveError> {
+        self.tick(path);
         self.inner.read(path, max_bytes)
+    }
+    fn read_each(&mut self, path: &str, max_bytes: u64, sink: &mut dyn FnMut(&[u8])) -> Result<u64, ArchiveError> {
+        self.tick(path);
+        self.inner.read_each(path, max_bytes, sink)
     }
     fn name(&self) -> &str {
         self.inner.name()

@@ -200,3 +200,25 @@ fn a_dropped_folder_is_read_lazily_and_diagnosed_like_its_zip() {
     assert_eq!(a.checkpoints, b.checkpoints);
     assert!(FilesArchive::new("empty", vec![], limits()).is_err());
 }
+
+#[wasm_bindgen_test]
+fn a_dropped_folders_big_file_is_read_in_slices_equal_to_its_whole() {
+    // 2.5 MiB: three slices of at most 1 MiB (a file log's `.compact` is read this way, never held whole).
+    let data: Vec<u8> = (0..2_621_440u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+    let parts = Array::new();
+    parts.push(&Uint8Array::from(data.as_slice()));
+    let f = File::new_with_u8_array_sequence(&parts, "0.compact").unwrap();
+    let mut folder = FilesArchive::new("chk", vec![("chk/sources/0/9.compact".to_string(), f)], limits()).unwrap();
+    let mut pieces = Vec::new();
+    let mut sizes = Vec::new();
+    let n = folder.read_each("chk/sources/0/9.compact", 1 << 30, &mut |p| {
+        sizes.push(p.len());
+        pieces.extend_from_slice(p)
+    });
+    assert_eq!(n, Ok(data.len() as u64));
+    assert_eq!(sizes, vec![1 << 20, 1 << 20, data.len() - (2 << 20)]);
+    assert!(pieces == data);
+    assert!(folder.read("chk/sources/0/9.compact", 1 << 30).unwrap() == data);
+    // The total read limit counts both reads.
+    assert_eq!(folder.bytes_left(), Some(limits().max_total_bytes - 2 * data.len() as u64));
+}

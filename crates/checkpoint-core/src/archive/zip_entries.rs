@@ -8,7 +8,7 @@
 //! offset reached, with the messages of the zip crate's CRC reader and of `flate2`'s inflating reader, whose
 //! loop (an 8 KiB input buffer, the same reads of the input) is repeated here so the offsets are the same.
 
-use super::{read_capped, ArchiveError};
+use super::{read_capped_each, ArchiveError};
 use flate2::{Decompress, FlushDecompress, Status};
 use std::io::{self, Read, Seek, SeekFrom};
 
@@ -41,8 +41,10 @@ impl EntryReader {
     }
 
     /// The inflated bytes of the entry at `slot` (`compressed` stored bytes, `declared` inflated), read from
-    /// `r`, at most `cap` bytes (see [`read_capped`]); the CRC-32 is checked at the end of the stream.
-    pub fn read<R: Read + Seek>(
+    /// `r` and handed to `sink` in pieces, at most `cap` bytes (see [`read_capped_each`]); the CRC-32 is checked
+    /// at the end of the stream. Returns the bytes handed.
+    #[allow(clippy::too_many_arguments)]
+    pub fn read_each<R: Read + Seek>(
         &mut self,
         r: &mut R,
         slot: Slot,
@@ -50,7 +52,8 @@ impl EntryReader {
         compressed: u64,
         declared: u64,
         cap: u64,
-    ) -> Result<Vec<u8>, ArchiveError> {
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> Result<u64, ArchiveError> {
         let corrupt =
             |reason: String| ArchiveError::Corrupt { path: path.to_string(), offset: 0, reason, header: None };
         let data_start = data_start(r, slot.header).map_err(corrupt)?;
@@ -62,9 +65,9 @@ impl EntryReader {
         if slot.deflated {
             self.inflate.reset(false);
             let inflater = Inflater { src: stored, d: &mut self.inflate, buf: &mut self.buf, pos: 0, filled: 0 };
-            read_capped(Checked::new(inflater, slot.crc32, declared), path, cap)
+            read_capped_each(Checked::new(inflater, slot.crc32, declared), path, cap, sink)
         } else {
-            read_capped(Checked::new(stored, slot.crc32, declared), path, cap)
+            read_capped_each(Checked::new(stored, slot.crc32, declared), path, cap, sink)
         }
     }
 }
