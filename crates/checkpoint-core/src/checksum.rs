@@ -59,11 +59,39 @@ pub fn crc32c(data: &[u8]) -> i32 {
 
 /// Verifies `data` against a checksum.
 pub fn verify(sum: &SparkChecksum, data: &[u8]) -> Result<(), ChecksumMismatch> {
-    let computed = (data.len() as u64, crc32c(data));
-    if computed == (sum.main_file_size, sum.value) {
-        Ok(())
-    } else {
-        Err(ChecksumMismatch { expected: (sum.main_file_size, sum.value), computed })
+    let mut v = Verifier::new(sum);
+    v.update(data);
+    v.finish()
+}
+
+/// [`verify`] of a main file handed in pieces ([`Verifier::update`] in order, then [`Verifier::finish`]), in
+/// constant memory.
+pub struct Verifier<'a> {
+    sum: &'a SparkChecksum,
+    digest: crc::Digest<'static, u32>,
+    len: u64,
+}
+
+impl<'a> Verifier<'a> {
+    /// A verifier of the main file of `sum`.
+    pub fn new(sum: &'a SparkChecksum) -> Self {
+        Verifier { sum, digest: CRC32C.digest(), len: 0 }
+    }
+
+    /// The next piece of the main file.
+    pub fn update(&mut self, data: &[u8]) {
+        self.len += data.len() as u64;
+        self.digest.update(data);
+    }
+
+    /// The answer, once every piece is handed.
+    pub fn finish(self) -> Result<(), ChecksumMismatch> {
+        let computed = (self.len, self.digest.finalize() as i32);
+        if computed == (self.sum.main_file_size, self.sum.value) {
+            Ok(())
+        } else {
+            Err(ChecksumMismatch { expected: (self.sum.main_file_size, self.sum.value), computed })
+        }
     }
 }
 

@@ -95,6 +95,7 @@ fn diagnose_with(archive: &mut dyn Archive, ctx: &Context, mut on_verdict: Optio
     let budget = ctx.verify_budget_bytes.unwrap_or(crate::read::DEFAULT_VERIFY_BUDGET);
     let mut budget_left = budget;
     let mut log_left = crate::read::MAX_TOTAL_LOG_BYTES;
+    let mut entries_left = crate::read::MAX_FILE_LOG_ENTRY_BYTES;
     // Verdict first only for one root (with several, the log budget is shared in order, so each root is read
     // whole before the next), and where the early prediction cannot differ: see `diagnose_progressive`.
     let room = budget.saturating_add(crate::read::MAX_TOTAL_LOG_BYTES).saturating_add(VERDICT_FIRST_SPARE_BYTES);
@@ -107,6 +108,7 @@ fn diagnose_with(archive: &mut dyn Archive, ctx: &Context, mut on_verdict: Optio
             budget_bytes: budget_left,
             log_budget_bytes: log_left,
             verdict_log_files: ctx.verdict_log_files.unwrap_or(crate::read::log_files::VERDICT_LOG_FILES),
+            file_log_entry_bytes: entries_left,
         };
         let mut cp = match on_verdict.as_mut().filter(|_| early) {
             Some(tell) => {
@@ -127,6 +129,7 @@ fn diagnose_with(archive: &mut dyn Archive, ctx: &Context, mut on_verdict: Optio
         };
         budget_left = budget_left.saturating_sub(cp.verify_budget.1);
         log_left = log_left.saturating_sub(log_bytes_read(&cp));
+        entries_left = entries_left.saturating_sub(file_log_entry_bytes(&cp));
         cp.verify_budget.0 = budget;
         checkpoints.push(report_for(&cp, ctx));
     }
@@ -161,6 +164,14 @@ fn log_bytes_read(cp: &Checkpoint) -> u64 {
     let offsets = cp.offsets.values().filter(|f| read(f.file.content.as_ref().map(|_| ()))).map(|f| f.file.size);
     let commits = cp.commits.values().filter(|f| read(f.file.content.as_ref().map(|_| ()))).map(|f| f.file.size);
     offsets.chain(commits).fold(0u64, u64::saturating_add)
+}
+
+/// Bytes of file log entries `cp` keeps ([`crate::log::file_log::entry_cost`]), counted against the archive's
+/// [`crate::read::MAX_FILE_LOG_ENTRY_BYTES`].
+fn file_log_entry_bytes(cp: &Checkpoint) -> u64 {
+    let logs = cp.source_logs.values().chain(&cp.sink_logs);
+    let batches = logs.flat_map(|l| l.read.values()).filter_map(|f| f.file.content.as_ref().ok());
+    batches.flat_map(|b| &b.entries).map(crate::log::file_log::entry_cost).fold(0u64, u64::saturating_add)
 }
 
 /// The Spark version assumed for a checkpoint: the user's, else the newest release (which reads every

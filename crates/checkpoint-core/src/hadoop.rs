@@ -76,20 +76,78 @@ pub fn parse(bytes: &[u8]) -> Result<HadoopCrc, CrcError> {
 
 /// Verifies `data` against a parsed sidecar.
 pub fn verify(crc: &HadoopCrc, data: &[u8]) -> Result<(), CrcError> {
-    let bpc = crc.bytes_per_checksum as usize;
-    let expected_chunks = data.len().div_ceil(bpc);
-    for (i, chunk) in data.chunks(bpc).enumerate() {
-        let actual = crc32fast::hash(chunk);
-        match crc.sums.get(i) {
-            Some(&exp) if exp == actual => {}
-            Some(&exp) => return Err(CrcError::Mismatch { offset: (i * bpc) as u64, expected: exp, actual }),
-            None => return Err(CrcError::LengthMismatch { chunks: crc.sums.len(), expected_chunks }),
+    let mut v = Verifier::new(crc);
+    v.update(data);
+    v.finish()
+}
+
+/// [`verify`] of a main file handed in pieces ([`Verifier::update`] in order, then [`Verifier::finish`]): the
+/// same answer, in constant memory (the CRC of the current chunk is computed as its bytes come).
+#[derive(Debug)]
+pub struct Verifier<'a> {
+    crc: &'a HadoopCrc,
+    /// The CRC of the current chunk so far, and its bytes.
+    hasher: crc32fast::Hasher,
+    in_chunk: u64,
+    /// Chunks checked.
+    done: usize,
+    /// Bytes handed.
+    len: u64,
+    /// The first failure: a chunk's mismatch, or `None` inside `Some` for a chunk past the sidecar's sums (the
+    /// length is only known at the end).
+    failed: Option<Option<CrcError>>,
+}
+
+impl<'a> Verifier<'a> {
+    /// A verifier of the main file of `crc`.
+    pub fn new(crc: &'a HadoopCrc) -> Self {
+        Verifier { crc, hasher: crc32fast::Hasher::new(), in_chunk: 0, done: 0, len: 0, failed: None }
+    }
+
+    /// The next piece of the main file.
+    pub fn update(&mut self, mut data: &[u8]) {
+        self.len += data.len() as u64;
+        let bpc = u64::from(self.crc.bytes_per_checksum);
+        while !data.is_empty() && self.failed.is_none() {
+            let take = (bpc - self.in_chunk).min(data.len() as u64) as usize;
+            self.hasher.update(&data[..take]);
+            self.in_chunk += take as u64;
+            data = &data[take..];
+            if self.in_chunk == bpc {
+                self.end_chunk();
+            }
         }
     }
-    if crc.sums.len() != expected_chunks {
-        return Err(CrcError::LengthMismatch { chunks: crc.sums.len(), expected_chunks });
+
+    /// Checks the chunk whose bytes were hashed.
+    fn end_chunk(&mut self) {
+        let actual = std::mem::replace(&mut self.hasher, crc32fast::Hasher::new()).finalize();
+        self.in_chunk = 0;
+        match self.crc.sums.get(self.done) {
+            Some(&exp) if exp == actual => {}
+            Some(&exp) => {
+                let offset = (self.done as u64) * u64::from(self.crc.bytes_per_checksum);
+                self.failed = Some(Some(CrcError::Mismatch { offset, expected: exp, actual }));
+            }
+            None => self.failed = Some(None),
+        }
+        self.done += 1;
     }
-    Ok(())
+
+    /// The answer, once every piece is handed.
+    pub fn finish(mut self) -> Result<(), CrcError> {
+        if self.failed.is_none() && self.in_chunk > 0 {
+            self.end_chunk();
+        }
+        let expected_chunks = self.len.div_ceil(u64::from(self.crc.bytes_per_checksum)) as usize;
+        match self.failed {
+            Some(Some(mismatch)) => Err(mismatch),
+            _ if self.crc.sums.len() != expected_chunks => {
+                Err(CrcError::LengthMismatch { chunks: self.crc.sums.len(), expected_chunks })
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 /// For a file name `.<name>.crc`, the main file's name `<name>`; `None` when the name is not a sidecar's.

@@ -189,10 +189,12 @@ fn common_dir(paths: &[String]) -> String {
 }
 
 /// The entries a restart restores into `seenFiles`: those of the newest `.compact` file read and of every
-/// batch file read after it (a compaction holds all entries before it).
-fn restored(log: &crate::model::FileLog) -> Vec<&FileLogEntry> {
+/// batch file read after it (a compaction holds all entries before it); and how many more those files hold
+/// past the inspector's memory budget for entries (read and well formed, not kept).
+fn restored(log: &crate::model::FileLog) -> (Vec<&FileLogEntry>, u64) {
     let from = log.read.iter().filter(|(_, f)| f.compact).map(|(b, _)| *b).next_back().unwrap_or(i64::MIN);
-    log.read.range(from..).filter_map(|(_, f)| f.file.content.as_ref().ok()).flat_map(|b| &b.entries).collect()
+    let batches = || log.read.range(from..).filter_map(|(_, f)| f.file.content.as_ref().ok());
+    (batches().flat_map(|b| &b.entries).collect(), batches().map(|b| b.not_kept).sum())
 }
 
 /// The cutoff of a restart's `SeenFilesMap` after `purge()`: files of the path modified before it are not
@@ -261,7 +263,7 @@ fn replanned<'a>(cp: &Checkpoint, n: u32, entries: &[&'a FileLogEntry]) -> Optio
 }
 
 fn compare(cp: &Checkpoint, n: u32, given: &str, log: &crate::model::FileLog) -> Finding {
-    let entries = restored(log);
+    let (entries, not_kept) = restored(log);
     let want = normalize(given);
     let paths: Vec<String> = entries.iter().map(|e| normalize(&e.path)).collect();
     let under = paths.iter().filter(|p| is_under(p, &want)).count();
@@ -321,9 +323,14 @@ fn compare(cp: &Checkpoint, n: u32, given: &str, log: &crate::model::FileLog) ->
             path,
             size,
             format!(
-                "{} recorded file(s) under {was}, {under} of them under the path given: {}{more}",
+                "{} recorded file(s) under {was}, {under} of them under the path given: {}{more}{}",
                 paths.len(),
-                names.join(", ")
+                names.join(", "),
+                if not_kept > 0 {
+                    format!("; the log's files hold {not_kept} more, read and well formed but past this inspector's memory budget for entries: not compared")
+                } else {
+                    String::new()
+                }
             ),
             None,
         );

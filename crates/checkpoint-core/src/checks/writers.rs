@@ -50,11 +50,13 @@ pub fn check_writers(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 .or_else(|| cp.sink_logs.iter().find(|l| l.dir == t.dir))
                 .and_then(|l| l.read.get(&b))
                 .and_then(|f| f.file.content.as_ref().ok());
-            if let Some(fin) = fin {
+            // Both lists must be whole to be compared (a file past the entry budget is only counted).
+            if let Some(fin) = fin.filter(|f| f.complete() && tmp.complete()) {
                 let a: Vec<&str> = tmp.entries.iter().map(|e| e.path.as_str()).collect();
                 let c: Vec<&str> = fin.entries.iter().map(|e| e.path.as_str()).collect();
                 if a != c {
-                    let extra: Vec<&str> = a.iter().filter(|p| !c.contains(p)).copied().collect();
+                    let committed: std::collections::HashSet<&str> = c.iter().copied().collect();
+                    let extra: Vec<&str> = a.iter().filter(|p| !committed.contains(*p)).copied().collect();
                     differs = Some(format!(
                         "this copy of batch {b} lists {} file(s), the renamed {final_path} lists {}; not in the committed list: {}",
                         a.len(),

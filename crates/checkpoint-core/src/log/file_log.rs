@@ -5,7 +5,7 @@
 //! Mirrors `CompactibleFileStreamLog.deserialize` (no first line → "Incomplete log file") and its
 //! compaction arithmetic (`isCompactionBatch`, interval inference from the `.compact` files on disk).
 
-use super::{json_error, lines_with_offsets, parse_version_line, utf8, LogError};
+use super::{json_error, parse_version_line, LogError};
 
 /// One entry of a file source log (`FileEntry`) or file sink log (`SinkFileStatus`), as far as we use it.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,39 +27,230 @@ pub struct FileLogEntry {
 pub struct FileLogBatch {
     /// The version line's number.
     pub version: u32,
-    /// The entries, in file order.
+    /// The entries, in file order: all of them, or the first ones when [`FileLogBatch::not_kept`] is not 0.
     pub entries: Vec<FileLogEntry>,
+    /// Entries read and found well formed but not kept, past the memory budget the parser was given
+    /// ([`Parser::new`]): the file is verified, but a comparison that needs every entry cannot be made.
+    pub not_kept: u64,
+}
+
+impl FileLogBatch {
+    /// Every entry is in [`FileLogBatch::entries`].
+    pub fn complete(&self) -> bool {
+        self.not_kept == 0
+    }
 }
 
 /// Parses one batch file (plain or `.compact`).
 pub fn parse(bytes: &[u8]) -> Result<FileLogBatch, LogError> {
-    let text = utf8(bytes)?;
-    let mut lines = lines_with_offsets(text);
-    let Some((_, first)) = lines.next() else {
-        return Err(LogError::Empty);
-    };
-    let version = parse_version_line(first)?;
-    let mut entries = Vec::new();
-    for (i, (off, line)) in lines.enumerate().map(|(i, l)| (i + 1, l)) {
-        let v: serde_json::Value = serde_json::from_str(line).map_err(|e| json_error(&e, line, off, i + 1))?;
-        let Some(path) = v.get("path").and_then(|p| p.as_str()) else {
-            return Err(LogError::BadJson {
-                offset: off,
-                line: i + 1,
-                message: "No usable value for path".into(),
-                eof: false,
-                data: true,
-            });
-        };
-        entries.push(FileLogEntry {
-            path: path.to_string(),
-            timestamp_ms: v.get("timestamp").or_else(|| v.get("modificationTime")).and_then(|x| x.as_i64()),
-            batch_id: v.get("batchId").and_then(|x| x.as_i64()),
-            size: v.get("size").and_then(|x| x.as_i64()),
-            action: v.get("action").and_then(|x| x.as_str()).map(str::to_string),
-        });
+    let mut p = Parser::new(u64::MAX, usize::MAX);
+    p.push(bytes);
+    p.finish()
+}
+
+/// Bytes a kept entry costs: its struct and its strings.
+pub fn entry_cost(e: &FileLogEntry) -> u64 {
+    (std::mem::size_of::<FileLogEntry>() + e.path.len() + e.action.as_ref().map_or(0, String::len)) as u64
+}
+
+/// A batch file parsed as its bytes come: [`Parser::push`] the pieces in order, then [`Parser::finish`]. The
+/// result is [`parse`]'s of the whole (the same entries, errors and offsets; invalid UTF-8 anywhere wins over a
+/// bad line before it, as the whole file is decoded first there), while memory holds one line and the entries
+/// kept. Mirrors `CompactibleFileStreamLog.deserialize`, which reads the lines of a stream one by one.
+#[derive(Debug)]
+pub struct Parser {
+    /// The bytes of the current line that came in earlier pieces.
+    pending: Vec<u8>,
+    /// Byte offset in the file of the current line's start.
+    line_at: u64,
+    /// Bytes pushed so far.
+    pushed: u64,
+    /// The last piece ended with `\r`: a `\n` starting the next belongs to that line end.
+    after_cr: bool,
+    /// The current line is over `max_line` bytes: skipped to its end.
+    overlong: bool,
+    /// Lines ended so far.
+    lines: usize,
+    version: Option<u32>,
+    entries: Vec<FileLogEntry>,
+    not_kept: u64,
+    keep_left: u64,
+    max_line: usize,
+    /// The first version or entry error.
+    error: Option<LogError>,
+    /// The offset of the first byte that is not UTF-8.
+    not_utf8: Option<u64>,
+}
+
+impl Parser {
+    /// A parser that keeps entries while their [`entry_cost`] fits in `keep_bytes` (later ones are checked and
+    /// counted in [`FileLogBatch::not_kept`]), and reads lines of at most `max_line` bytes (a longer one makes
+    /// the file [`LogError::NotVerified`]: a limit of this inspector).
+    pub fn new(keep_bytes: u64, max_line: usize) -> Self {
+        Parser {
+            pending: Vec::new(),
+            line_at: 0,
+            pushed: 0,
+            after_cr: false,
+            overlong: false,
+            lines: 0,
+            version: None,
+            entries: Vec::new(),
+            not_kept: 0,
+            keep_left: keep_bytes,
+            max_line,
+            error: None,
+            not_utf8: None,
+        }
     }
-    Ok(FileLogBatch { version, entries })
+
+    /// The next piece of the file.
+    pub fn push(&mut self, piece: &[u8]) {
+        let base = self.pushed;
+        self.pushed += piece.len() as u64;
+        let mut i = 0;
+        if std::mem::take(&mut self.after_cr) && piece.first() == Some(&b'\n') {
+            i = 1;
+            self.line_at = base + 1;
+        }
+        while i < piece.len() {
+            let Some(k) = piece[i..].iter().position(|b| *b == b'\n' || *b == b'\r') else {
+                self.hold(&piece[i..]);
+                return;
+            };
+            let end = i + k;
+            if self.pending.is_empty() && !self.overlong {
+                self.line(self.line_at, &piece[i..end]);
+            } else {
+                self.hold(&piece[i..end]);
+                let held = std::mem::take(&mut self.pending);
+                if !std::mem::take(&mut self.overlong) {
+                    self.line(self.line_at, &held);
+                }
+                self.pending = held;
+                self.pending.clear();
+            }
+            // `\r\n` ends one line (`lines_with_offsets`); the `\n` may be in the next piece.
+            i = end + 1;
+            if piece[end] == b'\r' {
+                match piece.get(end + 1) {
+                    Some(b'\n') => i += 1,
+                    Some(_) => {}
+                    None => self.after_cr = true,
+                }
+            }
+            self.line_at = base + i as u64;
+        }
+    }
+
+    /// Keeps `bytes` of the current line for the next piece, up to `max_line`.
+    fn hold(&mut self, bytes: &[u8]) {
+        if self.overlong {
+            return;
+        }
+        if self.pending.len().saturating_add(bytes.len()) > self.max_line {
+            self.pending.clear();
+            self.overlong = true;
+            self.too_long();
+            return;
+        }
+        self.pending.extend_from_slice(bytes);
+    }
+
+    /// The current line is over `max_line`: counted, and the file not verified (unless an error came first).
+    fn too_long(&mut self) {
+        self.lines += 1;
+        if self.error.is_none() && self.not_utf8.is_none() {
+            self.error = Some(LogError::NotVerified {
+                reason: format!(
+                    "line {} (at byte {}) is longer than the {} bytes this inspector reads of one line",
+                    self.lines, self.line_at, self.max_line
+                ),
+            });
+        }
+    }
+
+    /// One whole line, which starts at byte `at` of the file.
+    fn line(&mut self, at: u64, bytes: &[u8]) {
+        if self.not_utf8.is_some() {
+            return;
+        }
+        if bytes.len() > self.max_line {
+            // A line inside one piece; one across pieces is caught as it is held.
+            self.too_long();
+            return;
+        }
+        let text = match std::str::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(e) => {
+                self.not_utf8 = Some(at + e.valid_up_to() as u64);
+                return;
+            }
+        };
+        let n = self.lines;
+        self.lines += 1;
+        if self.error.is_some() {
+            return;
+        }
+        if n == 0 {
+            match parse_version_line(text) {
+                Ok(v) => self.version = Some(v),
+                Err(e) => self.error = Some(e),
+            }
+            return;
+        }
+        match entry(text, at, n + 1) {
+            Ok(e) => {
+                let cost = entry_cost(&e);
+                if self.not_kept == 0 && cost <= self.keep_left {
+                    self.keep_left -= cost;
+                    self.entries.push(e);
+                } else {
+                    self.not_kept += 1;
+                }
+            }
+            Err(e) => self.error = Some(e),
+        }
+    }
+
+    /// The batch, once every piece is pushed.
+    pub fn finish(mut self) -> Result<FileLogBatch, LogError> {
+        if !self.pending.is_empty() && !self.overlong {
+            let held = std::mem::take(&mut self.pending);
+            self.line(self.line_at, &held);
+        }
+        if let Some(offset) = self.not_utf8 {
+            return Err(LogError::NotUtf8 { offset });
+        }
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        match self.version {
+            Some(version) => Ok(FileLogBatch { version, entries: self.entries, not_kept: self.not_kept }),
+            None => Err(LogError::Empty),
+        }
+    }
+}
+
+/// One entry line (file line `line_no`, 1-based, starting at byte `at`).
+fn entry(line: &str, at: u64, line_no: usize) -> Result<FileLogEntry, LogError> {
+    let v: serde_json::Value = serde_json::from_str(line).map_err(|e| json_error(&e, line, at, line_no))?;
+    let Some(path) = v.get("path").and_then(|p| p.as_str()) else {
+        return Err(LogError::BadJson {
+            offset: at,
+            line: line_no,
+            message: "No usable value for path".into(),
+            eof: false,
+            data: true,
+        });
+    };
+    Ok(FileLogEntry {
+        path: path.to_string(),
+        timestamp_ms: v.get("timestamp").or_else(|| v.get("modificationTime")).and_then(|x| x.as_i64()),
+        batch_id: v.get("batchId").and_then(|x| x.as_i64()),
+        size: v.get("size").and_then(|x| x.as_i64()),
+        action: v.get("action").and_then(|x| x.as_str()).map(str::to_string),
+    })
 }
 
 /// `CompactibleFileStreamLog.isCompactionBatch`: `(batchId + 1) % interval == 0`.

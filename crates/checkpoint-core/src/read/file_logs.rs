@@ -5,6 +5,8 @@
 use super::listing::{batch_files, batch_files_at, files_below, files_by_dir, paths_sorted};
 use super::{dir_of, sidecars, unreadable, Reader, MAX_LOG_BYTES};
 use crate::log;
+use crate::log::file_log::FileLogBatch;
+use crate::log::LogError;
 use crate::model::{Checkpoint, FileLog, LogFile, ReadFile};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -135,17 +137,37 @@ fn read_file_log(
         let Some((path, size, compact)) = listed.get(&id).cloned() else {
             continue;
         };
-        let content = match rd.read(&path, MAX_LOG_BYTES) {
-            Ok(b) => {
-                sidecars::verify(cp, rd, &path, &b);
-                log::file_log::parse(&b)
-            }
-            Err(e) => Err(unreadable(&e)),
-        };
+        let content = read_streamed(cp, rd, &path);
         read.insert(id, LogFile { batch_id: id, compact, file: ReadFile { path, size, content } });
     }
     let output_files = if d.starts_with("sources/") { None } else { output_files(cp, sorted, d) };
     FileLog { dir: d.to_string(), listed, compact_interval: interval, read, output_files }
+}
+
+/// Reads one batch file of a file log in pieces, line by line (a `.compact` can be hundreds of MB): its sidecars
+/// first, then its bytes handed to the sidecar sums and the parser together. Its entries are kept while
+/// `rd.entries_left` lasts, then only counted.
+fn read_streamed(cp: &mut Checkpoint, rd: &mut Reader<'_>, path: &str) -> Result<FileLogBatch, LogError> {
+    let side = sidecars::Sidecars::read(cp, rd, path);
+    let mut sums = side.verifier();
+    let mut parser = log::file_log::Parser::new(rd.entries_left, super::MAX_FILE_LOG_LINE);
+    let read = rd.read_each(path, super::MAX_FILE_LOG_BYTES, &mut |piece| {
+        sums.update(piece);
+        parser.push(piece);
+    });
+    match read {
+        Ok(_) => {
+            let results = sums.finish();
+            side.record(cp, rd, path, results);
+            let batch = parser.finish();
+            if let Ok(b) = &batch {
+                let kept: u64 = b.entries.iter().map(log::file_log::entry_cost).sum();
+                rd.entries_left = rd.entries_left.saturating_sub(kept);
+            }
+            batch
+        }
+        Err(e) => Err(super::unreadable_capped(&e, super::MAX_FILE_LOG_BYTES)),
+    }
 }
 
 /// The data files of the output folder holding the sink log `d` (`<out>/_spark_metadata`): every listed file
@@ -173,6 +195,7 @@ pub fn read_sink_logs(archive: &mut dyn crate::archive::Archive) -> Vec<FileLog>
         budget_left: 0,
         rows_read: Default::default(),
         inaccessible: Vec::new(),
+        entries_left: super::MAX_FILE_LOG_ENTRY_BYTES,
     };
     let dirs = files_by_dir(&cp, is_sink_log_dir);
     let sorted = if dirs.is_empty() { Vec::new() } else { paths_sorted(&cp) };

@@ -37,6 +37,15 @@ pub const MAX_TOTAL_LOG_BYTES: u64 = crate::log::MAX_TOTAL_LOG_BYTES;
 /// Number of newest readable offsets files whose source offsets are kept whole (a restart reads the latest and
 /// the one before it); older ones are elided.
 pub const KEEP_FULL_OFFSETS: usize = 2;
+/// Largest file source or sink log file read (a `.compact` of a source that read a few hundred thousand files
+/// is tens of MB; Spark's own logs of long-running queries reach hundreds). It is read in pieces, line by line,
+/// never whole; the archive's own per-entry limit ([`crate::archive::Limits::max_entry_bytes`]) applies too.
+pub const MAX_FILE_LOG_BYTES: u64 = 1024 * 1024 * 1024;
+/// Longest line of a file source or sink log read (one entry: a path and a few numbers).
+pub const MAX_FILE_LOG_LINE: usize = MAX_LOG_BYTES as usize;
+/// Bytes of file log entries kept in memory per archive ([`ReadOptions::file_log_entry_bytes`]): about
+/// 300,000 entries of 100-byte paths.
+pub const MAX_FILE_LOG_ENTRY_BYTES: u64 = 64 * 1024 * 1024;
 /// Cap for one sidecar file.
 pub const MAX_SIDECAR_BYTES: u64 = 1024 * 1024;
 /// Cap for one state file read for integrity checks.
@@ -61,6 +70,10 @@ pub struct ReadOptions {
     /// Offsets and commits files read before the verdict at least, by [`read_root_verdict_first`] (default
     /// [`log_files::VERDICT_LOG_FILES`]).
     pub verdict_log_files: usize,
+    /// Bytes of file source and sink log entries kept in memory (default [`MAX_FILE_LOG_ENTRY_BYTES`]): every
+    /// line of a file log a restart reads is checked, but entries past this are only counted
+    /// ([`crate::log::file_log::FileLogBatch::not_kept`]).
+    pub file_log_entry_bytes: u64,
 }
 
 impl Default for ReadOptions {
@@ -71,6 +84,7 @@ impl Default for ReadOptions {
             budget_bytes: DEFAULT_VERIFY_BUDGET,
             log_budget_bytes: MAX_TOTAL_LOG_BYTES,
             verdict_log_files: log_files::VERDICT_LOG_FILES,
+            file_log_entry_bytes: MAX_FILE_LOG_ENTRY_BYTES,
         }
     }
 }
@@ -144,6 +158,7 @@ pub fn read_history(archive: &mut dyn Archive, root: &Root, cp: &mut Checkpoint,
         budget_left: 0,
         rows_read: Default::default(),
         inaccessible: Vec::new(),
+        entries_left: 0,
     };
     reading.read_rest(cp, &mut rd);
     rd.note_inaccessible(cp);
@@ -180,6 +195,7 @@ fn read_stages_with(
         budget_left: opts.budget_bytes,
         rows_read: Default::default(),
         inaccessible: Vec::new(),
+        entries_left: opts.file_log_entry_bytes,
     };
     if root.kind == CheckpointKind::Dstream {
         dstream::read_dstream_files(&mut cp, &mut rd);
@@ -258,6 +274,8 @@ pub(crate) struct Reader<'a> {
     /// directory input that does not open), by relative path; they join `Checkpoint::archive_unreadable`
     /// ([`Reader::note_inaccessible`]), as if the listing had known.
     pub(crate) inaccessible: Vec<(String, ArchiveError)>,
+    /// Bytes of file log entries ([`crate::log::file_log::entry_cost`]) that may still be kept in memory.
+    pub(crate) entries_left: u64,
 }
 
 impl Reader<'_> {
@@ -269,6 +287,15 @@ impl Reader<'_> {
     pub(crate) fn read(&mut self, rel: &str, cap: u64) -> Result<Vec<u8>, ArchiveError> {
         let p = self.abs(rel);
         let out = self.archive.read(&p, cap);
+        if let Err(e @ ArchiveError::Inaccessible { .. }) = &out {
+            self.inaccessible.push((rel.to_string(), e.clone()));
+        }
+        out
+    }
+    /// [`Reader::read`] in pieces ([`Archive::read_each`]).
+    pub(crate) fn read_each(&mut self, rel: &str, cap: u64, sink: &mut dyn FnMut(&[u8])) -> Result<u64, ArchiveError> {
+        let p = self.abs(rel);
+        let out = self.archive.read_each(&p, cap, sink);
         if let Err(e @ ArchiveError::Inaccessible { .. }) = &out {
             self.inaccessible.push((rel.to_string(), e.clone()));
         }
@@ -305,6 +332,11 @@ pub(crate) const PREFETCH_FILES: usize = 512;
 
 /// The [`LogError`] of a log file the archive could not give.
 pub(crate) fn unreadable(e: &ArchiveError) -> LogError {
+    unreadable_capped(e, MAX_LOG_BYTES)
+}
+
+/// [`unreadable`] of a file read with the cap `cap`.
+pub(crate) fn unreadable_capped(e: &ArchiveError, cap: u64) -> LogError {
     match e {
         // The path is the evidence's; the reason says where the inflated stream broke.
         ArchiveError::Corrupt { offset, reason, .. } => LogError::Unreadable {
@@ -314,7 +346,7 @@ pub(crate) fn unreadable(e: &ArchiveError) -> LogError {
         // The input's reader failed (a folder's file that cannot be opened): the file was not seen.
         ArchiveError::Io { .. } => LogError::Unreadable { reason: e.to_string(), archive_damaged: true },
         // Inflates past the size the zip declares (below the read cap): the entry's header lies.
-        ArchiveError::OverLimit { what, limit, .. } if what.contains("declares") && *limit < MAX_LOG_BYTES => {
+        ArchiveError::OverLimit { what, limit, .. } if what.contains("declares") && *limit < cap => {
             LogError::Unreadable { reason: e.to_string(), archive_damaged: true }
         }
         _ => match not_verified_reason(e) {
