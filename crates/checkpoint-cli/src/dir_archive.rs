@@ -3,7 +3,9 @@
 //! Walks the tree once, as Spark's Hadoop `LocalFileSystem` would see it, and reads files only when asked:
 //! - symbolic links are followed, to folders and to files (a copied checkpoint may link `state/` to a mounted
 //!   volume); a link that leads back to a folder it lies in (same device and inode) is a loop, listed and not
-//!   followed, and the depth and entry limits bound the rest;
+//!   followed; a folder reached again under another path is listed again (Spark would find it under both), up
+//!   to [`MAX_FOLDERS_LISTED_AGAIN`] times in all, then named and not listed (links that fan out and meet again
+//!   would list 2^levels copies); the depth and entry limits bound the rest;
 //! - a folder that cannot be listed, a link that points nowhere, a FIFO, socket or device (never opened: opening
 //!   a FIFO blocks) or a name that is not UTF-8 is listed as an entry the input cannot give
 //!   ([`ArchiveError::Inaccessible`], see [`Archive::unreadable_entries`]): the core reports it, and diagnoses
@@ -46,7 +48,16 @@ struct Walk {
     /// (device, inode) and relative path of the folders from the root to the one listed (a link to one of them
     /// is a loop).
     ancestors: Vec<((u64, u64), String)>,
+    /// (device, inode) of every folder listed, with the first path it was listed under.
+    seen: HashMap<(u64, u64), String>,
+    /// Folders listed again under another path (through a symbolic link), at most [`MAX_FOLDERS_LISTED_AGAIN`].
+    listed_again: usize,
 }
+
+/// Folders a walk lists again when a symbolic link leads to one already listed under another path (as Spark would
+/// find it under both paths). Past this, such a folder is named and not listed again: links that fan out and meet
+/// again ("diamonds", each level doubling the paths) would otherwise list 2^levels copies.
+pub const MAX_FOLDERS_LISTED_AGAIN: usize = 1000;
 
 /// The identity of a folder: (device, inode) on Unix; elsewhere none (loops end at the depth limit).
 fn folder_id(m: &Metadata) -> Option<(u64, u64)> {
@@ -213,6 +224,20 @@ impl Walk {
             self.unreadable.push((path.clone(), ArchiveError::Inaccessible { path, reason, folder: false }));
             return Ok(());
         }
+        if let Some(first) = id.and_then(|id| self.seen.get(&id)) {
+            if self.listed_again >= MAX_FOLDERS_LISTED_AGAIN {
+                let path = self.entries[pos].path.clone();
+                let reason = format!(
+                    "the same folder as {first}, reached again through a symbolic link; over {MAX_FOLDERS_LISTED_AGAIN} folders were reached again this way, so it is not listed again"
+                );
+                self.blocked.insert(pos, self.unreadable.len());
+                self.unreadable.push((path.clone(), ArchiveError::Inaccessible { path, reason, folder: true }));
+                return Ok(());
+            }
+            self.listed_again += 1;
+        } else if let Some(id) = id {
+            self.seen.insert(id, path.clone());
+        }
         match std::fs::read_dir(full) {
             Ok(rd) => {
                 if let Some(id) = id {
@@ -247,6 +272,8 @@ impl DirArchive {
             blocked: HashMap::new(),
             bytes: 0,
             ancestors: folder_id(&meta).map(|id| (id, String::new())).into_iter().collect(),
+            seen: HashMap::new(),
+            listed_again: 0,
         };
         walk.folder(root, "", 0, rd)?;
         let Walk { mut entries, unreadable, blocked, bytes, .. } = walk;

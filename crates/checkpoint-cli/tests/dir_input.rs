@@ -117,6 +117,33 @@ fn a_symlink_loop_ends_with_a_finding() {
     let _ = std::fs::remove_dir_all(scratch);
 }
 
+/// Links that fan out and meet again (a "diamond": each of 25 levels links twice to the next) once listed 2^25
+/// paths until the entry limit refused the whole input (5.8 s); now a folder reached again is listed again at most
+/// `MAX_FOLDERS_LISTED_AGAIN` times in all, then named: the checkpoint beside it gets its own verdict.
+#[test]
+fn links_that_fan_out_and_meet_again_are_listed_once_past_a_bound() {
+    let (scratch, chk) = unzipped("ss-4.3.0-agg-hdfs.zip", "diamond");
+    let (_, plain) = diagnose(&chk, &[]);
+    let extra = chk.join("extra");
+    for i in 0..=25 {
+        std::fs::create_dir_all(extra.join(format!("l{i}"))).unwrap();
+    }
+    for i in 0..25 {
+        for name in ["a", "b"] {
+            std::os::unix::fs::symlink(format!("../l{}", i + 1), extra.join(format!("l{i}/{name}"))).unwrap();
+        }
+    }
+    std::fs::write(extra.join("l25/f"), b"x").unwrap();
+    let (code, report) = diagnose(&chk, &[]);
+    assert!(matches!(code, Some(0 | 1)), "{code:?}");
+    assert_eq!(outcome(&report), outcome(&plain));
+    let entries = report["input"]["entries"].as_u64().unwrap();
+    assert!(entries < 20_000, "{entries} entries listed");
+    let (_, evidence) = unreadable(&report).expect("a finding about the folders not listed again");
+    assert!(evidence.iter().any(|e| e.1.contains("reached again through a symbolic link")), "{evidence:?}");
+    let _ = std::fs::remove_dir_all(scratch);
+}
+
 /// A FIFO is listed as a file that cannot be read ("not a regular file") and is never opened (opening one
 /// without a writer blocks): the run ends. As the latest offsets file, a restart reads it: verdict unknown.
 #[test]
