@@ -105,3 +105,73 @@ fn small_mutations_of_a_real_checkpoint_never_panic() {
     }
     assert!(refused > 100 && read > 100, "refused {refused}, read {read}");
 }
+
+/// The kind of `fuzz_regressions.rs`' column that ends before its row group's rows: each column chunk's data page
+/// in turn declaring fewer values than it holds (one fewer, and none), read row by row, is an error of the guard
+/// every time, never a panic (the row reader advancing a column past its end panics in `record/triplet.rs`).
+#[test]
+fn a_data_page_declaring_fewer_values_than_its_rows_is_an_error() {
+    let original = checkpoint_bytes();
+    let reader = parquet::file::reader::SerializedFileReader::new(bytes::Bytes::from(original.clone())).unwrap();
+    let mut tried = 0;
+    for column in parquet::file::reader::FileReader::metadata(&reader).row_group(0).columns() {
+        // PageHeader: the type and both sizes (0x15 and a varint each), the data page header (0x2c), its count.
+        let mut i = column.data_page_offset() as usize;
+        for _ in 0..3 {
+            assert_eq!(original[i], 0x15);
+            i += original[i + 1..].iter().position(|b| b & 0x80 == 0).unwrap() + 2;
+        }
+        assert_eq!(original[i..i + 2], [0x2c, 0x15], "{}", column.column_path());
+        let count = original[i + 2];
+        if count & 0x80 != 0 || count < 4 {
+            continue; // the zigzag varint of a count of 2 or more in one byte
+        }
+        for fewer in [count - 2, 0] {
+            let mut b = original.clone();
+            b[i + 2] = fewer;
+            let e = for_each_row(b, |_| {}).expect_err("a page short of its rows");
+            assert!(!e.reason.starts_with(PANIC_CAUGHT), "{}, {} values: {e:?}", column.column_path(), fewer / 2);
+            tried += 1;
+        }
+    }
+    assert!(tried > 40, "{tried}");
+}
+
+/// A v2 data page whose level lengths fit its declared uncompressed size but not its bytes (an uncompressed page,
+/// which the crate does not size-check): the column reader slices the levels out of the page without a bound
+/// (a panic in `Bytes::slice`); the guard refuses the page. The file is written here by the `parquet` crate (one
+/// nullable `INT64` column, one v2 page of 6 values), then its header edited in place.
+#[test]
+fn a_v2_page_whose_levels_run_past_its_bytes_is_an_error() {
+    use parquet::basic::{Compression, Encoding};
+    use parquet::file::properties::{WriterProperties, WriterVersion};
+    use std::sync::Arc;
+    let schema = Arc::new(parquet::schema::parser::parse_message_type("message m { optional int64 a; }").unwrap());
+    let props = WriterProperties::builder()
+        .set_writer_version(WriterVersion::PARQUET_2_0)
+        .set_dictionary_enabled(false)
+        .set_encoding(Encoding::PLAIN)
+        .set_compression(Compression::UNCOMPRESSED)
+        .build();
+    let mut file = Vec::new();
+    let mut w = parquet::file::writer::SerializedFileWriter::new(&mut file, schema, Arc::new(props)).unwrap();
+    let mut group = w.next_row_group().unwrap();
+    let mut a = group.next_column().unwrap().unwrap();
+    let def: Vec<i16> = (0..6).map(|i| i16::from(i % 3 != 0)).collect();
+    a.typed::<parquet::data_type::Int64Type>().write_batch(&[0, 1, 2, 3], Some(&def), None).unwrap();
+    a.close().unwrap();
+    group.close().unwrap();
+    w.close().unwrap();
+    assert!(for_each_row(file.clone(), |_| {}).is_ok());
+    // DATA_PAGE_V2, 34 bytes both sizes, its v2 header: 6 values, 2 nulls, 6 rows, PLAIN, 2 bytes of definition
+    // levels, none of repetition levels, not compressed.
+    let header = [0x15, 0x06, 0x15, 0x44, 0x15, 0x44, 0x5c, 0x15, 0x0c, 0x15, 0x04, 0x15, 0x0c, 0x15, 0x00, 0x15, 0x04];
+    assert_eq!(file[4..21], header);
+    (file[7], file[20]) = (0x78, 0x64); // 60 bytes uncompressed, 50 of definition levels
+    let e = for_each_row(file, |_| {}).expect_err("levels past the page");
+    assert!(!e.reason.starts_with(PANIC_CAUGHT), "refused by the guard, not caught: {e:?}");
+    assert!(
+        e.reason.contains("column a: row 0 of 6: Parquet error: a v2 data page's levels run past its 34 bytes"),
+        "{e:?}"
+    );
+}

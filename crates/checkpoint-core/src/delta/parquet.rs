@@ -38,13 +38,18 @@ pub fn for_each_row(bytes: Vec<u8>, mut each: impl FnMut(serde_json::Value)) -> 
     backstop(|| read_checked(bytes, &mut each))
 }
 
-/// Opens the footer, runs [`super::parquet_guard::check`], then reads the rows with the record API.
+/// Walks the footer ([`super::page_headers::check_footer`]), opens it, runs [`super::parquet_guard::check`], then
+/// reads the rows with the record API.
 fn read_checked(bytes: Vec<u8>, each: &mut dyn FnMut(serde_json::Value)) -> Result<u64, ParquetError> {
-    let len = bytes.len() as u64;
     let footer_at = footer_start(&bytes);
-    let reader = SerializedFileReader::new(Bytes::from(bytes))
+    let footer_end = bytes.len() - 8;
+    if footer_at as usize != footer_end {
+        super::page_headers::check_footer(&bytes, footer_at as usize, footer_end)?;
+    }
+    let bytes = Bytes::from(bytes);
+    let reader = SerializedFileReader::new(bytes.clone())
         .map_err(|e| ParquetError { offset: Some(footer_at), reason: format!("footer: {e}") })?;
-    super::parquet_guard::check(&reader, len, footer_at)?;
+    super::parquet_guard::check(&reader, &bytes, footer_at)?;
     let rows = reader.get_row_iter(None).map_err(|e| ParquetError { offset: None, reason: e.to_string() })?;
     let mut n = 0u64;
     for row in rows {
