@@ -19,6 +19,7 @@ pub mod codec;
 pub mod context;
 pub mod delta;
 pub mod diagnose;
+pub mod dir_index;
 pub mod dstream;
 pub mod hadoop;
 pub mod javaser;

@@ -430,6 +430,26 @@ mod tests {
 /// `root/state/0/1/left-keyToNumValues`; [`FileRef::path`]s are archive paths), classified as [`list_state`]
 /// does: what the State Data Source loaders plan from. One pass over the listing.
 pub fn store_files(entries: &[crate::archive::Entry], store_dir: &str) -> StoreFiles {
+    store_files_of(entries.iter(), store_dir)
+}
+
+/// [`store_files`] through an index of `entries` built once ([`crate::dir_index::DirIndex`], from these very
+/// entries): the same answer, at the cost of the entries under the folder (and sorting their positions back
+/// into listing order, the order [`store_files`] classifies them in), not of the whole listing.
+pub fn store_files_in(
+    entries: &[crate::archive::Entry],
+    dirs: &crate::dir_index::DirIndex,
+    store_dir: &str,
+) -> StoreFiles {
+    let dir = store_dir.trim_end_matches('/');
+    let prefix = if dir.is_empty() { String::new() } else { format!("{dir}/") };
+    let mut under = dirs.under(entries, &prefix).to_vec();
+    under.sort_unstable();
+    store_files_of(under.iter().filter_map(|&i| entries.get(i as usize)), store_dir)
+}
+
+/// [`store_files`] over `entries` (some of a listing, in listing order: those outside the folder are skipped).
+fn store_files_of<'e>(entries: impl Iterator<Item = &'e crate::archive::Entry>, store_dir: &str) -> StoreFiles {
     let dir = store_dir.trim_end_matches('/');
     let prefix = if dir.is_empty() { String::new() } else { format!("{dir}/") };
     let mut store = StoreFiles { dir: dir.to_string(), ..Default::default() };

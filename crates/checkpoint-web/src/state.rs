@@ -9,6 +9,7 @@
 //!   [`LoadedState`] the worker keeps, with per-partition row counts and bytes; [`LoadedState::page`] filters it by
 //!   partition and key substring and cuts one page.
 
+use checkpoint_core::dir_index::DirIndex;
 use checkpoint_core::state::schema::{DataType, StructType};
 use checkpoint_core::state::{
     self, rocksdb, schema, JoinSide, Provider, StateError, StateLimits, StateQuery, StateRow,
@@ -296,12 +297,14 @@ pub fn state_overview(a: &mut dyn Archive) -> Value {
     };
     let mut zip_reads = 0usize;
     let mut operators = Vec::new();
+    // The listing indexed once: the folders of every partition and store are ranges of it.
+    let dirs = DirIndex::build(a.entries());
     let ops = if roots.is_empty() { Vec::new() } else { state::list_operators(a, &root) };
     for op in ops {
-        let parts = state::list_partitions(a, &root, op);
+        let parts = state::list_partitions_in(a, &dirs, &root, op);
         let files = operator_files(a, &root, op);
         let name = metadata.iter().find(|m| m.operator_id == op).and_then(|m| m.operator_name.clone());
-        let mut store_names = state::store_names(a, &root, op);
+        let mut store_names = state::store_names_in(a, &dirs, &root, op);
         for m in metadata.iter().filter(|m| m.operator_id == op) {
             if !store_names.contains(&m.state_store_name) {
                 store_names.push(m.state_store_name.clone());
@@ -315,7 +318,7 @@ pub fn state_overview(a: &mut dyn Archive) -> Value {
         for s in &store_names {
             let provider = parts
                 .iter()
-                .map(|&p| state::detect_provider(a, &state::store_dir(&root, op, p, s)))
+                .map(|&p| state::detect_provider_in(a, &dirs, &state::store_dir(&root, op, p, s)))
                 .find(|p| *p != Provider::Unknown)
                 .unwrap_or(Provider::Unknown);
             let mut store = Map::new();
@@ -326,7 +329,7 @@ pub fn state_overview(a: &mut dyn Archive) -> Value {
             store.insert("partitions".into(), json!(store_parts));
             store.insert("partition_bytes".into(), json!(partition_file_bytes(&files, s, &parts)));
             let v3 = schema_v3(a, &root, op, s);
-            match state::store_schemas(a, &root, op, s) {
+            match state::store_schemas_in(a, &dirs, &root, op, s) {
                 Ok((k, v)) => {
                     store.insert("schema".into(), json!({"key": schema_tree(&k), "value": schema_tree(&v)}));
                 }

@@ -20,6 +20,7 @@ use super::schema::StructType;
 use super::statestore::RowSink;
 use super::*;
 use crate::archive::Archive;
+use crate::dir_index::DirIndex;
 use crate::restart_chain::{ChainFileKind, ChainStep, LoadChain};
 use serde_json::Value;
 
@@ -180,8 +181,15 @@ pub fn resolve_options(a: &dyn Archive, root: &str, q: &StateQuery) -> Result<Re
 
 /// The one partition a `snapshotPartitionId` query reads: its folder must exist
 /// (`CANNOT_LOAD_STATE_STORE.SNAPSHOT_PARTITION_ID_NOT_FOUND`, as Spark's `StateStoreSnapshotPartitionNotFound`).
-pub(super) fn snapshot_partition(a: &dyn Archive, root: &str, op: i64, partition: i64) -> Result<u32, StateError> {
-    u32::try_from(partition).ok().filter(|p| list_partitions(a, root, op).contains(p)).ok_or_else(|| {
+/// `dirs`: the index of `a`'s entries.
+pub(super) fn snapshot_partition(
+    a: &dyn Archive,
+    dirs: &DirIndex,
+    root: &str,
+    op: i64,
+    partition: i64,
+) -> Result<u32, StateError> {
+    u32::try_from(partition).ok().filter(|p| list_partitions_in(a, dirs, root, op).contains(p)).ok_or_else(|| {
         StateError::new(
             join(root, &format!("state/{op}/{partition}")),
             format!("Partition id {partition} not found for state of operator {op} at {}", join(root, "state")),
@@ -191,10 +199,10 @@ pub(super) fn snapshot_partition(a: &dyn Archive, root: &str, op: i64, partition
 }
 
 /// The provider a store folder is read with: the one found on disk, else (an empty or missing folder) the one of
-/// the operator's other partitions.
-fn provider_of(a: &dyn Archive, dir: &str) -> Provider {
-    match detect_provider(a, dir) {
-        Provider::Unknown if rocksdb::state_view::sibling_is_rocksdb(a, dir) => Provider::RocksDb,
+/// the operator's other partitions. `dirs`: the index of `a`'s entries.
+fn provider_of(a: &dyn Archive, dirs: &DirIndex, dir: &str) -> Provider {
+    match detect_provider_in(a, dirs, dir) {
+        Provider::Unknown if rocksdb::state_view::sibling_is_rocksdb(a, dirs, dir) => Provider::RocksDb,
         Provider::Unknown => Provider::Hdfs,
         p => p,
     }
@@ -205,7 +213,8 @@ fn provider_of(a: &dyn Archive, dir: &str) -> Provider {
 ///
 /// Errors: the snapshot missing (`CANNOT_LOAD_STATE_STORE.UNCATEGORIZED`, as Spark), a delta missing
 /// (`CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS`), a changelog missing
-/// (`CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE`), a file that does not decode.
+/// (`CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE`), a file that does not decode. Indexes the
+/// archive's listing for the call ([`load_from_snapshot_in`] with an index built once).
 pub fn load_from_snapshot(
     a: &mut dyn Archive,
     dir: &str,
@@ -213,14 +222,27 @@ pub fn load_from_snapshot(
     version: i64,
     limits: &StateLimits,
 ) -> Result<RawStore, StateError> {
-    let files = crate::state_files::store_files(a.entries(), dir);
+    let dirs = DirIndex::build(a.entries());
+    load_from_snapshot_in(a, &dirs, dir, snapshot_version, version, limits)
+}
+
+/// [`load_from_snapshot`] through `dirs`, the index of `a`'s entries.
+pub fn load_from_snapshot_in(
+    a: &mut dyn Archive,
+    dirs: &DirIndex,
+    dir: &str,
+    snapshot_version: i64,
+    version: i64,
+    limits: &StateLimits,
+) -> Result<RawStore, StateError> {
+    let files = crate::state_files::store_files_in(a.entries(), dirs, dir);
     // At most one file per version of the range, and never more than the archive lists.
     let span = version.saturating_sub(snapshot_version);
     if span > a.entries().len() as i64 + 1 {
         let m = format!("versions {snapshot_version}..{version}: more files than the archive holds are needed");
         return Err(StateError::new(dir, m).class("CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS"));
     }
-    if provider_of(a, dir) == Provider::Hdfs {
+    if provider_of(a, dirs, dir) == Provider::Hdfs {
         let Some(snap) = files.snapshots.get(&snapshot_version) else {
             return Err(StateError::new(
                 format!("{dir}/{snapshot_version}.snapshot"),
@@ -254,9 +276,9 @@ pub fn load_from_snapshot(
         plan.changelogs.push((v, changelog_path(a, dir, &files, v)?));
     }
     let l = rocksdb::state_view::load_limits(limits);
-    let store = rocksdb::load_from_plan(a, dir, version, &plan, &l)?;
+    let store = rocksdb::load_from_plan_listed(a, dir, &files, version, &plan, &l)?;
     let mut pairs = RawStore::default();
-    rocksdb::state_view::state_pairs(a, dir, &store, limits, |_, k, v| {
+    rocksdb::state_view::state_pairs(a, Some(dirs), dir, &store, limits, |_, k, v| {
         pairs.push(&k, &v);
         true
     })?;
@@ -303,9 +325,11 @@ fn changelog_path(
 /// Errors (the file, the record's offset in the decompressed stream, Spark's error class): a delta or changelog
 /// of the range missing or undecodable, a key or value that does not match the store's schema, more than
 /// `limits.max_rows` rows; state variables of transformWithState (their change feed is not read by this
-/// inspector).
+/// inspector). `dirs`: the index of `a`'s entries.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn read_change_feed(
     a: &mut dyn Archive,
+    dirs: &DirIndex,
     root: &str,
     q: &StateQuery,
     (start, end): (i64, i64),
@@ -319,13 +343,13 @@ pub(super) fn read_change_feed(
             "this inspector does not read the change feed of transformWithState state variables or timers",
         ));
     }
-    let (ks, vs) = store_schemas(a, root, q.operator_id, &q.store_name)?;
+    let (ks, vs) = store_schemas_in(a, dirs, root, q.operator_id, &q.store_name)?;
     let mut emitted = 0usize;
     for &p in parts {
         let dir = store_dir(root, q.operator_id, p, &q.store_name);
-        let files = crate::state_files::store_files(a.entries(), &dir);
-        let rocks = provider_of(a, &dir) == Provider::RocksDb;
-        let layout = if rocks { Some(RocksKeys::of(a, root, &dir, end)?) } else { None };
+        let files = crate::state_files::store_files_in(a.entries(), dirs, &dir);
+        let rocks = provider_of(a, dirs, &dir) == Provider::RocksDb;
+        let layout = if rocks { Some(RocksKeys::of(a, dirs, root, &dir, end)?) } else { None };
         for v in start + 1..=end + 1 {
             let mut emit = |key: &[u8], value: Option<&[u8]>, path: &str, offset: Option<u64>| {
                 let row = change_row(p, v - 1, key, value, &ks, &vs).map_err(|e| {
@@ -408,14 +432,14 @@ struct RocksKeys {
 }
 
 impl RocksKeys {
-    fn of(a: &mut dyn Archive, root: &str, dir: &str, batch: i64) -> Result<Self, StateError> {
+    fn of(a: &mut dyn Archive, dirs: &DirIndex, root: &str, dir: &str, batch: i64) -> Result<Self, StateError> {
         let conf = rocksdb::state_view::offset_conf(a, root, batch);
         let row_checksums = conf
             .get("spark.sql.streaming.stateStore.rowChecksum.enabled")
             .map(|v| v.trim().eq_ignore_ascii_case("true"));
-        let meta = read_operator_metadata(a, root, locate_op(dir).unwrap_or(0));
+        let meta = read_operator_metadata_in(a, dirs, root, locate_op(dir).unwrap_or(0));
         let prefix = meta.is_some_and(|m| m.stores.iter().any(|s| s.num_cols_prefix_key > 0));
-        let prefix_scan = if prefix { Some(rocksdb::state_view::prefix_key_layout(a, dir)?) } else { None };
+        let prefix_scan = if prefix { Some(rocksdb::state_view::prefix_key_layout(a, dirs, dir)?) } else { None };
         Ok(RocksKeys { prefix_scan, row_checksums })
     }
 

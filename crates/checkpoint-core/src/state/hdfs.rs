@@ -402,11 +402,25 @@ pub fn load_store(
     version: i64,
     limits: &StateLimits,
 ) -> Result<RawStore, StateError> {
+    let store = crate::state_files::store_files(a.entries(), store_dir);
+    load_store_listed(a, store_dir, &store, version, limits)
+}
+
+/// [`load_store`] of a store folder listed already: `store` is
+/// [`crate::state_files::store_files`]`(a.entries(), store_dir)` (or the same listing through an index,
+/// [`crate::state_files::store_files_in`]); the archive is not listed again.
+pub fn load_store_listed(
+    a: &mut dyn Archive,
+    store_dir: &str,
+    store: &StoreFiles,
+    version: i64,
+    limits: &StateLimits,
+) -> Result<RawStore, StateError> {
     if version < 0 {
         return Err(StateError::new(store_dir, format!("version {version} is negative"))
             .class("CANNOT_LOAD_STATE_STORE.UNEXPECTED_VERSION"));
     }
-    let (_, chain) = plan(a, store_dir, version);
+    let chain = crate::restart_chain::plan(store, version, &PlanInput::new("hdfs"));
     load_chain(a, &chain, limits)
 }
 

@@ -414,4 +414,6 @@ impl Default for StateLimits {
 }
 
 #[cfg(test)]
+mod dirs_tests;
+#[cfg(test)]
 mod tests;

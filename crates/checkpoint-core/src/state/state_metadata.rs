@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::archive::Archive;
+use crate::dir_index::DirIndex;
 
 /// Reads the `state-metadata` view: one row per operator and store. Operator name, store names and partition
 /// counts come from the operator metadata (v2 for the latest batch if present, else v1); when a checkpoint has
@@ -12,11 +13,13 @@ pub fn read_state_metadata(a: &mut dyn Archive, root: &str) -> Result<Vec<StateM
     let batches = committed_batches(a, root);
     let (min_b, max_b) = (batches.first().copied().unwrap_or(-1), batches.last().copied().unwrap_or(-1));
     let mut out = Vec::new();
+    let dirs = DirIndex::build(a.entries());
     for op in list_operators(a, root) {
-        let parts = list_partitions(a, root, op);
+        let parts = list_partitions_in(a, &dirs, root, op);
         let meta_path = operator_metadata_path(a, root, op);
         let provider_of = |a: &dyn Archive, store: &str| {
-            parts.first().map(|&p| detect_provider(a, &store_dir(root, op, p, store))).unwrap_or(Provider::Unknown)
+            let first = parts.first();
+            first.map(|&p| detect_provider_in(a, &dirs, &store_dir(root, op, p, store))).unwrap_or(Provider::Unknown)
         };
         if let Some(path) = meta_path {
             let bytes = a.read(&path, 16 << 20).map_err(|e| {
@@ -43,8 +46,8 @@ pub fn read_state_metadata(a: &mut dyn Archive, root: &str) -> Result<Vec<StateM
             continue;
         }
         // No metadata: stores are the folders under the partitions (or `default` when files sit directly there).
-        let stores = store_names(a, root, op);
-        let inferred = infer_operator_name(a, root, op, &stores);
+        let stores = store_names_in(a, &dirs, root, op);
+        let inferred = infer_operator_name(a, &dirs, root, op, &stores);
         for s in stores {
             out.push(StateMetadataRow {
                 operator_id: op,

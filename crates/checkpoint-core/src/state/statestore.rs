@@ -4,6 +4,7 @@
 use super::schema::{DataType, StructType};
 use super::*;
 use crate::archive::Archive;
+use crate::dir_index::DirIndex;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::ops::ControlFlow;
@@ -142,14 +143,17 @@ fn read_state_into(
     limits: &StateLimits,
     out: &mut Emit<'_, '_>,
 ) -> Result<(), StateError> {
-    match prepare(a, root, q, limits)? {
+    // The archive's listing indexed once: every question about a folder below is a range of it.
+    let dirs = DirIndex::build(a.entries());
+    match prepare(a, &dirs, root, q, limits)? {
         Prepared::Nothing => Ok(()),
         Prepared::ChangeFeed { range, parts } => {
-            out.with_rows(|sink| change_feed::read_change_feed(a, root, q, range, &parts, limits, sink))
+            out.with_rows(|sink| change_feed::read_change_feed(a, &dirs, root, q, range, &parts, limits, sink))
         }
         Prepared::JoinSide { side, version, parts } => {
             let repair = q.auto_snapshot_repair;
-            out.with_rows(|sink| read_join_side(a, root, q.operator_id, side, version, &parts, limits, repair, sink))
+            let op = q.operator_id;
+            out.with_rows(|sink| read_join_side(a, &dirs, root, op, side, version, &parts, limits, repair, sink))
         }
         Prepared::StateVar { target, batch, parts } => {
             let opts = rocksdb::state_view::VarReadOptions {
@@ -159,6 +163,7 @@ fn read_state_into(
             out.with_rows(|sink| {
                 rocksdb::state_view::read_state_var(
                     a,
+                    &dirs,
                     root,
                     q.operator_id,
                     &q.store_name,
@@ -172,6 +177,7 @@ fn read_state_into(
             })
         }
         Prepared::Plain(mut plain) => {
+            plain.dirs = dirs;
             let mut text = plain.text_writer();
             for index in 0..plain.partitions().len() {
                 let store = plain.load(a, index)?;
@@ -214,22 +220,29 @@ enum Prepared {
 }
 
 /// Resolves and checks `q`'s options as Spark's reader does before it reads a row (option errors, the batch,
-/// the partitions, the provider, the schemas).
-fn prepare(a: &mut dyn Archive, root: &str, q: &StateQuery, limits: &StateLimits) -> Result<Prepared, StateError> {
+/// the partitions, the provider, the schemas); `dirs`: the index of `a`'s entries. A [`Prepared::Plain`] read
+/// is given an empty index: its caller hands it `dirs` once done with it.
+fn prepare(
+    a: &mut dyn Archive,
+    dirs: &DirIndex,
+    root: &str,
+    q: &StateQuery,
+    limits: &StateLimits,
+) -> Result<Prepared, StateError> {
     let mode = change_feed::resolve_options(a, root, q)?;
     let batch = query_batch(root, q, mode.batch())?;
     let version = batch + 1;
     let op_dir = join(root, &format!("state/{}", q.operator_id));
     let parts = match mode {
         change_feed::ReadMode::FromSnapshot { partition, .. } => {
-            let p = change_feed::snapshot_partition(a, root, q.operator_id, partition)?;
+            let p = change_feed::snapshot_partition(a, dirs, root, q.operator_id, partition)?;
             // The partition filter of this reader on top of Spark's one partition.
             if q.partition.is_some_and(|f| f != p) {
                 return Ok(Prepared::Nothing);
             }
             vec![p]
         }
-        _ => partitions_to_read(a, root, q, version, &op_dir)?,
+        _ => partitions_to_read(a, dirs, root, q, version, &op_dir)?,
     };
     if let change_feed::ReadMode::ChangeFeed { start, end } = mode {
         return Ok(Prepared::ChangeFeed { range: (start, end), parts });
@@ -250,7 +263,7 @@ fn prepare(a: &mut dyn Archive, root: &str, q: &StateQuery, limits: &StateLimits
     check_state_var_options(a, root, q, &op_dir)?;
     if q.state_var.is_some() || q.read_registered_timers {
         let dir = store_dir(root, q.operator_id, parts[0], &q.store_name);
-        if detect_provider(a, &dir) != Provider::RocksDb {
+        if detect_provider_in(a, dirs, &dir) != Provider::RocksDb {
             return Err(StateError::new(
                 dir,
                 "stateVarName and readRegisteredTimers apply to transformWithState operators, whose state is in RocksDB stores",
@@ -263,7 +276,7 @@ fn prepare(a: &mut dyn Archive, root: &str, q: &StateQuery, limits: &StateLimits
         };
         return Ok(Prepared::StateVar { target, batch, parts });
     }
-    let (key_schema, value_schema) = store_schemas(a, root, q.operator_id, &q.store_name)?;
+    let (key_schema, value_schema) = store_schemas_in(a, dirs, root, q.operator_id, &q.store_name)?;
     Ok(Prepared::Plain(PlainStoreRead {
         root: root.to_string(),
         operator_id: q.operator_id,
@@ -276,6 +289,7 @@ fn prepare(a: &mut dyn Archive, root: &str, q: &StateQuery, limits: &StateLimits
         key_schema,
         value_schema,
         loaded_rows: 0,
+        dirs: DirIndex::default(),
     }))
 }
 
@@ -295,8 +309,12 @@ pub fn plain_store_read(
     q: &StateQuery,
     limits: &StateLimits,
 ) -> Result<Option<PlainStoreRead>, StateError> {
-    Ok(match prepare(a, root, q, limits)? {
-        Prepared::Plain(p) => Some(p),
+    let dirs = DirIndex::build(a.entries());
+    Ok(match prepare(a, &dirs, root, q, limits)? {
+        Prepared::Plain(mut p) => {
+            p.dirs = dirs;
+            Some(p)
+        }
         Prepared::Nothing => Some(PlainStoreRead::empty(root, q, limits)),
         _ => None,
     })
@@ -320,6 +338,9 @@ pub struct PlainStoreRead {
     value_schema: StructType,
     /// Rows of the stores loaded so far (bounded by `limits.max_rows`).
     loaded_rows: usize,
+    /// The index of the archive's entries the read was prepared on (rebuilt by [`PlainStoreRead::load`] when
+    /// handed an archive it does not fit).
+    dirs: DirIndex,
 }
 
 /// One partition's store, loaded by [`PlainStoreRead::load`].
@@ -412,6 +433,7 @@ impl PlainStoreRead {
             key_schema: StructType::default(),
             value_schema: StructType::default(),
             loaded_rows: 0,
+            dirs: DirIndex::default(),
         }
     }
 
@@ -437,12 +459,17 @@ impl PlainStoreRead {
     /// Loads the store of the `index`-th partition: the version's snapshot and deltas (HDFS) or its snapshot
     /// and changelogs (RocksDB), rebuilt, rows in key order. Errors as [`read_state_text_each`]'s for that store
     /// (a missing or undecodable file), and more than `limits.max_rows` rows in the stores loaded so far.
+    ///
+    /// `a` is the archive the read was prepared on ([`plain_store_read`]): its folders are found in the index of
+    /// its entries made then, at the cost of the store's own files, not of the whole listing. (Handed an archive
+    /// with another number of entries, the read indexes that one first.)
     pub fn load(&mut self, a: &mut dyn Archive, index: usize) -> Result<LoadedStore, StateError> {
         let p = *self.parts.get(index).ok_or_else(|| StateError::new(&self.root, "no such partition index"))?;
         let dir = store_dir(&self.root, self.operator_id, p, &self.store_name);
+        self.index_of(a);
         let raw = match self.snapshot {
-            Some(s) => change_feed::load_from_snapshot(a, &dir, s, self.version, &self.limits)?,
-            None => load_raw_store_repair(a, &dir, self.version, &self.limits, self.repair)?,
+            Some(s) => change_feed::load_from_snapshot_in(a, &self.dirs, &dir, s, self.version, &self.limits)?,
+            None => load_raw_store_in(a, &self.dirs, &dir, self.version, &self.limits, self.repair)?,
         };
         if self.loaded_rows + raw.len() > self.limits.max_rows {
             return Err(StateError::new(dir, format!("more than {} rows", self.limits.max_rows)));
@@ -454,7 +481,21 @@ impl PlainStoreRead {
     /// The error [`read_state_text_each`] ends with for row `row` of `store`, which does not decode
     /// ([`TextEnd::Failed`]): `error` with the file the row comes from and its byte offset when known.
     pub fn row_error(&self, a: &mut dyn Archive, store: &LoadedStore, row: usize, error: StateError) -> StateError {
-        at_source(a, &store.dir, self.version, &self.limits, self.repair, &store.raw, row, error)
+        let rebuilt;
+        let dirs = if self.dirs.fits(a.entries()) {
+            &self.dirs
+        } else {
+            rebuilt = DirIndex::build(a.entries());
+            &rebuilt
+        };
+        at_source(a, dirs, &store.dir, self.version, &self.limits, self.repair, &store.raw, row, error)
+    }
+
+    /// Makes `self.dirs` an index of `a`'s entries when it is not one (by its length: see [`DirIndex::fits`]).
+    fn index_of(&mut self, a: &dyn Archive) {
+        if !self.dirs.fits(a.entries()) {
+            self.dirs = DirIndex::build(a.entries());
+        }
     }
 
     /// Every row of `store`, decoded, handed to `sink` ([`read_state_each`]).
@@ -492,9 +533,11 @@ fn write_pair_json(
 /// The `joinSide` view: for each join key of `<side>-keyToNumValues` with count n, the n buffered input rows of
 /// `<side>-keyWithIndexToValue` (indexes 0..n), value without the `matched` column of join state format 2
 /// (`SymmetricHashJoinStateManager.iterator`, `StreamStreamJoinStatePartitionReader`), handed to `sink`.
+/// `dirs`: the index of `a`'s entries.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn read_join_side(
     a: &mut dyn Archive,
+    dirs: &DirIndex,
     root: &str,
     op: i64,
     side: JoinSide,
@@ -506,21 +549,21 @@ pub(super) fn read_join_side(
 ) -> Result<(), StateError> {
     let count_store = format!("{}-keyToNumValues", side.name());
     let value_store = format!("{}-keyWithIndexToValue", side.name());
-    let (cks, cvs) = store_schemas(a, root, op, &count_store)?;
-    let (vks, vvs) = store_schemas(a, root, op, &value_store)?;
+    let (cks, cvs) = store_schemas_in(a, dirs, root, op, &count_store)?;
+    let (vks, vvs) = store_schemas_in(a, dirs, root, op, &value_store)?;
     // Join state format 2 appends a boolean `matched` column to the input row.
     let drop_matched = vvs.fields.last().is_some_and(|f| f.name == "matched" && f.data_type == DataType::Boolean);
     let mut emitted = 0usize;
     for &p in parts {
         let cdir = store_dir(root, op, p, &count_store);
         let vdir = store_dir(root, op, p, &value_store);
-        let counts = load_raw_store_repair(a, &cdir, version, limits, repair)?;
-        let values = load_raw_store_repair(a, &vdir, version, limits, repair)?;
+        let counts = load_raw_store_in(a, dirs, &cdir, version, limits, repair)?;
+        let values = load_raw_store_in(a, dirs, &vdir, version, limits, repair)?;
         // (join key JSON text, index) → input row.
         let mut by_key: HashMap<(String, i64), Value> = HashMap::new();
         for (i, (k, v)) in values.iter().enumerate() {
             let (kj, mut vj) = decode_pair(&values, k, v, &vks, &vvs, &vdir)
-                .map_err(|e| at_source(a, &vdir, version, limits, repair, &values, i, e))?;
+                .map_err(|e| at_source(a, dirs, &vdir, version, limits, repair, &values, i, e))?;
             let Value::Object(mut km) = kj else { continue };
             let idx = km.remove("index").and_then(|i| i.as_i64()).unwrap_or(-1);
             if drop_matched {
@@ -532,7 +575,7 @@ pub(super) fn read_join_side(
         }
         for (i, (k, v)) in counts.iter().enumerate() {
             let (kj, cj) = decode_pair(&counts, k, v, &cks, &cvs, &cdir)
-                .map_err(|e| at_source(a, &cdir, version, limits, repair, &counts, i, e))?;
+                .map_err(|e| at_source(a, dirs, &cdir, version, limits, repair, &counts, i, e))?;
             let n = cj.get("value").and_then(Value::as_i64).unwrap_or(0);
             let ktext = kj.to_string();
             for i in 0..n.max(0) {
@@ -550,14 +593,21 @@ pub(super) fn read_join_side(
 }
 
 /// The operator's name when its stores leave no doubt (no metadata to read it from): the four stream-stream join
-/// stores, or a single store whose value row is one `void` field (deduplication's dummy value).
-pub(super) fn infer_operator_name(a: &mut dyn Archive, root: &str, op: i64, stores: &[String]) -> Option<String> {
+/// stores, or a single store whose value row is one `void` field (deduplication's dummy value). `dirs`: the
+/// index of `a`'s entries.
+pub(super) fn infer_operator_name(
+    a: &mut dyn Archive,
+    dirs: &DirIndex,
+    root: &str,
+    op: i64,
+    stores: &[String],
+) -> Option<String> {
     let join = ["left-keyToNumValues", "left-keyWithIndexToValue", "right-keyToNumValues", "right-keyWithIndexToValue"];
     if stores.len() == 4 && join.iter().all(|j| stores.iter().any(|s| s == j)) {
         return Some("symmetricHashJoin".into());
     }
     if stores.len() == 1 && stores[0] == "default" {
-        if let Ok((_, value)) = store_schemas(a, root, op, "default") {
+        if let Ok((_, value)) = store_schemas_in(a, dirs, root, op, "default") {
             if value.fields.len() == 1 && value.fields[0].data_type == DataType::Null {
                 return Some("dedupe".into());
             }
@@ -580,15 +630,17 @@ fn query_batch(root: &str, q: &StateQuery, batch: i64) -> Result<i64, StateError
 }
 
 /// The partitions a query reads (all listed, or the one asked for), after Spark's checks: a partition folder
-/// missing below the expected count fails the load of `version`, an asked partition must exist.
+/// missing below the expected count fails the load of `version`, an asked partition must exist. `dirs`: the
+/// index of `a`'s entries.
 fn partitions_to_read(
     a: &mut dyn Archive,
+    dirs: &DirIndex,
     root: &str,
     q: &StateQuery,
     version: i64,
     op_dir: &str,
 ) -> Result<Vec<u32>, StateError> {
-    let mut parts = list_partitions(a, root, q.operator_id);
+    let mut parts = list_partitions_in(a, dirs, root, q.operator_id);
     if parts.is_empty() {
         return Err(StateError::new(op_dir, "no state partition folders for this operator")
             .class("STDS_NO_PARTITION_DISCOVERED_IN_STATE_STORE"));

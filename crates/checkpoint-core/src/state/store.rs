@@ -5,6 +5,7 @@
 use super::schema::StructType;
 use super::*;
 use crate::archive::Archive;
+use crate::dir_index::DirIndex;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -18,7 +19,9 @@ pub(crate) fn join(root: &str, rel: &str) -> String {
     }
 }
 
-/// Names of the direct children (files and folders) of `dir` in the archive, with whether each is a file.
+/// Names of the direct children (files and folders) of `dir` in the archive, with whether each is a file: one
+/// scan of every entry. For more than one question about an archive, build a [`DirIndex`] once and ask
+/// [`DirIndex::children`] (the same answer, without the scan).
 pub(crate) fn children(a: &dyn Archive, dir: &str) -> BTreeMap<String, bool> {
     let prefix = if dir.is_empty() { String::new() } else { format!("{}/", dir.trim_end_matches('/')) };
     let mut out = BTreeMap::new();
@@ -41,21 +44,56 @@ pub(crate) fn children(a: &dyn Archive, dir: &str) -> BTreeMap<String, bool> {
 }
 
 /// Store names of an operator as found on disk: `default` when partition folders hold state files directly, plus
-/// every sub-folder of a partition other than `_metadata` and `SSTs` (join stores, named stores).
+/// every sub-folder of a partition other than `_metadata` and `SSTs` (join stores, named stores). Indexes the
+/// archive's listing for the call ([`store_names_in`] with an index built once).
 pub fn store_names(a: &dyn Archive, root: &str, operator_id: i64) -> Vec<String> {
+    store_names_in(a, &DirIndex::build(a.entries()), root, operator_id)
+}
+
+/// [`store_names`] through `dirs`, the index of `a`'s entries: the entries under the operator's folder are
+/// looked at once each, whatever the number of partitions.
+pub fn store_names_in(a: &dyn Archive, dirs: &DirIndex, root: &str, operator_id: i64) -> Vec<String> {
     let mut stores = BTreeSet::new();
-    for p in list_partitions(a, root, operator_id) {
-        for (name, is_file) in children(a, &store_dir(root, operator_id, p, "default")) {
-            if is_file {
-                if !name.starts_with('.') {
-                    stores.insert("default".to_string());
-                }
-            } else if name != "_metadata" && name != "SSTs" {
-                stores.insert(name);
-            }
-        }
+    for p in list_partitions_in(a, dirs, root, operator_id) {
+        partition_store_names(dirs.children(a.entries(), &store_dir(root, operator_id, p, "default")), &mut stores);
     }
     stores.into_iter().collect()
+}
+
+/// Adds the store names one partition folder's children (`kids`) show to `stores` ([`store_names`]).
+fn partition_store_names(kids: BTreeMap<String, bool>, stores: &mut BTreeSet<String>) {
+    for (name, is_file) in kids {
+        if is_file {
+            if !name.starts_with('.') {
+                stores.insert("default".to_string());
+            }
+        } else if name != "_metadata" && name != "SSTs" {
+            stores.insert(name);
+        }
+    }
+}
+
+/// `Err` with the operator's store names ([`store_names_in`]) when it has some and `store_name` is not one of
+/// them. Answered from partition 0 alone when that folder has the store (the usual case: then the store is one
+/// of them whatever the other partitions hold), so that a question asked per partition costs the folder of
+/// partition 0, not the operator's.
+pub(super) fn check_store_name(
+    a: &dyn Archive,
+    dirs: &DirIndex,
+    root: &str,
+    operator_id: i64,
+    store_name: &str,
+) -> Result<(), Vec<String>> {
+    let mut first = BTreeSet::new();
+    partition_store_names(dirs.children(a.entries(), &store_dir(root, operator_id, 0, "default")), &mut first);
+    if first.contains(store_name) {
+        return Ok(());
+    }
+    let known = store_names_in(a, dirs, root, operator_id);
+    if !known.is_empty() && !known.iter().any(|k| k == store_name) {
+        return Err(known);
+    }
+    Ok(())
 }
 
 /// Checkpoint roots of an archive that hold state: every folder `R` with `R/state/<op>/<partition or _metadata>/…`
@@ -104,9 +142,20 @@ pub fn last_offsets(a: &mut dyn Archive, root: &str) -> Option<crate::log::offse
     crate::log::offsets::parse(&raw).ok()
 }
 
-/// Partition ids of `state/<op>/` (folders whose name is an integer), ascending.
+/// Partition ids of `state/<op>/` (folders whose name is an integer), ascending. One scan of the listing
+/// ([`list_partitions_in`] with an index built once).
 pub fn list_partitions(a: &dyn Archive, root: &str, operator_id: i64) -> Vec<u32> {
-    let mut v: Vec<u32> = children(a, &join(root, &format!("state/{operator_id}")))
+    partition_ids(children(a, &join(root, &format!("state/{operator_id}"))))
+}
+
+/// [`list_partitions`] through `dirs`, the index of `a`'s entries.
+pub fn list_partitions_in(a: &dyn Archive, dirs: &DirIndex, root: &str, operator_id: i64) -> Vec<u32> {
+    partition_ids(dirs.children(a.entries(), &join(root, &format!("state/{operator_id}"))))
+}
+
+/// The partition ids among an operator folder's children, ascending.
+fn partition_ids(kids: BTreeMap<String, bool>) -> Vec<u32> {
+    let mut v: Vec<u32> = kids
         .into_iter()
         .filter(|(_, is_file)| !*is_file)
         .filter_map(|(n, _)| crate::state_files::spark_id(&n))
@@ -135,12 +184,22 @@ pub fn store_dir(root: &str, operator_id: i64, partition: u32, store_name: &str)
     }
 }
 
-/// Which provider wrote the files directly inside `store_dir`.
+/// Which provider wrote the files directly inside `store_dir`. One scan of the listing ([`detect_provider_in`]
+/// with an index built once).
 pub fn detect_provider(a: &dyn Archive, store_dir: &str) -> Provider {
-    let kids = children(a, store_dir);
+    provider_of_children(&children(a, store_dir))
+}
+
+/// [`detect_provider`] through `dirs`, the index of `a`'s entries.
+pub fn detect_provider_in(a: &dyn Archive, dirs: &DirIndex, store_dir: &str) -> Provider {
+    provider_of_children(&dirs.children(a.entries(), store_dir))
+}
+
+/// The provider whose files are among a store folder's children.
+fn provider_of_children(kids: &BTreeMap<String, bool>) -> Provider {
     let mut hdfs = false;
     let mut rocks = false;
-    for (name, is_file) in &kids {
+    for (name, is_file) in kids {
         if !is_file {
             rocks |= name == "SSTs";
             continue;
@@ -161,7 +220,8 @@ pub fn detect_provider(a: &dyn Archive, store_dir: &str) -> Provider {
 
 /// Loads one store of one partition at `version` with the provider found on disk. RocksDB stores are loaded
 /// with Spark 4.3's auto snapshot repair unless the checkpoint's offset log turns it off (see
-/// [`StateQuery::auto_snapshot_repair`]).
+/// [`StateQuery::auto_snapshot_repair`]). Indexes the archive's listing for the call: to load many stores of
+/// one archive, build a [`DirIndex`] once and call [`load_raw_store_in`].
 pub fn load_raw_store(
     a: &mut dyn Archive,
     store_dir: &str,
@@ -179,11 +239,28 @@ pub fn load_raw_store_repair(
     limits: &StateLimits,
     repair: Option<bool>,
 ) -> Result<RawStore, StateError> {
-    match detect_provider(a, store_dir) {
-        Provider::Hdfs => hdfs::load_store(a, store_dir, version, limits),
-        Provider::RocksDb => load_rocksdb_store(a, store_dir, version, limits, repair),
-        Provider::Unknown if version > 0 && rocksdb::state_view::sibling_is_rocksdb(a, store_dir) => {
-            load_rocksdb_store(a, store_dir, version, limits, repair)
+    let dirs = DirIndex::build(a.entries());
+    load_raw_store_in(a, &dirs, store_dir, version, limits, repair)
+}
+
+/// [`load_raw_store_repair`] through `dirs`, the index of `a`'s entries: the store's folder (and, when it holds
+/// no state file, its operator's partition folders) is listed from the index, not by a scan of the archive.
+pub fn load_raw_store_in(
+    a: &mut dyn Archive,
+    dirs: &DirIndex,
+    store_dir: &str,
+    version: i64,
+    limits: &StateLimits,
+    repair: Option<bool>,
+) -> Result<RawStore, StateError> {
+    match detect_provider_in(a, dirs, store_dir) {
+        Provider::Hdfs => {
+            let files = crate::state_files::store_files_in(a.entries(), dirs, store_dir);
+            hdfs::load_store_listed(a, store_dir, &files, version, limits)
+        }
+        Provider::RocksDb => load_rocksdb_store(a, dirs, store_dir, version, limits, repair),
+        Provider::Unknown if version > 0 && rocksdb::state_view::sibling_is_rocksdb(a, dirs, store_dir) => {
+            load_rocksdb_store(a, dirs, store_dir, version, limits, repair)
         }
         Provider::Unknown => {
             if version == 0 {
@@ -202,25 +279,39 @@ pub fn load_raw_store_repair(
 /// RocksDB stores are read by [`rocksdb`]: key and value UnsafeRows with the RocksDB prefixes removed.
 pub(super) fn load_rocksdb_store(
     a: &mut dyn Archive,
+    dirs: &DirIndex,
     store_dir: &str,
     version: i64,
     limits: &StateLimits,
     repair: Option<bool>,
 ) -> Result<RawStore, StateError> {
-    rocksdb::state_view::load_for_state(a, store_dir, version, limits, repair)
+    rocksdb::state_view::load_for_state(a, dirs, store_dir, version, limits, repair)
 }
 
 /// The key and value schemas of a store: the schema file v1/v2 under partition 0
-/// (`state/<op>/0/[<store>/]_metadata/schema`).
+/// (`state/<op>/0/[<store>/]_metadata/schema`). Errors: a store name the operator's partitions do not have (when
+/// they have any; its stores named), a schema file that is missing or does not parse. Indexes the archive's
+/// listing for the call ([`store_schemas_in`] with an index built once).
 pub fn store_schemas(
     a: &mut dyn Archive,
     root: &str,
     operator_id: i64,
     store_name: &str,
 ) -> Result<(StructType, StructType), StateError> {
+    let dirs = DirIndex::build(a.entries());
+    store_schemas_in(a, &dirs, root, operator_id, store_name)
+}
+
+/// [`store_schemas`] through `dirs`, the index of `a`'s entries.
+pub fn store_schemas_in(
+    a: &mut dyn Archive,
+    dirs: &DirIndex,
+    root: &str,
+    operator_id: i64,
+    store_name: &str,
+) -> Result<(StructType, StructType), StateError> {
     let path = format!("{}/_metadata/schema", store_dir(root, operator_id, 0, store_name));
-    let known = store_names(a, root, operator_id);
-    if !known.is_empty() && !known.iter().any(|k| k == store_name) {
+    if let Err(known) = check_store_name(a, dirs, root, operator_id, store_name) {
         return Err(StateError::new(
             join(root, &format!("state/{operator_id}")),
             format!("operator {operator_id} has no state store named {store_name:?}; its stores: {}", known.join(", ")),
@@ -242,7 +333,22 @@ pub fn store_schemas(
 /// (apache/spark sql/core/.../execution/streaming/state/OperatorStateMetadata.scala).
 pub fn operator_metadata_path(a: &dyn Archive, root: &str, operator_id: i64) -> Option<String> {
     let meta_dir = join(root, &format!("state/{operator_id}/_metadata"));
-    let latest_v2 = children(a, &format!("{meta_dir}/v2"))
+    let v2 = children(a, &format!("{meta_dir}/v2"));
+    metadata_path_of(&meta_dir, v2, |p| a.entries().iter().any(|e| e.path == p))
+}
+
+/// [`operator_metadata_path`] through `dirs`, the index of `a`'s entries.
+pub fn operator_metadata_path_in(a: &dyn Archive, dirs: &DirIndex, root: &str, operator_id: i64) -> Option<String> {
+    let meta_dir = join(root, &format!("state/{operator_id}/_metadata"));
+    let v2 = dirs.children(a.entries(), &format!("{meta_dir}/v2"));
+    let entries = a.entries();
+    metadata_path_of(&meta_dir, v2, |p| dirs.under(entries, p).iter().any(|&i| entries[i as usize].path == p))
+}
+
+/// The operator metadata file in `meta_dir` (`state/<op>/_metadata`): the newest of `v2` (the children of
+/// `meta_dir/v2`), else `meta_dir/metadata` when `listed` says the archive has it.
+fn metadata_path_of(meta_dir: &str, v2: BTreeMap<String, bool>, listed: impl Fn(&str) -> bool) -> Option<String> {
+    let latest_v2 = v2
         .into_iter()
         .filter(|(n, f)| *f && !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
         .filter_map(|(n, _)| n.parse::<i64>().ok())
@@ -251,7 +357,7 @@ pub fn operator_metadata_path(a: &dyn Archive, root: &str, operator_id: i64) -> 
         Some(b) => Some(format!("{meta_dir}/v2/{b}")),
         None => {
             let p = format!("{meta_dir}/metadata");
-            a.entries().iter().any(|e| e.path == p).then_some(p)
+            listed(&p).then_some(p)
         }
     }
 }
@@ -264,6 +370,18 @@ pub(super) fn read_operator_metadata(
     operator_id: i64,
 ) -> Option<operator_metadata::OperatorMetadata> {
     let path = operator_metadata_path(a, root, operator_id)?;
+    let bytes = a.read(&path, 16 << 20).ok()?;
+    operator_metadata::parse_operator_metadata(&bytes).ok()
+}
+
+/// [`read_operator_metadata`] through `dirs`, the index of `a`'s entries (for a question asked per partition).
+pub(super) fn read_operator_metadata_in(
+    a: &mut dyn Archive,
+    dirs: &DirIndex,
+    root: &str,
+    operator_id: i64,
+) -> Option<operator_metadata::OperatorMetadata> {
+    let path = operator_metadata_path_in(a, dirs, root, operator_id)?;
     let bytes = a.read(&path, 16 << 20).ok()?;
     operator_metadata::parse_operator_metadata(&bytes).ok()
 }
@@ -312,6 +430,7 @@ pub fn last_committed_batch(a: &dyn Archive, root: &str) -> Option<i64> {
 #[allow(clippy::too_many_arguments)]
 pub(super) fn at_source(
     a: &mut dyn Archive,
+    dirs: &DirIndex,
     store_dir: &str,
     version: i64,
     limits: &StateLimits,
@@ -320,10 +439,10 @@ pub(super) fn at_source(
     index: usize,
     e: StateError,
 ) -> StateError {
-    let src = match detect_provider(a, store_dir) {
+    let src = match detect_provider_in(a, dirs, store_dir) {
         Provider::Hdfs => raw.pair(index).and_then(|(k, _)| hdfs::locate_key(a, store_dir, version, k, limits)),
         Provider::RocksDb | Provider::Unknown => {
-            rocksdb::state_view::locate_pair(a, store_dir, version, limits, repair, index)
+            rocksdb::state_view::locate_pair(a, dirs, store_dir, version, limits, repair, index)
         }
     };
     match src {

@@ -19,6 +19,7 @@ pub mod avro;
 pub mod changelog;
 pub mod encoding;
 mod listing;
+mod load;
 pub mod manifest;
 mod plan;
 pub mod sst;
@@ -29,6 +30,7 @@ pub use listing::immutable_files;
 use listing::{list_store, listing_of, StoreListing};
 pub mod zip_meta;
 
+pub use load::*;
 pub use plan::*;
 
 #[cfg(test)]
@@ -246,8 +248,20 @@ pub fn read_snapshot(
     limits: &LoadLimits,
 ) -> Result<Snapshot, RocksDbError> {
     let (_, listing) = list_store(archive, store_dir);
+    read_snapshot_listed(archive, store_dir, zip_path, &listing, limits)
+}
+
+/// [`read_snapshot`] against the store's SST and log files as listed already (`listing`, as
+/// [`read_snapshot_of`] takes it).
+fn read_snapshot_listed(
+    archive: &mut dyn Archive,
+    store_dir: &str,
+    zip_path: &str,
+    listing: &[(String, u64)],
+    limits: &LoadLimits,
+) -> Result<Snapshot, RocksDbError> {
     let raw = read_file(archive, zip_path, limits.max_file_bytes)?;
-    read_snapshot_of(archive, store_dir, zip_path, &raw, &listing, limits)
+    read_snapshot_of(archive, store_dir, zip_path, &raw, listing, limits)
 }
 
 /// [`read_snapshot`] of a zip whose bytes (`raw`) were read already, against the store's SST and log files as
@@ -479,149 +493,6 @@ pub fn apply_changelog(map: &mut BTreeMap<Vec<u8>, Vec<u8>>, records: Vec<change
     }
 }
 
-/// Plans the load and reads its snapshot; with auto snapshot repair, unreadable snapshots are skipped (and
-/// returned) and the plan is redone without them.
-#[allow(clippy::type_complexity)]
-fn plan_and_read_snapshot(
-    archive: &mut dyn Archive,
-    store_dir: &str,
-    version: i64,
-    opts: &LoadOptions,
-    limits: &LoadLimits,
-) -> Result<(LoadPlan, Option<Snapshot>, Vec<RocksDbError>), RocksDbError> {
-    let mut skip: Vec<String> = Vec::new();
-    let mut skipped = Vec::new();
-    loop {
-        let plan = match plan_load_skipping(archive, store_dir, version, opts, &skip) {
-            Ok(p) => p,
-            // The repair found no usable base: report the first snapshot failure, as Spark does.
-            Err(e) => return Err(skipped.into_iter().next().unwrap_or(e)),
-        };
-        if let Some(first) = skipped.first() {
-            // `AutoSnapshotLoader`: older snapshots (the empty version 0 included) are only tried within
-            // maxChangeFileReplay versions of the version loaded.
-            let base = plan.snapshot.as_ref().map_or(0, |(v, _)| *v);
-            let max = opts.max_change_file_replay.unwrap_or(DEFAULT_MAX_CHANGE_FILE_REPLAY);
-            if version - base > max {
-                let mut e = first.clone();
-                e.message = format!(
-                    "{}; auto snapshot repair found no readable snapshot within maxChangeFileReplay={max} versions of {version}",
-                    e.message
-                );
-                e.error_class = Some("CANNOT_LOAD_STATE_STORE.AUTO_SNAPSHOT_REPAIR_FAILED");
-                return Err(e);
-            }
-        }
-        let Some((_, zip_path)) = &plan.snapshot else { return Ok((plan, None, skipped)) };
-        match read_snapshot(archive, store_dir, zip_path, limits) {
-            Ok(s) => return Ok((plan, Some(s), skipped)),
-            Err(e) if opts.auto_snapshot_repair && skip.len() < 64 => {
-                skip.push(zip_path.clone());
-                skipped.push(e);
-            }
-            Err(e) => return Err(e),
-        }
-    }
-}
-
-/// Rebuilds the raw key → value map of the store in `store_dir` (a path inside the archive such as
-/// `state/0/1` or `state/0/1/left-keyToNumValues`) at `version` (= batch id + 1), as Spark's `RocksDB.load` does.
-///
-/// Errors name the failing file and byte offset and, where Spark fails the same way, its error class.
-pub fn load_store(
-    archive: &mut dyn Archive,
-    store_dir: &str,
-    version: i64,
-    opts: &LoadOptions,
-) -> Result<RawStore, RocksDbError> {
-    let limits = opts.limits.unwrap_or_default();
-    let (plan, snap, skipped) = plan_and_read_snapshot(archive, store_dir, version, opts, &limits)?;
-    let mut store = RawStore { version, skipped_snapshots: skipped, ..Default::default() };
-    if let Some(snap) = snap {
-        store.entries = snap.entries;
-        let meta = snap.zip.metadata;
-        store.column_families = meta
-            .column_family_mapping
-            .iter()
-            .filter_map(|(n, id)| u16::try_from(*id).ok().map(|i| (n.clone(), i)))
-            .collect();
-        store.metadata = Some(meta);
-    }
-    for (_, path) in &plan.changelogs {
-        let cl = read_changelog_file(archive, path, &limits)?;
-        apply_changelog(&mut store.entries, cl.records);
-    }
-    if store.column_families.is_empty() && !plan.changelogs.is_empty() {
-        // Rebuilt from changelogs alone: the column family ids are only recorded in zip metadata, and Spark keeps
-        // them stable across versions, so take them from the nearest other snapshot of the store.
-        store.column_families = column_families_from_other_zips(archive, store_dir, version, &limits);
-    }
-    store.plan = plan;
-    Ok(store)
-}
-
-/// Rebuilds a store at `version` from exactly the files of `plan` (its snapshot zip, then its changelogs in
-/// order), as Spark's `RocksDB.loadFromSnapshot` does for the State Data Source's `snapshotStartBatchId` (and
-/// the read stage for a restart chain it planned): no planning, no repair. Errors as [`load_store`] (the file and byte offset, Spark's error class).
-pub fn load_from_plan(
-    archive: &mut dyn Archive,
-    store_dir: &str,
-    version: i64,
-    plan: &LoadPlan,
-    limits: &LoadLimits,
-) -> Result<RawStore, RocksDbError> {
-    let listing = list_store(archive, store_dir);
-    load_from_plan_listed(archive, store_dir, version, plan, &listing, limits)
-}
-
-/// [`load_from_plan`] for a store the read stage listed already (`store`: its files relative to the checkpoint
-/// root, `prefix`: the root inside the archive): the archive is not listed again.
-pub fn load_from_plan_in(
-    archive: &mut dyn Archive,
-    store: &crate::state_files::StoreFiles,
-    prefix: &str,
-    plan: &LoadPlan,
-    version: i64,
-    limits: &LoadLimits,
-) -> Result<RawStore, RocksDbError> {
-    let listing = listing_of(store, prefix);
-    load_from_plan_listed(archive, &format!("{prefix}{}", store.dir), version, plan, &listing, limits)
-}
-
-fn load_from_plan_listed(
-    archive: &mut dyn Archive,
-    store_dir: &str,
-    version: i64,
-    plan: &LoadPlan,
-    listing: &StoreListing,
-    limits: &LoadLimits,
-) -> Result<RawStore, RocksDbError> {
-    let mut store = RawStore { version, ..Default::default() };
-    if let Some((_, zip_path)) = &plan.snapshot {
-        let raw = read_file(archive, zip_path, limits.max_file_bytes)?;
-        let snap = read_snapshot_of(archive, store_dir, zip_path, &raw, &listing.1, limits)?;
-        store.entries = snap.entries;
-        store.column_families = snap
-            .zip
-            .metadata
-            .column_family_mapping
-            .iter()
-            .filter_map(|(n, id)| u16::try_from(*id).ok().map(|i| (n.clone(), i)))
-            .collect();
-        store.metadata = Some(snap.zip.metadata);
-    }
-    for (_, path) in &plan.changelogs {
-        let cl = read_changelog_file(archive, path, limits)?;
-        apply_changelog(&mut store.entries, cl.records);
-    }
-    if store.column_families.is_empty() && !plan.changelogs.is_empty() {
-        // As in [`load_store`]: rebuilt from changelogs alone, the column family ids come from another zip.
-        store.column_families = column_families_in(archive, &listing.0, version, limits);
-    }
-    store.plan = plan.clone();
-    Ok(store)
-}
-
 /// Where the value a loaded store holds for `key` (a raw RocksDB key) was written: the newest changelog of the
 /// load plan with a record for it (path, record offset in the decompressed changelog), else the snapshot's SST
 /// holding its newest entry (path, file offset of the data block). `None` when no file of the plan has it or a
@@ -691,83 +562,6 @@ impl KeySource {
         e.offset = Some(self.offset);
         e
     }
-}
-
-/// The `columnFamilyMapping` of the nearest readable zip of the store (newest at or below `version`, else the
-/// oldest above it); empty when none has one.
-fn column_families_from_other_zips(
-    archive: &mut dyn Archive,
-    store_dir: &str,
-    version: i64,
-    limits: &LoadLimits,
-) -> Vec<(String, u16)> {
-    let (files, _) = list_store(archive, store_dir);
-    column_families_in(archive, &files, version, limits)
-}
-
-/// [`column_families_from_other_zips`] over the store's state files as listed already.
-fn column_families_in(
-    archive: &mut dyn Archive,
-    files: &[(StateFileName, String)],
-    version: i64,
-    limits: &LoadLimits,
-) -> Vec<(String, u16)> {
-    let mut zips: Vec<(i64, String)> =
-        files.iter().filter(|(f, _)| f.is_zip).map(|(f, p)| (f.version, p.clone())).collect();
-    // Nearest first: versions <= version descending, then versions above ascending.
-    zips.sort_by_key(|(v, _)| if *v <= version { (0, version - v) } else { (1, v - version) });
-    for (_, path) in zips {
-        let Ok(raw) = archive.read(&path, limits.max_file_bytes) else { continue };
-        let Ok(z) = zip_meta::read_version_zip(&raw, limits.zip) else { continue };
-        let cfs: Vec<(String, u16)> = z
-            .metadata
-            .column_family_mapping
-            .iter()
-            .filter_map(|(n, id)| u16::try_from(*id).ok().map(|i| (n.clone(), i)))
-            .collect();
-        if !cfs.is_empty() {
-            return cfs;
-        }
-    }
-    Vec::new()
-}
-
-/// What [`verify_version`] checked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VerifySummary {
-    /// The files used.
-    pub plan: LoadPlan,
-    /// Number of keys in the rebuilt store.
-    pub num_keys: usize,
-    /// Entries of the snapshot zip that are empty although they should not be
-    /// (`STATE_STORE_UNEXPECTED_EMPTY_FILE_IN_ROCKSDB_ZIP` in Spark 4.1+).
-    pub unexpected_empty: Vec<String>,
-    /// Unreadable snapshots skipped by auto snapshot repair (only with [`LoadOptions::auto_snapshot_repair`]).
-    pub skipped_snapshots: Vec<RocksDbError>,
-}
-
-/// Checks that a RocksDB store version is loadable: the plan's zip opens, its metadata reads, the SSTs it lists
-/// exist with the right sizes and decode (block checksums verified), the changelog chain is present and every
-/// changelog decodes. Returns the first failure with its file and offset.
-pub fn verify_version(
-    archive: &mut dyn Archive,
-    store_dir: &str,
-    version: i64,
-    opts: &LoadOptions,
-) -> Result<VerifySummary, RocksDbError> {
-    let limits = opts.limits.unwrap_or_default();
-    let (plan, snap, skipped_snapshots) = plan_and_read_snapshot(archive, store_dir, version, opts, &limits)?;
-    let mut map = BTreeMap::new();
-    let mut unexpected_empty = Vec::new();
-    if let (Some(snap), Some((_, zip_path))) = (snap, &plan.snapshot) {
-        unexpected_empty = snap.zip.unexpected_empty.iter().map(|e| format!("{zip_path}!/{e}")).collect();
-        map = snap.entries;
-    }
-    for (_, path) in &plan.changelogs {
-        let cl = read_changelog_file(archive, path, &limits)?;
-        apply_changelog(&mut map, cl.records);
-    }
-    Ok(VerifySummary { plan, num_keys: map.len(), unexpected_empty, skipped_snapshots })
 }
 
 /// SST files under `SSTs/` of a store directory that no `<v>.zip` of the directory references (orphans: normal

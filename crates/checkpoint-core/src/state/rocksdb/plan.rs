@@ -18,21 +18,22 @@ pub fn plan_load(
     version: i64,
     opts: &LoadOptions,
 ) -> Result<LoadPlan, RocksDbError> {
-    plan_load_skipping(archive, store_dir, version, opts, &[])
+    let store = crate::state_files::store_files(archive.entries(), store_dir);
+    plan_load_skipping(archive, &store, version, opts, &[])
 }
 
 /// [`plan_load`] ignoring the snapshot zips in `skip` (unreadable ones, for auto snapshot repair). The chain is the
 /// one planner's ([`crate::restart_chain::plan`]); here the inputs are gathered (the unique id, the lineage from
-/// the loaded changelog's header) and a broken chain is worded as Spark's error.
+/// the loaded changelog's header) and a broken chain is worded as Spark's error. `store`: the store folder's
+/// listing ([`crate::state_files::store_files`]).
 pub(super) fn plan_load_skipping(
     archive: &mut dyn Archive,
-    store_dir: &str,
+    store: &crate::state_files::StoreFiles,
     version: i64,
     opts: &LoadOptions,
     skip: &[String],
 ) -> Result<LoadPlan, RocksDbError> {
     let limits = opts.limits.unwrap_or_default();
-    let store = crate::state_files::store_files(archive.entries(), store_dir);
     let dir = store.dir.clone();
     if version < 0 {
         return Err(rerr(&dir, None, format!("version {version} is negative"), None));
@@ -45,7 +46,7 @@ pub(super) fn plan_load_skipping(
     let all = || store.zips.values().chain(store.changelogs.values()).flatten();
     let input = PlanInput { skip: &skip_v, ..PlanInput::new("rocksdb") };
     if !all().any(|f| f.unique_id.is_some()) {
-        let chain = crate::restart_chain::plan(&store, version, &input);
+        let chain = crate::restart_chain::plan(store, version, &input);
         if let Some(m) = &chain.missing {
             let path = &m.path;
             let start = chain.steps.first().filter(|s| s.kind == ChainFileKind::Zip).map_or(0, |s| s.version);
@@ -103,7 +104,7 @@ pub(super) fn plan_load_skipping(
         }
     };
     let by_id = PlanInput { unique_id: Some(&unique_id), ..input };
-    let first = crate::restart_chain::plan(&store, version, &by_id);
+    let first = crate::restart_chain::plan(store, version, &by_id);
     if let Some(m) = &first.missing {
         let path = &m.path;
         return Err(rerr(
@@ -122,9 +123,9 @@ pub(super) fn plan_load_skipping(
         cl.lineage.iter().map(|l| (l.version, l.checkpoint_unique_id.clone())).collect();
     lineage.push((version, unique_id.clone()));
     lineage.sort_by_key(|(v, _)| *v);
-    let chain = crate::restart_chain::plan(&store, version, &PlanInput { lineage: Some(&lineage), ..by_id });
+    let chain = crate::restart_chain::plan(store, version, &PlanInput { lineage: Some(&lineage), ..by_id });
     if chain.base_not_found {
-        return Err(broken_lineage(&store, &chain, &lineage, &skip_v, &cl_path, version));
+        return Err(broken_lineage(store, &chain, &lineage, &skip_v, &cl_path, version));
     }
     Ok(load_plan_of(&chain))
 }

@@ -4,8 +4,9 @@
 //! `StatePartitionReader` does for them.
 
 use super::encoding::{self, KeyEncoding};
-use super::{load_store, LoadLimits, LoadOptions, RawStore as RocksStore, RocksDbError};
+use super::{LoadLimits, LoadOptions, RawStore as RocksStore, RocksDbError};
 use crate::archive::Archive;
+use crate::dir_index::DirIndex;
 use crate::restart_chain::LoadChain;
 use crate::state::schema::{parse_schema_v3_file, ColumnFamilySchema};
 use crate::state::{RawStore, StateError, StateLimits};
@@ -53,11 +54,12 @@ pub(super) fn store_index(store: &str) -> usize {
 
 /// True when another partition of the same operator and store holds RocksDB files: an empty or missing
 /// partition folder of a RocksDB operator is then read (and fails) the way Spark's RocksDB provider does.
-pub(crate) fn sibling_is_rocksdb(a: &dyn Archive, store_dir: &str) -> bool {
+/// `dirs`: the index of `a`'s entries.
+pub(crate) fn sibling_is_rocksdb(a: &dyn Archive, dirs: &DirIndex, store_dir: &str) -> bool {
     let Some((root, op, part, store)) = locate(store_dir) else { return false };
     let Ok(op_id) = op.parse::<i64>() else { return false };
-    crate::state::list_partitions(a, &root, op_id).into_iter().filter(|p| *p as usize != part).any(|p| {
-        crate::state::detect_provider(a, &crate::state::store_dir(&root, op_id, p, &store))
+    crate::state::list_partitions_in(a, dirs, &root, op_id).into_iter().filter(|p| *p as usize != part).any(|p| {
+        crate::state::detect_provider_in(a, dirs, &crate::state::store_dir(&root, op_id, p, &store))
             == crate::state::Provider::RocksDb
     })
 }
@@ -93,13 +95,14 @@ pub fn verify_rocksdb_stores(
         return Vec::new();
     };
     let mut out = Vec::new();
+    let dirs = DirIndex::build(a.entries());
     for op in crate::state::list_operators(a, root) {
-        let parts = expected_partitions(a, root, op);
+        let parts = expected_partitions(a, &dirs, root, op);
         // Store names: "default" plus sub-folders of partition folders that hold state files (joins).
         let mut stores: Vec<String> = vec!["default".to_string()];
         for &p in &parts {
             let pdir = crate::state::store_dir(root, op, p, "default");
-            for (name, is_file) in crate::state::children(a, &pdir) {
+            for (name, is_file) in dirs.children(a.entries(), &pdir) {
                 if !is_file && name != "SSTs" && name != "logs" && !name.starts_with('_') && !stores.contains(&name) {
                     stores.push(name);
                 }
@@ -108,9 +111,9 @@ pub fn verify_rocksdb_stores(
         for store in &stores {
             for &p in &parts {
                 let dir = crate::state::store_dir(root, op, p, store);
-                let provider = crate::state::detect_provider(a, &dir);
+                let provider = crate::state::detect_provider_in(a, &dirs, &dir);
                 let is_rocks = provider == crate::state::Provider::RocksDb
-                    || (provider == crate::state::Provider::Unknown && sibling_is_rocksdb(a, &dir));
+                    || (provider == crate::state::Provider::Unknown && sibling_is_rocksdb(a, &dirs, &dir));
                 if !is_rocks {
                     continue;
                 }
@@ -121,7 +124,8 @@ pub fn verify_rocksdb_stores(
                     auto_snapshot_repair,
                     max_change_file_replay: max_change_file_replay(a, root, version.saturating_sub(1)),
                 };
-                out.push((dir.clone(), super::verify_version(a, &dir, version, &opts)));
+                let listed = crate::state_files::store_files_in(a.entries(), &dirs, &dir);
+                out.push((dir.clone(), super::verify_version_listed(a, &dir, &listed, version, &opts)));
             }
         }
     }
@@ -130,9 +134,9 @@ pub fn verify_rocksdb_stores(
 
 /// The partitions a restart loads for operator `op`: `0..numPartitions` from the operator metadata (v2 latest,
 /// else v1), else `spark.sql.shuffle.partitions` of the latest offset log entry, united with the folders on disk
-/// (a deleted partition folder is still loaded, and fails, on restart).
-pub(super) fn expected_partitions(a: &mut dyn Archive, root: &str, op: i64) -> Vec<u32> {
-    let mut parts = crate::state::list_partitions(a, root, op);
+/// (a deleted partition folder is still loaded, and fails, on restart). `dirs`: the index of `a`'s entries.
+pub(super) fn expected_partitions(a: &mut dyn Archive, dirs: &DirIndex, root: &str, op: i64) -> Vec<u32> {
+    let mut parts = crate::state::list_partitions_in(a, dirs, root, op);
     let mut n = crate::state::expected_partitions(a, root, op);
     if n <= 0 {
         n = crate::state::last_offsets(a, root)
@@ -182,8 +186,11 @@ pub(crate) fn max_change_file_replay(a: &mut dyn Archive, root: &str, batch: i64
         .and_then(|v| v.trim().parse().ok())
 }
 
+/// Loads the RocksDB store of `store_dir` at `version` as a restart would (its unique id from the commit log,
+/// auto snapshot repair as [`auto_repair`] says), the folder listed through `dirs`, the index of `a`'s entries.
 pub(super) fn load(
     a: &mut dyn Archive,
+    dirs: &DirIndex,
     store_dir: &str,
     version: i64,
     limits: &StateLimits,
@@ -199,7 +206,8 @@ pub(super) fn load(
         None => (repair.unwrap_or(false), None),
     };
     let opts = LoadOptions { unique_id, limits: Some(l), auto_snapshot_repair, max_change_file_replay };
-    Ok(load_store(a, store_dir, version, &opts)?)
+    let listed = crate::state_files::store_files_in(a.entries(), dirs, store_dir);
+    Ok(super::load_store_listed(a, store_dir, &listed, version, &opts)?)
 }
 
 /// True when the store's values carry 4.3 row checksums (detected on the values: CRC32C over key + value must
@@ -220,17 +228,19 @@ pub(crate) fn row_error(store_dir: &str, what: &str, e: encoding::EncodingError)
 /// Loads a RocksDB store for the `statestore` view: every pair as (key UnsafeRow, value UnsafeRow), with the
 /// column family prefix, version byte and row checksum (verified) removed.
 ///
-/// `repair`: auto snapshot repair as asked, `None` = as a 4.3 restart would ([`auto_repair`]).
+/// `repair`: auto snapshot repair as asked, `None` = as a 4.3 restart would ([`auto_repair`]). `dirs`: the index
+/// of `a`'s entries.
 pub(crate) fn load_for_state(
     a: &mut dyn Archive,
+    dirs: &DirIndex,
     store_dir: &str,
     version: i64,
     limits: &StateLimits,
     repair: Option<bool>,
 ) -> Result<RawStore, StateError> {
-    let store = load(a, store_dir, version, limits, repair)?;
+    let store = load(a, dirs, store_dir, version, limits, repair)?;
     let mut pairs = RawStore::default();
-    state_pairs(a, store_dir, &store, limits, |_, k, v| {
+    state_pairs(a, Some(dirs), store_dir, &store, limits, |_, k, v| {
         pairs.push(&k, &v);
         true
     })?;
@@ -257,7 +267,7 @@ pub(crate) fn for_each_row_of_chain(
         *p = format!("{prefix}{p}");
     }
     let loaded = super::load_from_plan_in(a, store, prefix, &plan, chain.version, &load_limits(limits))?;
-    state_pairs(a, &format!("{prefix}{}", store.dir), &loaded, limits, |_, k, v| {
+    state_pairs(a, None, &format!("{prefix}{}", store.dir), &loaded, limits, |_, k, v| {
         f(&k, &v);
         true
     })
@@ -267,16 +277,17 @@ pub(crate) fn for_each_row_of_chain(
 /// reloads the store and walks it as [`load_for_state`] does. For error paths only.
 pub(crate) fn locate_pair(
     a: &mut dyn Archive,
+    dirs: &DirIndex,
     store_dir: &str,
     version: i64,
     limits: &StateLimits,
     repair: Option<bool>,
     index: usize,
 ) -> Option<super::KeySource> {
-    let store = load(a, store_dir, version, limits, repair).ok()?;
+    let store = load(a, dirs, store_dir, version, limits, repair).ok()?;
     let mut n = 0usize;
     let mut raw_key: Option<Vec<u8>> = None;
-    let _ = state_pairs(a, store_dir, &store, limits, |raw, _, _| {
+    let _ = state_pairs(a, Some(dirs), store_dir, &store, limits, |raw, _, _| {
         if n == index {
             raw_key = Some(raw.to_vec());
             return false;
@@ -300,9 +311,12 @@ pub(crate) fn load_limits(limits: &StateLimits) -> LoadLimits {
 pub(crate) type KeyValueRows = (Vec<u8>, Vec<u8>);
 
 /// The store's entries as (raw key, key UnsafeRow, value UnsafeRow) in key order, handed to `f` until it returns
-/// false. Errors in an entry's framing name the file the entry came from ([`super::locate_key`]).
+/// false. Errors in an entry's framing name the file the entry came from ([`super::locate_key`]). `dirs`: the
+/// index of `a`'s entries, for the key schema of a prefix-scan store ([`prefix_key_layout`]); `None`: such a
+/// store indexes the listing for the call.
 pub(crate) fn state_pairs(
     a: &mut dyn Archive,
+    dirs: Option<&DirIndex>,
     store_dir: &str,
     store: &RocksStore,
     limits: &StateLimits,
@@ -314,7 +328,14 @@ pub(crate) fn state_pairs(
     // back into one key row with the key schema, as Spark's reader does; plain keys are 1 mod 8 bytes long.
     let prefix_scan =
         store.entries.keys().next().is_some_and(|k| k.len().saturating_sub(if cf { 2 } else { 0 }) % 8 == 6);
-    let var_flags = if prefix_scan { Some(prefix_key_layout(a, store_dir)?) } else { None };
+    let var_flags = match (prefix_scan, dirs) {
+        (false, _) => None,
+        (true, Some(dirs)) => Some(prefix_key_layout(a, dirs, store_dir)?),
+        (true, None) => {
+            let dirs = DirIndex::build(a.entries());
+            Some(prefix_key_layout(a, &dirs, store_dir)?)
+        }
+    };
     for (k, v) in &store.entries {
         let converted = (|| -> Result<Option<KeyValueRows>, StateError> {
             let vals =
@@ -355,13 +376,17 @@ pub(crate) fn state_pairs(
 
 /// For a prefix-scan store: which key fields are variable-length, split into (prefix fields, remaining fields),
 /// from the key schema (partition 0's schema file) and `numColsPrefixKey` (operator metadata v1; session windows
-/// without metadata (3.5) use every key column but the last as the prefix).
-pub(crate) fn prefix_key_layout(a: &mut dyn Archive, store_dir: &str) -> Result<(Vec<bool>, Vec<bool>), StateError> {
+/// without metadata (3.5) use every key column but the last as the prefix). `dirs`: the index of `a`'s entries.
+pub(crate) fn prefix_key_layout(
+    a: &mut dyn Archive,
+    dirs: &DirIndex,
+    store_dir: &str,
+) -> Result<(Vec<bool>, Vec<bool>), StateError> {
     use crate::state::schema::DataType;
     let (root, op, _, store) =
         locate(store_dir).ok_or_else(|| StateError::new(store_dir, "not a state/<op>/<part> folder"))?;
     let op_id: i64 = op.parse().map_err(|_| StateError::new(store_dir, "bad operator id"))?;
-    let (ks, _) = crate::state::store_schemas(a, &root, op_id, &store)?;
+    let (ks, _) = crate::state::store_schemas_in(a, dirs, &root, op_id, &store)?;
     let meta_path = crate::state::join(&root, &format!("state/{op}/_metadata/metadata"));
     let from_meta = a.read(&meta_path, 1 << 20).ok().and_then(|raw| {
         let text = String::from_utf8(raw).ok()?;

@@ -424,10 +424,12 @@ pub(super) fn schema_v3_files(
 /// and `flattenCollectionTypes` (see [`crate::state::StateRow`]).
 ///
 /// Errors (Spark's error classes where it has one): timers of an operator in time mode None, a variable not in
-/// the state schema, a store without virtual column families, rows that do not match the schema.
+/// the state schema, a store without virtual column families, rows that do not match the schema. `dirs`: the
+/// index of `a`'s entries.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn read_state_var(
     a: &mut dyn Archive,
+    dirs: &crate::dir_index::DirIndex,
     root: &str,
     op: i64,
     store_name: &str,
@@ -475,7 +477,7 @@ pub(crate) fn read_state_var(
     let mut emitted = 0usize;
     for &p in parts {
         let dir = crate::state::store_dir(root, op, p, store_name);
-        let store = load(a, &dir, version, limits, opts.auto_snapshot_repair)?;
+        let store = load(a, dirs, &dir, version, limits, opts.auto_snapshot_repair)?;
         if !store.uses_column_families() {
             return Err(StateError::new(&dir, "the store has no column families, so it holds no state variables"));
         }
