@@ -345,7 +345,15 @@ impl Archive for DirArchive {
         // The entry's path is its literal components joined by `/` (no component holds a `/`).
         let full = path.split('/').fold(self.root.clone(), |p, c| p.join(c));
         let f = open_regular(&full, path)?;
-        let n = checkpoint_core::archive::read_capped_each(f, path, cap, sink).map_err(|e| match e {
+        // Every byte read is booked, also of a read that fails later.
+        let mut handed = 0u64;
+        let mut counted = |piece: &[u8]| {
+            handed += piece.len() as u64;
+            sink(piece)
+        };
+        let out = checkpoint_core::archive::read_capped_each(f, path, cap, &mut counted);
+        self.total_read = self.total_read.saturating_add(handed);
+        out.map_err(|e| match e {
             // A read error of the file system, not a stream that does not inflate.
             ArchiveError::Corrupt { path, reason, offset, .. } => ArchiveError::Inaccessible {
                 path,
@@ -353,9 +361,7 @@ impl Archive for DirArchive {
                 folder: false,
             },
             e => e,
-        })?;
-        self.total_read += n;
-        Ok(n)
+        })
     }
 
     fn unreadable_entries(&self) -> &[(String, ArchiveError)] {

@@ -606,12 +606,25 @@ impl<R: Read + Seek> Archive for ZipInput<R> {
         // Never trust the declared size beyond the cap, nor the stream beyond the declared size: read at most
         // min(cap, declared) + 1 bytes (a deflate stream that inflates past its declared size is a lying bomb).
         let slot = self.slots[pos];
-        let out = self.inflater.read_each(&mut self.reader, slot, path, compressed, declared, declared.min(cap), sink);
+        // Every byte inflated is booked, also of a read that fails later (a stream broken at its end still cost
+        // its inflation).
+        let mut handed = 0u64;
+        let mut counted = |piece: &[u8]| {
+            handed += piece.len() as u64;
+            sink(piece)
+        };
+        let out = self.inflater.read_each(
+            &mut self.reader,
+            slot,
+            path,
+            compressed,
+            declared,
+            declared.min(cap),
+            &mut counted,
+        );
+        self.total_read = self.total_read.saturating_add(handed);
         match out {
-            Ok(n) => {
-                self.total_read += n;
-                Ok(n)
-            }
+            Ok(n) => Ok(n),
             Err(ArchiveError::Corrupt { path, offset, reason, .. }) => {
                 Err(ArchiveError::Corrupt { path, offset, reason, header: Some(slot.header) })
             }

@@ -132,3 +132,24 @@ fn end_record_places_the_central_directory() {
     }
     assert_eq!(end_record(&mut Cursor::new(b"not a zip at all".to_vec()), 16), None);
 }
+
+#[test]
+fn a_read_that_fails_at_its_end_is_booked_in_the_total() {
+    // An entry whose bytes inflate but whose CRC-32 does not match (both headers changed): the whole entry is
+    // inflated before the mismatch shows, and those bytes count against the archive's total read limit.
+    let body = vec![b'a'; 100_000];
+    let mut z = zip_of(&[("chk/sources/0/0", &body)]);
+    for sig in [&b"PK\x03\x04"[..], &b"PK\x01\x02"[..]] {
+        let at = z.windows(4).position(|w| w == sig).unwrap();
+        let crc = at + if sig[2] == 3 { 14 } else { 16 };
+        z[crc] ^= 0xff;
+    }
+    let len = z.len() as u64;
+    let mut a = ZipInput::open(Cursor::new(z), len, "t.zip", Limits::default()).unwrap();
+    let before = a.bytes_left().unwrap();
+    let mut handed = 0u64;
+    let r = a.read_each("chk/sources/0/0", 1 << 20, &mut |p| handed += p.len() as u64);
+    assert!(matches!(r, Err(ArchiveError::Corrupt { .. })), "{r:?}");
+    assert_eq!(handed, 100_000);
+    assert_eq!(before - a.bytes_left().unwrap(), 100_000);
+}

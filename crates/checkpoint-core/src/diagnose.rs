@@ -56,13 +56,20 @@ fn diagnose_with(archive: &mut dyn Archive, ctx: &Context, mut on_verdict: Optio
         }
         ctx = &with_logs;
     }
+    // The input's file log budgets (entries kept, bytes read), shared in order by the sink logs beside the
+    // checkpoints and the roots.
+    let mut file_log_left = (crate::read::MAX_FILE_LOG_ENTRY_BYTES, crate::read::MAX_FILE_LOG_TOTAL_BYTES);
     // A file sink's output folder (`<out>/_spark_metadata/`) zipped beside the checkpoint.
     let mut with_sink;
     if !roots.is_empty() && archive.entries().iter().any(|e| e.path.contains("_spark_metadata/")) {
         with_sink = ctx.clone();
         // The first log of each folder is kept (a set: one sink log per folder, of any number of folders).
         let mut dirs: std::collections::HashSet<String> = with_sink.sink_logs.iter().map(|l| l.dir.clone()).collect();
-        for log in crate::read::file_logs::read_sink_logs(archive) {
+        // Those inside a checkpoint root are its own (its read stage reads them): read here are the others only,
+        // those of output folders (a root of kind unknown) among them.
+        let inside: Vec<String> =
+            roots.iter().filter(|r| r.kind != CheckpointKind::Unknown).map(crate::read::listing::prefix_of).collect();
+        for log in crate::read::file_logs::read_sink_logs_outside(archive, &inside, &mut file_log_left) {
             if dirs.insert(log.dir.clone()) {
                 with_sink.sink_logs.push(log);
             }
@@ -95,10 +102,12 @@ fn diagnose_with(archive: &mut dyn Archive, ctx: &Context, mut on_verdict: Optio
     let budget = ctx.verify_budget_bytes.unwrap_or(crate::read::DEFAULT_VERIFY_BUDGET);
     let mut budget_left = budget;
     let mut log_left = crate::read::MAX_TOTAL_LOG_BYTES;
-    let mut entries_left = crate::read::MAX_FILE_LOG_ENTRY_BYTES;
     // Verdict first only for one root (with several, the log budget is shared in order, so each root is read
     // whole before the next), and where the early prediction cannot differ: see `diagnose_progressive`.
-    let room = budget.saturating_add(crate::read::MAX_TOTAL_LOG_BYTES).saturating_add(VERDICT_FIRST_SPARE_BYTES);
+    let room = budget
+        .saturating_add(crate::read::MAX_TOTAL_LOG_BYTES)
+        .saturating_add(file_log_left.1)
+        .saturating_add(VERDICT_FIRST_SPARE_BYTES);
     let fits = archive.bytes_left().is_some_and(|left| left >= room);
     let early = roots.len() == 1 && ctx.error_text.is_none() && fits;
     for (root, members) in roots.iter().zip(&members) {
@@ -108,7 +117,8 @@ fn diagnose_with(archive: &mut dyn Archive, ctx: &Context, mut on_verdict: Optio
             budget_bytes: budget_left,
             log_budget_bytes: log_left,
             verdict_log_files: ctx.verdict_log_files.unwrap_or(crate::read::log_files::VERDICT_LOG_FILES),
-            file_log_entry_bytes: entries_left,
+            file_log_entry_bytes: file_log_left.0,
+            file_log_bytes: file_log_left.1,
         };
         let mut cp = match on_verdict.as_mut().filter(|_| early) {
             Some(tell) => {
@@ -129,7 +139,7 @@ fn diagnose_with(archive: &mut dyn Archive, ctx: &Context, mut on_verdict: Optio
         };
         budget_left = budget_left.saturating_sub(cp.verify_budget.1);
         log_left = log_left.saturating_sub(log_bytes_read(&cp));
-        entries_left = entries_left.saturating_sub(file_log_entry_bytes(&cp));
+        file_log_left = cp.file_log_budget_left;
         cp.verify_budget.0 = budget;
         checkpoints.push(report_for(&cp, ctx));
     }
@@ -150,9 +160,9 @@ fn diagnose_with(archive: &mut dyn Archive, ctx: &Context, mut on_verdict: Optio
     Report { inspector_version: INSPECTOR_VERSION.to_string(), input, checkpoints }
 }
 
-/// Bytes of the archive's total read limit that [`diagnose_progressive`] leaves for reads other than the state
-/// and log budgets (file source and sink logs, metadata, sidecars, schema files) before it takes its
-/// verdict-first path.
+/// Bytes of the archive's total read limit that [`diagnose_progressive`] leaves for reads other than the state,
+/// log and file log budgets (metadata, sidecars, temp files, schema files) before it takes its verdict-first
+/// path.
 pub const VERDICT_FIRST_SPARE_BYTES: u64 = 512 * 1024 * 1024;
 
 /// Checkpoint roots diagnosed in one run; more are named in a `roots-not-diagnosed` finding.
@@ -164,14 +174,6 @@ fn log_bytes_read(cp: &Checkpoint) -> u64 {
     let offsets = cp.offsets.values().filter(|f| read(f.file.content.as_ref().map(|_| ()))).map(|f| f.file.size);
     let commits = cp.commits.values().filter(|f| read(f.file.content.as_ref().map(|_| ()))).map(|f| f.file.size);
     offsets.chain(commits).fold(0u64, u64::saturating_add)
-}
-
-/// Bytes of file log entries `cp` keeps ([`crate::log::file_log::entry_cost`]), counted against the archive's
-/// [`crate::read::MAX_FILE_LOG_ENTRY_BYTES`].
-fn file_log_entry_bytes(cp: &Checkpoint) -> u64 {
-    let logs = cp.source_logs.values().chain(&cp.sink_logs);
-    let batches = logs.flat_map(|l| l.read.values()).filter_map(|f| f.file.content.as_ref().ok());
-    batches.flat_map(|b| &b.entries).map(crate::log::file_log::entry_cost).fold(0u64, u64::saturating_add)
 }
 
 /// The Spark version assumed for a checkpoint: the user's, else the newest release (which reads every

@@ -332,6 +332,10 @@ pub struct Checkpoint {
     pub unverified: Vec<Unverified>,
     /// The byte budget for state verification and row checks (`u64::MAX` = none) and the bytes spent.
     pub verify_budget: (u64, u64),
+    /// What the read stage left of the input's file log budgets when it ended: bytes of entries that may still
+    /// be kept ([`crate::read::ReadOptions::file_log_entry_bytes`]) and bytes of file log files that may still
+    /// be read ([`crate::read::ReadOptions::file_log_bytes`]); the next root of the input gets these.
+    pub file_log_budget_left: (u64, u64),
     /// State size by version per operator (growth at a glance), from the listing and zip metadata.
     pub state_growth: BTreeMap<i64, Vec<GrowthPoint>>,
     /// Rows of the stores read at the restart version (row checks), by store folder.

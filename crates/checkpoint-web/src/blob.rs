@@ -457,7 +457,8 @@ impl Archive for FilesArchive {
 
     fn read(&mut self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ArchiveError> {
         let size = self.by_path.get(path).map_or(0, |&i| self.entries[i].size);
-        let mut out = Vec::with_capacity(size.min(max_bytes) as usize);
+        // Reserved for at most one slice before the read is admitted; it grows as the slices come.
+        let mut out = Vec::with_capacity(size.min(max_bytes).min(PIECE_BYTES) as usize);
         self.read_each(path, max_bytes, &mut |piece| out.extend_from_slice(piece))?;
         Ok(out)
     }
@@ -474,13 +475,18 @@ impl Archive for FilesArchive {
             // A file of a dropped folder the browser does not give (moved, or not readable): the input's
             // failure, as in the CLI's folder input, not a damaged stream.
             let want = (size - pos).min(PIECE_BYTES) as usize;
-            let n = read_blob_at(&self.files[i], &self.reader, pos, size, &mut buf[..want]).map_err(|e| {
-                ArchiveError::Inaccessible {
-                    path: path.into(),
-                    reason: format!("read error at byte {pos}: {e}"),
-                    folder: false,
+            let n = match read_blob_at(&self.files[i], &self.reader, pos, size, &mut buf[..want]) {
+                Ok(n) => n,
+                Err(e) => {
+                    // The slices read before are booked too.
+                    self.total_read = self.total_read.saturating_add(pos);
+                    return Err(ArchiveError::Inaccessible {
+                        path: path.into(),
+                        reason: format!("read error at byte {pos}: {e}"),
+                        folder: false,
+                    });
                 }
-            })?;
+            };
             if n == 0 {
                 break;
             }

@@ -368,7 +368,7 @@ fn check_sink_logs(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let logs = super::sink_log::sink_logs(cp, ctx);
     for log in logs.iter().copied() {
         let Some((&latest, (path, _, _))) = log.listed.iter().next_back() else { continue };
-        let files = log.read.get(&latest).and_then(|f| f.file.content.as_ref().ok()).map(|b| b.entries.len());
+        let files = log.read.get(&latest).and_then(|f| f.file.content.as_ref().ok()).map(|b| b.entry_count());
         out.push(
             Finding::new(Code::FileSinkLog, Severity::Info, format!("File sink log {} (batches up to {latest})", log.dir))
                 .evidence(path, format!(

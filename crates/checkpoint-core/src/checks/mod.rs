@@ -191,7 +191,7 @@ pub const REGISTRY: &[Rule] = &[
         kafka::check_kafka_brokers,
     ),
     rule(&[Code::FileSourceFiles], source_files::check_file_source),
-    rule(&[Code::FileSourcePath], source_path::check_source_path),
+    rule(&[Code::FileSourcePath, Code::FileNotVerified], source_path::check_source_path),
     rule(&[Code::AutoLoaderSource], source_files::check_autoloader),
     rule(&[Code::AutoLoaderSchemaEvolution], source_files::check_autoloader_schema_error),
     rule(&[Code::SourceOffsetShape], source_files::check_other_sources),

@@ -194,14 +194,21 @@ pub fn check_sink_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         let Some(present) = &log.output_files else { continue };
         let Some((&latest, _)) = log.listed.iter().next_back() else { continue };
         let (compact, range) = files_needed(latest, log.compact_interval);
+        let chain: Vec<(i64, &crate::log::file_log::FileLogBatch)> = compact
+            .into_iter()
+            .chain(range)
+            .filter_map(|id| log.read.get(&id).and_then(|f| f.file.content.as_ref().ok()).map(|b| (id, b)))
+            .collect();
+        // Entries past the memory budget are not kept (the files read first keep theirs: the newest): an `add`
+        // is only known live when every file from its own on is kept whole, as a `delete` after it could be
+        // among the others.
+        let not_kept: u64 = chain.iter().map(|(_, b)| b.not_kept).sum();
+        let known_from = chain.iter().filter(|(_, b)| !b.complete()).map(|(id, _)| *id).max();
         // Every `add` in log order; a `delete` takes back every earlier `add` of its path (`allFiles`), found by
         // an index so that a log of many deletes stays linear.
         let mut added: Vec<(i64, &str, bool)> = Vec::new();
         let mut by_path: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
-        let mut not_kept = 0u64;
-        for id in compact.into_iter().chain(range) {
-            let Some(b) = log.read.get(&id).and_then(|f| f.file.content.as_ref().ok()) else { continue };
-            not_kept += b.not_kept;
+        for (id, b) in &chain {
             for e in &b.entries {
                 if e.action.as_deref() == Some("delete") {
                     for i in by_path.remove(e.path.as_str()).unwrap_or_default() {
@@ -209,12 +216,14 @@ pub fn check_sink_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                     }
                 } else {
                     by_path.entry(e.path.as_str()).or_default().push(added.len());
-                    added.push((id, e.path.as_str(), true));
+                    added.push((*id, e.path.as_str(), true));
                 }
             }
         }
-        let live: Vec<(i64, &str)> = added.into_iter().filter(|x| x.2).map(|(id, p, _)| (id, p)).collect();
-        let absent: Vec<&(i64, &str)> = live.iter().filter(|(_, p)| !listed_as(present, p)).collect();
+        let live: Vec<(i64, &str)> =
+            added.into_iter().filter(|x| x.2 && known_from.is_none_or(|k| x.0 > k)).map(|(id, p, _)| (id, p)).collect();
+        let depth = present.keys().map(|k| k.split('/').count()).max().unwrap_or(0);
+        let absent: Vec<&(i64, &str)> = live.iter().filter(|(_, p)| !listed_as(present, depth, p)).collect();
         let Some((id, first)) = absent.first() else { continue };
         out.push(
             Finding::new(
@@ -225,7 +234,7 @@ pub fn check_sink_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             .evidence(batch_path(log, *id), format!(
                 "{} of {} live file(s) listed by the log are absent, e.g. {first}; the output folder holds {} data file(s){}",
                 absent.len(), live.len(), present.len(),
-                if not_kept > 0 { format!(" (the log's files hold {not_kept} more entries, read and well formed but past this inspector's memory budget for entries: not compared)") } else { String::new() }
+                if not_kept > 0 { format!(" (the log's files hold {not_kept} more entries, read and well formed but past this inspector's memory budget for entries: the adds of files up to the last of those were not compared)") } else { String::new() }
             ), None)
             .why("Readers of a file sink's output (spark.read on the folder, or a file source on it) take the file list from _spark_metadata, not from the folder: a listed file that is gone fails the read with a file-not-found error (or is skipped with spark.sql.files.ignoreMissingFiles=true, losing its rows).")
             .fix(&[
@@ -237,11 +246,15 @@ pub fn check_sink_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     out
 }
 
-/// Whether the log entry `uri` names one of the output folder's files (by its path relative to the folder).
-fn listed_as(present: &std::collections::BTreeMap<String, u64>, uri: &str) -> bool {
+/// Whether the log entry `uri` names one of the output folder's files (by its path relative to the folder):
+/// one of its last `depth` segments on (`depth`: the most segments a present path has), so that a path of
+/// thousands of segments costs `depth` lookups.
+fn listed_as(present: &std::collections::BTreeMap<String, u64>, depth: usize, uri: &str) -> bool {
     let decoded = crate::checks::metadata::unescape_once(uri);
     let p = decoded.as_deref().unwrap_or(uri);
-    let mut rest = p;
+    // The suffix of the last `depth` segments.
+    let start = p.rmatch_indices('/').nth(depth.saturating_sub(1)).map_or(0, |(i, _)| i + 1);
+    let mut rest = &p[start..];
     loop {
         if present.contains_key(rest) {
             return true;
@@ -291,6 +304,17 @@ mod tests {
     use crate::report::SinkLogInfo;
     use crate::testutil::open_fixture;
     use crate::{diagnose, Context};
+
+    #[test]
+    fn a_log_path_of_many_segments_is_matched_by_its_last_ones() {
+        let present: std::collections::BTreeMap<String, u64> =
+            [("a/b.parquet".to_string(), 1), ("c.parquet".to_string(), 1)].into_iter().collect();
+        let deep = format!("file:///{}a/b.parquet", "x/".repeat(100_000));
+        assert!(super::listed_as(&present, 2, &deep));
+        assert!(super::listed_as(&present, 2, "file:///out/c.parquet"));
+        assert!(super::listed_as(&present, 2, "c.parquet"));
+        assert!(!super::listed_as(&present, 2, &format!("file:///{}a/d.parquet", "x/".repeat(100_000))));
+    }
 
     fn files(name: &str, prefix: &str) -> Vec<(String, Vec<u8>)> {
         let mut z = open_fixture(name);

@@ -39,11 +39,11 @@ pub fn check_file_source(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
     for (n, log) in &cp.source_logs {
         let compacts: Vec<i64> = log.listed.iter().filter(|(_, v)| v.2).map(|(k, _)| *k).collect();
-        let total: usize = log
+        let total: u64 = log
             .read
             .range(compacts.last().copied().unwrap_or(i64::MIN)..)
             .filter_map(|(_, f)| f.file.content.as_ref().ok())
-            .map(|b| b.entries.len())
+            .map(|b| b.entry_count())
             .sum();
         let mut f = Finding::new(
             Code::FileSourceFiles,
@@ -58,17 +58,29 @@ pub fn check_file_source(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
         for (id, lf) in log.read.iter().rev().take(5) {
             match &lf.file.content {
                 Ok(b) => {
+                    // Sizes are a sink's field; of a source log's entries only when hand-made, and summed as far
+                    // as they were kept.
                     let sizes: Vec<i64> = b.entries.iter().filter_map(|e| e.size).collect();
-                    let bytes =
-                        if sizes.is_empty() { String::new() } else { format!(", {} bytes", sizes.iter().sum::<i64>()) };
+                    let bytes = match (sizes.is_empty(), b.complete()) {
+                        (true, _) => String::new(),
+                        (false, true) => format!(", {} bytes", sizes.iter().fold(0i64, |a, x| a.saturating_add(*x))),
+                        (false, false) => format!(
+                            ", {} bytes in the entries kept",
+                            sizes.iter().fold(0i64, |a, x| a.saturating_add(*x))
+                        ),
+                    };
                     let names: Vec<String> = b.entries.iter().take(3).map(|e| clip(&e.path, 160)).collect();
-                    let more =
-                        if b.entries.len() > 3 { format!(" and {} more", b.entries.len() - 3) } else { String::new() };
+                    let shown = names.len() as u64;
+                    let more = if b.entry_count() > shown {
+                        format!(" and {} more", b.entry_count() - shown)
+                    } else {
+                        String::new()
+                    };
                     let kind = if lf.compact { "compaction of every batch up to here" } else { "batch" };
                     f = f.evidence_sized(
                         &lf.file.path,
                         lf.file.size,
-                        format!("{kind} {id}: {} file(s){bytes}: {}{more}", b.entries.len(), names.join(", ")),
+                        format!("{kind} {id}: {} file(s){bytes}: {}{more}", b.entry_count(), names.join(", ")),
                         None,
                     );
                 }

@@ -188,19 +188,35 @@ fn common_dir(paths: &[String]) -> String {
     format!("{auth}{}", if dir.is_empty() { "/" } else { &dir })
 }
 
-/// The entries a restart restores into `seenFiles`: those of the newest `.compact` file read and of every
-/// batch file read after it (a compaction holds all entries before it); and how many more those files hold
-/// past the inspector's memory budget for entries (read and well formed, not kept).
-fn restored(log: &crate::model::FileLog) -> (Vec<&FileLogEntry>, u64) {
+/// What a restart restores into `seenFiles`: the batch files from the newest `.compact` read on (a compaction
+/// holds all entries before it), as far as they were kept.
+struct Restored<'a> {
+    /// The entries kept of those files.
+    entries: Vec<&'a FileLogEntry>,
+    /// Entries those files hold past the inspector's memory budget for entries (read and well formed, not kept).
+    not_kept: u64,
+    /// The batch ids of the files with entries not kept.
+    partial: Vec<i64>,
+    /// The newest modification time any of their entries records, kept or not (ms).
+    newest_ms: Option<i64>,
+}
+
+fn restored(log: &crate::model::FileLog) -> Restored<'_> {
     let from = log.read.iter().filter(|(_, f)| f.compact).map(|(b, _)| *b).next_back().unwrap_or(i64::MIN);
-    let batches = || log.read.range(from..).filter_map(|(_, f)| f.file.content.as_ref().ok());
-    (batches().flat_map(|b| &b.entries).collect(), batches().map(|b| b.not_kept).sum())
+    let batches = || log.read.range(from..).filter_map(|(id, f)| f.file.content.as_ref().ok().map(|b| (*id, b)));
+    Restored {
+        entries: batches().flat_map(|(_, b)| &b.entries).collect(),
+        not_kept: batches().map(|(_, b)| b.not_kept).sum(),
+        partial: batches().filter(|(_, b)| !b.complete()).map(|(id, _)| id).collect(),
+        newest_ms: batches().filter_map(|(_, b)| b.max_timestamp_ms).max(),
+    }
 }
 
 /// The cutoff of a restart's `SeenFilesMap` after `purge()`: files of the path modified before it are not
-/// read (ms since the epoch); `None` without a recorded timestamp.
-pub fn age_cutoff_ms(entries: &[&FileLogEntry], max_file_age_ms: i64) -> Option<i64> {
-    entries.iter().filter_map(|e| e.timestamp_ms).max().map(|m| m.saturating_sub(max_file_age_ms))
+/// read (ms since the epoch), from the newest modification time the log records (`newest_ms`); `None`
+/// without one.
+pub fn age_cutoff_ms(newest_ms: Option<i64>, max_file_age_ms: i64) -> Option<i64> {
+    newest_ms.map(|m| m.saturating_sub(max_file_age_ms))
 }
 
 /// Compares the path each file source reads now (`Context::source_paths`) with the files its log recorded.
@@ -213,7 +229,10 @@ pub fn check_source_path(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
     for (&n, given) in &ctx.source_paths {
         let f = match (kinds.get(n as usize), cp.source_logs.get(&n)) {
-            (_, Some(log)) => compare(cp, n, given, log),
+            (_, Some(log)) => {
+                out.extend(replanned_not_compared(cp, n, given, log));
+                compare(cp, n, given, log)
+            }
             (Some(SourceKind::AutoLoader), None) => not_compared(n, given, "an Auto Loader source: its file-tracking store under sources/<n>/rocksdb/ keeps the paths it read, in a format that is not public", &[
                 "Databricks' cloud_files_state('<checkpoint path>') lists the files the store recorded: compare their folder with the path the query reads now.",
                 "A changed path makes every file under the new path new to the store: plan a path change as a new checkpoint (see the restart plan) and deduplicate.",
@@ -253,17 +272,18 @@ pub fn is_glob(path: &str) -> bool {
 }
 
 /// The files a restart plans again (`getBatch` of the last batch, committed or not): the log entries of the
-/// file source's log batches after batch `L-1`'s `logOffset` up to batch `L`'s. `None` when a `logOffset` is not
-/// readable.
+/// file source's log batches after batch `L-1`'s `logOffset` up to batch `L`'s; with that `from` (they are in
+/// the log's files with a higher batch id). `None` when a `logOffset` is not readable.
 fn replanned<'a>(cp: &Checkpoint, n: u32, entries: &[&'a FileLogEntry]) -> Option<(i64, Vec<&'a FileLogEntry>)> {
     let last = cp.last_batch_id()?;
     let to = log_offset(cp, last, n as usize)?;
     let from = if last == 0 { -1 } else { log_offset(cp, last - 1, n as usize)? };
-    Some((last, entries.iter().filter(|e| e.batch_id.is_some_and(|b| b > from && b <= to)).copied().collect()))
+    Some((from, entries.iter().filter(|e| e.batch_id.is_some_and(|b| b > from && b <= to)).copied().collect()))
 }
 
 fn compare(cp: &Checkpoint, n: u32, given: &str, log: &crate::model::FileLog) -> Finding {
-    let (entries, not_kept) = restored(log);
+    let r = restored(log);
+    let (entries, not_kept) = (&r.entries, r.not_kept);
     let want = normalize(given);
     let paths: Vec<String> = entries.iter().map(|e| normalize(&e.path)).collect();
     let under = paths.iter().filter(|p| is_under(p, &want)).count();
@@ -272,14 +292,7 @@ fn compare(cp: &Checkpoint, n: u32, given: &str, log: &crate::model::FileLog) ->
     // A path that is not a glob becomes the `basePath` of the files the restart plans again
     // (`FileStreamSource.optionsForInnerDataSource`); `PartitioningAwareFileIndex.basePaths` requires every
     // one of them to start with it (a string prefix of the qualified paths).
-    let outside: Vec<String> = match (is_glob(given), replanned(cp, n, &entries)) {
-        (false, Some((_, files))) => files
-            .iter()
-            .map(|e| normalize(&e.path))
-            .filter(|p| !p.starts_with(&want) && !path_part(p).starts_with(&want))
-            .collect(),
-        _ => Vec::new(),
-    };
+    let outside = outside_of(cp, n, given, entries);
     let mut f = if paths.is_empty() {
         Finding::new(
             Code::FileSourcePath,
@@ -298,21 +311,24 @@ fn compare(cp: &Checkpoint, n: u32, given: &str, log: &crate::model::FileLog) ->
         Finding::new(
             Code::FileSourcePath,
             Severity::Info,
-            format!("File source #{n} reads {given}: all {} file(s) its log records are under it", paths.len()),
+            format!(
+                "File source #{n} reads {given}: all {} its log records are under it",
+                counted(paths.len(), not_kept)
+            ),
         )
     } else if under > 0 {
         Finding::new(
             Code::FileSourcePath,
             Severity::Info,
-            format!("File source #{n} reads {given}: {under} of the {} file(s) its log records are under it, the others are not read again", paths.len()),
+            format!("File source #{n} reads {given}: {under} of the {} its log records are under it, the others are not read again", counted(paths.len(), not_kept)),
         )
     } else {
         Finding::new(
             Code::FileSourcePath,
             Severity::Warning,
             format!(
-                "File source #{n} now reads {given}, but none of the {} file(s) its log records is there (they are under {was}): a restart reads the new path's files as new",
-                paths.len()
+                "File source #{n} now reads {given}, but none of the {} its log records is there (they are under {was}): a restart reads the new path's files as new",
+                counted(paths.len(), not_kept)
             ),
         )
     };
@@ -335,7 +351,7 @@ fn compare(cp: &Checkpoint, n: u32, given: &str, log: &crate::model::FileLog) ->
             None,
         );
     }
-    let cutoff = age_cutoff_ms(&entries, DEFAULT_MAX_FILE_AGE_MS);
+    let cutoff = age_cutoff_ms(r.newest_ms, DEFAULT_MAX_FILE_AGE_MS);
     let age = match cutoff {
         Some(c) => format!(
             "With the default maxFileAge (7 days) the cutoff is {} (the newest recorded file's modification time, {}, minus 7 days): files of the new path modified before it are skipped silently, all newer ones are read in the first batch after the restart, including copies of files already read (their rows reach the sink again). A query that sets maxFileAge moves the cutoff by as much; with latestFirst=true and maxFilesPerTrigger set there is no age cutoff.",
@@ -377,6 +393,69 @@ fn compare(cp: &Checkpoint, n: u32, given: &str, log: &crate::model::FileLog) ->
         f = f.why("Spark does not compare the path on restart: recorded files outside the path are not listed again, so nothing is re-read; files under the path that the log does not record are read as new.");
     }
     f
+}
+
+/// The files (normalized) a restart plans again that do not lie under the path `given` (not a glob: a glob
+/// sets no `basePath`), among the `entries` kept.
+fn outside_of(cp: &Checkpoint, n: u32, given: &str, entries: &[&FileLogEntry]) -> Vec<String> {
+    let want = normalize(given);
+    let planned = if is_glob(given) { None } else { replanned(cp, n, entries) };
+    planned
+        .map(|(_, files)| {
+            files
+                .iter()
+                .map(|e| normalize(&e.path))
+                .filter(|p| !p.starts_with(&want) && !path_part(p).starts_with(&want))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// "`n` file(s)", or, when `not_kept` more were not kept, "`n` compared of the `n + not_kept` file(s)".
+fn counted(n: usize, not_kept: u64) -> String {
+    if not_kept == 0 {
+        format!("{n} file(s)")
+    } else {
+        format!("{n} compared of the {} file(s)", (n as u64).saturating_add(not_kept))
+    }
+}
+
+/// The files a restart plans again were not all compared with the path given: some are among the entries of
+/// the log's files past the inspector's memory budget (the files after batch `L-1`'s `logOffset`), and none of
+/// those compared lies outside the path. A limit of this inspector: the verdict is unknown
+/// ([`Code::FileNotVerified`], a warning), with the files named.
+fn replanned_not_compared(cp: &Checkpoint, n: u32, given: &str, log: &crate::model::FileLog) -> Option<Finding> {
+    if is_glob(given) {
+        return None;
+    }
+    let r = restored(log);
+    let (from, _) = replanned(cp, n, &r.entries)?;
+    let outside = !outside_of(cp, n, given, &r.entries).is_empty();
+    let partial: Vec<&crate::model::LogFile<crate::log::file_log::FileLogBatch>> =
+        r.partial.iter().filter(|id| **id > from).filter_map(|id| log.read.get(id)).collect();
+    let first = partial.first().filter(|_| !outside)?;
+    let last = cp.last_batch_id().unwrap_or(0);
+    let mut f = Finding::new(
+        Code::FileNotVerified,
+        Severity::Warning,
+        format!("{} not verified: the files batch {last} plans again were not all compared with the path given; the restart verdict is unknown", first.file.path),
+    )
+    .why(format!("On restart Spark plans batch {last} again with the files its log recorded, and stops on a wrong basePath when one of them is not under the path given. Some of those entries are past the memory this inspector keeps for file log entries (they were read and are well formed, but not kept), so whether all of them lie under {given} is not known."))
+    .fix(&["Check by hand that every file the log's latest batches record lies under the path given (e.g. `unzip -p <zip> '<checkpoint>/sources/<n>/*' | grep -v <path>`), or give the inspector a zip with the source log's latest files only."]);
+    for lf in partial.iter().take(10) {
+        let b = lf.file.content.as_ref().ok();
+        f = f.evidence_sized(
+            &lf.file.path,
+            lf.file.size,
+            format!(
+                "{} entries, {} of them not kept (past this inspector's memory budget for file log entries)",
+                b.map_or(0, |b| b.entry_count()),
+                b.map_or(0, |b| b.not_kept)
+            ),
+            None,
+        );
+    }
+    Some(f)
 }
 
 /// The path part of a normalized path (without `scheme://authority`).
@@ -475,8 +554,8 @@ mod tests {
         // The cutoff the finding states, from the checkpoint alone, against what Spark read of in-b/.
         let files = crate::testutil::generated_files(REAL);
         let log = &files.iter().find(|(p, _)| p == "chk/sources/0/0").expect("sources/0/0").1;
-        let entries = crate::log::file_log::parse(log).expect("log parses").entries;
-        let cutoff = age_cutoff_ms(&entries.iter().collect::<Vec<_>>(), DEFAULT_MAX_FILE_AGE_MS).expect("timestamps");
+        let newest = crate::log::file_log::parse(log).expect("log parses").max_timestamp_ms;
+        let cutoff = age_cutoff_ms(newest, DEFAULT_MAX_FILE_AGE_MS).expect("timestamps");
         assert!(f[0].why.contains(&utc(cutoff)), "the cutoff is stated: {}", f[0].why);
         let read: Vec<&str> = record["restart_outcome"]["files_read_on_restart"]
             .as_array()

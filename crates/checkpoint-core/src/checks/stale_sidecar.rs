@@ -283,7 +283,7 @@ pub fn log_decoded(cp: &Checkpoint, path: &str) -> Option<String> {
                 .content
                 .as_ref()
                 .ok()
-                .map(|b| format!("batch {} of the file log {} ({} entries)", f.batch_id, log.dir, b.entries.len()));
+                .map(|b| format!("batch {} of the file log {} ({} entries)", f.batch_id, log.dir, b.entry_count()));
         }
     }
     None

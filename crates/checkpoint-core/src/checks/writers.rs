@@ -8,6 +8,38 @@ use crate::model::Checkpoint;
 use crate::report::{CheckpointKind, Code, Finding, RestartStage, Severity};
 use crate::Context;
 
+/// How a temp copy of a file log batch differs from the renamed file, when both parse and they differ. The
+/// lists compare by their count and their paths' digest, kept whole or not; the paths not in the renamed file
+/// are named when both lists are kept whole.
+fn file_log_copy_differs(cp: &Checkpoint, t: &crate::model::TempFile, final_path: &str) -> Option<String> {
+    let (Some(Ok(tmp)), Some(b)) = (&t.file_log, t.target_batch) else { return None };
+    let n = t.dir.strip_prefix("sources/").and_then(|n| n.parse::<u32>().ok());
+    let fin = n
+        .and_then(|n| cp.source_logs.get(&n))
+        .or_else(|| cp.sink_logs.iter().find(|l| l.dir == t.dir))
+        .and_then(|l| l.read.get(&b))
+        .and_then(|f| f.file.content.as_ref().ok())?;
+    if tmp.entry_count() == fin.entry_count() && tmp.paths_digest == fin.paths_digest {
+        return None;
+    }
+    let named = if tmp.complete() && fin.complete() {
+        let committed: std::collections::HashSet<&str> = fin.entries.iter().map(|e| e.path.as_str()).collect();
+        let extra: Vec<&str> = tmp.entries.iter().map(|e| e.path.as_str()).filter(|p| !committed.contains(p)).collect();
+        if extra.is_empty() {
+            "-".to_string()
+        } else {
+            super::some_of(extra.iter().copied(), extra.len() as u64)
+        }
+    } else {
+        "not named (the lists are longer than this inspector keeps in memory)".to_string()
+    };
+    Some(format!(
+        "this copy of batch {b} lists {} file(s), the renamed {final_path} lists {}; not in the committed list: {named}",
+        tmp.entry_count(),
+        fin.entry_count(),
+    ))
+}
+
 /// Temp files and timestamps.
 pub fn check_writers(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let _ = ctx;
@@ -43,28 +75,8 @@ pub fn check_writers(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 }
             }
         }
-        if let (Some(Ok(tmp)), Some(b)) = (&t.file_log, t.target_batch) {
-            let n = t.dir.strip_prefix("sources/").and_then(|n| n.parse::<u32>().ok());
-            let fin = n
-                .and_then(|n| cp.source_logs.get(&n))
-                .or_else(|| cp.sink_logs.iter().find(|l| l.dir == t.dir))
-                .and_then(|l| l.read.get(&b))
-                .and_then(|f| f.file.content.as_ref().ok());
-            // Both lists must be whole to be compared (a file past the entry budget is only counted).
-            if let Some(fin) = fin.filter(|f| f.complete() && tmp.complete()) {
-                let a: Vec<&str> = tmp.entries.iter().map(|e| e.path.as_str()).collect();
-                let c: Vec<&str> = fin.entries.iter().map(|e| e.path.as_str()).collect();
-                if a != c {
-                    let committed: std::collections::HashSet<&str> = c.iter().copied().collect();
-                    let extra: Vec<&str> = a.iter().filter(|p| !committed.contains(*p)).copied().collect();
-                    differs = Some(format!(
-                        "this copy of batch {b} lists {} file(s), the renamed {final_path} lists {}; not in the committed list: {}",
-                        a.len(),
-                        c.len(),
-                        if extra.is_empty() { "-".to_string() } else { extra.join(", ") }
-                    ));
-                }
-            }
+        if let Some(d) = file_log_copy_differs(cp, t, &final_path) {
+            differs = Some(d);
         }
         // Only offsets/commits are numbered by batch id (a file source log counts its own entries).
         let committed = (t.dir == "offsets" || t.dir == "commits")

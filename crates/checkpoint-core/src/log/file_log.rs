@@ -7,6 +7,8 @@
 
 use super::{json_error, parse_version_line, LogError};
 
+mod fields;
+
 /// One entry of a file source log (`FileEntry`) or file sink log (`SinkFileStatus`), as far as we use it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FileLogEntry {
@@ -32,12 +34,22 @@ pub struct FileLogBatch {
     /// Entries read and found well formed but not kept, past the memory budget the parser was given
     /// ([`Parser::new`]): the file is verified, but a comparison that needs every entry cannot be made.
     pub not_kept: u64,
+    /// Of every entry, kept or not: the newest `timestamp` (source log) or `modificationTime` (sink log), ms.
+    pub max_timestamp_ms: Option<i64>,
+    /// Of every entry, kept or not: a digest of the paths in file order (equal lists, equal digests), so that
+    /// two copies of a batch compare without keeping their entries.
+    pub paths_digest: u64,
 }
 
 impl FileLogBatch {
     /// Every entry is in [`FileLogBatch::entries`].
     pub fn complete(&self) -> bool {
         self.not_kept == 0
+    }
+
+    /// Entries in the file, kept or not.
+    pub fn entry_count(&self) -> u64 {
+        (self.entries.len() as u64).saturating_add(self.not_kept)
     }
 }
 
@@ -54,9 +66,11 @@ pub fn entry_cost(e: &FileLogEntry) -> u64 {
 }
 
 /// A batch file parsed as its bytes come: [`Parser::push`] the pieces in order, then [`Parser::finish`]. The
-/// result is [`parse`]'s of the whole (the same entries, errors and offsets; invalid UTF-8 anywhere wins over a
-/// bad line before it, as the whole file is decoded first there), while memory holds one line and the entries
-/// kept. Mirrors `CompactibleFileStreamLog.deserialize`, which reads the lines of a stream one by one.
+/// result is [`parse`]'s of the whole (the same entries, errors and offsets; invalid UTF-8 wins over a bad line
+/// before it, as the whole file is decoded first there), while memory holds one line and the entries kept. A
+/// line over the parser's `max_line` is skipped unread (its bytes are not checked for UTF-8 either): the file
+/// is then [`LogError::NotVerified`] unless an error came before. Mirrors
+/// `CompactibleFileStreamLog.deserialize`, which reads the lines of a stream one by one.
 #[derive(Debug)]
 pub struct Parser {
     /// The bytes of the current line that came in earlier pieces.
@@ -76,6 +90,8 @@ pub struct Parser {
     not_kept: u64,
     keep_left: u64,
     max_line: usize,
+    max_timestamp_ms: Option<i64>,
+    digest: std::collections::hash_map::DefaultHasher,
     /// The first version or entry error.
     error: Option<LogError>,
     /// The offset of the first byte that is not UTF-8.
@@ -99,6 +115,8 @@ impl Parser {
             not_kept: 0,
             keep_left: keep_bytes,
             max_line,
+            max_timestamp_ms: None,
+            digest: std::collections::hash_map::DefaultHasher::new(),
             error: None,
             not_utf8: None,
         }
@@ -106,6 +124,10 @@ impl Parser {
 
     /// The next piece of the file.
     pub fn push(&mut self, piece: &[u8]) {
+        if piece.is_empty() {
+            // Nothing to add; a `\r` that ended the last piece still waits for a `\n`.
+            return;
+        }
         let base = self.pushed;
         self.pushed += piece.len() as u64;
         let mut i = 0;
@@ -201,6 +223,9 @@ impl Parser {
         }
         match entry(text, at, n + 1) {
             Ok(e) => {
+                use std::hash::Hash;
+                e.path.hash(&mut self.digest);
+                self.max_timestamp_ms = self.max_timestamp_ms.max(e.timestamp_ms);
                 let cost = entry_cost(&e);
                 if self.not_kept == 0 && cost <= self.keep_left {
                     self.keep_left -= cost;
@@ -226,16 +251,29 @@ impl Parser {
             return Err(e);
         }
         match self.version {
-            Some(version) => Ok(FileLogBatch { version, entries: self.entries, not_kept: self.not_kept }),
+            Some(version) => {
+                use std::hash::Hasher;
+                Ok(FileLogBatch {
+                    version,
+                    entries: self.entries,
+                    not_kept: self.not_kept,
+                    max_timestamp_ms: self.max_timestamp_ms,
+                    paths_digest: self.digest.finish(),
+                })
+            }
             None => Err(LogError::Empty),
         }
     }
 }
 
-/// One entry line (file line `line_no`, 1-based, starting at byte `at`).
+/// One entry line (file line `line_no`, 1-based, starting at byte `at`). Only the fields used are built:
+/// other values are skipped as they are read (a line of a few MB with a huge value of another field costs no
+/// more than its bytes), as `Serialization.read[FileEntry]` / `[SinkFileStatus]` ignores unknown fields. A
+/// field given twice takes its last value; a value of the wrong type reads as absent (a `path` that is not a
+/// string: "No usable value for path", json4s' message).
 fn entry(line: &str, at: u64, line_no: usize) -> Result<FileLogEntry, LogError> {
-    let v: serde_json::Value = serde_json::from_str(line).map_err(|e| json_error(&e, line, at, line_no))?;
-    let Some(path) = v.get("path").and_then(|p| p.as_str()) else {
+    let f: fields::EntryFields = serde_json::from_str(line).map_err(|e| json_error(&e, line, at, line_no))?;
+    let Some(path) = f.path.flatten() else {
         return Err(LogError::BadJson {
             offset: at,
             line: line_no,
@@ -245,11 +283,14 @@ fn entry(line: &str, at: u64, line_no: usize) -> Result<FileLogEntry, LogError> 
         });
     };
     Ok(FileLogEntry {
-        path: path.to_string(),
-        timestamp_ms: v.get("timestamp").or_else(|| v.get("modificationTime")).and_then(|x| x.as_i64()),
-        batch_id: v.get("batchId").and_then(|x| x.as_i64()),
-        size: v.get("size").and_then(|x| x.as_i64()),
-        action: v.get("action").and_then(|x| x.as_str()).map(str::to_string),
+        path,
+        timestamp_ms: match f.timestamp {
+            Some(t) => t,
+            None => f.modification_time.flatten(),
+        },
+        batch_id: f.batch_id.flatten(),
+        size: f.size.flatten(),
+        action: f.action.flatten(),
     })
 }
 
@@ -315,6 +356,17 @@ mod tests {
         assert_eq!(s.entries[0].action.as_deref(), Some("add"));
         assert_eq!(parse(b""), Err(LogError::Empty));
         assert!(matches!(parse(b"v1\n{\"pa"), Err(LogError::BadJson { eof: true, .. })));
+    }
+
+    #[test]
+    fn an_empty_piece_between_cr_and_lf_keeps_one_line_end() {
+        let whole = b"v1\r\n{\"path\":\"a\"}\r\n{\"path\":\"b\"}";
+        let mut p = Parser::new(u64::MAX, usize::MAX);
+        for piece in [&whole[..3], b"", &whole[3..19], b"", b"", &whole[19..]] {
+            p.push(piece);
+        }
+        assert_eq!(p.finish(), parse(whole));
+        assert_eq!(parse(whole).unwrap().entries.len(), 2);
     }
 
     #[test]

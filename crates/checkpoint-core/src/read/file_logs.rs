@@ -111,43 +111,67 @@ fn read_file_log(
     let interval = log::file_log::infer_compact_interval(&compact_ids, 10);
     let listed: BTreeMap<i64, (String, u64, bool)> =
         listed_v.iter().map(|(id, c, p, s)| (*id, (p.clone(), *s, *c))).collect();
-    let mut want: BTreeSet<i64> = if listed.len() <= 64 {
-        listed.keys().copied().collect()
-    } else {
-        let latest = listed.keys().next_back().copied().unwrap_or(0);
-        let (c, range) = log::file_log::files_needed(latest, interval);
-        let mut w: BTreeSet<i64> = if range.start() <= range.end() {
-            listed.range(range).map(|(i, _)| *i).take(1000).collect()
-        } else {
-            BTreeSet::new()
-        };
-        w.extend(c);
-        w.extend(listed.keys().rev().take(2).copied());
-        w
-    };
-    if let Some(t) = temp_targets {
-        want.extend(t.iter().copied());
-    }
+    let want = reading_order(&listed, interval, temp_targets);
     let mut read = BTreeMap::new();
     let hinted: Vec<&str> = want.iter().filter_map(|id| listed.get(id)).map(|(p, _, _)| p.as_str()).collect();
-    for (i, id) in want.into_iter().enumerate() {
+    for (i, id) in want.iter().copied().enumerate() {
         if i % super::PREFETCH_FILES == 0 {
             rd.prefetch(cp, hinted.iter().skip(i).take(super::PREFETCH_FILES).copied());
         }
         let Some((path, size, compact)) = listed.get(&id).cloned() else {
             continue;
         };
-        let content = read_streamed(cp, rd, &path);
+        let content = read_streamed(cp, rd, &path, size);
         read.insert(id, LogFile { batch_id: id, compact, file: ReadFile { path, size, content } });
     }
     let output_files = if d.starts_with("sources/") { None } else { output_files(cp, sorted, d) };
     FileLog { dir: d.to_string(), listed, compact_interval: interval, read, output_files }
 }
 
+/// The batch files of a file log to read, in the order they are read (the entry and byte budgets go to the
+/// first): the files Spark reads on restart (`allFiles` up to the latest batch: the newest `.compact` and the
+/// batches after it), newest first, so that the last batches, which a restart plans again, are kept whole
+/// before an older compaction; then the batches temp files target; then, in a log of at most 64 files, every
+/// other file, else the latest two; newest first.
+fn reading_order(
+    listed: &BTreeMap<i64, (String, u64, bool)>,
+    interval: i64,
+    temp_targets: Option<&BTreeSet<i64>>,
+) -> Vec<i64> {
+    let Some(&latest) = listed.keys().next_back() else { return Vec::new() };
+    let (compact, range) = log::file_log::files_needed(latest, interval);
+    let mut order: Vec<i64> = Vec::new();
+    let mut seen = BTreeSet::new();
+    let mut add = |id: i64, order: &mut Vec<i64>| {
+        if listed.contains_key(&id) && seen.insert(id) {
+            order.push(id);
+        }
+    };
+    if range.start() <= range.end() {
+        for id in listed.range(range).rev().map(|(i, _)| *i).take(1000) {
+            add(id, &mut order);
+        }
+    }
+    if let Some(c) = compact {
+        add(c, &mut order);
+    }
+    for &t in temp_targets.into_iter().flatten() {
+        add(t, &mut order);
+    }
+    let rest = if listed.len() <= 64 { listed.len() } else { 2 };
+    for &id in listed.keys().rev().take(rest) {
+        add(id, &mut order);
+    }
+    order
+}
+
 /// Reads one batch file of a file log in pieces, line by line (a `.compact` can be hundreds of MB): its sidecars
-/// first, then its bytes handed to the sidecar sums and the parser together. Its entries are kept while
-/// `rd.entries_left` lasts, then only counted.
-fn read_streamed(cp: &mut Checkpoint, rd: &mut Reader<'_>, path: &str) -> Result<FileLogBatch, LogError> {
+/// first, then its bytes handed to the sidecar sums and the parser together. `size` (as listed) is charged to
+/// the input's file log bytes ([`Reader::file_log_bytes_left`]) before reading; past them the file is not read
+/// ([`LogError::NotVerified`]). Its entries are kept while `rd.entries_left` lasts, then only counted; once one
+/// is not kept, no later file keeps any (what is kept is a prefix in reading order).
+fn read_streamed(cp: &mut Checkpoint, rd: &mut Reader<'_>, path: &str, size: u64) -> Result<FileLogBatch, LogError> {
+    charge_file_log_bytes(rd, size)?;
     let side = sidecars::Sidecars::read(cp, rd, path);
     let mut sums = side.verifier();
     let mut parser = log::file_log::Parser::new(rd.entries_left, super::MAX_FILE_LOG_LINE);
@@ -162,12 +186,28 @@ fn read_streamed(cp: &mut Checkpoint, rd: &mut Reader<'_>, path: &str) -> Result
             let batch = parser.finish();
             if let Ok(b) = &batch {
                 let kept: u64 = b.entries.iter().map(log::file_log::entry_cost).sum();
-                rd.entries_left = rd.entries_left.saturating_sub(kept);
+                rd.entries_left = if b.complete() { rd.entries_left.saturating_sub(kept) } else { 0 };
             }
             batch
         }
         Err(e) => Err(super::unreadable_capped(&e, super::MAX_FILE_LOG_BYTES)),
     }
+}
+
+/// Charges a file log file of `size` bytes (as listed) to the input's file log bytes before it is read, or
+/// says it is past them.
+pub(crate) fn charge_file_log_bytes(rd: &mut Reader<'_>, size: u64) -> Result<(), LogError> {
+    let cost = size.min(super::MAX_FILE_LOG_BYTES);
+    if cost > rd.file_log_bytes_left {
+        return Err(LogError::NotVerified {
+            reason: format!(
+                "not read: past the {} MiB of file source and sink log files this inspector reads per input",
+                super::MAX_FILE_LOG_TOTAL_BYTES / (1024 * 1024)
+            ),
+        });
+    }
+    rd.file_log_bytes_left -= cost;
+    Ok(())
 }
 
 /// The data files of the output folder holding the sink log `d` (`<out>/_spark_metadata`): every listed file
@@ -184,9 +224,21 @@ fn output_files(cp: &Checkpoint, sorted: &[usize], d: &str) -> Option<BTreeMap<S
 }
 
 /// Every file sink log (`_spark_metadata/`) of an archive given beside the checkpoint (the CLI's sink-log
-/// option, or an output folder zipped next to the checkpoint), read as stage 3 reads one inside a root. Dirs
-/// are archive paths.
+/// option), read as stage 3 reads one inside a root, with the input's whole file log budgets. Dirs are archive
+/// paths.
 pub fn read_sink_logs(archive: &mut dyn crate::archive::Archive) -> Vec<FileLog> {
+    let mut left = (super::MAX_FILE_LOG_ENTRY_BYTES, super::MAX_FILE_LOG_TOTAL_BYTES);
+    read_sink_logs_outside(archive, &[], &mut left)
+}
+
+/// [`read_sink_logs`] of the sink logs that are not below one of `inside` (checkpoint roots' folders with a
+/// trailing `/`, `""` = the archive top: a root reads its own), within `left` (bytes of entries that may be
+/// kept, bytes of file log files that may be read; what is spent is taken off).
+pub fn read_sink_logs_outside(
+    archive: &mut dyn crate::archive::Archive,
+    inside: &[String],
+    left: &mut (u64, u64),
+) -> Vec<FileLog> {
     let root = crate::layout::Root { path: String::new(), kind: crate::report::CheckpointKind::Unknown };
     let mut cp = super::listing::list(archive.entries(), &root);
     let mut rd = Reader {
@@ -195,9 +247,11 @@ pub fn read_sink_logs(archive: &mut dyn crate::archive::Archive) -> Vec<FileLog>
         budget_left: 0,
         rows_read: Default::default(),
         inaccessible: Vec::new(),
-        entries_left: super::MAX_FILE_LOG_ENTRY_BYTES,
+        entries_left: left.0,
+        file_log_bytes_left: left.1,
     };
-    let dirs = files_by_dir(&cp, is_sink_log_dir);
+    let below_root = |d: &str| inside.iter().any(|p| d.starts_with(p.as_str()));
+    let dirs = files_by_dir(&cp, |d| is_sink_log_dir(d) && !below_root(d));
     let sorted = if dirs.is_empty() { Vec::new() } else { paths_sorted(&cp) };
     let mut out = Vec::new();
     for (d, positions) in &dirs {
@@ -205,12 +259,13 @@ pub fn read_sink_logs(archive: &mut dyn crate::archive::Archive) -> Vec<FileLog>
         out.push(read_file_log(&mut cp, &mut rd, d, &listed_v, None, &sorted));
     }
     // The `_spark_metadata` folder itself was given: its batch files are at the top.
-    let top = batch_files(&cp, "", true);
+    let top = if inside.iter().any(String::is_empty) { Vec::new() } else { batch_files(&cp, "", true) };
     if dirs.is_empty() && !top.is_empty() {
         let mut log = read_file_log(&mut cp, &mut rd, "", &top, None, &sorted);
         log.dir = "_spark_metadata".into();
         log.output_files = None;
         out.push(log);
     }
+    *left = (rd.entries_left, rd.file_log_bytes_left);
     out
 }

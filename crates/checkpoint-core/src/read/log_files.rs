@@ -310,12 +310,21 @@ pub(crate) fn note_unlisted_log_files(cp: &mut Checkpoint) {
     }
 }
 
+/// Bytes of temp files (`offsets/` and file log copies) read per checkpoint, as listed; the others are not
+/// read ([`LogError::NotVerified`]). A real leftover is one or two files of a few KiB.
+pub const MAX_TEMP_BYTES_READ: u64 = 64 * 1024 * 1024;
+/// Bytes of entries ([`log::file_log::entry_cost`]) of file log temp copies kept in all: they name the files a
+/// losing writer listed; the comparison with the renamed file needs none ([`log::file_log::FileLogBatch::paths_digest`]).
+pub const MAX_TEMP_ENTRY_BYTES: u64 = 4 * 1024 * 1024;
+
 /// Temp files anywhere under the root; those in `offsets/` and in file logs are parsed. Returns, per file log
 /// folder, the batch ids its temp files target (the file log stage reads those batches too).
 pub(crate) fn read_temp_files(cp: &mut Checkpoint, rd: &mut Reader<'_>) -> BTreeMap<String, BTreeSet<i64>> {
     let temps: Vec<FileRef> =
         cp.files.iter().filter(|f| state_files::is_temp_file(name_of(&f.path))).cloned().collect();
     let mut temp_targets: BTreeMap<String, BTreeSet<i64>> = BTreeMap::new();
+    let mut bytes_left = MAX_TEMP_BYTES_READ;
+    let mut keep_left = MAX_TEMP_ENTRY_BYTES;
     for t in temps {
         let name = name_of(&t.path);
         let dir = dir_of(&t.path).to_string();
@@ -342,15 +351,37 @@ pub(crate) fn read_temp_files(cp: &mut Checkpoint, rd: &mut Reader<'_>) -> BTree
             offsets: None,
             file_log: None,
         };
+        if in_file_log {
+            if let Some(b) = target_batch {
+                temp_targets.entry(dir.clone()).or_default().insert(b);
+            }
+        }
         if dir == "offsets" || in_file_log {
-            let parsed = rd.read(&t.path, MAX_LOG_BYTES);
+            let over = t.size > bytes_left;
+            bytes_left = bytes_left.saturating_sub(t.size);
+            let not_read = || LogError::NotVerified {
+                reason: format!(
+                    "not read: past the {} MiB of temp files this inspector reads per checkpoint",
+                    MAX_TEMP_BYTES_READ >> 20
+                ),
+            };
             if dir == "offsets" {
-                tf.offsets = Some(parsed.map_err(|e| unreadable(&e)).and_then(|b| log::offsets::parse(&b)));
+                let parsed =
+                    if over { Err(not_read()) } else { rd.read(&t.path, MAX_LOG_BYTES).map_err(|e| unreadable(&e)) };
+                tf.offsets = Some(parsed.and_then(|b| log::offsets::parse(&b)));
+            } else if over {
+                tf.file_log = Some(Err(not_read()));
             } else {
-                tf.file_log = Some(parsed.map_err(|e| unreadable(&e)).and_then(|b| log::file_log::parse(&b)));
-                if let Some(b) = target_batch {
-                    temp_targets.entry(dir.clone()).or_default().insert(b);
+                // Read in pieces; its entries kept within a small budget of their own (two copies of a batch
+                // compare by their paths' digest).
+                let mut parser = log::file_log::Parser::new(keep_left, super::MAX_FILE_LOG_LINE);
+                let read = rd.read_each(&t.path, MAX_LOG_BYTES, &mut |piece| parser.push(piece));
+                let parsed = read.map_err(|e| unreadable(&e)).and_then(|_| parser.finish());
+                if let Ok(b) = &parsed {
+                    let kept: u64 = b.entries.iter().map(log::file_log::entry_cost).sum();
+                    keep_left = if b.complete() { keep_left.saturating_sub(kept) } else { 0 };
                 }
+                tf.file_log = Some(parsed);
             }
         }
         cp.temp_files.push(tf);

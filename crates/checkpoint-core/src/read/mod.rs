@@ -46,8 +46,22 @@ pub const MAX_FILE_LOG_LINE: usize = MAX_LOG_BYTES as usize;
 /// Bytes of file log entries kept in memory per archive ([`ReadOptions::file_log_entry_bytes`]): about
 /// 300,000 entries of 100-byte paths.
 pub const MAX_FILE_LOG_ENTRY_BYTES: u64 = 64 * 1024 * 1024;
-/// Cap for one sidecar file.
+/// Bytes of file source and sink log files read per input ([`ReadOptions::file_log_bytes`]), charged as listed
+/// before each is read, whether the read succeeds or not: the files a restart reads come first
+/// (`file_logs`), past this they are not verified. As much as the zip's per-entry limit (one `.compact` of
+/// that size is still read), and about a second of inflating and parsing on the 2-core build machine (a
+/// hostile zip of many 200 MB logs is answered in that time, at the speed of `unzip -p`).
+pub const MAX_FILE_LOG_TOTAL_BYTES: u64 = 256 * 1024 * 1024;
+/// Cap for one sidecar file; a Hadoop `.crc` of a bigger file gets room for its sums
+/// ([`sidecar_cap`]).
 pub const MAX_SIDECAR_BYTES: u64 = 1024 * 1024;
+
+/// The cap for a sidecar of a main file of `main_size` bytes (as listed): a Hadoop `.crc` holds a 4-byte
+/// sum per 512 bytes of its file (`ChecksumFileSystem`, the default `bytesPerChecksum`) after an 8-byte
+/// header, so a 256 MiB file has a 2 MiB `.crc`; never less than [`MAX_SIDECAR_BYTES`].
+pub fn sidecar_cap(main_size: u64) -> u64 {
+    MAX_SIDECAR_BYTES.max((main_size / 128).saturating_add(64))
+}
 /// Cap for one state file read for integrity checks.
 pub const MAX_STATE_FILE_BYTES: u64 = 256 * 1024 * 1024;
 
@@ -74,6 +88,8 @@ pub struct ReadOptions {
     /// line of a file log a restart reads is checked, but entries past this are only counted
     /// ([`crate::log::file_log::FileLogBatch::not_kept`]).
     pub file_log_entry_bytes: u64,
+    /// Bytes of file source and sink log files that may be read (default [`MAX_FILE_LOG_TOTAL_BYTES`]).
+    pub file_log_bytes: u64,
 }
 
 impl Default for ReadOptions {
@@ -85,6 +101,7 @@ impl Default for ReadOptions {
             log_budget_bytes: MAX_TOTAL_LOG_BYTES,
             verdict_log_files: log_files::VERDICT_LOG_FILES,
             file_log_entry_bytes: MAX_FILE_LOG_ENTRY_BYTES,
+            file_log_bytes: MAX_FILE_LOG_TOTAL_BYTES,
         }
     }
 }
@@ -159,6 +176,7 @@ pub fn read_history(archive: &mut dyn Archive, root: &Root, cp: &mut Checkpoint,
         rows_read: Default::default(),
         inaccessible: Vec::new(),
         entries_left: 0,
+        file_log_bytes_left: 0,
     };
     reading.read_rest(cp, &mut rd);
     rd.note_inaccessible(cp);
@@ -196,7 +214,10 @@ fn read_stages_with(
         rows_read: Default::default(),
         inaccessible: Vec::new(),
         entries_left: opts.file_log_entry_bytes,
+        file_log_bytes_left: opts.file_log_bytes,
     };
+    // A DStream root reads no file log: it leaves the budgets whole.
+    cp.file_log_budget_left = (opts.file_log_entry_bytes, opts.file_log_bytes);
     if root.kind == CheckpointKind::Dstream {
         dstream::read_dstream_files(&mut cp, &mut rd);
         return (cp, None);
@@ -227,6 +248,7 @@ fn read_stages_with(
     }
     rd.note_inaccessible(&mut cp);
     cp.verify_budget = (opts.budget_bytes, opts.budget_bytes.saturating_sub(rd.budget_left));
+    cp.file_log_budget_left = (rd.entries_left, rd.file_log_bytes_left);
     let history = (logs.left() > 0).then_some(logs);
     (cp, history)
 }
@@ -276,6 +298,8 @@ pub(crate) struct Reader<'a> {
     pub(crate) inaccessible: Vec<(String, ArchiveError)>,
     /// Bytes of file log entries ([`crate::log::file_log::entry_cost`]) that may still be kept in memory.
     pub(crate) entries_left: u64,
+    /// Bytes of file log files ([`MAX_FILE_LOG_TOTAL_BYTES`]) that may still be read.
+    pub(crate) file_log_bytes_left: u64,
 }
 
 impl Reader<'_> {
@@ -387,5 +411,7 @@ pub(crate) fn join(dir: &str, name: &str) -> String {
     }
 }
 
+#[cfg(test)]
+mod file_log_budget_tests;
 #[cfg(test)]
 mod fused_rows_tests;

@@ -43,8 +43,10 @@ pub(crate) struct Results {
 impl Sidecars {
     /// Reads and parses the sidecars of `main` (relative path), when the listing has them.
     pub(crate) fn read(cp: &Checkpoint, rd: &mut Reader<'_>, main: &str) -> Self {
+        // A `.crc` holds 4 bytes per 512 of its file: its cap grows with the file's size.
+        let crc_cap = super::sidecar_cap(cp.file_size(main).unwrap_or(0));
         let hadoop = cp.hadoop_crcs.get(main).map(|c| {
-            rd.read(&c.path, MAX_SIDECAR_BYTES)
+            rd.read(&c.path, crc_cap)
                 .map_err(|e| crate::hadoop::CrcError::Malformed { offset: 0, reason: e.to_string() })
                 .and_then(|s| crate::hadoop::parse(&s))
         });

@@ -32,16 +32,13 @@ fn files_up_to(input: &PlanInput<'_>, index: usize, batch: i64) -> (usize, Optio
     };
     let mut n = 0;
     let mut newest = None;
-    for (id, f) in log.read.range(..=batch) {
-        let _ = id;
+    for f in log.read.range(..=batch).map(|(_, f)| f) {
         if let Ok(b) = &f.file.content {
             if f.compact {
                 n = 0;
             }
-            for e in &b.entries {
-                n += 1;
-                newest = newest.max(e.timestamp_ms);
-            }
+            n += b.entry_count() as usize;
+            newest = newest.max(b.max_timestamp_ms);
         }
     }
     (n, newest)
