@@ -264,7 +264,7 @@ pub fn load_from_snapshot_in(
         }
         return hdfs::load_chain(a, &chain, limits);
     }
-    let zip = version_file(a, dir, &files.zips, snapshot_version).ok_or_else(|| {
+    let zip = version_file(a, dirs, dir, &files.zips, snapshot_version).ok_or_else(|| {
         StateError::new(
             format!("{dir}/{snapshot_version}.zip"),
             format!("File {dir}/{snapshot_version}.zip does not exist (java.io.FileNotFoundException): the snapshot of version {snapshot_version} is needed"),
@@ -273,7 +273,7 @@ pub fn load_from_snapshot_in(
     })?;
     let mut plan = rocksdb::LoadPlan { snapshot: Some((snapshot_version, zip)), changelogs: Vec::new() };
     for v in snapshot_version + 1..=version {
-        plan.changelogs.push((v, changelog_path(a, dir, &files, v)?));
+        plan.changelogs.push((v, changelog_path(a, dirs, dir, &files, v)?));
     }
     let l = rocksdb::state_view::load_limits(limits);
     let store = rocksdb::load_from_plan_listed(a, dir, &files, version, &plan, &l)?;
@@ -289,12 +289,13 @@ pub fn load_from_snapshot_in(
 /// whose unique id `commits/<version - 1>` records, else the only one (or the one without an id).
 fn version_file(
     a: &mut dyn Archive,
+    dirs: &DirIndex,
     dir: &str,
     by_version: &std::collections::BTreeMap<i64, Vec<crate::state_files::VersionFile>>,
     version: i64,
 ) -> Option<String> {
     let cands = by_version.get(&version)?;
-    let id = rocksdb::state_view::unique_id_from_commit(a, dir, version);
+    let id = rocksdb::state_view::unique_id_from_commit(a, dirs, dir, version);
     let pick = match &id {
         Some(id) => cands.iter().find(|f| f.unique_id.as_deref() == Some(id.as_str())),
         None => cands.iter().find(|f| f.unique_id.is_none()).or(cands.first().filter(|_| cands.len() == 1)),
@@ -306,11 +307,12 @@ fn version_file(
 /// `CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE`.
 fn changelog_path(
     a: &mut dyn Archive,
+    dirs: &DirIndex,
     dir: &str,
     files: &crate::state_files::StoreFiles,
     version: i64,
 ) -> Result<String, StateError> {
-    version_file(a, dir, &files.changelogs, version).ok_or_else(|| {
+    version_file(a, dirs, dir, &files.changelogs, version).ok_or_else(|| {
         let path = format!("{dir}/{version}.changelog");
         StateError::new(&path, format!("Error reading streaming state file of {path}: it does not exist"))
             .class("CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE")
@@ -367,7 +369,7 @@ pub(super) fn read_change_feed(
             };
             match &layout {
                 None => hdfs_changes(a, &dir, &files, v, limits, &mut emit)?,
-                Some(l) => rocks_changes(a, &dir, &files, v, limits, l, &mut emit)?,
+                Some(l) => rocks_changes(a, dirs, &dir, &files, v, limits, l, &mut emit)?,
             }
         }
     }
@@ -478,6 +480,7 @@ fn locate_op(dir: &str) -> Option<i64> {
 /// The records of version `v`'s changelog (RocksDB), handed to `emit` in file order.
 fn rocks_changes(
     a: &mut dyn Archive,
+    dirs: &DirIndex,
     dir: &str,
     files: &crate::state_files::StoreFiles,
     v: i64,
@@ -485,7 +488,7 @@ fn rocks_changes(
     keys: &RocksKeys,
     emit: &mut ChangeSink<'_>,
 ) -> Result<(), StateError> {
-    let path = changelog_path(a, dir, files, v)?;
+    let path = changelog_path(a, dirs, dir, files, v)?;
     let cl = rocksdb::read_changelog_file(a, &path, &rocksdb::state_view::load_limits(limits))?;
     for (r, off) in cl.records.iter().zip(&cl.record_offsets) {
         let at = |e: StateError| StateError { path: path.clone(), ..e }.at(*off);

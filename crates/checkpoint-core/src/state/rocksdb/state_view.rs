@@ -65,18 +65,19 @@ pub(crate) fn sibling_is_rocksdb(a: &dyn Archive, dirs: &DirIndex, store_dir: &s
 }
 
 /// Checkpoint format v2: the unique id that `commits/<version - 1>` (`stateUniqueIds`) records for the store in
-/// `store_dir` (`<root>/state/<op>/<part>[/<store>]`). `None` when the commit or the id is absent.
-pub fn unique_id_from_commit(a: &mut dyn Archive, store_dir: &str, version: i64) -> Option<String> {
+/// `store_dir` (`<root>/state/<op>/<part>[/<store>]`). `None` when the commit or the id is absent. The commit is
+/// read (up to 16 MiB: it lists every partition's ids) and parsed once per read: `dirs` (the index of `a`'s
+/// entries) keeps its ids for the other partitions ([`crate::dir_index::LogMemo`]).
+pub fn unique_id_from_commit(a: &mut dyn Archive, dirs: &DirIndex, store_dir: &str, version: i64) -> Option<String> {
     let (root, op, part, store) = locate(store_dir)?;
-    let path = if root.is_empty() {
-        format!("commits/{}", version.checked_sub(1)?)
-    } else {
-        format!("{root}/commits/{}", version.checked_sub(1)?)
-    };
-    let raw = a.read(&path, 1 << 20).ok()?;
-    let text = String::from_utf8(raw).ok()?;
-    let json: serde_json::Value = serde_json::from_str(text.lines().nth(1)?).ok()?;
-    let ids = json.get("stateUniqueIds")?.get(&op)?.get(part)?.as_array()?;
+    let path = crate::state::join(&root, &format!("commits/{}", version.checked_sub(1)?));
+    let all = dirs.memo().unique_ids(&path, || {
+        let raw = a.read(&path, 16 << 20).ok()?;
+        let text = std::str::from_utf8(&raw).ok()?;
+        let mut json: serde_json::Value = serde_json::from_str(text.lines().nth(1)?).ok()?;
+        Some(json.get_mut("stateUniqueIds")?.take())
+    });
+    let ids = all.as_ref().as_ref()?.get(&op)?.get(part)?.as_array()?;
     let idx = if ids.len() == 1 { 0 } else { store_index(&store) };
     ids.get(idx)?.as_str().map(str::to_string)
 }
@@ -117,12 +118,12 @@ pub fn verify_rocksdb_stores(
                 if !is_rocks {
                     continue;
                 }
-                let unique_id = unique_id_from_commit(a, &dir, version);
+                let unique_id = unique_id_from_commit(a, &dirs, &dir, version);
                 let opts = LoadOptions {
                     unique_id,
                     limits: None,
                     auto_snapshot_repair,
-                    max_change_file_replay: max_change_file_replay(a, root, version.saturating_sub(1)),
+                    max_change_file_replay: max_change_file_replay(a, &dirs, root, version.saturating_sub(1)),
                 };
                 let listed = crate::state_files::store_files_in(a.entries(), &dirs, &dir);
                 out.push((dir.clone(), super::verify_version_listed(a, &dir, &listed, version, &opts)));
@@ -167,21 +168,38 @@ pub(crate) fn offset_conf(a: &mut dyn Archive, root: &str, batch: i64) -> std::c
         .unwrap_or_default()
 }
 
+/// [`offset_conf`] parsed once per read: `dirs` (the index of `a`'s entries) keeps it for the other stores.
+fn offset_conf_in(
+    a: &mut dyn Archive,
+    dirs: &DirIndex,
+    root: &str,
+    batch: i64,
+) -> std::sync::Arc<std::collections::BTreeMap<String, String>> {
+    let path = crate::state::join(root, &format!("offsets/{batch}"));
+    dirs.memo().conf(&path, || offset_conf(a, root, batch))
+}
+
 /// Whether loading a RocksDB store for `batch` applies Spark 4.3's auto snapshot repair: `explicit` when given,
 /// else as a restart on the newest Spark does (on by default in 4.3), unless the offset log entry of the batch
-/// records `spark.sql.streaming.stateStore.autoSnapshotRepair.enabled=false`.
-pub(crate) fn auto_repair(a: &mut dyn Archive, root: &str, batch: i64, explicit: Option<bool>) -> bool {
+/// records `spark.sql.streaming.stateStore.autoSnapshotRepair.enabled=false`. `dirs`: the index of `a`'s entries.
+pub(crate) fn auto_repair(
+    a: &mut dyn Archive,
+    dirs: &DirIndex,
+    root: &str,
+    batch: i64,
+    explicit: Option<bool>,
+) -> bool {
     explicit.unwrap_or_else(|| {
-        offset_conf(a, root, batch)
+        offset_conf_in(a, dirs, root, batch)
             .get("spark.sql.streaming.stateStore.autoSnapshotRepair.enabled")
             .is_none_or(|v| !v.trim().eq_ignore_ascii_case("false"))
     })
 }
 
 /// `spark.sql.streaming.stateStore.autoSnapshotRepair.maxChangeFileReplay` as the offset log entry of `batch`
-/// records it, if it does.
-pub(crate) fn max_change_file_replay(a: &mut dyn Archive, root: &str, batch: i64) -> Option<i64> {
-    offset_conf(a, root, batch)
+/// records it, if it does. `dirs`: the index of `a`'s entries.
+pub(crate) fn max_change_file_replay(a: &mut dyn Archive, dirs: &DirIndex, root: &str, batch: i64) -> Option<i64> {
+    offset_conf_in(a, dirs, root, batch)
         .get("spark.sql.streaming.stateStore.autoSnapshotRepair.maxChangeFileReplay")
         .and_then(|v| v.trim().parse().ok())
 }
@@ -196,12 +214,12 @@ pub(super) fn load(
     limits: &StateLimits,
     repair: Option<bool>,
 ) -> Result<RocksStore, StateError> {
-    let unique_id = unique_id_from_commit(a, store_dir, version);
+    let unique_id = unique_id_from_commit(a, dirs, store_dir, version);
     let l = load_limits(limits);
     let (auto_snapshot_repair, max_change_file_replay) = match locate(store_dir) {
         Some((root, ..)) => (
-            auto_repair(a, &root, version.saturating_sub(1), repair),
-            max_change_file_replay(a, &root, version.saturating_sub(1)),
+            auto_repair(a, dirs, &root, version.saturating_sub(1), repair),
+            max_change_file_replay(a, dirs, &root, version.saturating_sub(1)),
         ),
         None => (repair.unwrap_or(false), None),
     };
