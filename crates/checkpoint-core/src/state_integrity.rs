@@ -175,6 +175,10 @@ pub struct ZipCheck {
     pub not_verified: Option<String>,
     /// A file the zip lists that the input could not give (relative path, why): not verified, not damage.
     pub unreadable: Option<(String, crate::archive::ArchiveError)>,
+    /// The SST and log files the zip's metadata lists, relative to the checkpoint root (`<store>/SSTs/<name>`,
+    /// `<store>/logs/<name>`), when the SSTs were decoded (`ssts_decoded`): the files whose Hadoop sidecars a
+    /// load checks, named without opening the zip again.
+    pub listed_files: Vec<String>,
 }
 
 /// The Java exception and 4.x error class a damaged member of a `<v>.zip` makes Spark's load fail with
@@ -291,8 +295,14 @@ pub fn check_rocksdb_zip(
     if sst_bytes > sst_budget {
         return out;
     }
-    match rocksdb::read_snapshot_of(archive, store_dir, zip_path, zip_bytes, listing, &limits) {
-        Ok(_) => ZipCheck { num_keys, sst_bytes, ssts_decoded: true, ..Default::default() },
+    let listed_files = zip
+        .metadata
+        .distinct_sst_files()
+        .map(|f| rel(&format!("{dir}/SSTs/{}", f.dfs_file_name)))
+        .chain(zip.metadata.log_files.iter().map(|f| rel(&format!("{dir}/logs/{}", f.dfs_file_name))))
+        .collect();
+    match rocksdb::snapshot_of_zip(archive, store_dir, zip_path, zip, listing, &limits) {
+        Ok(_) => ZipCheck { num_keys, sst_bytes, ssts_decoded: true, listed_files, ..Default::default() },
         Err(e) if e.unreadable.is_some() => {
             ZipCheck { num_keys, sst_bytes, unreadable: e.unreadable.map(|u| (rel(&e.path), *u)), ..Default::default() }
         }
@@ -306,6 +316,7 @@ pub fn check_rocksdb_zip(
             rocksdb: None,
             not_verified: None,
             unreadable: None,
+            listed_files: Vec::new(),
         },
     }
 }

@@ -252,11 +252,8 @@ fn zip_integrity(
         });
     }
     // Only when the SSTs fitted the budget (and were decoded): their sidecars cost no more of it.
-    let listed_files = if z.problem.is_none() && z.ssts_decoded {
-        verify_listed_sidecars(cp, rd, &store.dir, bytes)
-    } else {
-        Vec::new()
-    };
+    let listed_files =
+        if z.problem.is_none() && z.ssts_decoded { verify_listed_sidecars(cp, rd, z.listed_files) } else { Vec::new() };
     StateFileIntegrity {
         path: path.to_string(),
         problem: z.problem,
@@ -315,19 +312,11 @@ fn read_zip_listings(cp: &mut Checkpoint, rd: &mut Reader<'_>, store: &StoreFile
     cp.rocksdb_zips.insert(store.dir.clone(), out);
 }
 
-/// The SST and log files a RocksDB zip lists (relative paths), with the Hadoop sidecar of each verified: a
-/// load copies them through Hadoop's FileSystem, which checks the `.crc`. Called only when the zip's SSTs
-/// were decoded within the byte budget, so their sizes are already paid for.
-fn verify_listed_sidecars(cp: &mut Checkpoint, rd: &mut Reader<'_>, dir: &str, zip: &[u8]) -> Vec<String> {
-    let Ok(z) = crate::state::rocksdb::zip_meta::read_version_zip(zip, Default::default()) else {
-        return Vec::new();
-    };
-    let listed: Vec<String> = z
-        .metadata
-        .distinct_sst_files()
-        .map(|f| format!("{dir}/SSTs/{}", f.dfs_file_name))
-        .chain(z.metadata.log_files.iter().map(|f| format!("{dir}/logs/{}", f.dfs_file_name)))
-        .collect();
+/// The SST and log files a RocksDB zip lists (`listed`: relative paths, as [`crate::state_integrity::ZipCheck`]
+/// names them), with the Hadoop sidecar of each verified: a load copies them through Hadoop's FileSystem, which
+/// checks the `.crc`. Called only when the zip's SSTs were decoded within the byte budget, so their sizes are
+/// already paid for.
+fn verify_listed_sidecars(cp: &mut Checkpoint, rd: &mut Reader<'_>, listed: Vec<String>) -> Vec<String> {
     for p in &listed {
         if !cp.hadoop_crcs.contains_key(p) {
             continue;

@@ -282,6 +282,19 @@ pub fn read_snapshot_of(
         };
         rerr(&path, e.offset, e.message, Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT"))
     })?;
+    snapshot_of_zip(archive, store_dir, zip_path, zip, listing, limits)
+}
+
+/// [`read_snapshot_of`] of a zip already opened and its members parsed ([`zip_meta::read_version_zip`]): the
+/// integrity check, which opens each restart zip first, reads its SSTs without inflating the zip again.
+pub fn snapshot_of_zip(
+    archive: &mut dyn Archive,
+    store_dir: &str,
+    zip_path: &str,
+    zip: zip_meta::VersionZip,
+    listing: &[(String, u64)],
+    limits: &LoadLimits,
+) -> Result<Snapshot, RocksDbError> {
     let dir = store_dir.trim_end_matches('/');
     if let Some(e) = &zip.member_damage {
         let member = e.entry.clone().unwrap_or_default();
