@@ -106,3 +106,30 @@ fn without_operator_metadata_a_stray_folder_is_no_store_either() {
     let r = diagnose_without(&["state/0/_metadata/"], &["state/0/1/backup/12.snapshot", "state/0/1/backup/1.delta"]);
     assert_eq!(outcome(&r), RestartOutcome::Resumes, "{:?}", codes(&r));
 }
+
+/// The State Data Source side names the same stores: `default`, not a stray `backup/` or RocksDB-style `logs/`
+/// folder, with operator metadata and without it (`state --metadata` then infers the stores from folders).
+#[test]
+fn the_state_readers_name_no_stray_folder_as_a_store() {
+    use checkpoint_core::state::{read_state_metadata, store_names};
+    let extra = ["state/0/1/backup/12.snapshot", "state/0/1/backup/1.delta", "state/0/2/logs/000001.log"];
+    for drop in [&[][..], &["state/0/_metadata/"]] {
+        let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
+        let opts = zip::write::SimpleFileOptions::default();
+        for (p, b) in load(FIXTURE).into_iter().filter(|(p, _)| !drop.iter().any(|d| p.starts_with(d))) {
+            w.start_file(p.as_str(), opts).unwrap();
+            w.write_all(&b).unwrap();
+        }
+        for p in extra {
+            w.start_file(p, opts).unwrap();
+            w.write_all(GARBAGE).unwrap();
+        }
+        let bytes = w.finish().unwrap().into_inner();
+        let n = bytes.len() as u64;
+        let mut a = ZipInput::open(Cursor::new(bytes), n, "stray.zip", Limits::default()).unwrap();
+        assert_eq!(store_names(&a, "", 0), ["default"], "{drop:?}");
+        let meta = read_state_metadata(&mut a, "").unwrap();
+        let names: Vec<&str> = meta.iter().map(|m| m.state_store_name.as_str()).collect();
+        assert_eq!(names, ["default"], "{drop:?}");
+    }
+}

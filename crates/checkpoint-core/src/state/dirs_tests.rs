@@ -2,7 +2,7 @@
 //! root of every shared fixture zip and of this crate's real-Spark zips; and the store-name check of
 //! [`super::store_schemas_in`], which answers from partition 0 when it can, against the whole rule.
 
-use super::store::{check_store_name, children};
+use super::store::{check_store_name, children, spark_store_names};
 use super::*;
 use crate::archive::{Archive, ArchiveError, Entry, Limits, ZipInput};
 use crate::dir_index::DirIndex;
@@ -23,7 +23,7 @@ fn scanned_store_names(a: &dyn Archive, root: &str, op: i64) -> Vec<String> {
             }
         }
     }
-    stores.into_iter().collect()
+    spark_store_names(stores)
 }
 
 /// Every `*_in` answer equals its scan's on `a`'s state roots (the top too) and operators (one more that is

@@ -43,9 +43,10 @@ pub(crate) fn children(a: &dyn Archive, dir: &str) -> BTreeMap<String, bool> {
     out
 }
 
-/// Store names of an operator as found on disk: `default` when partition folders hold state files directly, plus
-/// every sub-folder of a partition other than `_metadata` and `SSTs` (join stores, named stores). Indexes the
-/// archive's listing for the call ([`store_names_in`] with an index built once).
+/// Store names of an operator as found on disk: `default` when partition folders hold state files directly, else
+/// the join's stores among the partitions' sub-folders, else those sub-folders (other than `_metadata`, `SSTs`,
+/// `logs` and hidden ones): see [`spark_store_names`]. Indexes the archive's listing for the call
+/// ([`store_names_in`] with an index built once).
 pub fn store_names(a: &dyn Archive, root: &str, operator_id: i64) -> Vec<String> {
     store_names_in(a, &DirIndex::build(a.entries()), root, operator_id)
 }
@@ -57,7 +58,27 @@ pub fn store_names_in(a: &dyn Archive, dirs: &DirIndex, root: &str, operator_id:
     for p in list_partitions_in(a, dirs, root, operator_id) {
         partition_store_names(dirs.children(a.entries(), &store_dir(root, operator_id, p, "default")), &mut stores);
     }
-    stores.into_iter().collect()
+    spark_store_names(stores)
+}
+
+/// The stores Spark writes among the names the partition folders show (`found`, [`partition_store_names`]):
+/// `default` when some partition holds state files directly (no join writes it), else the join's stores found
+/// ([`crate::model::JOIN_STORE_NAMES`]), else what was found. RocksDB's `logs/` and folders named with a leading
+/// `_` or `.` are never stores; a folder beside a store's files (`backup/`) is none either (as the restart
+/// chains' [`crate::model::Checkpoint::store_names`] judges without operator metadata).
+pub(super) fn spark_store_names(found: BTreeSet<String>) -> Vec<String> {
+    let found: BTreeSet<String> =
+        found.into_iter().filter(|n| n != "logs" && !n.starts_with('_') && !n.starts_with('.')).collect();
+    if found.contains("default") {
+        return vec!["default".to_string()];
+    }
+    let joins: Vec<String> =
+        crate::model::JOIN_STORE_NAMES.iter().filter(|n| found.contains(**n)).map(|n| n.to_string()).collect();
+    if joins.is_empty() {
+        found.into_iter().collect()
+    } else {
+        joins
+    }
 }
 
 /// Adds the store names one partition folder's children (`kids`) show to `stores` ([`store_names`]).
