@@ -157,3 +157,25 @@ fn older_files_counted_past_the_bound_of_all_kept_offsets_are_no_finding() {
     assert!(noise.is_empty(), "{noise:?}");
     assert!(!c.findings.iter().any(|f| f.code == Code::SourceCountDiffers), "{:?}", c.findings);
 }
+
+/// A share link of such a report fits its budget: the restart plan's way out that starts a new checkpoint has a
+/// step per examined source (a thousand), and the sources list a thousand; both are cut, with notes, like the
+/// other long lists (the link was refused, 17,204 bytes over a 16,384-byte budget).
+#[test]
+fn the_share_link_of_ten_thousand_source_lines_fits_its_budget() {
+    use checkpoint_core::share::{open_fragment, share_report, ShareOptions, DEFAULT_BUDGET_BYTES};
+    let r = with_tail(&"\n-".repeat(10_000));
+    let c = bounded(&r);
+    let plan = c.restart_plan.as_ref().expect("a plan");
+    assert!(plan.ways_out.iter().any(|w| w.steps.len() > 1000), "a step per source");
+    let link = share_report(&r, &ShareOptions::default()).expect("a link within the budget");
+    assert!(link.bytes <= DEFAULT_BUDGET_BYTES, "{}", link.bytes);
+    assert!(link.cut_notes.iter().any(|n| n.starts_with("restart plan: only the first")), "{:?}", link.cut_notes);
+    let opened = open_fragment(&link.fragment).expect("opens");
+    assert_eq!(opened.cut_notes, link.cut_notes);
+    let back = opened.typed().expect("a report");
+    let plan = back.checkpoints[0].restart_plan.as_ref().expect("a plan");
+    let cut = plan.ways_out.iter().find(|w| w.steps.iter().any(|s| s.contains("more steps not in this link")));
+    assert!(cut.is_some(), "the cut way out says how many steps it lost");
+    assert_eq!(back.checkpoints[0].restart.outcome, c.restart.outcome);
+}

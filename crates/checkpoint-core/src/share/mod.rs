@@ -338,6 +338,10 @@ struct CutLevel {
     batches: Option<usize>,
     state_size: Option<usize>,
     classes: Option<usize>,
+    /// Steps kept per way out of the restart plan (a step per source when a batch lists a thousand sources).
+    steps: Option<usize>,
+    /// Sources kept (the first ones, by index).
+    sources: Option<usize>,
 }
 
 const fn lv(
@@ -346,11 +350,17 @@ const fn lv(
     state_size: Option<usize>,
     classes: Option<usize>,
 ) -> CutLevel {
-    CutLevel { evidence, batches, state_size, classes }
+    CutLevel { evidence, batches, state_size, classes, steps: None, sources: None }
+}
+
+/// [`lv`] with the plan's steps per way out and the sources cut to `keep` as well.
+const fn lvs(level: CutLevel, keep: usize) -> CutLevel {
+    CutLevel { steps: Some(keep), sources: Some(keep), ..level }
 }
 
 /// From no cut to the most cut: evidence lists first (the issue's "long evidence lists"), then the batch rows,
-/// the state size series and the DStream class list.
+/// the state size series and the DStream class list, with the restart plan's steps per way out and the sources
+/// (one of each per source line of an offsets file: a thousand of them are examined).
 const CUT_LEVELS: [CutLevel; 12] = [
     lv(None, None, None, None),
     lv(Some(50), None, None, None),
@@ -358,12 +368,12 @@ const CUT_LEVELS: [CutLevel; 12] = [
     lv(Some(10), None, None, None),
     lv(Some(5), None, None, None),
     lv(Some(3), None, None, None),
-    lv(Some(3), Some(50), Some(20), None),
-    lv(Some(2), Some(20), Some(10), Some(100)),
-    lv(Some(1), Some(10), Some(5), Some(50)),
-    lv(Some(1), Some(5), Some(3), Some(20)),
-    lv(Some(1), Some(3), Some(1), Some(10)),
-    lv(Some(0), Some(1), Some(0), Some(0)),
+    lvs(lv(Some(3), Some(50), Some(20), None), 50),
+    lvs(lv(Some(2), Some(20), Some(10), Some(100)), 20),
+    lvs(lv(Some(1), Some(10), Some(5), Some(50)), 10),
+    lvs(lv(Some(1), Some(5), Some(3), Some(20)), 5),
+    lvs(lv(Some(1), Some(3), Some(1), Some(10)), 3),
+    lvs(lv(Some(0), Some(1), Some(0), Some(0)), 1),
 ];
 
 fn kib(bytes: usize) -> String {
@@ -439,6 +449,37 @@ fn cut(report: &mut Value, level: CutLevel, budget: usize) -> Vec<String> {
                     "state size{label}: only the last {keep} versions of {cut_ops} operator{} kept {why}",
                     if cut_ops == 1 { "" } else { "s" }
                 ));
+            }
+        }
+        if let Some(keep) = level.steps {
+            let mut ways_cut = 0;
+            for w in cp.pointer_mut("/restart_plan/ways_out").and_then(Value::as_array_mut).into_iter().flatten() {
+                if let Some(steps) = w.get_mut("steps").and_then(Value::as_array_mut) {
+                    if steps.len() > keep + 1 {
+                        let dropped = steps.len() - keep;
+                        steps.truncate(keep);
+                        steps.push(Value::String(format!(
+                            "… {dropped} more steps not in this link (cut {why}); diagnose the checkpoint itself for \
+                             every step"
+                        )));
+                        ways_cut += 1;
+                    }
+                }
+            }
+            if ways_cut > 0 {
+                notes.push(format!(
+                    "restart plan{label}: only the first {keep} steps of {ways_cut} way{} out kept {why}",
+                    if ways_cut == 1 { "" } else { "s" }
+                ));
+            }
+        }
+        if let Some(keep) = level.sources {
+            if let Some(s) = cp.get_mut("sources").and_then(Value::as_array_mut) {
+                if s.len() > keep {
+                    let total = s.len();
+                    s.truncate(keep);
+                    notes.push(format!("sources{label}: only the first {keep} of {total} kept {why}"));
+                }
             }
         }
         if let Some(keep) = level.classes {
