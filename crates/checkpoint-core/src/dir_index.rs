@@ -32,8 +32,9 @@ pub struct DirIndex {
     order: Vec<u32>,
     /// Length of the list it was built from.
     listed: usize,
-    /// Log entries of the same archive parsed once for the read that built the index.
-    memo: LogMemo,
+    /// Log entries of the same archive parsed once for the read that built the index (boxed: the index is kept
+    /// in the readers' state, where its size counts).
+    memo: Box<LogMemo>,
 }
 
 /// Log entries a read parses once though many stores ask, by path: the `stateUniqueIds` object of a commit log
@@ -87,7 +88,7 @@ impl DirIndex {
         let n = u32::try_from(entries.len()).unwrap_or(u32::MAX);
         let mut order: Vec<u32> = (0..n).collect();
         order.sort_unstable_by(|&x, &y| entries[x as usize].path.cmp(&entries[y as usize].path).then(x.cmp(&y)));
-        DirIndex { order, listed: entries.len(), memo: LogMemo::default() }
+        DirIndex { order, listed: entries.len(), memo: Box::default() }
     }
 
     /// The log entries parsed once for this read ([`LogMemo`]).

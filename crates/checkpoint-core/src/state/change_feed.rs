@@ -369,7 +369,10 @@ pub(super) fn read_change_feed(
             };
             match &layout {
                 None => hdfs_changes(a, &dir, &files, v, limits, &mut emit)?,
-                Some(l) => rocks_changes(a, dirs, &dir, &files, v, limits, l, &mut emit)?,
+                Some(l) => {
+                    let path = changelog_path(a, dirs, &dir, &files, v)?;
+                    rocks_changes(a, &dir, path, limits, l, &mut emit)?
+                }
             }
         }
     }
@@ -477,18 +480,15 @@ fn locate_op(dir: &str) -> Option<i64> {
     segs.get(i + 1)?.parse().ok()
 }
 
-/// The records of version `v`'s changelog (RocksDB), handed to `emit` in file order.
+/// The records of a RocksDB changelog (`path`, of the store folder `dir`), handed to `emit` in file order.
 fn rocks_changes(
     a: &mut dyn Archive,
-    dirs: &DirIndex,
     dir: &str,
-    files: &crate::state_files::StoreFiles,
-    v: i64,
+    path: String,
     limits: &StateLimits,
     keys: &RocksKeys,
     emit: &mut ChangeSink<'_>,
 ) -> Result<(), StateError> {
-    let path = changelog_path(a, dirs, dir, files, v)?;
     let cl = rocksdb::read_changelog_file(a, &path, &rocksdb::state_view::load_limits(limits))?;
     for (r, off) in cl.records.iter().zip(&cl.record_offsets) {
         let at = |e: StateError| StateError { path: path.clone(), ..e }.at(*off);

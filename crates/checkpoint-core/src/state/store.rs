@@ -45,7 +45,7 @@ pub(crate) fn children(a: &dyn Archive, dir: &str) -> BTreeMap<String, bool> {
 
 /// Store names of an operator as found on disk: `default` when partition folders hold state files directly, else
 /// the join's stores among the partitions' sub-folders, else those sub-folders (other than `_metadata`, `SSTs`,
-/// `logs` and hidden ones): see [`spark_store_names`]. Indexes the archive's listing for the call
+/// `logs` and hidden ones), as the restart chains name them without operator metadata. Indexes the archive's listing for the call
 /// ([`store_names_in`] with an index built once).
 pub fn store_names(a: &dyn Archive, root: &str, operator_id: i64) -> Vec<String> {
     store_names_in(a, &DirIndex::build(a.entries()), root, operator_id)
