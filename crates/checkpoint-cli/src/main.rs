@@ -77,6 +77,11 @@ struct DiagnoseArgs {
     /// Read budget for state files in MiB (default 256): state files beyond it are listed as not verified.
     #[arg(long = "verify-budget-mib")]
     verify_budget_mib: Option<u64>,
+    /// Memory for file source and sink log entries in MiB (default 64; files of those logs are then read up to
+    /// four times as many bytes, at least 256 MiB): entries past it are checked but not kept, and answers that
+    /// need them are "not verified".
+    #[arg(long = "file-log-mib", value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    file_log_mib: Option<u64>,
     /// Print a share link to this report instead of the report: the report (never the checkpoint) redacted,
     /// compressed into the URL fragment `#report=1.…`. Without --base (or CHECKPOINT_INSPECTOR_BASE) only
     /// `#report=…` is printed: append it to the address of any copy of the inspector.
@@ -178,6 +183,11 @@ fn run_diagnose(a: DiagnoseArgs) -> Result<ExitCode, String> {
     let mut ctx = Context { spark_version: a.spark_version, ..Default::default() };
     ctx.verify_budget_bytes =
         if a.deep { Some(u64::MAX) } else { a.verify_budget_mib.map(|m| m.saturating_mul(1024 * 1024)) };
+    if let Some(mib) = a.file_log_mib {
+        let entries = mib.saturating_mul(1024 * 1024);
+        ctx.file_log_entry_bytes = Some(entries);
+        ctx.file_log_bytes = Some(entries.saturating_mul(4).max(checkpoint_core::read::MAX_FILE_LOG_TOTAL_BYTES));
+    }
     ctx.now_ms = a.now.or_else(|| {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).ok().map(|d| d.as_millis() as i64)
     });
@@ -209,7 +219,11 @@ fn run_diagnose(a: DiagnoseArgs) -> Result<ExitCode, String> {
             return Err(format!("--sink-log: {}: no such file or directory", p.display()));
         }
         let mut log_input = open_input(p).map_err(|e| format!("--sink-log: {e}"))?;
-        ctx.sink_logs = checkpoint_core::read::file_logs::read_sink_logs(log_input.as_mut());
+        let budget = (
+            ctx.file_log_entry_bytes.unwrap_or(checkpoint_core::read::MAX_FILE_LOG_ENTRY_BYTES),
+            ctx.file_log_bytes.unwrap_or(checkpoint_core::read::MAX_FILE_LOG_TOTAL_BYTES),
+        );
+        ctx.sink_logs = checkpoint_core::read::file_logs::read_sink_logs_within(log_input.as_mut(), budget);
         if ctx.sink_logs.is_empty() {
             return Err(format!(
                 "--sink-log: {}: no file sink log found (no _spark_metadata/ folder and no batch files at the top level)",

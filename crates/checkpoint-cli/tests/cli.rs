@@ -322,3 +322,48 @@ fn sink_log_option_takes_the_output_folder_or_its_zip() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--sink-log"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// `--file-log-mib` is the memory for file log entries: the real Spark 4.1.4 file source checkpoint whose batch 0
+/// source log holds 20,000 entries (about 3.6 MB) is compared with the path given by default (64 MiB) and
+/// "not verified", the verdict unknown, with 1 MiB; 0 is refused.
+#[test]
+fn file_log_mib_sets_the_memory_for_file_log_entries() {
+    use std::io::Read;
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../checkpoint-core/tests/data/spark/source-path-changed-4.1.4.zip");
+    let mut z = zip::ZipArchive::new(std::fs::File::open(&src).unwrap()).unwrap();
+    let mut log = b"v1\n".to_vec();
+    for i in 0..20_000u64 {
+        let line = format!(
+            "{{\"path\":\"file:///data/landing/day=04/part-{i:07}-3b0c2a8e-5d8e-4b53-9d7e-1f2a3b4c5d6e.json\",\"timestamp\":{},\"batchId\":0}}\n",
+            1_764_800_000_000u64 + i
+        );
+        log.extend_from_slice(line.as_bytes());
+    }
+    let dir = tmp("cli", "file-log-mib");
+    let zip_path = dir.join("big-source-log.zip");
+    let mut w = zip::ZipWriter::new(std::fs::File::create(&zip_path).unwrap());
+    for i in 0..z.len() {
+        let mut f = z.by_index(i).unwrap();
+        let name = f.name().unwrap().to_string();
+        let mut b = Vec::new();
+        f.read_to_end(&mut b).unwrap();
+        if name == "chk/sources/0/.0.crc" {
+            continue; // the file it sums is replaced
+        }
+        if name == "chk/sources/0/0" {
+            b = log.clone();
+        }
+        w.start_file(name, zip::write::SimpleFileOptions::default()).unwrap();
+        w.write_all(&b).unwrap();
+    }
+    w.finish().unwrap();
+    let zip = zip_path.to_str().unwrap();
+    let by_default = diagnose_json(&[zip, "--source-path", "0=/data/landing"]);
+    assert_eq!(by_default["restart"]["outcome"], "resumes", "{}", by_default["findings"]);
+    let one = diagnose_json(&[zip, "--source-path", "0=/data/landing", "--file-log-mib", "1"]);
+    assert_eq!(one["restart"]["outcome"], "unknown", "{}", one["findings"]);
+    assert!(codes(&one).contains(&"file-not-verified".to_string()), "{:?}", codes(&one));
+    let out = bin().args(["diagnose", zip, "--file-log-mib", "0"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

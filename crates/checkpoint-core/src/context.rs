@@ -105,4 +105,12 @@ pub struct Context {
     /// what a restart reads); `None` = [`crate::read::log_files::VERDICT_LOG_FILES`]. Tests set it low to take
     /// the verdict-first path on small fixtures.
     pub verdict_log_files: Option<usize>,
+    /// Bytes of file source and sink log entries kept in memory for the input (the CLI's `--file-log-mib`);
+    /// `None` = [`crate::read::MAX_FILE_LOG_ENTRY_BYTES`] (64 MiB). Entries past it are read and checked but
+    /// not kept, and an answer that needs them is "not verified" (`file-not-verified`, the verdict unknown).
+    pub file_log_entry_bytes: Option<u64>,
+    /// Bytes of file source and sink log files read for the input (newest first, the files a restart reads
+    /// before the others); `None` = [`crate::read::MAX_FILE_LOG_TOTAL_BYTES`] (256 MiB). Files past it are not
+    /// read and are named "not verified".
+    pub file_log_bytes: Option<u64>,
 }

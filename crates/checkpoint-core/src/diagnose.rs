@@ -58,7 +58,10 @@ fn diagnose_with(archive: &mut dyn Archive, ctx: &Context, mut on_verdict: Optio
     }
     // The input's file log budgets (entries kept, bytes read), shared in order by the sink logs beside the
     // checkpoints and the roots.
-    let mut file_log_left = (crate::read::MAX_FILE_LOG_ENTRY_BYTES, crate::read::MAX_FILE_LOG_TOTAL_BYTES);
+    let mut file_log_left = (
+        ctx.file_log_entry_bytes.unwrap_or(crate::read::MAX_FILE_LOG_ENTRY_BYTES),
+        ctx.file_log_bytes.unwrap_or(crate::read::MAX_FILE_LOG_TOTAL_BYTES),
+    );
     // A file sink's output folder (`<out>/_spark_metadata/`) zipped beside the checkpoint.
     let mut with_sink;
     if !roots.is_empty() && archive.entries().iter().any(|e| e.path.contains("_spark_metadata/")) {

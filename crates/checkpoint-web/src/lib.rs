@@ -104,6 +104,9 @@ impl Options {
             sink_logs: Vec::new(),
             verify_budget_bytes: self.verify_all.then_some(u64::MAX),
             verdict_log_files: None,
+            // The page keeps the default file log budgets: the worker's memory is bounded.
+            file_log_entry_bytes: None,
+            file_log_bytes: None,
         })
     }
 }

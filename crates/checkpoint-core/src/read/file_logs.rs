@@ -194,16 +194,16 @@ fn read_streamed(cp: &mut Checkpoint, rd: &mut Reader<'_>, path: &str, size: u64
     }
 }
 
+/// What a file log file past the input's file log bytes ([`crate::Context::file_log_bytes`]) is said to be.
+pub const PAST_FILE_LOG_BYTES: &str = "past the bytes of file source and sink log files this inspector reads per input";
+
 /// Charges a file log file of `size` bytes (as listed) to the input's file log bytes before it is read, or
 /// says it is past them.
 pub(crate) fn charge_file_log_bytes(rd: &mut Reader<'_>, size: u64) -> Result<(), LogError> {
     let cost = size.min(super::MAX_FILE_LOG_BYTES);
     if cost > rd.file_log_bytes_left {
         return Err(LogError::NotVerified {
-            reason: format!(
-                "not read: past the {} MiB of file source and sink log files this inspector reads per input",
-                super::MAX_FILE_LOG_TOTAL_BYTES / (1024 * 1024)
-            ),
+            reason: format!("not read: {PAST_FILE_LOG_BYTES} (256 MiB unless the CLI's --file-log-mib raises it)"),
         });
     }
     rd.file_log_bytes_left -= cost;
@@ -227,7 +227,13 @@ fn output_files(cp: &Checkpoint, sorted: &[usize], d: &str) -> Option<BTreeMap<S
 /// option), read as stage 3 reads one inside a root, with the input's whole file log budgets. Dirs are archive
 /// paths.
 pub fn read_sink_logs(archive: &mut dyn crate::archive::Archive) -> Vec<FileLog> {
-    let mut left = (super::MAX_FILE_LOG_ENTRY_BYTES, super::MAX_FILE_LOG_TOTAL_BYTES);
+    read_sink_logs_within(archive, (super::MAX_FILE_LOG_ENTRY_BYTES, super::MAX_FILE_LOG_TOTAL_BYTES))
+}
+
+/// [`read_sink_logs`] within `budget`: bytes of entries that may be kept, bytes of file log files that may be
+/// read ([`crate::Context::file_log_entry_bytes`], [`crate::Context::file_log_bytes`]).
+pub fn read_sink_logs_within(archive: &mut dyn crate::archive::Archive, budget: (u64, u64)) -> Vec<FileLog> {
+    let mut left = budget;
     read_sink_logs_outside(archive, &[], &mut left)
 }
 
