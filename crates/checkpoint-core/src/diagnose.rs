@@ -451,6 +451,14 @@ fn needs(cp: &Checkpoint, ctx: &Context) -> Vec<Hint> {
     if !without_log.is_empty() {
         out.push(Hint::DeltaLogWanted { sources: without_log });
     }
+    let logs = cp.source_logs.values().chain(&cp.sink_logs).chain(&ctx.sink_logs);
+    let batches = || logs.clone().flat_map(|l| l.read.values());
+    let entries: u64 = batches().filter_map(|b| b.file.content.as_ref().ok()).map(|b| b.not_kept).sum();
+    let past = |e: &crate::log::LogError| matches!(e, crate::log::LogError::NotVerified { reason } if reason.contains(crate::read::file_logs::PAST_FILE_LOG_BYTES));
+    let files = batches().filter(|b| b.file.content.as_ref().is_err_and(past)).count();
+    if entries > 0 || files > 0 {
+        out.push(Hint::FileLogsNotKept { entries, files });
+    }
     let repair_key = "spark.sql.streaming.stateStore.autoSnapshotRepair.enabled";
     if v.at_least(4, 2)
         && !ctx.session_conf.contains_key(repair_key)

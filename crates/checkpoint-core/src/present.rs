@@ -90,6 +90,15 @@ pub enum Hint {
         /// The Delta sources (offset log positions) without their table's `_delta_log`.
         sources: Vec<usize>,
     },
+    /// File source or sink log entries were read and checked but not kept (`entries`, past the memory for
+    /// them), or log files were not read (`files`, past the bytes of log files read): answers that need them
+    /// are "not verified". The CLI can keep more (its wording names the option).
+    FileLogsNotKept {
+        /// Entries read and checked but not kept.
+        entries: u64,
+        /// File log files not read.
+        files: usize,
+    },
 }
 
 impl Hint {
@@ -179,6 +188,25 @@ impl Hint {
                     Frontend::Page => {
                         format!("{fact}; {zip}, and drop it (or the _delta_log folder) on the Delta log drop target.")
                     }
+                    Frontend::Document => format!("{fact}."),
+                }
+            }
+            Hint::FileLogsNotKept { entries, files } => {
+                let what = match (entries, files) {
+                    (0, f) => format!("{f} file source or sink log file(s) were not read"),
+                    (e, 0) => format!("{e} file source or sink log entries were checked but not kept"),
+                    (e, f) => format!(
+                        "{e} file source or sink log entries were checked but not kept and {f} log file(s) not read"
+                    ),
+                };
+                let fact = format!(
+                    "{what}, past this inspector's memory for file logs; answers that need them are not verified"
+                );
+                match fe {
+                    Frontend::Cli => {
+                        format!("{fact}. Run again with a larger --file-log-mib (64 MiB by default) to keep them.")
+                    }
+                    Frontend::Page => format!("{fact}. The command-line inspector can keep more of them."),
                     Frontend::Document => format!("{fact}."),
                 }
             }
@@ -343,6 +371,8 @@ mod tests {
             Hint::StateNotVerified { count: 3 },
             Hint::SnapshotRepairAssumed { key: "spark.sql.streaming.stateStore.autoSnapshotRepair.enabled".into() },
             Hint::DeltaLogWanted { sources: vec![0] },
+            Hint::FileLogsNotKept { entries: 12, files: 0 },
+            Hint::FileLogsNotKept { entries: 0, files: 2 },
         ]
     }
 

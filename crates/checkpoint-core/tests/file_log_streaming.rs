@@ -379,6 +379,7 @@ fn a_sink_log_of_many_deletes_is_compared_in_linear_time() {
 /// default room the same checkpoint is compared and answered.
 #[test]
 fn the_file_log_entry_budget_is_the_callers() {
+    use checkpoint_core::present::Frontend;
     use checkpoint_core::report::{Code, RestartOutcome};
     let run = |entry_bytes: Option<u64>| {
         let mut a = MemArchive::new("budget", with_big_source_log(20_000), Limits::default()).unwrap();
@@ -387,14 +388,16 @@ fn the_file_log_entry_budget_is_the_callers() {
         let r = diagnose(&mut a, &ctx);
         let c = &r.checkpoints[0];
         let codes: Vec<Code> = c.findings.iter().map(|f| f.code).collect();
-        (c.restart.outcome, codes, serde_json::to_string(&c.findings).unwrap())
+        let hints: Vec<String> = c.hints.iter().map(|h| h.text(Frontend::Cli)).collect();
+        (c.restart.outcome, codes, format!("{} {hints:?}", serde_json::to_string(&c.findings).unwrap()))
     };
     let (small, small_codes, small_text) = run(Some(100_000));
     assert_eq!(small, RestartOutcome::Unknown, "{small_text}");
     assert!(small_codes.contains(&Code::FileNotVerified), "{small_codes:?}");
-    assert!(small_text.contains("--file-log-mib"), "the way out names the option: {small_text}");
+    assert!(small_text.contains("--file-log-mib"), "the CLI's note names the option: {small_text}");
     let (default, default_codes, default_text) = run(None);
     assert_eq!(default, RestartOutcome::Resumes, "{default_text}");
     assert!(!default_codes.contains(&Code::FileNotVerified), "{default_codes:?}");
     assert!(!default_text.contains("not kept"), "{default_text}");
+    assert!(!default_text.contains("--file-log-mib"), "{default_text}");
 }

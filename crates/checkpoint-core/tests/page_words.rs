@@ -24,6 +24,8 @@ const CLI_FLAGS: &[&str] = &[
     "--no-redact",
     "--share-budget",
     "--fail-on",
+    "--file-log-mib",
+    "--source-path",
 ];
 
 fn shared(dir: &str) -> PathBuf {

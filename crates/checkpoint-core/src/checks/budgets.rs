@@ -173,10 +173,6 @@ pub fn check_not_verified(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
         "A limit of this inspector (size of one file, compression ratio, bytes unpacked in all) kept it from reading these files. That says nothing about them; a restart does not read them."
     })
     .fix(&["Check the named file by hand (its size, e.g. with `unzip -l`), or inspect a zip holding fewer files; the other findings stand."]);
-    // File source and sink logs past their bytes per input: the CLI can read more of them.
-    if files.iter().any(|(_, reason)| reason.contains(crate::read::file_logs::PAST_FILE_LOG_BYTES)) {
-        f.fix.push("Run the CLI again with `--file-log-mib` above 64: it keeps that many MiB of file log entries and reads four times as many bytes of file source and sink log files (at least 256 MiB).".into());
-    }
     for (p, reason) in files.iter().take(MAX_EVIDENCE) {
         f = f.evidence_sized(p, cp.file_size(p).unwrap_or(0), reason, None);
     }

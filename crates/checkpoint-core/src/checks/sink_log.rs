@@ -234,7 +234,7 @@ pub fn check_sink_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             .evidence(batch_path(log, *id), format!(
                 "{} of {} live file(s) listed by the log are absent, e.g. {first}; the output folder holds {} data file(s){}",
                 absent.len(), live.len(), present.len(),
-                if not_kept > 0 { format!(" (the log's files hold {not_kept} more entries, read and well formed but past this inspector's memory budget for entries, which the CLI's --file-log-mib raises: the adds of files up to the last of those were not compared)") } else { String::new() }
+                if not_kept > 0 { format!(" (the log's files hold {not_kept} more entries, read and well formed but past this inspector's memory budget for entries: the adds of files up to the last of those were not compared)") } else { String::new() }
             ), None)
             .why("Readers of a file sink's output (spark.read on the folder, or a file source on it) take the file list from _spark_metadata, not from the folder: a listed file that is gone fails the read with a file-not-found error (or is skipped with spark.sql.files.ignoreMissingFiles=true, losing its rows).")
             .fix(&[

@@ -441,7 +441,7 @@ fn replanned_not_compared(cp: &Checkpoint, n: u32, given: &str, log: &crate::mod
         format!("{} not verified: the files batch {last} plans again were not all compared with the path given; the restart verdict is unknown", first.file.path),
     )
     .why(format!("On restart Spark plans batch {last} again with the files its log recorded, and stops on a wrong basePath when one of them is not under the path given. Some of those entries are past the memory this inspector keeps for file log entries (they were read and are well formed, but not kept), so whether all of them lie under {given} is not known."))
-    .fix(&["Run the CLI again with more memory for file log entries (`--file-log-mib`, 64 by default; about twice the size of the log's latest files is enough), or check by hand that every file the log's latest batches record lies under the path given (e.g. `unzip -p <zip> '<checkpoint>/sources/<n>/*' | grep -v <path>`)."]);
+    .fix(&["Run the inspector again with more memory for file log entries (the notes with the verdict say how), or check by hand that every file the log's latest batches record lies under the path given (e.g. `unzip -p <zip> '<checkpoint>/sources/<n>/*' | grep -v <path>`)."]);
     for lf in partial.iter().take(10) {
         let b = lf.file.content.as_ref().ok();
         f = f.evidence_sized(

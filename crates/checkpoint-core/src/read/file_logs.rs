@@ -202,9 +202,7 @@ pub const PAST_FILE_LOG_BYTES: &str = "past the bytes of file source and sink lo
 pub(crate) fn charge_file_log_bytes(rd: &mut Reader<'_>, size: u64) -> Result<(), LogError> {
     let cost = size.min(super::MAX_FILE_LOG_BYTES);
     if cost > rd.file_log_bytes_left {
-        return Err(LogError::NotVerified {
-            reason: format!("not read: {PAST_FILE_LOG_BYTES} (256 MiB unless the CLI's --file-log-mib raises it)"),
-        });
+        return Err(LogError::NotVerified { reason: format!("not read: {PAST_FILE_LOG_BYTES}") });
     }
     rd.file_log_bytes_left -= cost;
     Ok(())
