@@ -18,6 +18,7 @@ pub mod kafka;
 pub mod logs;
 pub mod metadata;
 pub mod rocksdb_zip;
+pub mod rocksdb_zip_names;
 pub mod sink_log;
 pub mod source_files;
 pub mod source_path;
@@ -137,6 +138,7 @@ pub const REGISTRY: &[Rule] = &[
         ],
         state_chain::check_chains,
     ),
+    rule(&[Code::RocksdbZipNameUnparsable], rocksdb_zip_names::check_zip_names),
     rule(&[Code::ArchiveCompressionUnsupported], budgets::check_compression),
     rule(&[Code::ArchiveEntriesOverlap], budgets::check_overlap),
     rule(&[Code::ArchiveEntryUnreadable], budgets::check_inaccessible),
