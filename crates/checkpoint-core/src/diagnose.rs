@@ -58,10 +58,7 @@ fn diagnose_with(archive: &mut dyn Archive, ctx: &Context, mut on_verdict: Optio
     }
     // The input's file log budgets (entries kept, bytes read), shared in order by the sink logs beside the
     // checkpoints and the roots.
-    let mut file_log_left = (
-        ctx.file_log_entry_bytes.unwrap_or(crate::read::MAX_FILE_LOG_ENTRY_BYTES),
-        ctx.file_log_bytes.unwrap_or(crate::read::MAX_FILE_LOG_TOTAL_BYTES),
-    );
+    let mut file_log_left = file_log_budget(ctx);
     // A file sink's output folder (`<out>/_spark_metadata/`) zipped beside the checkpoint.
     let mut with_sink;
     if !roots.is_empty() && archive.entries().iter().any(|e| e.path.contains("_spark_metadata/")) {
@@ -403,6 +400,15 @@ fn operator_info(cp: &Checkpoint, o: &crate::state_files::OperatorFiles) -> Oper
             })
             .unwrap_or_default(),
     }
+}
+
+/// The input's file log budgets: bytes of entries kept, bytes of log files read (the context's, else the
+/// defaults).
+fn file_log_budget(ctx: &Context) -> (u64, u64) {
+    (
+        ctx.file_log_entry_bytes.unwrap_or(crate::read::MAX_FILE_LOG_ENTRY_BYTES),
+        ctx.file_log_bytes.unwrap_or(crate::read::MAX_FILE_LOG_TOTAL_BYTES),
+    )
 }
 
 /// What extra input would sharpen the prediction (worded per front end by [`Hint::text`]).
