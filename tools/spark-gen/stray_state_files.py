@@ -37,6 +37,11 @@ LAYOUTS = {
     "rocksdb-changelog-snapshotted": {"spark.sql.streaming.stateStore.providerClass": ROCKSDB,
                                       "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
                                       "spark.sql.streaming.stateStore.minDeltasForSnapshot": "1"},
+    # Spark 4.2+'s automatic snapshot repair turned off (its default is on).
+    "rocksdb-changelog-snapshotted-norepair": {"spark.sql.streaming.stateStore.providerClass": ROCKSDB,
+                                               "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
+                                               "spark.sql.streaming.stateStore.minDeltasForSnapshot": "1",
+                                               "spark.sql.streaming.stateStore.autoSnapshotRepair.enabled": "false"},
     "rocksdb-ckptv2": {"spark.sql.streaming.stateStore.providerClass": ROCKSDB,
                        "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
                        "spark.sql.streaming.stateStore.minDeltasForSnapshot": "2",
@@ -50,6 +55,7 @@ DAMAGES = [
     ("rocksdb-changelog", ".zip", "old.zip"),
     ("rocksdb-changelog", ".changelog", "old.changelog"),
     ("rocksdb-changelog-snapshotted", ".zip", "old.zip"),
+    ("rocksdb-changelog-snapshotted-norepair", ".zip", "old.zip"),
     ("rocksdb-ckptv2", ".zip", "old.zip"),
 ]
 OPERATORS = "readStream.json.withWatermark(ts,10s).groupBy(window(ts,10s),key).agg(count,sum(v)) update -> noop"
@@ -94,7 +100,7 @@ def generate(layout, suffix, stray):
         write_input(inp, i)
         q = start(spark, inp, cp)
         q.awaitTermination(120)
-    if layout.endswith("-snapshotted"):
+    if "-snapshotted" in layout:
         time.sleep(8)  # the maintenance thread uploads the newest version's snapshot while the stores are loaded
     spark.stop()
     store = os.path.join(cp, STORE)

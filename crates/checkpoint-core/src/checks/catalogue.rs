@@ -207,7 +207,7 @@ catalogue! {
     ],
         "A member of the RocksDB snapshot zip a restart loads is absent, empty or unparsable while the zip itself reads: `metadata` (Spark's file mapping), `CURRENT` or the MANIFEST it names (RocksDB cannot open the checkpoint).";
     RocksdbZipNameUnparsable = "rocksdb-zip-name-unparsable", [Error], ["CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"],
-        "A file named `*.zip` whose name is no version (`old.zip`) is in a RocksDB store folder whose restart version has no zip of its own: Spark's load lists the folder's zips, parses each name as a number and fails (NumberFormatException); checkpoint format v2 does not.";
+        "A file named `*.zip` whose name is no version (`old.zip`) is in a RocksDB store folder a restart loads: Spark's load lists the folder's zips (from 4.2 on every load, before only when the restart version has no zip of its own), parses each name as a number and fails (NumberFormatException); checkpoint format v2 does not.";
     StateFileCrcMismatchUnchecked = "state-file-crc-mismatch-unchecked", [Warning], [],
         "State files the restart loads do not match their Hadoop `.crc`, and the HDFS provider loads them without checking.";
     StaleChecksumSidecar = "stale-checksum-sidecar", [Error, Warning], [

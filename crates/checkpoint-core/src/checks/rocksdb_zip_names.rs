@@ -2,23 +2,24 @@
 //! number (`old.zip`, `backup-15.zip`, `15 (copy).zip`), where a restart lists the folder's zips.
 //!
 //! Spark never builds such a name, but its RocksDB load reads every `*.zip` name of the store folder when it
-//! looks for the snapshot to start from: `RocksDBFileManager.getLatestSnapshotVersion(version)` returns
-//! `version` when `<version>.zip` exists (no listing), else lists the folder's `*.zip` files and maps each name
-//! to `stripSuffix(".zip").toLong`, which throws `java.lang.NumberFormatException: For input string: "old"`;
-//! the state store wraps it as `CANNOT_LOAD_STATE_STORE.UNCATEGORIZED`. Checkpoint format v2 plans the load from
-//! the commit log's unique ids and the changelog lineage instead, without parsing other names.
+//! looks for the snapshot to start from, mapping each name to `stripSuffix(".zip").toLong`, which throws
+//! `java.lang.NumberFormatException: For input string: "old"`; the state store wraps it as
+//! `CANNOT_LOAD_STATE_STORE.UNCATEGORIZED`. Up to 4.1, `RocksDBFileManager.getLatestSnapshotVersion(version)`
+//! returns `version` without listing when `<version>.zip` exists; from 4.2 the load lists the zips whatever the
+//! version. Checkpoint format v2 plans the load from the commit log's unique ids and the changelog lineage
+//! instead, without parsing other names.
 //!
-//! Observed with real Spark 4.1.4 (`tools/spark-gen/stray_state_files.py`, `tests/data/spark/stray-*`):
-//! changelog checkpointing on, the restart version without its own zip: fails as above
-//! (`stray-rocksdb-changelog-old-zip`); the restart version with its zip (`-snapshotted`), changelog
-//! checkpointing off (every version a zip), or checkpoint format v2: resumes. A name Java's `Long.parseLong`
-//! reads (`0011`, `+11`, `-1`) is no fault; a name of digits of another script, which Java also reads, is
-//! taken for a fault here.
+//! Observed with real Spark (`tools/spark-gen/stray_state_files.py`, `tests/data/spark/stray-*`): 4.1.4 failed
+//! with changelog checkpointing on and no zip of the restart version (`stray-rocksdb-changelog-old-zip`) and
+//! resumed with that zip (`-snapshotted`), with changelog checkpointing off (every version a zip) and with
+//! checkpoint format v2; 4.2.1 and 4.3.0 failed in every format v1 layout, changelog checkpointing on or off,
+//! and 4.3.0 resumed with format v2. A name Java's `Long.parseLong` reads (`0011`, `+11`, `-1`) is no fault; a
+//! name of digits of another script, which Java also reads, is taken for a fault here.
 
 use super::BACKUP;
 use crate::model::Checkpoint;
 use crate::report::{Code, Finding, RestartStage, Severity};
-use crate::Context;
+use crate::{Context, SparkVersion};
 
 /// Most other unparsable zips of one store named as evidence.
 const MAX_EVIDENCE: usize = 10;
@@ -28,9 +29,17 @@ fn java_long(s: &str) -> bool {
     s.parse::<i64>().is_ok()
 }
 
+/// Whether `release`'s RocksDB load lists the store's zips even when the version it loads has its own zip
+/// (4.2.1 and 4.3.0 did; 4.1.4 did not).
+fn lists_every_load(release: SparkVersion) -> bool {
+    release.at_least(4, 2)
+}
+
 /// One finding per store a restart loads whose folder holds a `*.zip` that Spark's listing cannot read, when
-/// that listing happens: a RocksDB store of checkpoint format v1 whose restart version has no zip of its own.
-pub fn check_zip_names(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
+/// that listing happens: a RocksDB store of checkpoint format v1 whose restart version has no zip of its own, or
+/// any such store from Spark 4.2 on.
+pub fn check_zip_names(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
+    let always = lists_every_load(super::spark(ctx));
     let mut out = Vec::new();
     for (key, rc) in &cp.restart_chains {
         if rc.provider != "rocksdb" || rc.unique_id.is_some() || rc.chain.version <= 0 {
@@ -38,8 +47,9 @@ pub fn check_zip_names(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
         }
         let Some(store) = cp.store_files(key) else { continue };
         let version = rc.chain.version;
-        if store.zips.get(&version).is_some_and(|fs| fs.iter().any(|f| f.unique_id.is_none())) {
-            continue; // `<version>.zip` exists: Spark loads it without listing
+        let own_zip = store.zips.get(&version).is_some_and(|fs| fs.iter().any(|f| f.unique_id.is_none()));
+        if own_zip && !always {
+            continue; // `<version>.zip` exists: up to 4.1, Spark loads it without listing
         }
         let bad: Vec<&crate::state_files::FileRef> = store
             .other
@@ -61,13 +71,18 @@ pub fn check_zip_names(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
             &first.path,
             first.size,
             format!(
-                "version {version} has no {version}.zip, so Spark lists {}'s *.zip files and reads each name as a \
-                 version: \"{stem}\" is none (java.lang.NumberFormatException: For input string: \"{stem}\")",
+                "{}, so Spark lists {}'s *.zip files and reads each name as a version: \"{stem}\" is none \
+                 (java.lang.NumberFormatException: For input string: \"{stem}\")",
+                if own_zip {
+                    format!("the restart loads version {version}, and Spark {} lists the zips on every load", super::spark(ctx))
+                } else {
+                    format!("version {version} has no {version}.zip")
+                },
                 store.dir
             ),
             None,
         )
-        .why("Spark's RocksDB load starts from the newest snapshot zip at or below the version it loads: when that version has no zip of its own it lists the store folder's *.zip files and parses every name before .zip as a number. A zip that Spark did not write (a copy kept by hand, a backup) stops the load, although nothing in it is read.")
+        .why("Spark's RocksDB load starts from the newest snapshot zip at or below the version it loads: it lists the store folder's *.zip files (up to 4.1 only when that version has no zip of its own) and parses every name before .zip as a number. A zip that Spark did not write (a copy kept by hand, a backup) stops the load, although nothing in it is read.")
         .fix(&[
             BACKUP.to_string(),
             format!(
