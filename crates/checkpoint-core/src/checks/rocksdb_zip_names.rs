@@ -12,7 +12,8 @@
 //! Observed with real Spark (`tools/spark-gen/stray_state_files.py`, `tests/data/spark/stray-*`): 4.1.4 failed
 //! with changelog checkpointing on and no zip of the restart version (`stray-rocksdb-changelog-old-zip`) and
 //! resumed with that zip (`-snapshotted`), with changelog checkpointing off (every version a zip) and with
-//! checkpoint format v2; 4.2.1 and 4.3.0 failed in every format v1 layout, changelog checkpointing on or off,
+//! checkpoint format v2 (3.5.9 and 4.0.5 resumed in the same two layouts); 4.2.1 and 4.3.0 failed in every
+//! format v1 layout, changelog checkpointing on or off, automatic snapshot repair on or off (4.3.0),
 //! and 4.3.0 resumed with format v2. A name Java's `Long.parseLong` reads (`0011`, `+11`, `-1`) is no fault; a
 //! name of digits of another script, which Java also reads, is taken for a fault here.
 
