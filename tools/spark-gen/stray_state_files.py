@@ -13,7 +13,6 @@ same query in a new JVM on the zip's bytes (`common.restart_recorded`): the outc
 
 Run: JAVA_HOME=/usr/lib/jvm/java-17-openjdk-amd64 /work/spark41/bin/python tools/spark-gen/stray_state_files.py
 """
-import json
 import os
 import re
 import shutil
@@ -58,26 +57,10 @@ DAMAGES = [
     ("rocksdb-changelog-snapshotted-norepair", ".zip", "old.zip"),
     ("rocksdb-ckptv2", ".zip", "old.zip"),
 ]
-OPERATORS = "readStream.json.withWatermark(ts,10s).groupBy(window(ts,10s),key).agg(count,sum(v)) update -> noop"
+# The query and its input are missing_changelog.py's: a windowed count/sum with watermark over JSON files.
+from missing_changelog import OPERATORS, start, write_input  # noqa: E402
+
 STORE = os.path.join("state", "0", "1")
-
-
-def start(spark, inp, cp):
-    from pyspark.sql import functions as F
-
-    df = spark.readStream.schema("key STRING, v LONG, ts TIMESTAMP").json(inp)
-    agg = (df.withWatermark("ts", "10 seconds").groupBy(F.window("ts", "10 seconds"), "key")
-           .agg(F.count("*").alias("n"), F.sum("v").alias("s")))
-    return (agg.writeStream.outputMode("update").format("noop").option("checkpointLocation", cp)
-            .trigger(availableNow=True).start())
-
-
-def write_input(inp, i):
-    os.makedirs(inp, exist_ok=True)
-    with open(os.path.join(inp, f"part-{i:03d}.json"), "w") as f:
-        for k in range(6):
-            ts = f"2026-01-01T00:{i // 6:02d}:{(i * 10) % 60:02d}Z"
-            f.write(json.dumps({"key": f"k{k}", "v": i * 10 + k, "ts": ts}) + "\n")
 
 
 def newest(store, suffix):

@@ -4,9 +4,10 @@
 //! reads it once, and the diagnosis ends in bounded time with the real checkpoint's verdict.
 
 mod common;
+use common::counting::Counting;
 use common::*;
 
-use checkpoint_core::archive::{Archive, Limits, MemArchive};
+use checkpoint_core::archive::{Limits, MemArchive};
 use checkpoint_core::report::RestartOutcome;
 use checkpoint_core::{diagnose, Context, SparkVersion};
 use std::collections::HashMap;
@@ -15,31 +16,9 @@ use std::io::{Cursor, Read, Write};
 const FIXTURE: &str = "ss-4.3.0-agg-rocksdb";
 const ZIP: &str = "state/0/0/12.zip";
 
-/// An archive that counts the reads of each path.
-struct Counting {
-    inner: MemArchive,
-    reads: HashMap<String, usize>,
-}
-
-impl Archive for Counting {
-    fn entries(&self) -> &[checkpoint_core::Entry] {
-        self.inner.entries()
-    }
-    fn read(&mut self, path: &str, max: u64) -> Result<Vec<u8>, checkpoint_core::ArchiveError> {
-        *self.reads.entry(path.to_string()).or_default() += 1;
-        self.inner.read(path, max)
-    }
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-    fn input_bytes(&self) -> u64 {
-        self.inner.input_bytes()
-    }
-}
-
 /// Diagnoses `files`; returns the outcome and the reads of each SST file.
 fn diagnose_counting(files: Vec<(String, Vec<u8>)>) -> (RestartOutcome, HashMap<String, usize>) {
-    let mut a = Counting { inner: MemArchive::new("t.zip", files, Limits::default()).unwrap(), reads: HashMap::new() };
+    let mut a = Counting::new(MemArchive::new("t.zip", files, Limits::default()).unwrap());
     let r = diagnose(&mut a, &ctx());
     let ssts = a.reads.into_iter().filter(|(p, _)| p.ends_with(".sst")).collect();
     (r.checkpoints[0].restart.outcome, ssts)

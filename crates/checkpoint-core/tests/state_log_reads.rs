@@ -8,35 +8,14 @@
 //! commits list those copies' ids for every partition, the offset log and operator metadata say the new count.
 
 mod common;
+use common::counting::Counting;
 use common::*;
 
-use checkpoint_core::archive::{Archive, Limits, MemArchive};
+use checkpoint_core::archive::{Limits, MemArchive};
 use checkpoint_core::state::{read_state, StateQuery};
 use std::collections::HashMap;
 
 const FIXTURE: &str = "ss-4.1.4-agg-rocksdb-ckptv2";
-
-/// An archive that counts the reads of each path.
-struct Counting {
-    inner: MemArchive,
-    reads: HashMap<String, usize>,
-}
-
-impl Archive for Counting {
-    fn entries(&self) -> &[checkpoint_core::Entry] {
-        self.inner.entries()
-    }
-    fn read(&mut self, path: &str, max: u64) -> Result<Vec<u8>, checkpoint_core::ArchiveError> {
-        *self.reads.entry(path.to_string()).or_default() += 1;
-        self.inner.read(path, max)
-    }
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-    fn input_bytes(&self) -> u64 {
-        self.inner.input_bytes()
-    }
-}
 
 /// The fixture with `n` partitions (a multiple of nothing in particular; `n >= 3`).
 fn scaled(n: u32) -> Vec<(String, Vec<u8>)> {
@@ -79,8 +58,7 @@ fn scaled(n: u32) -> Vec<(String, Vec<u8>)> {
 #[test]
 fn a_format_v2_read_reads_the_commit_and_offsets_once_whatever_the_partitions() {
     let read = |n: u32| {
-        let mut a =
-            Counting { inner: MemArchive::new("v2.zip", scaled(n), Limits::default()).unwrap(), reads: HashMap::new() };
+        let mut a = Counting::new(MemArchive::new("v2.zip", scaled(n), Limits::default()).unwrap());
         let rows = read_state(&mut a, "", &StateQuery::default()).unwrap();
         (rows, a.reads)
     };

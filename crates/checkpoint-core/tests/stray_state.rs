@@ -20,8 +20,9 @@ fn diagnose_with(extra: &[&str]) -> Report {
     diagnose_without(&[], extra)
 }
 
-/// [`diagnose_with`], without the fixture's files under the prefixes `drop`.
-fn diagnose_without(drop: &[&str], extra: &[&str]) -> Report {
+/// The fixture as a zip, without its files under the prefixes `drop`, with `extra` (a path ending in `/` is an
+/// empty folder, any other a file of [`GARBAGE`]).
+fn open_without(drop: &[&str], extra: &[&str]) -> ZipInput<Cursor<Vec<u8>>> {
     let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
     let opts = zip::write::SimpleFileOptions::default();
     for (p, b) in load(FIXTURE).into_iter().filter(|(p, _)| !drop.iter().any(|d| p.starts_with(d))) {
@@ -38,7 +39,12 @@ fn diagnose_without(drop: &[&str], extra: &[&str]) -> Report {
     }
     let bytes = w.finish().unwrap().into_inner();
     let n = bytes.len() as u64;
-    let mut a = ZipInput::open(Cursor::new(bytes), n, "stray.zip", Limits::default()).unwrap();
+    ZipInput::open(Cursor::new(bytes), n, "stray.zip", Limits::default()).unwrap()
+}
+
+/// [`diagnose_with`], without the fixture's files under the prefixes `drop`.
+fn diagnose_without(drop: &[&str], extra: &[&str]) -> Report {
+    let mut a = open_without(drop, extra);
     let ctx = Context {
         spark_version: Some("4.1.4".parse::<SparkVersion>().unwrap()),
         now_ms: Some(0),
@@ -114,19 +120,7 @@ fn the_state_readers_name_no_stray_folder_as_a_store() {
     use checkpoint_core::state::{read_state_metadata, store_names};
     let extra = ["state/0/1/backup/12.snapshot", "state/0/1/backup/1.delta", "state/0/2/logs/000001.log"];
     for drop in [&[][..], &["state/0/_metadata/"]] {
-        let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
-        let opts = zip::write::SimpleFileOptions::default();
-        for (p, b) in load(FIXTURE).into_iter().filter(|(p, _)| !drop.iter().any(|d| p.starts_with(d))) {
-            w.start_file(p.as_str(), opts).unwrap();
-            w.write_all(&b).unwrap();
-        }
-        for p in extra {
-            w.start_file(p, opts).unwrap();
-            w.write_all(GARBAGE).unwrap();
-        }
-        let bytes = w.finish().unwrap().into_inner();
-        let n = bytes.len() as u64;
-        let mut a = ZipInput::open(Cursor::new(bytes), n, "stray.zip", Limits::default()).unwrap();
+        let mut a = open_without(drop, &extra);
         assert_eq!(store_names(&a, "", 0), ["default"], "{drop:?}");
         let meta = read_state_metadata(&mut a, "").unwrap();
         let names: Vec<&str> = meta.iter().map(|m| m.state_store_name.as_str()).collect();

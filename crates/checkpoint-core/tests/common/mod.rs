@@ -40,6 +40,8 @@ pub fn load(name: &str) -> Vec<(String, Vec<u8>)> {
     files
 }
 
+/// An archive counting its reads.
+pub mod counting;
 pub mod faulty;
 /// Crafting hostile zips: compression methods, aliased entries (an overlap bomb).
 pub mod zipcraft;
