@@ -51,6 +51,53 @@ pub fn check_stream_file(path: &str, bytes: &[u8], snapshot: bool, changelog: bo
     check_stream_file_with(path, bytes, snapshot, changelog, |_, _, _| {})
 }
 
+/// [`check_stream_file`] of a RocksDB changelog that also hands back its parsed records when they read (`None`
+/// on damage), within the same limits: the integrity pass rebuilds a store's rows from the bytes it checks.
+pub fn check_changelog_keeping(path: &str, bytes: &[u8]) -> (StreamCheck, Option<rocksdb::changelog::Changelog>) {
+    let prob = |offset: u64, reason: String| Some(Problem { path: path.to_string(), offset: Some(offset), reason });
+    if bytes.is_empty() {
+        return (check_stream_file(path, bytes, false, true), None);
+    }
+    let data = match crate::codec::decompress(bytes, MAX_STREAM_OUT) {
+        Ok(d) => d,
+        Err(e) => return (codec_failure(path, e), None),
+    };
+    match rocksdb::changelog::parse_changelog(&data, MAX_CHANGELOG_RECORDS) {
+        Ok(cl) => {
+            let check = StreamCheck {
+                decompressed_bytes: Some(data.len() as u64),
+                lineage: (cl.format_version >= 3)
+                    .then(|| cl.lineage.iter().map(|l| (l.version, l.checkpoint_unique_id.clone())).collect()),
+                records: Some((cl.records.len() as u64, 0)),
+                ..Default::default()
+            };
+            (check, Some(cl))
+        }
+        Err(e) => {
+            use rocksdb::changelog::ChangelogErrorKind as C;
+            let check = StreamCheck {
+                problem: prob(
+                    e.offset,
+                    format!("changelog record stream damaged at decompressed byte {}: {}", e.offset, e.message),
+                ),
+                exception: Some(
+                    match e.kind {
+                        C::Truncated => "java.io.EOFException",
+                        C::OverLimit => "java.lang.OutOfMemoryError",
+                        _ => "java.io.IOException",
+                    }
+                    .into(),
+                ),
+                error_class: (e.kind == C::InvalidVersion)
+                    .then_some("CANNOT_LOAD_STATE_STORE.INVALID_CHANGE_LOG_READER_VERSION"),
+                decompressed_bytes: Some(data.len() as u64),
+                ..Default::default()
+            };
+            (check, None)
+        }
+    }
+}
+
 /// [`check_stream_file`] that also hands each record of a `.delta`/`.snapshot` to `on_record(offset, key,
 /// value)` as it is checked (`offset` in the decompressed stream, `value` `None` = removal), as
 /// [`crate::state::hdfs::for_each_record_in_file_at`] does: a caller rebuilds the store from the same pass.
@@ -71,40 +118,7 @@ pub fn check_stream_file_with(
         };
     }
     if changelog {
-        let data = match crate::codec::decompress(bytes, MAX_STREAM_OUT) {
-            Ok(d) => d,
-            Err(e) => return codec_failure(path, e),
-        };
-        return match rocksdb::changelog::parse_changelog(&data, MAX_CHANGELOG_RECORDS) {
-            Ok(cl) => StreamCheck {
-                decompressed_bytes: Some(data.len() as u64),
-                lineage: (cl.format_version >= 3)
-                    .then(|| cl.lineage.iter().map(|l| (l.version, l.checkpoint_unique_id.clone())).collect()),
-                records: Some((cl.records.len() as u64, 0)),
-                ..Default::default()
-            },
-            Err(e) => {
-                use rocksdb::changelog::ChangelogErrorKind as C;
-                StreamCheck {
-                    problem: prob(
-                        e.offset,
-                        format!("changelog record stream damaged at decompressed byte {}: {}", e.offset, e.message),
-                    ),
-                    exception: Some(
-                        match e.kind {
-                            C::Truncated => "java.io.EOFException",
-                            C::OverLimit => "java.lang.OutOfMemoryError",
-                            _ => "java.io.IOException",
-                        }
-                        .into(),
-                    ),
-                    error_class: (e.kind == C::InvalidVersion)
-                        .then_some("CANNOT_LOAD_STATE_STORE.INVALID_CHANGE_LOG_READER_VERSION"),
-                    decompressed_bytes: Some(data.len() as u64),
-                    ..Default::default()
-                }
-            }
-        };
+        return check_changelog_keeping(path, bytes).0;
     }
     let kind = if snapshot { RecordFileKind::Snapshot } else { RecordFileKind::Delta };
     match crate::state::hdfs::for_each_record_in_file_at(bytes, kind, MAX_STREAM_OUT, on_record) {
@@ -215,11 +229,25 @@ pub fn check_rocksdb_zip(
     prefix: &str,
     sst_budget: u64,
 ) -> ZipCheck {
+    check_rocksdb_zip_keeping(archive, store_dir, zip_path, zip_bytes, listing, prefix, sst_budget).0
+}
+
+/// [`check_rocksdb_zip`] that also hands back the snapshot it decoded (the zip and every entry of its SSTs) when
+/// the SSTs were decoded and read: the integrity pass rebuilds the store's rows from it, reading nothing twice.
+pub fn check_rocksdb_zip_keeping(
+    archive: &mut dyn Archive,
+    store_dir: &str,
+    zip_path: &str,
+    zip_bytes: &[u8],
+    listing: &[(String, u64)],
+    prefix: &str,
+    sst_budget: u64,
+) -> (ZipCheck, Option<rocksdb::Snapshot>) {
     let rel = |p: &str| p.strip_prefix(prefix).unwrap_or(p).to_string();
     let limits = LoadLimits::default();
     let zip = match zip_meta::read_version_zip(zip_bytes, limits.zip) {
         Ok(z) => z,
-        Err(e) if e.limit => return ZipCheck { not_verified: Some(e.to_string()), ..Default::default() },
+        Err(e) if e.limit => return (ZipCheck { not_verified: Some(e.to_string()), ..Default::default() }, None),
         Err(e) => {
             let path = match &e.entry {
                 Some(en) => format!("{}!/{en}", rel(zip_path)),
@@ -237,13 +265,14 @@ pub fn check_rocksdb_zip(
                 Some(_) => e.message.clone(),
                 None => format!("the zip cannot be read: {e}"),
             };
-            return ZipCheck {
+            let check = ZipCheck {
                 problem: Some(Problem { path, offset: e.offset, reason }),
                 exception: Some(exc.into()),
                 error_class: Some(class),
                 rocksdb,
                 ..Default::default()
             };
+            return (check, None);
         }
     };
     let sst_bytes: u64 = zip.metadata.distinct_sst_files().fold(0u64, |a, f| a.saturating_add(f.size_bytes));
@@ -265,7 +294,7 @@ pub fn check_rocksdb_zip(
             out.exception = Some("java.io.FileNotFoundException".into());
             out.error_class = Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE");
             out.rocksdb = Some(crate::model::RocksDbZipDamage::SstMissing { sst, size: expected });
-            return out;
+            return (out, None);
         }
         Some(zip_meta::FileIssue::WrongSize { path, expected, found }) => {
             out.problem = Some(Problem {
@@ -277,7 +306,7 @@ pub fn check_rocksdb_zip(
             out.error_class = Some("CANNOT_LOAD_STATE_STORE.UNEXPECTED_FILE_SIZE");
             let sst = rel(&format!("{dir}/{path}"));
             out.rocksdb = Some(crate::model::RocksDbZipDamage::SstWrongSize { sst, size: expected, found });
-            return out;
+            return (out, None);
         }
         _ => {}
     }
@@ -290,10 +319,10 @@ pub fn check_rocksdb_zip(
         out.exception = Some(exc.into());
         out.error_class = Some(class);
         out.rocksdb = Some(crate::model::RocksDbZipDamage::Member { member, fault });
-        return out;
+        return (out, None);
     }
     if sst_bytes > sst_budget {
-        return out;
+        return (out, None);
     }
     let listed_files = zip
         .metadata
@@ -302,22 +331,28 @@ pub fn check_rocksdb_zip(
         .chain(zip.metadata.log_files.iter().map(|f| rel(&format!("{dir}/logs/{}", f.dfs_file_name))))
         .collect();
     match rocksdb::snapshot_of_zip(archive, store_dir, zip_path, zip, listing, &limits) {
-        Ok(_) => ZipCheck { num_keys, sst_bytes, ssts_decoded: true, listed_files, ..Default::default() },
-        Err(e) if e.unreadable.is_some() => {
-            ZipCheck { num_keys, sst_bytes, unreadable: e.unreadable.map(|u| (rel(&e.path), *u)), ..Default::default() }
+        Ok(snapshot) => {
+            (ZipCheck { num_keys, sst_bytes, ssts_decoded: true, listed_files, ..Default::default() }, Some(snapshot))
         }
-        Err(e) => ZipCheck {
-            exception: Some(exception_of(&e).into()),
-            error_class: e.error_class,
-            problem: Some(Problem { path: rel(&e.path), offset: e.offset, reason: e.message }),
-            num_keys,
-            sst_bytes,
-            ssts_decoded: false,
-            rocksdb: None,
-            not_verified: None,
-            unreadable: None,
-            listed_files: Vec::new(),
-        },
+        Err(e) if e.unreadable.is_some() => {
+            let unreadable = e.unreadable.map(|u| (rel(&e.path), *u));
+            (ZipCheck { num_keys, sst_bytes, unreadable, ..Default::default() }, None)
+        }
+        Err(e) => (
+            ZipCheck {
+                exception: Some(exception_of(&e).into()),
+                error_class: e.error_class,
+                problem: Some(Problem { path: rel(&e.path), offset: e.offset, reason: e.message }),
+                num_keys,
+                sst_bytes,
+                ssts_decoded: false,
+                rocksdb: None,
+                not_verified: None,
+                unreadable: None,
+                listed_files: Vec::new(),
+            },
+            None,
+        ),
     }
 }
 

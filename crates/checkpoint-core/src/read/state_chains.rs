@@ -67,14 +67,18 @@ pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>, check_
                 cp.restart_chains.insert(key.clone(), rc);
             }
         }
-        // The rows of the restart chain, rebuilt while its files are checked (HDFS; the row stage takes them).
+        // The rows of the restart chain, rebuilt while its files are checked (the row stage takes them).
         let mut rebuild = None;
-        if check_rows && version > 0 && store.provider() == "hdfs" {
+        let provider = store.provider();
+        if check_rows && version > 0 && (provider == "hdfs" || provider == "rocksdb") {
             let ctx = contexts
                 .entry((key.0, key.2.clone()))
                 .or_insert_with(|| state_rows::row_context(cp, rd, key.0, &key.2, version));
             if ctx.is_some() {
-                rebuild = Some(Rebuild::default());
+                rebuild = Some(match provider {
+                    "hdfs" => RowsRebuild::Hdfs(Rebuild::default()),
+                    _ => RowsRebuild::RocksDb(Box::default()),
+                });
             }
         }
         let mut skip: Vec<i64> = Vec::new();
@@ -93,6 +97,9 @@ pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>, check_
                 // The row stage charges the rows' cost after this pass: a store already over what is left of the
                 // budget will not be taken, so it is not held in memory either.
                 rows_cost = rows_cost.saturating_add(state_rows::row_cost(cp, &step.path));
+                if step.kind == ChainFileKind::Zip {
+                    rows_cost = rows_cost.saturating_add(state_rows::sst_cost(&store));
+                }
                 if rows_cost > rd.budget_left {
                     rebuild = None;
                 }
@@ -106,8 +113,17 @@ pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>, check_
             if let Some(r) = rebuild.take() {
                 if state_rows::chain_intact(cp, &chain) {
                     if let Some(Some(ctx)) = contexts.get(&(key.0, key.2.clone())) {
-                        let sr = state_rows::rows_of_rebuild(r, ctx, &store.dir, version, &chain, rd);
-                        rd.rows_read.insert(store.dir.clone(), sr);
+                        let sr = match r {
+                            RowsRebuild::Hdfs(r) => {
+                                Some(state_rows::rows_of_rebuild(r, ctx, &store.dir, version, &chain, rd))
+                            }
+                            RowsRebuild::RocksDb(r) => {
+                                state_rows::rows_of_rocksdb_rebuild(*r, ctx, &store, version, &chain, rd)
+                            }
+                        };
+                        if let Some(sr) = sr {
+                            rd.rows_read.insert(store.dir.clone(), sr);
+                        }
                     }
                 }
             }
@@ -119,16 +135,24 @@ pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>, check_
     }
 }
 
+/// A store's rows rebuilt by the integrity pass from the bytes it checks, for the row stage.
+enum RowsRebuild {
+    /// An HDFS store: each `.delta`/`.snapshot`'s records as they are checked.
+    Hdfs(Rebuild),
+    /// A RocksDB store: the base zip's snapshot as its SSTs are checked, then each changelog's records.
+    RocksDb(Box<crate::state::rocksdb::Rebuild>),
+}
+
 /// Reads one state file of a chain (within the budget) and records its integrity. With `rows` (the file's
-/// index in the chain, the store being rebuilt), a `.delta`/`.snapshot`'s records are applied to the rebuild as
-/// they are checked.
+/// index in the chain, the store being rebuilt), the file's records are applied to the rebuild as they are
+/// checked; a file not read leaves the rebuild short of it.
 fn check_state_file(
     cp: &mut Checkpoint,
     rd: &mut Reader<'_>,
     path: &str,
     kind: ChainFileKind,
     store: &StoreFiles,
-    rows: Option<(usize, &mut Rebuild)>,
+    rows: Option<(usize, &mut RowsRebuild)>,
 ) {
     let size = cp.file_size(path).unwrap_or(0);
     if size > rd.budget_left {
@@ -170,11 +194,22 @@ fn check_state_file(
     };
     sidecars::verify(cp, rd, path, &bytes);
     let integrity = match kind {
-        ChainFileKind::Zip => zip_integrity(cp, rd, path, &bytes, store),
+        ChainFileKind::Zip => {
+            let rows = match rows {
+                Some((i, RowsRebuild::RocksDb(r))) => Some((i, &mut **r)),
+                _ => None,
+            };
+            zip_integrity(cp, rd, path, &bytes, store, rows)
+        }
         k => {
             let (snapshot, changelog) = (k == ChainFileKind::Snapshot, k == ChainFileKind::Changelog);
             let c = match rows {
-                Some((i, r)) if !changelog => {
+                Some((i, RowsRebuild::RocksDb(r))) if changelog => {
+                    let (c, records) = crate::state_integrity::check_changelog_keeping(path, &bytes);
+                    r.changelog(i, records);
+                    c
+                }
+                Some((i, RowsRebuild::Hdfs(r))) if !changelog => {
                     let abs = rd.abs(path);
                     let rk = if snapshot { RecordFileKind::Snapshot } else { RecordFileKind::Delta };
                     // Room for the decompressed records up front (state rows compress about 4:1), as a load does.
@@ -214,20 +249,27 @@ fn check_state_file(
 }
 
 /// The integrity of a RocksDB `<v>.zip` of a restart chain: its members and metadata, the SSTs it lists (decoded
-/// within the budget, which they are charged to) and their sidecars.
+/// within the budget, which they are charged to) and their sidecars. With `rows` (the zip's index in the chain,
+/// the store being rebuilt), the snapshot the check decoded is the rebuild's base.
 fn zip_integrity(
     cp: &mut Checkpoint,
     rd: &mut Reader<'_>,
     path: &str,
     bytes: &[u8],
     store: &StoreFiles,
+    rows: Option<(usize, &mut crate::state::rocksdb::Rebuild)>,
 ) -> StateFileIntegrity {
     let abs_dir = rd.abs(&store.dir);
     let abs_zip = rd.abs(path);
     let budget = rd.budget_left;
     let prefix = rd.prefix.clone();
     let listing = crate::state::rocksdb::immutable_files(store);
-    let z = crate::state_integrity::check_rocksdb_zip(rd.archive, &abs_dir, &abs_zip, bytes, &listing, &prefix, budget);
+    let (z, snapshot) = crate::state_integrity::check_rocksdb_zip_keeping(
+        rd.archive, &abs_dir, &abs_zip, bytes, &listing, &prefix, budget,
+    );
+    if let Some((i, r)) = rows {
+        r.base(i, snapshot);
+    }
     if let Some(reason) = &z.not_verified {
         cp.not_verified.push(NotVerified { path: path.to_string(), reason: reason.clone(), restart_reads: true });
     }

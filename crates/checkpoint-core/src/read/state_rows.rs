@@ -44,7 +44,7 @@ pub(crate) fn read_store_rows(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
                 }
                 let mut bytes: u64 = chain.steps.iter().map(|s| row_cost(cp, &s.path)).sum();
                 if chain.steps.iter().any(|s| s.kind == ChainFileKind::Zip) {
-                    bytes = bytes.saturating_add(store.ssts.iter().fold(0u64, |a, f| a.saturating_add(f.size)));
+                    bytes = bytes.saturating_add(sst_cost(&store));
                 }
                 if bytes > rd.budget_left || stores_read >= MAX_ROW_CHECK_STORES {
                     cp.unverified.push(Unverified {
@@ -56,7 +56,7 @@ pub(crate) fn read_store_rows(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
                 }
                 rd.budget_left -= bytes;
                 stores_read += 1;
-                // HDFS: the integrity pass rebuilt the store from the bytes it checked (each file inflated once).
+                // The integrity pass rebuilt the store from the bytes it checked (each file read once).
                 if let Some(sr) = rd.rows_read.remove(&store.dir) {
                     #[cfg(test)]
                     FUSED_TAKEN.with(|n| n.set(n.get() + 1));
@@ -100,6 +100,12 @@ pub(crate) fn read_store_rows(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
 thread_local! {
     /// Stores whose rows the row stage took from the integrity pass (tests: the fused path is exercised).
     pub(crate) static FUSED_TAKEN: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// What the SSTs of a RocksDB store cost the row stage's byte budget when its chain loads a zip: their stored
+/// sizes, every SST of the store.
+pub(crate) fn sst_cost(store: &crate::state_files::StoreFiles) -> u64 {
+    store.ssts.iter().fold(0u64, |a, f| a.saturating_add(f.size))
 }
 
 /// What decoding the rows of one chain file costs the byte budget: the decompressed bytes the integrity pass
@@ -173,6 +179,35 @@ pub(crate) fn rows_of_rebuild(
     let first = rebuilt.for_each_row(|k, v| scan.row(k, v));
     sr.first_row_invalid = first.and_then(|p| first_row_check(&p, chain, rd, ctx));
     sr
+}
+
+/// The rows of a RocksDB store rebuilt by the integrity pass from the files of `chain` (relative paths), as
+/// [`read_store_rows`] finds them when it executes the chain itself; `None` when the rebuild is not complete.
+pub(crate) fn rows_of_rocksdb_rebuild(
+    rebuilt: crate::state::rocksdb::Rebuild,
+    ctx: &RowContext,
+    store: &crate::state_files::StoreFiles,
+    version: i64,
+    chain: &LoadChain,
+    rd: &mut Reader<'_>,
+) -> Option<StoreRows> {
+    let mut sr = StoreRows { store_dir: store.dir.clone(), version, ..Default::default() };
+    let mut scan = RowScan { sr: &mut sr, s: ctx };
+    let prefix = rd.prefix.clone();
+    let limits = crate::state::StateLimits::default();
+    let rows = crate::state::rocksdb::state_view::for_each_row_of_rebuild(
+        rd.archive,
+        store,
+        &prefix,
+        chain,
+        rebuilt,
+        &limits,
+        |k, v| scan.row(k, v),
+    )?;
+    if let Err(e) = rows {
+        sr.error = Some(e.to_string());
+    }
+    Some(sr)
 }
 
 /// The key and value schemas of a store: its schema file (v1/v2) in partition 0, from the listing.

@@ -157,13 +157,7 @@ fn load_from_listing(
         let raw = read_file(archive, zip_path, limits.max_file_bytes)?;
         let snap = read_snapshot_of(archive, store_dir, zip_path, &raw, &listing.1, limits)?;
         store.entries = snap.entries;
-        store.column_families = snap
-            .zip
-            .metadata
-            .column_family_mapping
-            .iter()
-            .filter_map(|(n, id)| u16::try_from(*id).ok().map(|i| (n.clone(), i)))
-            .collect();
+        store.column_families = column_family_ids(&snap.zip.metadata);
         store.metadata = Some(snap.zip.metadata);
     }
     for (_, path) in &plan.changelogs {
@@ -176,6 +170,81 @@ fn load_from_listing(
     }
     store.plan = plan.clone();
     Ok(store)
+}
+
+/// A zip metadata's `columnFamilyMapping` as the ids a key's 2-byte prefix holds (ids past `u16` dropped).
+fn column_family_ids(m: &zip_meta::CheckpointMetadata) -> Vec<(String, u16)> {
+    m.column_family_mapping.iter().filter_map(|(n, id)| u16::try_from(*id).ok().map(|i| (n.clone(), i))).collect()
+}
+
+/// A store version rebuilt by a caller that reads the files of its restart chain itself (the read stage's
+/// integrity pass), so that no file is read twice: the base zip's [`Snapshot`] as
+/// [`crate::state_integrity::check_rocksdb_zip_keeping`] decoded it, then each changelog's records in chain order
+/// ([`crate::state_integrity::check_changelog_keeping`]). [`Rebuild::finish`] gives the very store
+/// [`load_from_plan_in`] loads from the same chain, or `None` when a file was not fed (the caller then loads the
+/// chain itself).
+#[derive(Debug, Default)]
+pub struct Rebuild {
+    store: RawStore,
+    /// Files of the chain fed so far, in order.
+    fed: usize,
+    /// Changelogs among them.
+    changelogs: usize,
+    /// A file was fed out of order or did not decode.
+    broken: bool,
+}
+
+impl Rebuild {
+    /// The chain's `file`-th file is its base zip: its snapshot, `None` when it was not decoded (the SSTs over
+    /// the byte budget, damage), which abandons the rebuild. Only the chain's first file can be its base.
+    pub fn base(&mut self, file: usize, snapshot: Option<Snapshot>) {
+        match snapshot {
+            Some(snap) if file == 0 && self.fed == 0 && !self.broken => {
+                self.store.entries = snap.entries;
+                self.store.column_families = column_family_ids(&snap.zip.metadata);
+                self.store.metadata = Some(snap.zip.metadata);
+                self.fed = 1;
+            }
+            _ => self.broken = true,
+        }
+    }
+
+    /// The chain's `file`-th file is a changelog: its records, replayed as a load does ([`apply_changelog`]);
+    /// `None` when they did not read, which abandons the rebuild.
+    pub fn changelog(&mut self, file: usize, changelog: Option<changelog::Changelog>) {
+        match changelog {
+            Some(cl) if file == self.fed && !self.broken => {
+                apply_changelog(&mut self.store.entries, cl.records);
+                self.fed += 1;
+                self.changelogs += 1;
+            }
+            _ => self.broken = true,
+        }
+    }
+
+    /// The store of `chain` (paths relative to the checkpoint root, which is `prefix` in `archive`; `store`: the
+    /// store's files as listed), as [`load_from_plan_in`] loads it from the same files; `None` unless every file
+    /// of the chain was fed in order. A store rebuilt from changelogs only takes its column family ids from
+    /// another zip of the store, as a load does.
+    pub fn finish(
+        self,
+        archive: &mut dyn Archive,
+        store: &crate::state_files::StoreFiles,
+        prefix: &str,
+        chain: &crate::restart_chain::LoadChain,
+        limits: &LoadLimits,
+    ) -> Option<RawStore> {
+        if self.broken || self.fed != chain.steps.len() {
+            return None;
+        }
+        let mut raw = self.store;
+        if raw.column_families.is_empty() && self.changelogs > 0 {
+            raw.column_families = column_families_in(archive, &listing_of(store, prefix).0, chain.version, limits);
+        }
+        raw.version = chain.version;
+        raw.plan = super::plan::load_plan_in(chain, prefix);
+        Some(raw)
+    }
 }
 
 /// The `columnFamilyMapping` of the nearest readable zip among the store's state files (`files`, as listed
@@ -193,12 +262,7 @@ fn column_families_in(
     for (_, path) in zips {
         let Ok(raw) = archive.read(&path, limits.max_file_bytes) else { continue };
         let Ok(z) = zip_meta::read_version_zip(&raw, limits.zip) else { continue };
-        let cfs: Vec<(String, u16)> = z
-            .metadata
-            .column_family_mapping
-            .iter()
-            .filter_map(|(n, id)| u16::try_from(*id).ok().map(|i| (n.clone(), i)))
-            .collect();
+        let cfs = column_family_ids(&z.metadata);
         if !cfs.is_empty() {
             return cfs;
         }

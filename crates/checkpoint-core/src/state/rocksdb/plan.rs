@@ -142,6 +142,18 @@ pub(super) fn load_plan_of(chain: &LoadChain) -> LoadPlan {
     plan
 }
 
+/// [`load_plan_of`] with archive paths: `prefix` (the checkpoint root in the archive) before each path.
+pub(super) fn load_plan_in(chain: &LoadChain, prefix: &str) -> LoadPlan {
+    let mut plan = load_plan_of(chain);
+    if let Some((_, p)) = &mut plan.snapshot {
+        *p = format!("{prefix}{p}");
+    }
+    for (_, p) in &mut plan.changelogs {
+        *p = format!("{prefix}{p}");
+    }
+    plan
+}
+
 /// Spark's error for a format v2 chain that does not reach a snapshot (`RocksDB.loadWithCheckpointId`): a zip of
 /// the lineage exists but a changelog above it is missing, or the lineage skips a version, or no zip of the lineage
 /// exists (`CANNOT_FIND_BASE_SNAPSHOT_CHECKPOINT`).

@@ -275,17 +275,40 @@ pub(crate) fn for_each_row_of_chain(
     prefix: &str,
     chain: &LoadChain,
     limits: &StateLimits,
+    f: impl FnMut(&[u8], &[u8]),
+) -> Result<(), StateError> {
+    let plan = super::plan::load_plan_in(chain, prefix);
+    let loaded = super::load_from_plan_in(a, store, prefix, &plan, chain.version, &load_limits(limits))?;
+    for_each_row_of_store(a, store, prefix, &loaded, limits, f)
+}
+
+/// [`for_each_row_of_chain`] of a store the caller rebuilt from the chain's files as it read them
+/// ([`super::Rebuild`]): the same rows, in the same order, with the same errors; `None` when the rebuild is not
+/// complete (the caller executes the chain itself).
+pub(crate) fn for_each_row_of_rebuild(
+    a: &mut dyn Archive,
+    store: &crate::state_files::StoreFiles,
+    prefix: &str,
+    chain: &LoadChain,
+    rebuilt: super::Rebuild,
+    limits: &StateLimits,
+    f: impl FnMut(&[u8], &[u8]),
+) -> Option<Result<(), StateError>> {
+    let loaded = rebuilt.finish(a, store, prefix, chain, &load_limits(limits))?;
+    Some(for_each_row_of_store(a, store, prefix, &loaded, limits, f))
+}
+
+/// The rows of a loaded store (`store`: its files as listed, relative to the root `prefix`) as
+/// [`state_pairs`] converts them.
+fn for_each_row_of_store(
+    a: &mut dyn Archive,
+    store: &crate::state_files::StoreFiles,
+    prefix: &str,
+    loaded: &RocksStore,
+    limits: &StateLimits,
     mut f: impl FnMut(&[u8], &[u8]),
 ) -> Result<(), StateError> {
-    let mut plan = super::plan::load_plan_of(chain);
-    if let Some((_, p)) = &mut plan.snapshot {
-        *p = format!("{prefix}{p}");
-    }
-    for (_, p) in &mut plan.changelogs {
-        *p = format!("{prefix}{p}");
-    }
-    let loaded = super::load_from_plan_in(a, store, prefix, &plan, chain.version, &load_limits(limits))?;
-    state_pairs(a, None, &format!("{prefix}{}", store.dir), &loaded, limits, |_, k, v| {
+    state_pairs(a, None, &format!("{prefix}{}", store.dir), loaded, limits, |_, k, v| {
         f(&k, &v);
         true
     })
