@@ -56,8 +56,7 @@ pub(crate) fn read_state_growth(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
                 let meta = rd
                     .read(&f.file.path, MAX_STATE_FILE_BYTES)
                     .ok()
-                    .and_then(|b| crate::state::rocksdb::zip_meta::read_version_zip(&b, Default::default()).ok())
-                    .map(|z| z.metadata);
+                    .and_then(|b| crate::state::rocksdb::zip_meta::read_version_metadata(&b, Default::default()).ok());
                 let g = points.entry(*v).or_insert_with(|| GrowthPoint { version: *v, ..Default::default() });
                 g.partitions += 1;
                 match meta {

@@ -198,16 +198,7 @@ pub fn read_version_zip(bytes: &[u8], limits: ZipLimits) -> Result<VersionZip, Z
             "the zip holds no `metadata` member (Spark's file mapping): Spark unzips it and then cannot open the metadata file",
         ));
     };
-    let raw = read_entry(&mut zip, "metadata", limits.max_entry_bytes)?;
-    if raw.is_empty() {
-        return Err(merr(
-            "metadata",
-            MemberFault::Empty,
-            None,
-            format!("the metadata member (local header at byte {meta_at} of the zip) is empty (0 bytes): Spark reads no version line (Cannot read RocksDB checkpoint metadata. Expected v1, but found null)"),
-        ));
-    }
-    let metadata = parse_metadata(&raw).map_err(|(off, m)| merr("metadata", MemberFault::Unparsable, off, m))?;
+    let metadata = metadata_member(&mut zip, meta_at, limits)?;
     let unexpected_empty: Vec<String> =
         entries.iter().filter(|(n, s)| *s == 0 && !n.ends_with(".log")).map(|(n, _)| n.clone()).collect();
     let manifest = match &current {
@@ -220,6 +211,43 @@ pub fn read_version_zip(bytes: &[u8], limits: ZipLimits) -> Result<VersionZip, Z
     let mut z = VersionZip { entries, current, metadata, manifest, unexpected_empty, member_damage: None };
     z.member_damage = member_damage(&z, current_raw.as_deref(), &header_of);
     Ok(z)
+}
+
+/// The `metadata` member of an opened zip (its local header at `meta_at`), read and parsed.
+fn metadata_member(
+    zip: &mut zip::ZipArchive<Cursor<&[u8]>>,
+    meta_at: u64,
+    limits: ZipLimits,
+) -> Result<CheckpointMetadata, ZipMetaError> {
+    let raw = read_entry(zip, "metadata", limits.max_entry_bytes)?;
+    if raw.is_empty() {
+        return Err(merr(
+            "metadata",
+            MemberFault::Empty,
+            None,
+            format!("the metadata member (local header at byte {meta_at} of the zip) is empty (0 bytes): Spark reads no version line (Cannot read RocksDB checkpoint metadata. Expected v1, but found null)"),
+        ));
+    }
+    parse_metadata(&raw).map_err(|(off, m)| merr("metadata", MemberFault::Unparsable, off, m))
+}
+
+/// Only the `metadata` of a `<v>.zip` held in memory (its SST and log files, `numKeys`), for a reader that
+/// needs no more of it (the state growth series): RocksDB's `CURRENT` and MANIFEST are neither inflated nor
+/// judged.
+///
+/// Errors: as [`read_version_zip`]'s for the zip and its `metadata` member.
+pub fn read_version_metadata(bytes: &[u8], limits: ZipLimits) -> Result<CheckpointMetadata, ZipMetaError> {
+    let mut zip =
+        zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| zerr(None, None, format!("cannot open the zip: {e}")))?;
+    if zip.len() > limits.max_entries {
+        return Err(lerr(None, None, format!("{} entries, over the limit of {}", zip.len(), limits.max_entries)));
+    }
+    let Some(i) = zip.index_for_name("metadata") else {
+        return Err(merr("metadata", MemberFault::Missing, None, "the zip holds no `metadata` member"));
+    };
+    let meta_at =
+        zip.by_index_raw(i).map_err(|e| zerr(None, None, format!("cannot read entry #{i}: {e}")))?.header_start();
+    metadata_member(&mut zip, meta_at, limits)
 }
 
 /// The first member RocksDB cannot open the checkpoint with: `CURRENT` empty, not `MANIFEST-<n>` and a
@@ -534,6 +562,39 @@ mod tests {
     }
 
     const META: &[u8] = b"v1\n{\"sstFiles\":[],\"numKeys\":0}";
+
+    /// `read_version_metadata` gives `read_version_zip`'s metadata, with the same errors for `metadata`, and
+    /// neither inflates nor judges `CURRENT` and the MANIFEST (the growth series reads nothing else).
+    #[test]
+    fn metadata_alone_is_the_zips_metadata() {
+        let meta: &[u8] = b"v1\n{\"sstFiles\":[{\"localFileName\":\"000008.sst\",\"dfsSstFileName\":\"000008-x.sst\",\"sizeBytes\":1234}],\"numKeys\":7}";
+        let good = zip_of(&[("CURRENT", b"MANIFEST-000005\n"), ("MANIFEST-000005", b"garbage"), ("metadata", meta)]);
+        let whole = read_version_zip(&good, ZipLimits::default()).expect("the zip reads");
+        assert!(whole.member_damage.is_some(), "the MANIFEST is damage to a load");
+        let alone = read_version_metadata(&good, ZipLimits::default()).expect("the metadata reads");
+        assert_eq!(alone, whole.metadata);
+        assert_eq!(alone.num_keys, Some(7));
+        assert_eq!(alone.sst_files.len(), 1);
+        // A CURRENT past read_version_zip's 4 KiB is an error there, not here: it is not read.
+        let long = vec![b'M'; 5000];
+        let z = zip_of(&[("CURRENT", &long), ("metadata", meta)]);
+        assert!(read_version_zip(&z, ZipLimits::default()).is_err());
+        assert_eq!(read_version_metadata(&z, ZipLimits::default()).ok(), Some(alone));
+        for (files, fault) in [
+            (vec![("CURRENT", &b"MANIFEST-000005\n"[..])], MemberFault::Missing),
+            (vec![("metadata", &b""[..])], MemberFault::Empty),
+            (vec![("metadata", &b"v1\n{\"sstFiles\":["[..])], MemberFault::Unparsable),
+        ] {
+            let z = zip_of(&files);
+            let a = read_version_metadata(&z, ZipLimits::default()).expect_err("no metadata");
+            let b = read_version_zip(&z, ZipLimits::default()).expect_err("no metadata");
+            assert_eq!((a.entry.as_deref(), a.member_fault), (Some("metadata"), Some(fault)));
+            assert_eq!((b.entry.as_deref(), b.member_fault), (Some("metadata"), Some(fault)));
+        }
+        assert!(read_version_metadata(b"not a zip", ZipLimits::default()).is_err());
+        let few = ZipLimits { max_entries: 2, ..ZipLimits::default() };
+        assert!(read_version_metadata(&good, few).expect_err("3 entries").limit);
+    }
 
     /// Each damaged member a restart opens, as crafted zips: the fault and the member the error names.
     #[test]
