@@ -57,9 +57,17 @@ pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>, check_
         // Checkpoint format v2: the changelog of the loaded version names its lineage; read it first.
         let uid = cp.restart_chains[&key].unique_id.clone();
         let top = uid.as_deref().and_then(|u| store.changelog_with_id(version, u)).map(str::to_string);
+        let provider = store.provider();
+        // Its records, held for the rebuild of the rows below, where it is the chain's last file.
+        let mut top_records = None;
         if let Some(t) = &top {
             if done.insert(t.clone()) {
-                check_state_file(cp, rd, t, ChainFileKind::Changelog, &store, None);
+                let mut held = RowsRebuild::Held(None);
+                let rows = (check_rows && version > 0 && provider == "rocksdb").then_some((0, &mut held));
+                check_state_file(cp, rd, t, ChainFileKind::Changelog, &store, rows);
+                if let RowsRebuild::Held(Some(cl)) = held {
+                    top_records = Some((t.clone(), cl));
+                }
             }
             if let Some(lineage) = cp.lineage_of(t).map(<[(i64, String)]>::to_vec) {
                 let o = op_stores.entry(key.0).or_insert_with(|| cp.operator_stores(key.0));
@@ -69,7 +77,6 @@ pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>, check_
         }
         // The rows of the restart chain, rebuilt while its files are checked (the row stage takes them).
         let mut rebuild = None;
-        let provider = store.provider();
         if check_rows && version > 0 && (provider == "hdfs" || provider == "rocksdb") {
             let ctx = contexts
                 .entry((key.0, key.2.clone()))
@@ -92,7 +99,13 @@ pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>, check_
                 if done.insert(step.path.clone()) {
                     check_state_file(cp, rd, &step.path, step.kind, &store, rebuild.as_mut().map(|r| (i, r)));
                 } else {
-                    rebuild = None; // a file checked before fed no rows
+                    match (&mut rebuild, top_records.take()) {
+                        // The format v2 changelog read first for its lineage: its records, held.
+                        (Some(RowsRebuild::RocksDb(r)), Some((path, cl))) if path == step.path => {
+                            r.changelog(i, Some(cl))
+                        }
+                        _ => rebuild = None, // a file checked before fed no rows
+                    }
                 }
                 // The row stage charges the rows' cost after this pass: a store already over what is left of the
                 // budget will not be taken, so it is not held in memory either.
@@ -120,6 +133,7 @@ pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>, check_
                             RowsRebuild::RocksDb(r) => {
                                 state_rows::rows_of_rocksdb_rebuild(*r, ctx, &store, version, &chain, rd)
                             }
+                            RowsRebuild::Held(_) => None,
                         };
                         if let Some(sr) = sr {
                             rd.rows_read.insert(store.dir.clone(), sr);
@@ -141,6 +155,8 @@ enum RowsRebuild {
     Hdfs(Rebuild),
     /// A RocksDB store: the base zip's snapshot as its SSTs are checked, then each changelog's records.
     RocksDb(Box<crate::state::rocksdb::Rebuild>),
+    /// A RocksDB changelog read before its chain is known (checkpoint format v2's lineage): its records, kept.
+    Held(Option<crate::state::rocksdb::changelog::Changelog>),
 }
 
 /// Reads one state file of a chain (within the budget) and records its integrity. With `rows` (the file's
@@ -207,6 +223,11 @@ fn check_state_file(
                 Some((i, RowsRebuild::RocksDb(r))) if changelog => {
                     let (c, records) = crate::state_integrity::check_changelog_keeping(path, &bytes);
                     r.changelog(i, records);
+                    c
+                }
+                Some((_, RowsRebuild::Held(slot))) if changelog => {
+                    let (c, records) = crate::state_integrity::check_changelog_keeping(path, &bytes);
+                    *slot = records;
                     c
                 }
                 Some((i, RowsRebuild::Hdfs(r))) if !changelog => {

@@ -63,6 +63,8 @@ pub(crate) fn read_store_rows(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
                     cp.store_rows.insert(store.dir.clone(), sr);
                     continue;
                 }
+                #[cfg(test)]
+                CHAINS_EXECUTED.with(|n| n.set(n.get() + 1));
                 let mut sr = StoreRows { store_dir: store.dir.clone(), version, ..Default::default() };
                 let limits = crate::state::StateLimits::default();
                 // The chain the read stage planned, executed once; rows scanned as they come.
@@ -100,6 +102,8 @@ pub(crate) fn read_store_rows(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
 thread_local! {
     /// Stores whose rows the row stage took from the integrity pass (tests: the fused path is exercised).
     pub(crate) static FUSED_TAKEN: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Stores whose chain the row stage executed itself (tests: none where the integrity pass could rebuild).
+    pub(crate) static CHAINS_EXECUTED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// What the SSTs of a RocksDB store cost the row stage's byte budget when its chain loads a zip: their stored
