@@ -248,32 +248,7 @@ pub fn check_rocksdb_zip_keeping(
     let zip = match zip_meta::read_version_zip(zip_bytes, limits.zip) {
         Ok(z) => z,
         Err(e) if e.limit => return (ZipCheck { not_verified: Some(e.to_string()), ..Default::default() }, None),
-        Err(e) => {
-            let path = match &e.entry {
-                Some(en) => format!("{}!/{en}", rel(zip_path)),
-                None => rel(zip_path),
-            };
-            let (exc, class) = match (&e.entry, e.member_fault) {
-                (Some(m), Some(f)) => member_error(m, f, &e.message),
-                _ => ("java.util.zip.ZipException", "CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT"),
-            };
-            let rocksdb = match (&e.entry, e.member_fault) {
-                (Some(m), Some(fault)) => Some(crate::model::RocksDbZipDamage::Member { member: m.clone(), fault }),
-                _ => None,
-            };
-            let reason = match e.member_fault {
-                Some(_) => e.message.clone(),
-                None => format!("the zip cannot be read: {e}"),
-            };
-            let check = ZipCheck {
-                problem: Some(Problem { path, offset: e.offset, reason }),
-                exception: Some(exc.into()),
-                error_class: Some(class),
-                rocksdb,
-                ..Default::default()
-            };
-            return (check, None);
-        }
+        Err(e) => return (unreadable_zip(&e, &rel(zip_path)), None),
     };
     let sst_bytes: u64 = zip.metadata.distinct_sst_files().fold(0u64, |a, f| a.saturating_add(f.size_bytes));
     let num_keys = zip.metadata.num_keys;
@@ -353,6 +328,34 @@ pub fn check_rocksdb_zip_keeping(
             },
             None,
         ),
+    }
+}
+
+/// The damage of a `<v>.zip` (`zip`: its path relative to the root) that does not open or whose `metadata`
+/// member is at fault ([`zip_meta::read_version_zip`]'s error `e`, not a limit).
+fn unreadable_zip(e: &zip_meta::ZipMetaError, zip: &str) -> ZipCheck {
+    let path = match &e.entry {
+        Some(en) => format!("{zip}!/{en}"),
+        None => zip.to_string(),
+    };
+    let (exc, class) = match (&e.entry, e.member_fault) {
+        (Some(m), Some(f)) => member_error(m, f, &e.message),
+        _ => ("java.util.zip.ZipException", "CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT"),
+    };
+    let rocksdb = match (&e.entry, e.member_fault) {
+        (Some(m), Some(fault)) => Some(crate::model::RocksDbZipDamage::Member { member: m.clone(), fault }),
+        _ => None,
+    };
+    let reason = match e.member_fault {
+        Some(_) => e.message.clone(),
+        None => format!("the zip cannot be read: {e}"),
+    };
+    ZipCheck {
+        problem: Some(Problem { path, offset: e.offset, reason }),
+        exception: Some(exc.into()),
+        error_class: Some(class),
+        rocksdb,
+        ..Default::default()
     }
 }
 

@@ -202,3 +202,55 @@ fn a_pasted_error_gets_no_early_verdict() {
         one.checkpoints[0].restart
     );
 }
+
+/// A restart prediction without the evidence of the writer's version that its assumption cites (`assumption`,
+/// also appended to `summary`): what a restart does, which the verdict must already predict.
+fn restart_of(p: &checkpoint_core::report::RestartPrediction) -> impl PartialEq + std::fmt::Debug {
+    let summary = match &p.assumption {
+        Some(a) => p.summary.replace(a.as_str(), ""),
+        None => p.summary.clone(),
+    };
+    (
+        p.outcome,
+        p.error_class.clone(),
+        p.exception.clone(),
+        p.assumed_spark_version.clone(),
+        p.first_batch_id,
+        p.state_version_loaded,
+        summary,
+    )
+}
+
+// Found by the `overlay` fuzz target (2026-12-06): an older offsets file of a newer offset log version (`v2`,
+// Spark 4.3) in a checkpoint whose newest files a 4.1 wrote. The verdict, before that file is read, cites the
+// writer as Spark ≥ 4.1.0; the full report, having read it, as ≥ 4.3.0. Both predict the same restart; only the
+// evidence the assumption cites grows with the files read.
+#[test]
+fn an_older_log_file_of_a_newer_writer_sharpens_the_assumption_not_the_restart() {
+    use checkpoint_core::Archive;
+    let p =
+        PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/ss-4.1.4-agg-rocksdb-ckptv2.zip"));
+    let mut a = open(&p).expect("fixture");
+    let paths: Vec<String> = a.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
+    let mut files: Vec<(String, Vec<u8>)> = paths
+        .into_iter()
+        .map(|p| {
+            let b = a.read(&p, 1 << 30).unwrap();
+            (p, b)
+        })
+        .collect();
+    let nine = files.iter().position(|(p, _)| p == "offsets/9").expect("offsets/9");
+    files[nine].1 = br#"v2
+{"patstate/0/2/-477e-a63f-499878fc10.d7ziph":"fn","timestamp":1796030272,"batchId":2}"#
+        .to_vec();
+    let ctx = Context { now_ms: Some(1_795_996_800_000), verdict_log_files: Some(1), ..Default::default() };
+    let one = diagnose(&mut checkpoint_core::MemArchive::new("x", files.clone(), Limits::default()).unwrap(), &ctx);
+    let mut early = Vec::new();
+    let mut b = checkpoint_core::MemArchive::new("x", files, Limits::default()).unwrap();
+    let last = diagnose_progressive(&mut b, &ctx, &mut |r| early.push(r.checkpoints[0].restart.clone()));
+    assert_eq!(json(&last), json(&one));
+    let (v, f) = (&early[0], &last.checkpoints[0].restart);
+    assert_eq!(restart_of(v), restart_of(f));
+    assert!(v.assumption.as_deref().unwrap_or_default().contains("≥ 4.1.0"), "{v:?}");
+    assert!(f.assumption.as_deref().unwrap_or_default().contains("≥ 4.3.0"), "{f:?}");
+}
