@@ -182,8 +182,8 @@ pub fn read_history(archive: &mut dyn Archive, root: &Root, cp: &mut Checkpoint,
     rd.note_inaccessible(cp);
 }
 
-/// The read stages in order. `fused_rows`: the integrity pass rebuilds HDFS stores' rows from the bytes it
-/// checks (each file inflated once); `false` (tests only) makes the row stage execute every chain itself, the
+/// The read stages in order. `fused_rows`: the integrity pass rebuilds HDFS and RocksDB stores' rows from the
+/// bytes it checks (each file read once); `false` (tests only) makes the row stage execute every chain itself, the
 /// reference the fused pass must equal.
 fn read_stages(
     archive: &mut dyn Archive,
@@ -289,8 +289,8 @@ pub(crate) struct Reader<'a> {
     pub(crate) prefix: String,
     /// Bytes of state files that may still be read.
     pub(crate) budget_left: u64,
-    /// Rows of HDFS stores the integrity pass (stage 5) rebuilt from the bytes it checked, by store folder, for
-    /// the row stage (stage 6) to take instead of inflating the chain again.
+    /// Rows of stores (HDFS and RocksDB) the integrity pass (stage 5) rebuilt from the bytes it checked, by store
+    /// folder, for the row stage (stage 6) to take instead of reading the chain again.
     pub(crate) rows_read: std::collections::HashMap<String, crate::model::StoreRows>,
     /// Files the input listed but could not give when read ([`ArchiveError::Inaccessible`]: a file of a
     /// directory input that does not open), by relative path; they join `Checkpoint::archive_unreadable`

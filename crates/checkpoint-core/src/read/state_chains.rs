@@ -40,8 +40,10 @@ const REPAIR_ROUNDS: usize = 4;
 
 /// For every planned chain whose store has files: reads the chain's files (sidecars, integrity), the lineage
 /// first (format v2, then the chain is planned again with it), and the chains without damaged bases. With
-/// `check_rows`, an HDFS store's rows are rebuilt from the same bytes as its restart chain is checked
-/// ([`Reader::rows_read`], for the row stage): each file is inflated once.
+/// `check_rows`, a store's rows (HDFS and RocksDB) are rebuilt from the same bytes as its restart chain is
+/// checked ([`Reader::rows_read`], for the row stage): each file is read once. Stores the row stage would not
+/// take (past its count of stores or what is left of the byte budget once the stores before are charged) are
+/// not rebuilt: the row stage refuses them, or executes their chain itself.
 pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>, check_rows: bool) {
     let Some(version) = cp.restart_version() else {
         return;
@@ -50,6 +52,8 @@ pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>, check_
     let mut done: BTreeSet<String> = BTreeSet::new();
     let mut contexts: HashMap<(i64, String), Option<RowContext>> = HashMap::new();
     let mut op_stores: HashMap<i64, OperatorStores> = HashMap::new();
+    // Stores rebuilt so far and the bytes the row stage will charge for them.
+    let (mut rebuilt, mut rows_reserved) = (0usize, 0u64);
     for key in keys {
         let Some(store) = cp.store_files(&key).filter(|s| !s.is_empty()).cloned() else {
             continue;
@@ -77,7 +81,8 @@ pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>, check_
         }
         // The rows of the restart chain, rebuilt while its files are checked (the row stage takes them).
         let mut rebuild = None;
-        if check_rows && version > 0 && (provider == "hdfs" || provider == "rocksdb") {
+        let room = rebuilt < state_rows::MAX_ROW_CHECK_STORES;
+        if check_rows && room && version > 0 && (provider == "hdfs" || provider == "rocksdb") {
             let ctx = contexts
                 .entry((key.0, key.2.clone()))
                 .or_insert_with(|| state_rows::row_context(cp, rd, key.0, &key.2, version));
@@ -87,6 +92,12 @@ pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>, check_
                     _ => RowsRebuild::RocksDb(Box::default()),
                 });
             }
+        }
+        // The held records serve only a rebuild whose chain ends in that changelog (not one that loads the
+        // version's own zip): otherwise they are dropped before the chain's files are decoded.
+        let ends_in_top = |p: &str| cp.restart_chains[&key].chain.steps.last().is_some_and(|s| s.path == p);
+        if rebuild.is_none() || top_records.as_ref().is_some_and(|(p, _)| !ends_in_top(p)) {
+            top_records = None;
         }
         let mut skip: Vec<i64> = Vec::new();
         for _round in 0..REPAIR_ROUNDS {
@@ -113,7 +124,7 @@ pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>, check_
                 if step.kind == ChainFileKind::Zip {
                     rows_cost = rows_cost.saturating_add(state_rows::sst_cost(&store));
                 }
-                if rows_cost > rd.budget_left {
+                if rows_reserved.saturating_add(rows_cost) > rd.budget_left {
                     rebuild = None;
                 }
                 let bad = cp.integrity_of(&step.path).is_some_and(|i| i.problem.is_some())
@@ -137,6 +148,8 @@ pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>, check_
                         };
                         if let Some(sr) = sr {
                             rd.rows_read.insert(store.dir.clone(), sr);
+                            rebuilt += 1;
+                            rows_reserved = rows_reserved.saturating_add(rows_cost);
                         }
                     }
                 }

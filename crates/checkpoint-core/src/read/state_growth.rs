@@ -11,7 +11,8 @@ const MAX_GROWTH_PARTITIONS: usize = 8;
 
 /// State size per version and operator: HDFS from the listing (snapshot and delta sizes); RocksDB from the
 /// listing (changelog sizes) and the `metadata` of each `<v>.zip` of the first partitions (SST bytes,
-/// `numKeys`), each zip charged to the byte budget.
+/// `numKeys`), each zip charged to the byte budget. Only `metadata` is read: a zip whose other members are
+/// damaged still gives what Spark recorded (the integrity check of a restart's zip reports the damage).
 pub(crate) fn read_state_growth(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
     let ops: Vec<i64> = cp.state.operators.keys().copied().collect();
     for op in ops {

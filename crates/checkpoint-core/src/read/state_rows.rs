@@ -8,7 +8,7 @@ use crate::restart_chain::{ChainFileKind, ChainStep, LoadChain};
 use std::collections::BTreeSet;
 
 /// Most stores whose rows are decoded in one diagnosis (each costs a listing scan besides its bytes).
-const MAX_ROW_CHECK_STORES: usize = 256;
+pub(crate) const MAX_ROW_CHECK_STORES: usize = 256;
 
 /// For the stores a restart loads whose chain is intact: decodes every row at the restart version (within the
 /// byte budget), validates key and value rows against the stored schema (partition 0's schema file) the way

@@ -233,9 +233,12 @@ fn metadata_member(
 
 /// Only the `metadata` of a `<v>.zip` held in memory (its SST and log files, `numKeys`), for a reader that
 /// needs no more of it (the state growth series): RocksDB's `CURRENT` and MANIFEST are neither inflated nor
-/// judged.
+/// judged, so a zip whose other members are damaged (a `CURRENT` or MANIFEST that does not inflate, a `CURRENT`
+/// over 4 KiB, another member's local header) still gives what Spark recorded in its `metadata`, where
+/// [`read_version_zip`] fails.
 ///
-/// Errors: as [`read_version_zip`]'s for the zip and its `metadata` member.
+/// Errors: as [`read_version_zip`]'s for the zip and its `metadata` member (the entry and the fault; the
+/// message of a missing member is shorter).
 pub fn read_version_metadata(bytes: &[u8], limits: ZipLimits) -> Result<CheckpointMetadata, ZipMetaError> {
     let mut zip =
         zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| zerr(None, None, format!("cannot open the zip: {e}")))?;
