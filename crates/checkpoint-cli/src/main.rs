@@ -2,6 +2,7 @@
 //! The command line of `../shared/reference/REPORT-CONTRACT.md`; all logic lives in `checkpoint-core`.
 
 mod dir_archive;
+mod read_ahead;
 mod render;
 mod state_cmd;
 mod zip_file;
@@ -148,7 +149,9 @@ fn kafka_offsets(flag: &str, arg: &str) -> Result<checkpoint_core::kafka_offsets
     checkpoint_core::kafka_offsets::parse(&text).map_err(|e| format!("{flag}: {e}"))
 }
 
-fn open_input(path: &Path) -> Result<Box<dyn Archive>, String> {
+/// The checkpoint (or log) at `path`: a folder, else a zip. A zip's entries are inflated ahead on a second
+/// thread when `ahead` ([`read_ahead`]).
+fn open_input(path: &Path, ahead: bool) -> Result<Box<dyn Archive>, String> {
     let limits = Limits::default();
     let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
     if meta.is_dir() {
@@ -161,8 +164,12 @@ fn open_input(path: &Path) -> Result<Box<dyn Archive>, String> {
     }
     let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-    let z = ZipInput::open(zip_file::ZipFile::new(f, meta.len()), meta.len(), &name, limits)
+    let second = if ahead { f.try_clone().ok() } else { None };
+    let mut z = ZipInput::open(zip_file::ZipFile::new(f, meta.len()), meta.len(), &name, limits)
         .map_err(|e| format!("{}: {e}", path.display()))?;
+    if let Some(f) = second {
+        read_ahead::start(&mut z, f, meta.len());
+    }
     Ok(Box::new(z))
 }
 
@@ -204,7 +211,7 @@ fn run_diagnose(a: DiagnoseArgs) -> Result<ExitCode, String> {
         if !p.exists() {
             return Err(format!("--delta-log: {}: no such file or directory", p.display()));
         }
-        let mut log_input = open_input(p).map_err(|e| format!("--delta-log: {e}"))?;
+        let mut log_input = open_input(p, false).map_err(|e| format!("--delta-log: {e}"))?;
         ctx.delta_logs = checkpoint_core::delta::reader::read_delta_logs(log_input.as_mut());
         if ctx.delta_logs.is_empty() {
             return Err(format!(
@@ -218,7 +225,7 @@ fn run_diagnose(a: DiagnoseArgs) -> Result<ExitCode, String> {
         if !p.exists() {
             return Err(format!("--sink-log: {}: no such file or directory", p.display()));
         }
-        let mut log_input = open_input(p).map_err(|e| format!("--sink-log: {e}"))?;
+        let mut log_input = open_input(p, false).map_err(|e| format!("--sink-log: {e}"))?;
         let budget = (
             ctx.file_log_entry_bytes.unwrap_or(checkpoint_core::read::MAX_FILE_LOG_ENTRY_BYTES),
             ctx.file_log_bytes.unwrap_or(checkpoint_core::read::MAX_FILE_LOG_TOTAL_BYTES),
@@ -231,7 +238,7 @@ fn run_diagnose(a: DiagnoseArgs) -> Result<ExitCode, String> {
             ));
         }
     }
-    let mut archive = open_input(&a.path)?;
+    let mut archive = open_input(&a.path, true)?;
     let report = diagnose(archive.as_mut(), &ctx);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -297,7 +304,7 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
-        Command::State(a) => match open_input(&a.path) {
+        Command::State(a) => match open_input(&a.path, false) {
             Ok(mut archive) => state_cmd::run(&a, archive.as_mut()),
             Err(e) => {
                 eprintln!("checkpoint-inspector: {}", render::clip(&e, 1000));

@@ -13,10 +13,12 @@ use std::fmt;
 use std::io::{Read, Seek};
 
 mod end_record;
+mod read_ahead;
 mod read_budget;
 mod zip_entries;
 mod zip_names;
 pub use end_record::{end_record, EndRecord};
+pub use read_ahead::{EntryInflater, ReadAhead, READ_AHEAD_MAX_ENTRY};
 pub use read_budget::{read_capped, read_capped_each, ReadBudget};
 use zip_entries::{EntryReader, Slot};
 pub use zip_names::{DuplicateEntry, EntryCopy};
@@ -398,6 +400,8 @@ pub struct ZipInput<R: Read + Seek> {
     bytes: u64,
     limits: Limits,
     total_read: u64,
+    /// Entries inflated ahead of their reads elsewhere, when a front end set it ([`ZipInput::set_read_ahead`]).
+    ahead: Option<Box<dyn ReadAhead>>,
 }
 
 impl<R: Read + Seek> ZipInput<R> {
@@ -525,7 +529,23 @@ impl<R: Read + Seek> ZipInput<R> {
             bytes,
             limits,
             total_read: 0,
+            ahead: None,
         })
+    }
+
+    /// A second reader of this zip's entries over `reader`, the same bytes read another way (the CLI's second
+    /// file handle): see [`EntryInflater`]. Copies 32 bytes an entry.
+    pub fn inflater<R2: Read + Seek>(&self, reader: R2) -> EntryInflater<R2> {
+        let sizes = self.entries.iter().map(|e| (e.compressed_size, e.size)).collect();
+        EntryInflater::new(reader, self.slots.clone(), sizes)
+    }
+
+    /// From now on, tells `ahead` what [`Archive::prefetch`] names (entries of at most [`READ_AHEAD_MAX_ENTRY`]
+    /// declared bytes that the listing does not refuse), and takes from it each entry it inflated ahead, when
+    /// this archive's own read would inflate the whole entry. What a read returns, its errors and the bytes
+    /// booked against [`Limits::max_total_bytes`] stay those of a read without it.
+    pub fn set_read_ahead(&mut self, ahead: Box<dyn ReadAhead>) {
+        self.ahead = Some(ahead);
     }
 
     /// Bytes inflated so far by [`Archive::read`].
@@ -603,6 +623,14 @@ impl<R: Read + Seek> Archive for ZipInput<R> {
         let cap = budget.admit(path, entry.size, max_bytes)?;
         check_entry_ratio(path, entry.size, entry.compressed_size, &self.limits)?;
         let (declared, compressed) = (entry.size, entry.compressed_size);
+        // Inflated ahead (by the very reading code, with this read's cap: `admit` refused an entry over it).
+        if let Some(bytes) = self.ahead.as_mut().filter(|_| declared <= cap).and_then(|a| a.take(pos as u32)) {
+            for piece in bytes.chunks(16 * 1024) {
+                sink(piece);
+            }
+            self.total_read = self.total_read.saturating_add(bytes.len() as u64);
+            return Ok(bytes.len() as u64);
+        }
         // Never trust the declared size beyond the cap, nor the stream beyond the declared size: read at most
         // min(cap, declared) + 1 bytes (a deflate stream that inflates past its declared size is a lying bomb).
         let slot = self.slots[pos];
@@ -646,6 +674,19 @@ impl<R: Read + Seek> Archive for ZipInput<R> {
 
     fn input_bytes(&self) -> u64 {
         self.bytes
+    }
+
+    fn prefetch(&mut self, paths: &[String]) {
+        let Some(ahead) = self.ahead.as_mut() else { return };
+        let entries: Vec<u32> = paths
+            .iter()
+            .filter_map(|p| self.index.find(p, |i| self.entries.get(i as usize).map(|e| e.path.as_str())))
+            .map(|pos| pos as u32)
+            .filter(|pos| !self.blocked.contains_key(pos) && self.entries[*pos as usize].size <= READ_AHEAD_MAX_ENTRY)
+            .collect();
+        if !entries.is_empty() {
+            ahead.hint(&entries);
+        }
     }
 }
 

@@ -38,6 +38,23 @@ pub(crate) fn plan_state_chains(cp: &mut Checkpoint) {
 /// Rounds of the auto snapshot repair followed: the damaged base and up to three more damaged ones.
 const REPAIR_ROUNDS: usize = 4;
 
+/// Tells the archive the planned chain of `key`'s store, then of the `next` one's: an archive that reads ahead
+/// (the CLI's second thread) inflates the next store's files while this one's are checked; a browser `Blob`
+/// fetches the next chain one store early, in the same slices. A checkpoint format v2 chain is planned again
+/// once its lineage is read, so only format v1 chains are hinted here (their files are the ones read); a v2
+/// chain is hinted when it is read.
+fn hint_chains(cp: &Checkpoint, rd: &mut Reader<'_>, key: &StoreKey, next: Option<&StoreKey>, done: &BTreeSet<String>) {
+    for key in [Some(key), next].into_iter().flatten() {
+        let paths: Vec<String> = match cp.restart_chains.get(key) {
+            Some(rc) if rc.unique_id.is_none() => {
+                rc.chain.steps.iter().map(|s| s.path.clone()).filter(|p| !done.contains(p)).collect()
+            }
+            _ => continue,
+        };
+        rd.prefetch(cp, paths.iter().map(String::as_str));
+    }
+}
+
 /// For every planned chain whose store has files: reads the chain's files (sidecars, integrity), the lineage
 /// first (format v2, then the chain is planned again with it), and the chains without damaged bases. With
 /// `check_rows`, a store's rows (HDFS and RocksDB) are rebuilt from the same bytes as its restart chain is
@@ -54,10 +71,11 @@ pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>, check_
     let mut op_stores: HashMap<i64, OperatorStores> = HashMap::new();
     // Stores rebuilt so far and the bytes the row stage will charge for them.
     let (mut rebuilt, mut rows_reserved) = (0usize, 0u64);
-    for key in keys {
+    for (k, key) in keys.iter().cloned().enumerate() {
         let Some(store) = cp.store_files(&key).filter(|s| !s.is_empty()).cloned() else {
             continue;
         };
+        hint_chains(cp, rd, &key, keys.get(k + 1), &done);
         // Checkpoint format v2: the changelog of the loaded version names its lineage; read it first.
         let uid = cp.restart_chains[&key].unique_id.clone();
         let top = uid.as_deref().and_then(|u| store.changelog_with_id(version, u)).map(str::to_string);

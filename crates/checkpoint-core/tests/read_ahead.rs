@@ -1,0 +1,174 @@
+//! `ZipInput` with a read-ahead (`ZipInput::set_read_ahead`: the CLI's second thread inflates the entries the
+//! diagnosis hints it reads next) reads what it reads without one: the same report on every zip the project
+//! ships or is tested on, the same bytes booked against the read limit, and, for an entry that is damaged, over
+//! its read's cap or past the total limit, the same error.
+
+use checkpoint_core::archive::{EntryInflater, ReadAhead, READ_AHEAD_MAX_ENTRY};
+use checkpoint_core::{diagnose, Archive, ArchiveError, Context, Limits, ZipInput};
+use std::collections::HashMap;
+use std::io::{Cursor, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// A read-ahead on the same thread: each hinted entry is inflated when it is hinted (as if the other thread
+/// were infinitely fast), and counted when a read takes it.
+struct SameThread {
+    inflater: EntryInflater<Cursor<Vec<u8>>>,
+    ready: HashMap<u32, Option<Vec<u8>>>,
+    /// Entries hinted; entries taken inflated; hinted entries over `READ_AHEAD_MAX_ENTRY`.
+    counts: Counts,
+}
+
+impl ReadAhead for SameThread {
+    fn hint(&mut self, entries: &[u32]) {
+        for &e in entries {
+            self.counts[0].fetch_add(1, Ordering::Relaxed);
+            if self.inflater.declared(e).is_none_or(|d| d > READ_AHEAD_MAX_ENTRY) {
+                self.counts[2].fetch_add(1, Ordering::Relaxed);
+            }
+            let bytes = self.inflater.inflate(e);
+            self.ready.insert(e, bytes);
+        }
+    }
+    fn take(&mut self, entry: u32) -> Option<Vec<u8>> {
+        let b = self.ready.remove(&entry).flatten();
+        if b.is_some() {
+            self.counts[1].fetch_add(1, Ordering::Relaxed);
+        }
+        b
+    }
+}
+
+/// The counts of a [`SameThread`]: entries hinted, entries taken inflated, hinted entries over the limit.
+type Counts = Arc<[AtomicUsize; 3]>;
+
+/// `bytes` opened as a zip under `limits`, with a same-thread read-ahead; and its counts.
+fn with_read_ahead(bytes: &[u8], limits: Limits) -> Option<(ZipInput<Cursor<Vec<u8>>>, Counts)> {
+    let mut z = ZipInput::open(Cursor::new(bytes.to_vec()), bytes.len() as u64, "x.zip", limits).ok()?;
+    let counts: Counts = Arc::new(Default::default());
+    let ahead = SameThread {
+        inflater: z.inflater(Cursor::new(bytes.to_vec())),
+        ready: HashMap::new(),
+        counts: Arc::clone(&counts),
+    };
+    z.set_read_ahead(Box::new(ahead));
+    Some((z, counts))
+}
+
+fn zips_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            zips_under(&p, out);
+        } else if p.extension().is_some_and(|x| x.eq_ignore_ascii_case("zip")) {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn a_read_ahead_changes_no_report_and_no_byte_booked() {
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
+    let mut zips = Vec::new();
+    for d in ["fixtures", "cases", "code-changes"] {
+        zips_under(&shared.join(d), &mut zips);
+    }
+    zips_under(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data"), &mut zips);
+    zips.sort();
+    assert!(zips.len() > 50, "too few zips: {}", zips.len());
+    let (mut compared, mut taken) = (0, 0);
+    for path in &zips {
+        let bytes = std::fs::read(path).expect("read zip");
+        let Ok(mut plain) =
+            ZipInput::open(Cursor::new(bytes.as_slice()), bytes.len() as u64, "x.zip", Limits::default())
+        else {
+            continue;
+        };
+        let (mut ahead, counts) = with_read_ahead(&bytes, Limits::default()).expect("opens as without");
+        let ctx = Context { now_ms: Some(1_800_000_000_000), ..Context::default() };
+        let want = diagnose(&mut plain, &ctx);
+        let got = diagnose(&mut ahead, &ctx);
+        let label = path.display();
+        assert!(want == got || format!("{want:?}") == format!("{got:?}"), "{label}: the report changed");
+        assert_eq!(plain.bytes_inflated(), ahead.bytes_inflated(), "{label}: bytes booked");
+        assert_eq!(counts[2].load(Ordering::Relaxed), 0, "{label}: an entry over the read-ahead limit was hinted");
+        compared += 1;
+        taken += counts[1].load(Ordering::Relaxed);
+    }
+    println!("{compared} zips compared, {taken} entries taken from the read-ahead");
+    assert!(compared > 50 && taken > 5_000, "too little compared: {compared} zips, {taken} entries taken");
+}
+
+/// A zip of three deflated entries (`a/0.txt`.. `a/2.txt`, ~40 KB each) and one stored entry.
+fn sample() -> Vec<u8> {
+    let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    let text: Vec<u8> =
+        (0..3000u32).flat_map(|i| format!("line {i} of the log {}\n", i * 7919 % 1000).into_bytes()).collect();
+    let deflated = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    let stored = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    for i in 0..3 {
+        w.start_file(format!("a/{i}.txt"), deflated).expect("start");
+        w.write_all(&text).expect("write");
+    }
+    w.start_file("a/stored.txt", stored).expect("start");
+    w.write_all(&text[..5000]).expect("write");
+    w.finish().expect("finish").into_inner()
+}
+
+/// Reads `paths` in order from `z` with and without a read-ahead hinted all of them first: the same results
+/// (bytes or error) and the same bytes booked. Returns the results and the entries taken inflated.
+fn both_ways(z: &[u8], limits: Limits, max_bytes: u64, paths: &[&str]) -> (Vec<Result<Vec<u8>, ArchiveError>>, usize) {
+    let mut plain = ZipInput::open(Cursor::new(z), z.len() as u64, "x.zip", limits).expect("opens");
+    let (mut ahead, counts) = with_read_ahead(z, limits).expect("opens");
+    let all: Vec<String> = paths.iter().map(|p| p.to_string()).collect();
+    ahead.prefetch(&all);
+    let mut out = Vec::new();
+    for p in paths {
+        let want = plain.read(p, max_bytes);
+        let got = ahead.read(p, max_bytes);
+        assert!(want == got, "{p}: {want:?} vs {got:?}");
+        assert_eq!(plain.bytes_inflated(), ahead.bytes_inflated(), "{p}: bytes booked");
+        out.push(got);
+    }
+    (out, counts[1].load(Ordering::Relaxed))
+}
+
+#[test]
+fn entries_read_ahead_read_as_without() {
+    let z = sample();
+    let paths = ["a/0.txt", "a/1.txt", "a/stored.txt", "a/2.txt"];
+    let (out, taken) = both_ways(&z, Limits::default(), u64::MAX, &paths);
+    assert!(out.iter().all(|r| r.as_ref().is_ok_and(|b| !b.is_empty())));
+    assert_eq!(taken, 4, "every entry came from the read-ahead");
+}
+
+#[test]
+fn a_damaged_entry_read_ahead_fails_as_without() {
+    // A wrong CRC-32 in the central directory of the second entry: its read ahead fails, the read reads it
+    // itself and names the same error at the same offset.
+    let mut z = sample();
+    let cd: Vec<usize> = (0..z.len() - 4).filter(|&i| z[i..i + 4] == *b"PK\x01\x02").collect();
+    z[cd[1] + 16] ^= 1;
+    let (out, taken) = both_ways(&z, Limits::default(), u64::MAX, &["a/0.txt", "a/1.txt", "a/2.txt"]);
+    assert!(
+        matches!(&out[1], Err(ArchiveError::Corrupt { reason, header: Some(_), .. }) if reason.contains("checksum"))
+    );
+    assert_eq!(taken, 2, "the damaged entry is read again, the others taken");
+}
+
+#[test]
+fn an_entry_over_its_reads_cap_or_past_the_total_is_refused_as_without() {
+    let z = sample();
+    // The read's own cap below the entry's size: refused before anything is taken.
+    let (out, taken) = both_ways(&z, Limits::default(), 1000, &["a/0.txt", "a/1.txt"]);
+    assert!(out.iter().all(|r| matches!(r, Err(ArchiveError::OverLimit { what, .. }) if what == "entry size")));
+    assert_eq!(taken, 0);
+    // The total read limit reached at the third entry.
+    let limits = Limits { max_total_bytes: 200_000, ..Limits::default() };
+    let (out, taken) = both_ways(&z, limits, u64::MAX, &["a/0.txt", "a/1.txt", "a/2.txt"]);
+    assert!(out[0].is_ok() && out[1].is_ok());
+    assert!(matches!(&out[2], Err(ArchiveError::OverLimit { what, .. }) if what == "total bytes read"));
+    assert_eq!(taken, 2);
+}
