@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Seeds every fuzz target's corpus (fuzz/corpus/<target>/) from the real fixtures in ../shared/fixtures:
-# whole small zips (diagnose_zip), log files (log_readers), state files (codecs, rocksdb_files), rows (unsafe_row,
+# whole small zips (diagnose_zip; read_ahead after a byte of read options), log files (log_readers), state files (codecs, rocksdb_files), rows (unsafe_row,
 # avro: decoded from a fixture by the fuzzers' own first inputs), overlay picks and DStream checkpoint files
 # (javaser, from ../shared/dstream), Delta checkpoint parquet files (delta_parquet, from ../shared/cases and the
 # generated Delta logs). Deterministic; idempotent.
@@ -15,6 +15,7 @@ def put(target, data):
 for z in fx:
     if os.path.getsize(z) < 256 * 1024:
         put('diagnose_zip', open(z, 'rb').read())
+        put('read_ahead', bytes([len(z) % 8]) + open(z, 'rb').read())
     zf = zipfile.ZipFile(z)
     for i, n in enumerate(zf.namelist()):
         b = zf.read(n)
