@@ -150,7 +150,7 @@ fn kafka_offsets(flag: &str, arg: &str) -> Result<checkpoint_core::kafka_offsets
 }
 
 /// The checkpoint (or log) at `path`: a folder, else a zip. A zip's entries are inflated ahead on a second
-/// thread when `ahead` ([`read_ahead`]).
+/// thread when `ahead` and the process may use more than one core ([`read_ahead`]).
 fn open_input(path: &Path, ahead: bool) -> Result<Box<dyn Archive>, String> {
     let limits = Limits::default();
     let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -164,7 +164,10 @@ fn open_input(path: &Path, ahead: bool) -> Result<Box<dyn Archive>, String> {
     }
     let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-    let second = if ahead { f.try_clone().ok() } else { None };
+    // A second thread only with a second core to run it (a container's CPU quota counts): on one core it would
+    // only add its own work.
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let second = if ahead && cores > 1 { f.try_clone().ok() } else { None };
     let mut z = ZipInput::open(zip_file::ZipFile::new(f, meta.len()), meta.len(), &name, limits)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     if let Some(f) = second {
