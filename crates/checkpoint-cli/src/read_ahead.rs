@@ -103,6 +103,17 @@ struct State {
 }
 
 impl State {
+    /// Forgets the records of [`State::done`] whose entry was read or dropped since, from its front: the
+    /// records stay about as many as the entries held.
+    fn forget_taken(&mut self) {
+        while let Some(&(m, e)) = self.done.front() {
+            if matches!(self.entries.get(&e), Some((k, Status::Done(_))) if *k == m) {
+                return;
+            }
+            self.done.pop_front();
+        }
+    }
+
     /// Drops the inflated entries hinted before `n` (the reads, which follow the hints, went past them).
     /// Returns whether that made room.
     fn drop_before(&mut self, n: u64) -> bool {
@@ -111,12 +122,17 @@ impl State {
             self.done.pop_front();
             if matches!(self.entries.get(&e), Some((k, Status::Done(_))) if *k == m) {
                 if let Some((_, Status::Done(Some(b)))) = self.entries.remove(&e) {
-                    self.held -= b.len() as u64;
+                    self.held -= held_by(&b);
                 }
             }
         }
         self.held < held
     }
+}
+
+/// The memory an inflated entry holds: its buffer's capacity, not its length.
+fn held_by(bytes: &Vec<u8>) -> u64 {
+    bytes.capacity() as u64
 }
 
 /// The thread: inflates the queued entries in hint order while fewer than [`MAX_HELD`] bytes wait to be read.
@@ -152,7 +168,7 @@ fn run<R: std::io::Read + std::io::Seek>(shared: &Shared, inflater: &mut EntryIn
         // A panic in the inflater (a bug) is an entry the read reads itself, which then meets it there.
         let bytes = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inflater.inflate(entry))).ok().flatten();
         let mut s = shared.lock();
-        let held = bytes.as_ref().map_or(0, |b| b.len() as u64);
+        let held = bytes.as_ref().map_or(0, held_by);
         if let Some((n, st @ Status::Working)) = s.entries.get_mut(&entry) {
             let n = *n;
             *st = Status::Done(bytes);
@@ -210,7 +226,8 @@ impl ReadAhead for Ahead {
                 }
                 Some((_, Status::Done(_))) => {
                     let Some((_, Status::Done(bytes))) = s.entries.remove(&entry) else { return None };
-                    s.held -= bytes.as_ref().map_or(0, |b| b.len() as u64);
+                    s.forget_taken();
+                    s.held -= bytes.as_ref().map_or(0, held_by);
                     // Room for the thread.
                     self.shared.wake_worker(&s);
                     return bytes;

@@ -146,3 +146,127 @@ fn fill_the_bound(ahead: &Ahead) {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
 }
+
+/// A xorshift generator (deterministic inputs for the tests below).
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n.max(1)
+    }
+}
+
+/// `n` entries of random sizes (empty, under 60 KB, 1–1.5 MB), stored or deflated, compressible or not; in
+/// the central directory some have a wrong CRC-32 and some a declared size lying low or high.
+fn hostile_zip(seed: u64, n: usize) -> Vec<u8> {
+    let mut r = Rng(seed | 1);
+    let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    let mut kinds = Vec::new();
+    for i in 0..n {
+        let m = if r.below(3) == 0 { zip::CompressionMethod::Stored } else { zip::CompressionMethod::Deflated };
+        let level = (m == zip::CompressionMethod::Deflated).then_some(1);
+        let o = zip::write::SimpleFileOptions::default().compression_method(m).compression_level(level);
+        w.start_file(format!("e/{i}"), o).expect("start");
+        let size = match r.below(10) {
+            0 => 0,
+            1 => 1_000_000 + r.below(100_000) as usize,
+            2 => 1_500_000,
+            _ => r.below(60_000) as usize,
+        };
+        let flat = r.below(2) == 0;
+        let bytes: Vec<u8> = if flat {
+            vec![b'x'; size]
+        } else {
+            (0..size.div_ceil(8)).flat_map(|_| r.below(u64::MAX).to_le_bytes()).take(size).collect()
+        };
+        w.write_all(&bytes).expect("write");
+        kinds.push(r.below(8));
+    }
+    let mut z = w.finish().expect("finish").into_inner();
+    let mut p = central_directory(&z);
+    for kind in kinds {
+        let size = u32::from_le_bytes([z[p + 24], z[p + 25], z[p + 26], z[p + 27]]);
+        match kind {
+            0 => z[p + 16] ^= 0x5a,
+            1 => z[p + 24..p + 28].copy_from_slice(&(size / 2).to_le_bytes()),
+            2 => z[p + 24..p + 28].copy_from_slice(&size.saturating_mul(2).min(4 << 20).to_le_bytes()),
+            _ => {}
+        }
+        p += 46
+            + usize::from(u16::from_le_bytes([z[p + 28], z[p + 29]]))
+            + usize::from(u16::from_le_bytes([z[p + 30], z[p + 31]]))
+            + usize::from(u16::from_le_bytes([z[p + 32], z[p + 33]]));
+    }
+    z
+}
+
+/// Where the central directory of `z` (no zip64, no comment) starts.
+fn central_directory(z: &[u8]) -> usize {
+    let end = z.len() - 22;
+    assert_eq!(&z[end..end + 4], b"PK\x05\x06");
+    u32::from_le_bytes([z[end + 16], z[end + 17], z[end + 18], z[end + 19]]) as usize
+}
+
+#[test]
+fn random_hints_and_reads_of_hostile_zips_read_as_without() {
+    // Random hints, reads with random caps under two total limits, and a drop at a random point (perhaps while
+    // an entry is inflated or a read waits): every read as without the thread, none slow.
+    for seed in 1..=6u64 {
+        let z = hostile_zip(seed * 7919, 40);
+        let mut r = Rng(seed * 104_729 + 3);
+        let total = if seed % 3 == 0 { 20_000_000 } else { Limits::default().max_total_bytes };
+        let limits = Limits { max_total_bytes: total, ..Limits::default() };
+        let open = || ZipInput::open(Cursor::new(z.clone()), z.len() as u64, "x.zip", limits).expect("a zip");
+        let (mut plain, mut ahead) = (open(), open());
+        ahead.set_read_ahead(Box::new(spawn(ahead.inflater(Cursor::new(z.clone()))).expect("thread")));
+        let names: Vec<String> = plain.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
+        let pick = |r: &mut Rng| names[r.below(names.len() as u64) as usize].clone();
+        for _ in 0..200 + r.below(200) {
+            if r.below(4) == 0 {
+                let hint: Vec<String> = (0..1 + r.below(30)).map(|_| pick(&mut r)).collect();
+                ahead.prefetch(&hint);
+            } else {
+                let p = pick(&mut r);
+                let cap = if r.below(4) == 0 { r.below(2_000_000) } else { u64::MAX };
+                let t = std::time::Instant::now();
+                let got = ahead.read(&p, cap);
+                assert!(t.elapsed() < std::time::Duration::from_secs(10), "seed {seed} {p}: a slow read");
+                assert!(got == plain.read(&p, cap), "seed {seed} {p} cap {cap}");
+                assert_eq!(ahead.bytes_inflated(), plain.bytes_inflated(), "seed {seed} {p}");
+            }
+            if r.below(300) == 0 {
+                break;
+            }
+        }
+    }
+}
+
+#[test]
+fn sizes_lying_high_hold_no_memory() {
+    // 200 entries of 20 bytes whose central directory declares 1 MiB (their CRC-32 is right): each read-ahead
+    // gives the entry back to the archive's read, so nothing is held; before, each held a 1 MiB buffer counted
+    // as 20 bytes.
+    let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    let o = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    for i in 0..200 {
+        w.start_file(format!("e/{i}"), o).expect("start");
+        w.write_all(format!("checksum-file-{i:06}").as_bytes()).expect("write");
+    }
+    let mut z = w.finish().expect("finish").into_inner();
+    let mut p = central_directory(&z);
+    for _ in 0..200 {
+        z[p + 24..p + 28].copy_from_slice(&(1u32 << 20).to_le_bytes());
+        p += 46 + usize::from(u16::from_le_bytes([z[p + 28], z[p + 29]]));
+    }
+    let (mut plain, mut ahead) = ahead_over(&z);
+    assert_eq!(plain.read("e/0", u64::MAX).expect("reads what is there").len(), 20);
+    ahead.hint(&(0..200).collect::<Vec<u32>>());
+    all_done(&ahead);
+    let s = ahead.shared.lock();
+    let allocated: usize =
+        s.entries.values().map(|(_, st)| if let Status::Done(Some(b)) = st { b.capacity() } else { 0 }).sum();
+    assert_eq!((s.held, allocated), (0, 0));
+}

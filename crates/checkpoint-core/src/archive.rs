@@ -541,7 +541,7 @@ impl<R: Read + Seek> ZipInput<R> {
     }
 
     /// From now on, tells `ahead` what [`Archive::prefetch`] names (entries of at most [`READ_AHEAD_MAX_ENTRY`]
-    /// declared bytes that the listing does not refuse), and takes from it each entry it inflated ahead, when
+    /// declared bytes that a read does not refuse from the listing alone: see [`ReadAhead::hint`]), and takes from it each entry it inflated ahead, when
     /// this archive's own read would inflate the whole entry. What a read returns, its errors and the bytes
     /// booked against [`Limits::max_total_bytes`] stay those of a read without it.
     pub fn set_read_ahead(&mut self, ahead: Box<dyn ReadAhead>) {
@@ -678,11 +678,18 @@ impl<R: Read + Seek> Archive for ZipInput<R> {
 
     fn prefetch(&mut self, paths: &[String]) {
         let Some(ahead) = self.ahead.as_mut() else { return };
+        // Only entries a read may take: not refused from the listing (blocked, a likely bomb, past the total).
+        let left = self.limits.max_total_bytes.saturating_sub(self.total_read);
         let entries: Vec<u32> = paths
             .iter()
             .filter_map(|p| self.index.find(p, |i| self.entries.get(i as usize).map(|e| e.path.as_str())))
+            .filter(|&pos| {
+                let e = &self.entries[pos];
+                !self.blocked.contains_key(&(pos as u32))
+                    && e.size <= READ_AHEAD_MAX_ENTRY.min(left)
+                    && check_entry_ratio(&e.path, e.size, e.compressed_size, &self.limits).is_ok()
+            })
             .map(|pos| pos as u32)
-            .filter(|pos| !self.blocked.contains_key(pos) && self.entries[*pos as usize].size <= READ_AHEAD_MAX_ENTRY)
             .collect();
         if !entries.is_empty() {
             ahead.hint(&entries);

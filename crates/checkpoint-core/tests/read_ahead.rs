@@ -120,6 +120,17 @@ fn sample() -> Vec<u8> {
 /// Reads `paths` in order from `z` with and without a read-ahead hinted all of them first: the same results
 /// (bytes or error) and the same bytes booked. Returns the results and the entries taken inflated.
 fn both_ways(z: &[u8], limits: Limits, max_bytes: u64, paths: &[&str]) -> (Vec<Result<Vec<u8>, ArchiveError>>, usize) {
+    let (out, counts) = both_ways_counted(z, limits, max_bytes, paths);
+    (out, counts[1].load(Ordering::Relaxed))
+}
+
+/// [`both_ways`], returning the read-ahead's counts (entries hinted, taken, hinted over the limit).
+fn both_ways_counted(
+    z: &[u8],
+    limits: Limits,
+    max_bytes: u64,
+    paths: &[&str],
+) -> (Vec<Result<Vec<u8>, ArchiveError>>, Counts) {
     let mut plain = ZipInput::open(Cursor::new(z), z.len() as u64, "x.zip", limits).expect("opens");
     let (mut ahead, counts) = with_read_ahead(z, limits).expect("opens");
     let all: Vec<String> = paths.iter().map(|p| p.to_string()).collect();
@@ -132,7 +143,7 @@ fn both_ways(z: &[u8], limits: Limits, max_bytes: u64, paths: &[&str]) -> (Vec<R
         assert_eq!(plain.bytes_inflated(), ahead.bytes_inflated(), "{p}: bytes booked");
         out.push(got);
     }
-    (out, counts[1].load(Ordering::Relaxed))
+    (out, counts)
 }
 
 #[test]
@@ -171,4 +182,34 @@ fn an_entry_over_its_reads_cap_or_past_the_total_is_refused_as_without() {
     assert!(out[0].is_ok() && out[1].is_ok());
     assert!(matches!(&out[2], Err(ArchiveError::OverLimit { what, .. }) if what == "total bytes read"));
     assert_eq!(taken, 2);
+}
+
+#[test]
+fn an_entry_declaring_more_than_it_holds_is_read_by_the_archive() {
+    // The second entry's central directory says 1 MiB; it holds ~75 KB whose CRC-32 matches. The read-ahead
+    // gives it back to the archive's own read (which reads what is there), and reserved no more than it read.
+    let mut z = sample();
+    let cd: Vec<usize> = (0..z.len() - 4).filter(|&i| z[i..i + 4] == *b"PK\x01\x02").collect();
+    z[cd[1] + 24..cd[1] + 28].copy_from_slice(&(1u32 << 20).to_le_bytes());
+    let (out, counts) = both_ways_counted(&z, Limits::default(), u64::MAX, &["a/0.txt", "a/1.txt", "a/2.txt"]);
+    assert!(out.iter().all(Result::is_ok));
+    assert_eq!((counts[0].load(Ordering::Relaxed), counts[1].load(Ordering::Relaxed)), (3, 2));
+}
+
+#[test]
+fn entries_a_read_refuses_from_the_listing_are_not_hinted() {
+    // A 2 MiB run of zeros (a ratio over 250: a likely bomb), and entries past what the total limit has left.
+    let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    let deflated = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    w.start_file("bomb", deflated).expect("start");
+    w.write_all(&vec![0u8; 2 << 20]).expect("write");
+    w.start_file("small", deflated).expect("start");
+    w.write_all(b"a small file").expect("write");
+    let z = w.finish().expect("finish").into_inner();
+    let (out, counts) = both_ways_counted(&z, Limits::default(), u64::MAX, &["bomb", "small"]);
+    assert!(matches!(&out[0], Err(ArchiveError::OverLimit { what, .. }) if what.contains("ratio")));
+    assert_eq!(counts[0].load(Ordering::Relaxed), 1, "only the small file is hinted");
+    let limits = Limits { max_total_bytes: 5, ..Limits::default() };
+    let (_, counts) = both_ways_counted(&z, limits, u64::MAX, &["small"]);
+    assert_eq!(counts[0].load(Ordering::Relaxed), 0, "past the total limit: not hinted");
 }

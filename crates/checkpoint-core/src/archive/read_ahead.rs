@@ -19,7 +19,9 @@ use std::io::{Read, Seek};
 /// asks for each when it reads it ([`ReadAhead::take`]).
 pub trait ReadAhead: Send {
     /// These entries (positions in [`super::Archive::entries`]) are read next, in this order. Only entries of at
-    /// most [`READ_AHEAD_MAX_ENTRY`] declared bytes that the listing does not refuse are named.
+    /// most [`READ_AHEAD_MAX_ENTRY`] declared bytes are named, and none that the archive's read refuses from the
+    /// listing alone (a method it does not inflate, an overlap, a ratio over [`super::Limits::max_ratio`], a size
+    /// past what is left of [`super::Limits::max_total_bytes`]).
     fn hint(&mut self, entries: &[u32]);
     /// The inflated bytes of the entry at `entry`, when it was inflated ahead and the inflation succeeded
     /// (waiting for an inflation under way); `None` otherwise: the caller reads the entry itself.
@@ -55,18 +57,22 @@ impl<R: Read + Seek> EntryInflater<R> {
     /// The inflated bytes of the entry at `entry` (a position in the [`super::ZipInput`]'s entries), read as
     /// [`super::Archive::read_each`] reads it with a cap of its declared size: the local header checked, at
     /// most the declared bytes, the CRC-32 checked at the end. `None` for an unknown entry, an entry over
-    /// [`READ_AHEAD_MAX_ENTRY`], or one whose read failed (the [`super::ZipInput`] reads it again itself, to
-    /// report the failure).
+    /// [`READ_AHEAD_MAX_ENTRY`], or one whose read failed or gave fewer bytes than declared (the
+    /// [`super::ZipInput`] reads it again itself, to report what it finds). The bytes are held in a buffer of
+    /// about their length (never reserved from the declared size beyond 1 MiB).
     pub fn inflate(&mut self, entry: u32) -> Option<Vec<u8>> {
         let i = entry as usize;
         let (slot, (compressed, declared)) = (*self.slots.get(i)?, *self.sizes.get(i)?);
         if declared > READ_AHEAD_MAX_ENTRY {
             return None;
         }
-        let mut out = Vec::with_capacity(declared as usize);
+        // Room for the declared size up to 1 MiB, as `read_capped` reserves: a size that lies high reserves no
+        // more than the bytes that come.
+        let mut out = Vec::with_capacity(declared.min(1 << 20) as usize);
         let read = self.inflater.read_each(&mut self.reader, slot, "", compressed, declared, declared, &mut |piece| {
             out.extend_from_slice(piece)
         });
-        read.ok().map(|_| out)
+        // Fewer bytes than declared (a CRC-32 that matches them) is left to the archive's own read.
+        read.ok().filter(|n| *n == declared).map(|_| out)
     }
 }
