@@ -7,9 +7,12 @@ use checkpoint_core::archive::{EntryInflater, ReadAhead, READ_AHEAD_MAX_ENTRY};
 use checkpoint_core::{diagnose, Archive, ArchiveError, Context, Limits, ZipInput};
 use std::collections::HashMap;
 use std::io::{Cursor, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+
+mod common;
+use common::zips_under;
 
 /// A read-ahead on the same thread: each hinted entry is inflated when it is hinted (as if the other thread
 /// were infinitely fast), and counted when a read takes it.
@@ -54,18 +57,6 @@ fn with_read_ahead(bytes: &[u8], limits: Limits) -> Option<(ZipInput<Cursor<Vec<
     };
     z.set_read_ahead(Box::new(ahead));
     Some((z, counts))
-}
-
-fn zips_under(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            zips_under(&p, out);
-        } else if p.extension().is_some_and(|x| x.eq_ignore_ascii_case("zip")) {
-            out.push(p);
-        }
-    }
 }
 
 #[test]
@@ -118,19 +109,8 @@ fn sample() -> Vec<u8> {
 }
 
 /// Reads `paths` in order from `z` with and without a read-ahead hinted all of them first: the same results
-/// (bytes or error) and the same bytes booked. Returns the results and the entries taken inflated.
-fn both_ways(z: &[u8], limits: Limits, max_bytes: u64, paths: &[&str]) -> (Vec<Result<Vec<u8>, ArchiveError>>, usize) {
-    let (out, counts) = both_ways_counted(z, limits, max_bytes, paths);
-    (out, counts[1].load(Ordering::Relaxed))
-}
-
-/// [`both_ways`], returning the read-ahead's counts (entries hinted, taken, hinted over the limit).
-fn both_ways_counted(
-    z: &[u8],
-    limits: Limits,
-    max_bytes: u64,
-    paths: &[&str],
-) -> (Vec<Result<Vec<u8>, ArchiveError>>, Counts) {
+/// (bytes or error) and the same bytes booked. Returns the results and the read-ahead's counts.
+fn both_ways(z: &[u8], limits: Limits, max_bytes: u64, paths: &[&str]) -> (Vec<Result<Vec<u8>, ArchiveError>>, Counts) {
     let mut plain = ZipInput::open(Cursor::new(z), z.len() as u64, "x.zip", limits).expect("opens");
     let (mut ahead, counts) = with_read_ahead(z, limits).expect("opens");
     let all: Vec<String> = paths.iter().map(|p| p.to_string()).collect();
@@ -150,9 +130,9 @@ fn both_ways_counted(
 fn entries_read_ahead_read_as_without() {
     let z = sample();
     let paths = ["a/0.txt", "a/1.txt", "a/stored.txt", "a/2.txt"];
-    let (out, taken) = both_ways(&z, Limits::default(), u64::MAX, &paths);
+    let (out, counts) = both_ways(&z, Limits::default(), u64::MAX, &paths);
     assert!(out.iter().all(|r| r.as_ref().is_ok_and(|b| !b.is_empty())));
-    assert_eq!(taken, 4, "every entry came from the read-ahead");
+    assert_eq!(counts[1].load(Ordering::Relaxed), 4, "every entry came from the read-ahead");
 }
 
 #[test]
@@ -162,26 +142,26 @@ fn a_damaged_entry_read_ahead_fails_as_without() {
     let mut z = sample();
     let cd: Vec<usize> = (0..z.len() - 4).filter(|&i| z[i..i + 4] == *b"PK\x01\x02").collect();
     z[cd[1] + 16] ^= 1;
-    let (out, taken) = both_ways(&z, Limits::default(), u64::MAX, &["a/0.txt", "a/1.txt", "a/2.txt"]);
+    let (out, counts) = both_ways(&z, Limits::default(), u64::MAX, &["a/0.txt", "a/1.txt", "a/2.txt"]);
     assert!(
         matches!(&out[1], Err(ArchiveError::Corrupt { reason, header: Some(_), .. }) if reason.contains("checksum"))
     );
-    assert_eq!(taken, 2, "the damaged entry is read again, the others taken");
+    assert_eq!(counts[1].load(Ordering::Relaxed), 2, "the damaged entry is read again, the others taken");
 }
 
 #[test]
 fn an_entry_over_its_reads_cap_or_past_the_total_is_refused_as_without() {
     let z = sample();
     // The read's own cap below the entry's size: refused before anything is taken.
-    let (out, taken) = both_ways(&z, Limits::default(), 1000, &["a/0.txt", "a/1.txt"]);
+    let (out, counts) = both_ways(&z, Limits::default(), 1000, &["a/0.txt", "a/1.txt"]);
     assert!(out.iter().all(|r| matches!(r, Err(ArchiveError::OverLimit { what, .. }) if what == "entry size")));
-    assert_eq!(taken, 0);
+    assert_eq!(counts[1].load(Ordering::Relaxed), 0);
     // The total read limit reached at the third entry.
     let limits = Limits { max_total_bytes: 200_000, ..Limits::default() };
-    let (out, taken) = both_ways(&z, limits, u64::MAX, &["a/0.txt", "a/1.txt", "a/2.txt"]);
+    let (out, counts) = both_ways(&z, limits, u64::MAX, &["a/0.txt", "a/1.txt", "a/2.txt"]);
     assert!(out[0].is_ok() && out[1].is_ok());
     assert!(matches!(&out[2], Err(ArchiveError::OverLimit { what, .. }) if what == "total bytes read"));
-    assert_eq!(taken, 2);
+    assert_eq!(counts[1].load(Ordering::Relaxed), 2);
 }
 
 #[test]
@@ -191,7 +171,7 @@ fn an_entry_declaring_more_than_it_holds_is_read_by_the_archive() {
     let mut z = sample();
     let cd: Vec<usize> = (0..z.len() - 4).filter(|&i| z[i..i + 4] == *b"PK\x01\x02").collect();
     z[cd[1] + 24..cd[1] + 28].copy_from_slice(&(1u32 << 20).to_le_bytes());
-    let (out, counts) = both_ways_counted(&z, Limits::default(), u64::MAX, &["a/0.txt", "a/1.txt", "a/2.txt"]);
+    let (out, counts) = both_ways(&z, Limits::default(), u64::MAX, &["a/0.txt", "a/1.txt", "a/2.txt"]);
     assert!(out.iter().all(Result::is_ok));
     assert_eq!((counts[0].load(Ordering::Relaxed), counts[1].load(Ordering::Relaxed)), (3, 2));
 }
@@ -206,10 +186,10 @@ fn entries_a_read_refuses_from_the_listing_are_not_hinted() {
     w.start_file("small", deflated).expect("start");
     w.write_all(b"a small file").expect("write");
     let z = w.finish().expect("finish").into_inner();
-    let (out, counts) = both_ways_counted(&z, Limits::default(), u64::MAX, &["bomb", "small"]);
+    let (out, counts) = both_ways(&z, Limits::default(), u64::MAX, &["bomb", "small"]);
     assert!(matches!(&out[0], Err(ArchiveError::OverLimit { what, .. }) if what.contains("ratio")));
     assert_eq!(counts[0].load(Ordering::Relaxed), 1, "only the small file is hinted");
     let limits = Limits { max_total_bytes: 5, ..Limits::default() };
-    let (_, counts) = both_ways_counted(&z, limits, u64::MAX, &["small"]);
+    let (_, counts) = both_ways(&z, limits, u64::MAX, &["small"]);
     assert_eq!(counts[0].load(Ordering::Relaxed), 0, "past the total limit: not hinted");
 }

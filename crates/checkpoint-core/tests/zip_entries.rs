@@ -6,7 +6,10 @@
 use checkpoint_core::archive::{normalize_path, read_capped};
 use checkpoint_core::{Archive, ArchiveError, Limits, ZipInput};
 use std::io::{Cursor, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+mod common;
+use common::zips_under;
 
 /// Limits that no test input reaches, so only the reading itself is compared.
 fn wide() -> Limits {
@@ -70,18 +73,6 @@ fn compare(bytes: &[u8], label: &str) -> (usize, usize) {
         n += 1;
     }
     (n, ok)
-}
-
-fn zips_under(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            zips_under(&p, out);
-        } else if p.extension().is_some_and(|x| x.eq_ignore_ascii_case("zip")) {
-            out.push(p);
-        }
-    }
 }
 
 #[test]

@@ -45,3 +45,16 @@ pub mod counting;
 pub mod faulty;
 /// Crafting hostile zips: compression methods, aliased entries (an overlap bomb).
 pub mod zipcraft;
+
+/// Every `.zip` under `dir` (its subfolders too), appended to `out`; a folder that cannot be read adds nothing.
+pub fn zips_under(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            zips_under(&p, out);
+        } else if p.extension().is_some_and(|x| x.eq_ignore_ascii_case("zip")) {
+            out.push(p);
+        }
+    }
+}
