@@ -49,7 +49,8 @@ impl<R: Read + Seek> EntryInflater<R> {
         EntryInflater { reader, slots, sizes, inflater: EntryReader::new() }
     }
 
-    /// The declared (inflated) size of the entry at `entry`, as listed; `None` for no such entry.
+    /// The declared (inflated) size in bytes of the entry at `entry`, as the central directory lists it; `None`
+    /// for no such entry.
     pub fn declared(&self, entry: u32) -> Option<u64> {
         self.sizes.get(entry as usize).map(|s| s.1)
     }
