@@ -51,6 +51,21 @@ for z in sorted(glob.glob('../../shared/cases/*.zip') + glob.glob('../crates/che
     for n in zf.namelist():
         if '_delta_log/' in n and n.endswith('.parquet') and '.checkpoint.' in n:
             put('delta_parquet', zf.read(n))
+# Share links (share_link): the link kept as test data, as text (0), its JSON (1), and strings of the fixtures'
+# reports replaced (2: fixture, string number, text), with and without redaction, with a small budget.
+import base64, zlib
+link = open('../crates/checkpoint-core/src/share/testdata/v1-link.txt').read().strip()
+payload = link.split('report=1.', 1)[1]
+envelope = zlib.decompress(base64.urlsafe_b64decode(payload + '=' * (-len(payload) % 4)))
+def mode(form, flags=0):  # the target's first byte: the form (byte % 3) and the option bits 0x10, 0x20
+    return bytes([next(b for b in range(256) if b % 3 == form and b & 0x30 == flags)])
+for flags in (0x00, 0x10, 0x20):
+    put('share_link', mode(0, flags) + link.encode())
+    put('share_link', mode(1, flags) + envelope)
+for text in (b'/data/in', b's3a://bucket/key', b'host.example:9092', b'\xc3\xa9\xe2\x80\xa6', b'password=x'):
+    for fixture in range(3):
+        for string in (0, 7, 40, 120):
+            put('share_link', mode(2) + bytes([fixture, string]) + text)
 put('avro', bytes([0, 2, 0x61, 4, 0]))
 put('avro', bytes([1, 2, 2, 0, 0]))
 PY
