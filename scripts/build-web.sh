@@ -5,9 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
-# Build both wasm bins once, in one cargo call, with the flags Trunk uses (index.html): Trunk then runs two cargo
-# builds at once in the same target dir, which can race on the shared lib's LTO bitcode on a cold cache.
-cargo build --profile web --offline --target wasm32-unknown-unknown -p checkpoint-web --no-default-features --bin app --bin worker
+# Build both wasm bins first, one after the other, with the flags Trunk uses (index.html): Trunk then runs two cargo
+# builds at once in the same target dir, which can race on the shared dependencies' LTO bitcode on a cold cache.
+# The page's bin has the lib's `page` feature (the `Inspector` class); the worker's does not.
+cargo build --profile web --offline --target wasm32-unknown-unknown -p checkpoint-web --no-default-features --features page --bin app
+cargo build --profile web --offline --target wasm32-unknown-unknown -p checkpoint-web --no-default-features --bin worker
 trunk build --release --public-url ./
 python3 tools/offline.py dist
 python3 tools/single_file.py dist

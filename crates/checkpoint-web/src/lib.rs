@@ -13,6 +13,9 @@
 //!   page presents and exports reports through it; tests and scripts diagnose bytes with it.
 //! * [`share`]: share links (a redacted report in the URL fragment), as `Inspector` methods.
 //!
+//! `Inspector`, [`render`] and [`share`] are the `page` feature (on by default): the page's wasm has them, the
+//! worker's is built without them, since wasm-bindgen would export the class from every bin that links the lib.
+//!
 //! Nothing here does network I/O; the page's CSP forbids it anyway.
 //!
 //! ## Plumbing: `gloo` where it serves, and where it cannot
@@ -34,13 +37,17 @@
 #![warn(missing_docs)]
 
 pub mod blob;
+#[cfg(feature = "page")]
 pub mod inspector;
+#[cfg(feature = "page")]
 pub mod render;
+#[cfg(feature = "page")]
 pub mod share;
 pub mod state;
 pub mod warm_up;
 pub mod worker;
 
+#[cfg(feature = "page")]
 pub use inspector::Inspector;
 
 use checkpoint_core::{Archive, ArchiveError, Context, Limits, Report, SparkVersion, ZipInput};
