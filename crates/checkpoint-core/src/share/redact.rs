@@ -632,6 +632,10 @@ pub(super) fn kafka_partitions(v: &Value) -> bool {
 // ---------------------------------------------------------------------------------------------------------------
 // Replacement.
 
+/// Shortest id or path replaced inside other text (shorter ones only as whole words); Spark's query and run ids
+/// are 36-character UUIDs.
+const MIN_UNBOUNDED_LEN: usize = 8;
+
 pub(super) struct Replacer<'a> {
     /// `(original, placeholder, kind)`, longest original first.
     table: &'a [(String, String, Kind)],
@@ -660,7 +664,9 @@ impl Replacer<'_> {
                 if prefix_only && (b.get(end) != Some(&b'/') || (start > 0 && word_byte(b[start - 1]))) {
                     continue;
                 }
-                if kind.needs_boundary() && !prefix_only {
+                // Ids and paths match anywhere (a UUID inside a file name), but a short one only as a whole word:
+                // a query id `e` from a hostile `metadata` must not rewrite every `e` of the report.
+                if (kind.needs_boundary() || orig.len() < MIN_UNBOUNDED_LEN) && !prefix_only {
                     let before = start > 0 && word_byte(b[start - 1]) && word_byte(orig.as_bytes()[0]);
                     let after = end < b.len() && word_byte(b[end]) && word_byte(orig.as_bytes()[orig.len() - 1]);
                     if before || after {
@@ -687,26 +693,68 @@ impl Replacer<'_> {
         out.push_str(&s[pos..]);
         out
     }
+
+    /// An object's key. A key shaped like a field name (`[a-z0-9_]`, as the report's own fields are) is replaced
+    /// only when it is a whole value (a topic `orders` keying its offsets), never inside: a one-letter query id
+    /// from a hostile `metadata` would otherwise rewrite `checkpoints` and every field name holding that letter.
+    /// The fields of the report and of each checkpoint (`structural`) are never replaced: a link must open.
+    fn replace_key(&self, k: &str, structural: bool) -> String {
+        let field_like = !k.is_empty() && k.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+        if structural && field_like {
+            return k.to_string();
+        }
+        if field_like {
+            return match self.table.iter().find(|(orig, _, _)| orig == k) {
+                Some((_, ph, _)) => ph.clone(),
+                None => k.to_string(),
+            };
+        }
+        self.replace(k)
+    }
 }
 
 pub(super) fn apply(v: &Value, r: &Replacer<'_>, red: &Redaction, secret_ph: &dyn Fn(&str) -> Option<String>) -> Value {
+    apply_at(v, r, red, secret_ph, Place::Report)
+}
+
+/// Where a value sits: the report object, its `checkpoints` list, one checkpoint, or anywhere else.
+#[derive(Clone, Copy, PartialEq)]
+enum Place {
+    Report,
+    Checkpoints,
+    Checkpoint,
+    Other,
+}
+
+fn apply_at(
+    v: &Value,
+    r: &Replacer<'_>,
+    red: &Redaction,
+    secret_ph: &dyn Fn(&str) -> Option<String>,
+    at: Place,
+) -> Value {
     match v {
         Value::String(s) => Value::String(r.replace(s)),
-        Value::Array(a) => Value::Array(a.iter().map(|x| apply(x, r, red, secret_ph)).collect()),
+        Value::Array(a) => {
+            let inner = if at == Place::Checkpoints { Place::Checkpoint } else { Place::Other };
+            Value::Array(a.iter().map(|x| apply_at(x, r, red, secret_ph, inner)).collect())
+        }
         Value::Object(m) => {
             let rec_key_secret = m.get("key").and_then(Value::as_str).is_some_and(secret_key);
+            let structural = matches!(at, Place::Report | Place::Checkpoint);
             let mut out = Map::new();
             for (k, child) in m {
                 let is_secret_field =
                     secret_key(k) || (rec_key_secret && matches!(k.as_str(), "recorded" | "session" | "value"));
+                let inner = if at == Place::Report && k == "checkpoints" { Place::Checkpoints } else { Place::Other };
                 let new_child = match child {
                     // A secret conf value is replaced whole, however short it is.
                     Value::String(s) if red.secrets && is_secret_field && !boring_value(s) => {
                         Value::String(secret_ph(s.trim()).unwrap_or_else(|| "<secret>".to_string()))
                     }
-                    _ => apply(child, r, red, secret_ph),
+                    _ => apply_at(child, r, red, secret_ph, inner),
                 };
-                let mut nk = r.replace(k);
+                let mut nk = r.replace_key(k, structural);
                 while out.contains_key(&nk) {
                     nk.push('~');
                 }

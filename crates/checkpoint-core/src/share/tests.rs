@@ -169,6 +169,31 @@ fn share_words_are_matched_whole() {
 }
 
 #[test]
+fn share_a_short_or_field_named_id_keeps_the_report_whole() {
+    // From the `share_link` fuzz target: a hostile `metadata` whose query id is `e` made every `e` of the report a
+    // placeholder, field names included (`chquery-1ckpoints`), and the link did not open. Ids and paths shorter
+    // than a UUID now match only as whole words, and the report's and each checkpoint's own fields are kept.
+    for id in ["e", "checkpoints", "query_id", "kind"] {
+        let mut report = sample();
+        report["checkpoints"][0]["query_id"] = json!(id);
+        let link = share_link(&report, &ShareOptions::default()).unwrap();
+        let opened = open_fragment(&link.fragment).unwrap_or_else(|e| panic!("query id {id:?}: {e}"));
+        assert_eq!(opened.report, link.report);
+        let cp = &link.report["checkpoints"][0];
+        assert_eq!(cp["kind"], json!("structured_streaming"), "query id {id:?}");
+        assert!(cp["query_id"].as_str().is_some_and(|q| q.starts_with("query-")), "query id {id:?}: {cp}");
+        assert_eq!(
+            cp["findings"].as_array().map(Vec::len),
+            sample()["checkpoints"][0]["findings"].as_array().map(Vec::len)
+        );
+    }
+    // A topic that is a whole key is still replaced as a key; inside a field-like key it is not.
+    let r = redact(&sample(), &Redaction::default());
+    let offsets = r.report["checkpoints"][0]["sources"][0]["latest_offset"].as_object().unwrap();
+    assert!(!offsets.contains_key("payments-events") && !offsets.contains_key("a"), "{offsets:?}");
+}
+
+#[test]
 fn share_round_trip_and_determinism() {
     let a = share_link(&sample(), &ShareOptions::default()).unwrap();
     let b = share_link(&sample(), &ShareOptions::default()).unwrap();
