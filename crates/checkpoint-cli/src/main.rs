@@ -330,6 +330,9 @@ mod tests {
         assert!(parse_now("yesterday").is_err());
         assert!(parse_now("2026-13-45T99:99:99Z").is_err());
         assert!(parse_now("2026-02-29T00:00:00Z").is_err());
+        // A non-ASCII offset is an error, not a slice through a character.
+        assert!(parse_now("2024-01-01T00:00:00+0\u{e9}00").is_err());
+        assert!(parse_now("2024-01-01T00:00:00+00:\u{e9}").is_err());
         assert_eq!(parse_now("2028-02-29T00:00:00Z").map(|m| m > 0), Ok(true));
     }
 }

@@ -188,7 +188,7 @@ impl PartitionView {
     /// Records aged out before they were read (`earliest - checkpoint`), for `BelowEarliest`.
     pub fn lost(&self) -> i64 {
         match (self.status, self.checkpoint, self.earliest) {
-            (PartitionStatus::BelowEarliest, Some(c), Some(e)) => e - c,
+            (PartitionStatus::BelowEarliest, Some(c), Some(e)) => e.saturating_sub(c),
             _ => 0,
         }
     }

@@ -73,8 +73,8 @@ pub fn parse_now(s: &str) -> Result<i64, String> {
     let offset_min = match &s[i..] {
         "Z" | "z" => 0,
         tz if tz.len() == 6 && (tz.starts_with('+') || tz.starts_with('-')) => {
-            let h: i64 = tz[1..3].parse().map_err(|_| err())?;
-            let m: i64 = tz[4..6].parse().map_err(|_| err())?;
+            let h: i64 = tz.get(1..3).and_then(|x| x.parse().ok()).ok_or_else(err)?;
+            let m: i64 = tz.get(4..6).and_then(|x| x.parse().ok()).ok_or_else(err)?;
             let sign = if tz.starts_with('-') { -1 } else { 1 };
             sign * (h * 60 + m)
         }

@@ -671,3 +671,81 @@ fn operator_metadata_claiming_huge_partition_counts() {
         let _ = bounded("read_state_metadata", Duration::from_secs(5), || state::read_state_metadata(&mut a, ""));
     }
 }
+
+/// Every file of a zip in `../shared/cases` as `(path, bytes)`.
+fn case_files(name: &str) -> Vec<(String, Vec<u8>)> {
+    let path = fixtures_dir().join("../cases").join(name);
+    let mut z = zip::ZipArchive::new(Cursor::new(std::fs::read(&path).unwrap())).unwrap();
+    let mut files = Vec::new();
+    for i in 0..z.len() {
+        let mut f = z.by_index(i).unwrap();
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(&mut f, &mut b).unwrap();
+        files.push((f.name().unwrap().to_string(), b));
+    }
+    files
+}
+
+/// `"key":<integer>` set to `v` wherever it occurs in `s`.
+fn set_number(s: &str, key: &str, v: i64) -> String {
+    let pat = format!("\"{key}\":");
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find(&pat) {
+        let (head, tail) = rest.split_at(i + pat.len());
+        out.push_str(head);
+        out.push_str(&v.to_string());
+        rest = tail.trim_start_matches(|c: char| c == '-' || c.is_ascii_digit());
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Times and versions at the ends of `i64` (`batchTimestampMs`, Delta's `reservoirVersion`, Kafka offsets from
+/// the checkpoint and from the brokers, `--now`) give findings, never an arithmetic overflow: a debug build
+/// panicked on them and a release build wrapped to dates in the wrong millennium.
+#[test]
+fn times_and_versions_at_the_ends_of_i64_do_not_overflow() {
+    let extremes = [i64::MAX, i64::MIN, -1, 0];
+    for case in ["case-25-delta-busy-version-available", "case-13-delta-log-expired", "case-04-kafka-topic-recreated"] {
+        let files = case_files(&format!("{case}.zip"));
+        let delta_log = fixtures_dir().join(format!("../cases/{case}.delta_log.zip"));
+        for &v in &extremes {
+            let mutated: Vec<(String, Vec<u8>)> = files
+                .iter()
+                .map(|(p, b)| {
+                    if !p.starts_with("offsets/") {
+                        return (p.clone(), b.clone());
+                    }
+                    let mut s = String::from_utf8_lossy(b).into_owned();
+                    s = set_number(&s, "batchTimestampMs", v);
+                    s = set_number(&s, "reservoirVersion", v);
+                    s = set_number(&s, "0", v);
+                    (p.clone(), s.into_bytes())
+                })
+                .collect();
+            for &now in &extremes {
+                let mut c = ctx();
+                c.now_ms = Some(now);
+                if delta_log.exists() {
+                    let f = std::fs::File::open(&delta_log).unwrap();
+                    let len = f.metadata().unwrap().len();
+                    let mut a = ZipInput::open(f, len, "delta_log.zip", Limits::default()).unwrap();
+                    c.delta_logs = checkpoint_core::delta::reader::read_delta_logs(&mut a);
+                } else {
+                    let b = v.max(0);
+                    let offsets = format!("payments-events:0:{b}\npayments-events:1:{}", b.saturating_add(1));
+                    c.kafka_earliest = Some(checkpoint_core::kafka_offsets::parse(&offsets).unwrap());
+                    c.kafka_latest = Some(checkpoint_core::kafka_offsets::parse(&offsets).unwrap());
+                }
+                let r = bounded(&format!("{case} at {v}, now {now}"), Duration::from_secs(2), || {
+                    let mut a = MemArchive::new("x.zip", mutated.clone(), Limits::default()).unwrap();
+                    diagnose(&mut a, &c)
+                });
+                assert_eq!(r.checkpoints.len(), 1, "{case} at {v}, now {now}");
+                let json = serde_json::to_string(&r).unwrap();
+                assert!(!json.contains("-292"), "{case} at {v}, now {now}: a wrapped date");
+            }
+        }
+    }
+}

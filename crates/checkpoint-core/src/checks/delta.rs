@@ -33,14 +33,14 @@ pub fn date(ms: i64) -> String {
 /// "12 days left" / "3 days overdue" between `now` and `at` (whole days, rounded towards the safe side).
 pub fn days_left(now: i64, at: i64) -> String {
     if at >= now {
-        let d = (at - now) / DAY_MS;
+        let d = at.saturating_sub(now) / DAY_MS;
         if d == 1 {
             "1 day left".into()
         } else {
             format!("{d} days left")
         }
     } else {
-        let d = (now - at + DAY_MS - 1) / DAY_MS;
+        let d = now.saturating_sub(at).saturating_add(DAY_MS - 1) / DAY_MS;
         if d == 1 {
             "1 day overdue".into()
         } else {
@@ -200,7 +200,7 @@ fn countdown(s: &DeltaSourceFacts<'_>, now: i64) -> Option<Finding> {
             );
         }
     }
-    let deleted = crate::delta::facts::next_utc_midnight(start) + s.deleted_file_retention.ms;
+    let deleted = crate::delta::facts::next_utc_midnight(start).saturating_add(s.deleted_file_retention.ms);
     f = f.why(format!(
         "A restart reads the table's commits from version {v} on{}. Delta's log cleanup (run after each checkpoint of the table) deletes commit files older than now minus delta.logRetentionDuration, cut to the UTC day, below the newest checkpoint; once version {v} is gone the stream stops with {class}. {} Data files are a second clock: files the stream has not read yet and that were rewritten since (OPTIMIZE, overwrite, delete) can be removed by VACUUM delta.deletedFileRetentionDuration ({}{}) after the rewrite, from {} on at the earliest. Window used: {} of {} ({} elapsed).",
         if initial { " after rebuilding the snapshot at that version (it is still reading the initial snapshot)" } else { "" },

@@ -159,8 +159,8 @@ fn unreconstructable(s: &DeltaSourceFacts<'_>, log: &DeltaLog) -> Option<Finding
         return None;
     }
     let base = log.latest_complete_checkpoint().map(|c| c.version);
-    let first_missing = log.first_missing_commit(base.map_or(0, |b| b + 1), latest)?;
-    let head = base.map_or(0, |b| b + 1);
+    let first_missing = log.first_missing_commit(base.map_or(0, |b| b.saturating_add(1)), latest)?;
+    let head = base.map_or(0, |b| b.saturating_add(1));
     let (class, what) = if log.last_checkpoint.as_ref().is_some_and(|lc| base.is_none() && lc.version >= 0) {
         (
             "DELTA_MISSING_PART_FILES",
@@ -289,7 +289,7 @@ fn expired(s: &DeltaSourceFacts<'_>, log: &DeltaLog, now: Option<i64>) -> Option
     fix.push(format!("To keep it from happening again, raise the table's retention above the longest pause: ALTER TABLE <table> SET TBLPROPERTIES ('delta.logRetentionDuration' = 'interval 60 days') (today {retention}; costs log storage only)."));
     let age = now
         .zip(s.batch_timestamp_ms)
-        .map(|(n, b)| format!(" The last batch started {} ago.", crate::checks::timing::human_age(n - b)))
+        .map(|(n, b)| format!(" The last batch started {}.", crate::checks::timing::ago(n.saturating_sub(b))))
         .unwrap_or_default();
     Some(
         Finding::new(
@@ -324,7 +324,7 @@ fn schema_change(s: &DeltaSourceFacts<'_>, log: &DeltaLog, cp: &Checkpoint, ctx:
     // The commit that made the change: the first metaData after `v` whose change from the one before breaks.
     let mut prev = at_v;
     let mut at = lv;
-    for (ver, c) in log.commits.range(v + 1..=latest) {
+    for (ver, c) in log.commits.range(v.saturating_add(1)..=latest) {
         if let Some(m) = &c.metadata {
             let d = diff(&prev.schema_string, &m.schema_string, &prev.partition_columns, &m.partition_columns, cm)
                 .unwrap_or_default();
@@ -394,7 +394,7 @@ fn schema_change(s: &DeltaSourceFacts<'_>, log: &DeltaLog, cp: &Checkpoint, ctx:
 fn non_append(s: &DeltaSourceFacts<'_>, log: &DeltaLog) -> Option<Finding> {
     let v = s.needed_version()?;
     let initial = s.offset.as_ref().is_ok_and(|o| o.is_initial_snapshot);
-    let from = if initial { v + 1 } else { v };
+    let from = if initial { v.saturating_add(1) } else { v };
     let hits: Vec<_> = log.commits.range(from..).filter(|(_, c)| c.data_change_removes().next().is_some()).collect();
     let (&first, c) = *hits.first()?;
     let adds = c.adds.iter().any(|a| a.data_change);
@@ -439,14 +439,14 @@ fn non_append(s: &DeltaSourceFacts<'_>, log: &DeltaLog) -> Option<Finding> {
 fn vacuumable(s: &DeltaSourceFacts<'_>, log: &DeltaLog, now: i64) -> Option<Finding> {
     let v = s.needed_version()?;
     let initial = s.offset.as_ref().is_ok_and(|o| o.is_initial_snapshot);
-    let cutoff = now - s.deleted_file_retention.ms;
+    let cutoff = now.saturating_sub(s.deleted_file_retention.ms);
     let added_after: std::collections::BTreeMap<&str, i64> = log
         .commits
-        .range(if initial { v + 1 } else { v }..)
+        .range(if initial { v.saturating_add(1) } else { v }..)
         .flat_map(|(ver, c)| c.adds.iter().filter(|a| a.data_change).map(move |a| (a.path.as_str(), *ver)))
         .collect();
     let mut gone = Vec::new();
-    for (ver, c) in log.commits.range(v + 1..) {
+    for (ver, c) in log.commits.range(v.saturating_add(1)..) {
         for r in &c.removes {
             let Some(ts) = r.deletion_timestamp.or(c.timestamp()) else { continue };
             let needed = match added_after.get(r.path.as_str()) {

@@ -81,8 +81,10 @@ pub fn check_kafka_offsets(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                     for (t, parts) in from_source_offset(v) {
                         let read: i64 = parts
                             .iter()
-                            .filter_map(|(p, s)| from.get(&t).and_then(|m| m.get(p)).map(|e| (e - s).max(0)))
-                            .sum();
+                            .filter_map(|(p, s)| {
+                                from.get(&t).and_then(|m| m.get(p)).map(|e| e.saturating_sub(*s).max(0))
+                            })
+                            .fold(0i64, i64::saturating_add);
                         f = f.evidence(
                             &init.path,
                             format!("{t}: the first batch started at {} ({read} records read since)", list(&parts)),
@@ -206,7 +208,7 @@ struct Where {
 fn aged_out(at: &Where, below: &[PartitionView], explains: bool) -> Finding {
     let (i, batch, v) = (at.index, at.batch, at.v);
     let b: Vec<&PartitionView> = below.iter().collect();
-    let lost: i64 = below.iter().map(|p| p.lost()).sum();
+    let lost: i64 = below.iter().map(|p| p.lost()).fold(0, i64::saturating_add);
     let (class, exc) = class_for(v, "KAFKA_DATA_LOSS.COULD_NOT_READ_OFFSET_RANGE");
     let mut f = Finding::new(
         Code::KafkaOffsetsBelowEarliest,

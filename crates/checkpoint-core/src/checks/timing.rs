@@ -16,6 +16,16 @@ const SLACK_MS: i64 = 2_000;
 
 use crate::time::utc;
 
+/// An age for a sentence: "3 days ago", or, for a time after `now` (a clock ahead of the reader's, or a
+/// `--now` in the past), "3 days after now (a clock ahead of this one)": never a negative age.
+pub fn ago(ms: i64) -> String {
+    if ms >= 0 {
+        format!("{} ago", human_age(ms))
+    } else {
+        format!("{} after now (a clock ahead of this one)", human_age(ms.saturating_neg()))
+    }
+}
+
 /// `3 days`, `5 hours`, `12 minutes`, `40 seconds`.
 pub fn human_age(ms: i64) -> String {
     let s = ms / 1000;
@@ -96,11 +106,11 @@ pub fn check_timing(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             let mut parts = Vec::new();
             let mut f = Finding::new(Code::LastActivityAge, Severity::Info, "");
             if let Some((id, ts)) = last_batch {
-                parts.push(format!("the last batch ({id}) started {} ago", human_age(now.saturating_sub(ts))));
+                parts.push(format!("the last batch ({id}) started {}", ago(now.saturating_sub(ts))));
                 f = f.evidence(format!("offsets/{id}"), format!("batchTimestampMs = {ts} ({})", utc(ts)), None);
             }
             if let Some((id, ms)) = last_commit {
-                parts.push(format!("the query last committed {} ago (batch {id})", human_age(now.saturating_sub(ms))));
+                parts.push(format!("the query last committed {} (batch {id})", ago(now.saturating_sub(ms))));
                 f = f.evidence(format!("commits/{id}"), format!("last modified {}", utc(ms)), None);
             }
             let mut title = parts.join("; ");
@@ -129,5 +139,8 @@ mod tests {
         assert_eq!(human_age(3 * 86_400_000 + 5), "3 days");
         assert_eq!(human_age(5 * 3_600_000), "5 hours");
         assert_eq!(human_age(40_000), "40 seconds");
+        assert_eq!(ago(40_000), "40 seconds ago");
+        assert_eq!(ago(-3 * 86_400_000), "3 days after now (a clock ahead of this one)");
+        assert_eq!(ago(i64::MIN), "106751991167 days after now (a clock ahead of this one)");
     }
 }

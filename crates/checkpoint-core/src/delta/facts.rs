@@ -50,7 +50,7 @@ pub struct DeltaSourceFacts<'a> {
 
 /// The UTC midnight after `t` (log cleanup truncates its cutoff to the day).
 pub fn next_utc_midnight(t: i64) -> i64 {
-    t.div_euclid(DAY_MS) * DAY_MS + DAY_MS
+    t.div_euclid(DAY_MS).saturating_mul(DAY_MS).saturating_add(DAY_MS)
 }
 
 /// The earliest time log cleanup can delete a log file written at `t` under `retention_ms`.

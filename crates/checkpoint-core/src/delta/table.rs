@@ -241,7 +241,7 @@ impl DeltaLog {
 
     /// True when commits `from..=to` are all present.
     pub fn commits_contiguous(&self, from: i64, to: i64) -> bool {
-        from > to || (self.commits.range(from..=to).count() as i64 == to - from + 1)
+        from > to || (self.commits.range(from..=to).count() as i128 == i128::from(to) - i128::from(from) + 1)
     }
 
     /// The first missing commit in `from..=to`.
@@ -254,7 +254,7 @@ impl DeltaLog {
     /// it up to `version` are all there; `None` when the version cannot be reconstructed.
     pub fn snapshot_base(&self, version: i64) -> Option<i64> {
         let base = self.checkpoints.range(..=version).rev().find(|(_, c)| c.complete()).map(|(v, _)| *v).unwrap_or(-1);
-        self.commits_contiguous(base + 1, version).then_some(base)
+        self.commits_contiguous(base.saturating_add(1), version).then_some(base)
     }
 
     /// The earliest version a snapshot can be built at.

@@ -46,8 +46,13 @@ fn ways_out(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<WayOut> {
         );
         w.source_index = Some(at.index);
         w.answers.push(Code::DeltaRetentionCountdown);
-        let days =
-            input.ctx.now_ms.zip(s.countdown_start_ms()).map(|(n, t)| (n - t) / DAY_MS + 30).unwrap_or(60).max(60);
+        let days = input
+            .ctx
+            .now_ms
+            .zip(s.countdown_start_ms())
+            .map(|(n, t)| n.saturating_sub(t) / DAY_MS + 30)
+            .unwrap_or(60)
+            .max(60);
         w.steps.push(format!("ALTER TABLE <table> SET TBLPROPERTIES ('delta.logRetentionDuration' = 'interval {days} days') (today {}), then restart the query unchanged.", current(&s.log_retention.table_value, s.log_retention.ms)));
         w.costs.push("The table keeps its commit files longer: a little storage and longer log listings for every reader; no data files are kept (that is delta.deletedFileRetentionDuration, which keeps removed data files and costs their storage).".into());
         if let Some(e) = s.cleanup_eligible_ms() {
@@ -206,7 +211,7 @@ fn schema_change_version(s: &DeltaSourceFacts<'_>) -> Option<i64> {
     let v = s.needed_version()?;
     let (_, mut prev) = log.metadata_at(v)?;
     let cm = log.latest_metadata()?.1.column_mapping_mode() != "none";
-    for (ver, c) in log.commits.range(v + 1..) {
+    for (ver, c) in log.commits.range(v.saturating_add(1)..) {
         if let Some(m) = &c.metadata {
             let d = crate::delta::schema::diff(
                 &prev.schema_string,
@@ -216,7 +221,7 @@ fn schema_change_version(s: &DeltaSourceFacts<'_>) -> Option<i64> {
                 cm,
             )?;
             if d.iter().any(crate::delta::schema::SchemaChange::non_additive) {
-                return Some(ver + 1);
+                return Some(ver.saturating_add(1));
             }
             prev = m;
         }

@@ -85,7 +85,7 @@ fn ways_out(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<WayOut> {
                 "{}: records {}..{} ({} records) aged out and are skipped without an error (Spark only logs a warning)",
                 p.name(),
                 p.checkpoint.unwrap_or(0),
-                p.earliest.unwrap_or(0) - 1,
+                p.earliest.unwrap_or(0).saturating_sub(1),
                 p.lost()
             ));
         }
@@ -123,8 +123,8 @@ fn ways_out(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<WayOut> {
     }
     if below.is_empty() && ahead.is_empty() {
         if let (Some(now), Some(ts)) = (input.ctx.now_ms, batch_time(input, at.batch)) {
-            let age = now - ts;
-            if age * 3 > DEFAULT_RETENTION_MS * 2 {
+            let age = now.saturating_sub(ts);
+            if age.saturating_mul(3) > DEFAULT_RETENTION_MS * 2 {
                 let mut w = WayOut::new(
                     WayOutKind::RaiseRetention,
                     "Raise the topics' retention before the unread records age out",
@@ -145,7 +145,7 @@ fn ways_out(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<WayOut> {
                      for the extra days of every partition.",
                     at.batch,
                     utc(ts),
-                    utc(ts + DEFAULT_RETENTION_MS)
+                    utc(ts.saturating_add(DEFAULT_RETENTION_MS))
                 ));
                 out.push(w);
             }
@@ -174,7 +174,7 @@ fn start(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Option<SourceStart> {
                      {c}..{} aged out, a gap of {} records",
                     p.name(),
                     p.earliest.unwrap_or(0),
-                    p.earliest.unwrap_or(0) - 1,
+                    p.earliest.unwrap_or(0).saturating_sub(1),
                     p.lost()
                 ));
                 -2
@@ -215,7 +215,7 @@ fn start(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Option<SourceStart> {
         first_batch = match (first_batch, p.latest, p.earliest) {
             (Some(n), Some(l), e) => {
                 let start_at = if from < 0 { e.unwrap_or(0) } else { from };
-                Some(n + (l - start_at).max(0))
+                Some(n.saturating_add(l.saturating_sub(start_at).max(0)))
             }
             _ => None,
         };
@@ -240,14 +240,14 @@ fn start(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Option<SourceStart> {
     let keeps_committed = v.iter().any(|p| p.status == PartitionStatus::Ok);
     if keeps_committed {
         if let Some(ts) = batch_time(input, at.batch) {
-            s.recompute_after_ms = Some(ts + DEFAULT_RETENTION_MS);
+            s.recompute_after_ms = Some(ts.saturating_add(DEFAULT_RETENTION_MS));
             s.steps.push(format!(
                 "source #{idx}: the offsets kept from offsets/{} point at records written after {}; with Kafka's \
                  default retention.ms (7 days; the topic's own setting decides) they start to age out after {}: \
                  recompute the start (fresh kafka-get-offsets.sh --time -2) if you restart later",
                 at.batch,
                 utc(ts),
-                utc(ts + DEFAULT_RETENTION_MS)
+                utc(ts.saturating_add(DEFAULT_RETENTION_MS))
             ));
         }
     }

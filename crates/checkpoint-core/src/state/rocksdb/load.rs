@@ -30,7 +30,7 @@ fn plan_and_read_snapshot(
             // maxChangeFileReplay versions of the version loaded.
             let base = plan.snapshot.as_ref().map_or(0, |(v, _)| *v);
             let max = opts.max_change_file_replay.unwrap_or(DEFAULT_MAX_CHANGE_FILE_REPLAY);
-            if version - base > max {
+            if version.saturating_sub(base) > max {
                 let mut e = first.clone();
                 e.message = format!(
                     "{}; auto snapshot repair found no readable snapshot within maxChangeFileReplay={max} versions of {version}",
