@@ -16,6 +16,14 @@ pub struct Root {
     pub kind: CheckpointKind,
 }
 
+/// True for an entry of the `__MACOSX/` tree macOS Finder adds to a zip it makes ("Compress"): AppleDouble
+/// `._<name>` files holding each file's resource fork and extended attributes, in a copy of the zipped
+/// folders. They are no part of a checkpoint, a Delta log or a sink log: no root, member or log is made of
+/// them (a `__MACOSX/<ckpt>/state/0/._1.delta` made a second checkpoint that "will not restart").
+pub fn is_finder_metadata(path: &str) -> bool {
+    path.split('/').next() == Some("__MACOSX")
+}
+
 fn is_batch_name(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
@@ -53,6 +61,9 @@ fn candidates(entries: &[Entry]) -> (BTreeMap<String, CheckpointKind>, Vec<Strin
     };
     for e in entries {
         let path = e.path.as_str();
+        if is_finder_metadata(path) {
+            continue;
+        }
         parts.clear();
         parts.extend(path.split('/'));
         let n = parts.len();
@@ -134,6 +145,9 @@ pub fn members(entries: &[Entry], roots: &[Root]) -> Vec<Vec<usize>> {
     let mut out = vec![Vec::new(); roots.len()];
     for (i, e) in entries.iter().enumerate() {
         let p = e.path.as_str();
+        if is_finder_metadata(p) {
+            continue;
+        }
         let owner =
             by_path.get("").copied().or_else(|| p.match_indices('/').find_map(|(k, _)| by_path.get(&p[..k]).copied()));
         if let Some(r) = owner {
@@ -149,6 +163,27 @@ mod tests {
 
     fn e(p: &str) -> Entry {
         Entry { path: p.into(), size: 1, compressed_size: 1, is_dir: false, modified_ms: None }
+    }
+
+    #[test]
+    fn finders_macosx_tree_is_no_root_and_no_member() {
+        let entries = [
+            e("ckpt/metadata"),
+            e("__MACOSX/ckpt/._metadata"),
+            e("ckpt/state/0/0/1.delta"),
+            e("__MACOSX/ckpt/state/0/0/._1.delta"),
+            e("__MACOSX/ckpt/offsets/._0"),
+            e("__MACOSX/out/_spark_metadata/._0"),
+        ];
+        let r = find_roots(&entries);
+        assert_eq!(r, vec![Root { path: "ckpt".into(), kind: CheckpointKind::StructuredStreaming }]);
+        // At the archive top, the root's members leave the tree out too.
+        let top = [e("metadata"), e("offsets/0"), e("__MACOSX/._metadata"), e("__MACOSX/offsets/._0")];
+        let r = find_roots(&top);
+        assert_eq!(r, vec![Root { path: String::new(), kind: CheckpointKind::StructuredStreaming }]);
+        assert_eq!(members(&top, &r), vec![vec![0, 1]]);
+        assert!(is_finder_metadata("__MACOSX"));
+        assert!(!is_finder_metadata("ckpt/__MACOSX/x"));
     }
 
     #[test]

@@ -72,7 +72,7 @@ pub fn classify(name: &str) -> LogFileName {
 pub fn find_delta_logs(entries: &[Entry]) -> Vec<String> {
     let mut dirs: Vec<String> = entries
         .iter()
-        .filter(|e| !e.is_dir)
+        .filter(|e| !e.is_dir && !crate::layout::is_finder_metadata(&e.path))
         .filter_map(|e| {
             let i = e.path.rfind("_delta_log/")?;
             let dir = &e.path[..i + "_delta_log".len()];

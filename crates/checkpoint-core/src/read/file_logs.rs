@@ -255,7 +255,7 @@ pub fn read_sink_logs_outside(
         file_log_bytes_left: left.1,
     };
     let below_root = |d: &str| inside.iter().any(|p| d.starts_with(p.as_str()));
-    let dirs = files_by_dir(&cp, |d| is_sink_log_dir(d) && !below_root(d));
+    let dirs = files_by_dir(&cp, |d| is_sink_log_dir(d) && !below_root(d) && !crate::layout::is_finder_metadata(d));
     let sorted = if dirs.is_empty() { Vec::new() } else { paths_sorted(&cp) };
     let mut out = Vec::new();
     for (d, positions) in &dirs {
