@@ -216,7 +216,9 @@ fn log_file_finding(
     if let Some(e) = err {
         let (class, exc) = spark_error(e, ctx);
         let code = match e {
-            LogError::Empty => Code::LogFileEmpty,
+            // An empty commits file: `CommitLog.deserialize` words it "Incomplete log file in the offset
+            // commit log" (no first line; the file's length, 0, is where it is missing), but it is empty.
+            LogError::Empty | LogError::MissingLine { offset: 0, .. } => Code::LogFileEmpty,
             LogError::MalformedVersion { .. } => Code::LogVersionMalformed,
             LogError::BadJson { eof: true, .. } | LogError::MissingLine { .. } => Code::LogFileTruncated,
             _ => Code::LogFileMalformed,
@@ -705,6 +707,31 @@ mod tests {
             "{:?}",
             c.findings
         );
+    }
+
+    /// An empty latest offsets or commits file is `log-file-empty`, whichever log it is in, with Spark's own
+    /// words for each (`OffsetSeqLog`: "Incomplete log file"; `CommitLog`: "... in the offset commit log").
+    #[test]
+    fn an_empty_latest_log_file_is_empty_in_either_log() {
+        for (dir, words) in
+            [("offsets", "Incomplete log file"), ("commits", "Incomplete log file in the offset commit log")]
+        {
+            let mut z = open_fixture("ss-3.5.9-stateless");
+            let paths: Vec<String> = z.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
+            let files: Vec<(String, Vec<u8>)> = paths
+                .into_iter()
+                .map(|p| {
+                    let b = if p == format!("{dir}/3") { Vec::new() } else { z.read(&p, 1 << 26).expect("reads") };
+                    (p, b)
+                })
+                .collect();
+            let mut a = MemArchive::new("t", files, Limits::default()).expect("archive");
+            let c = &diagnose(&mut a, &Context::default()).checkpoints[0];
+            let f = c.findings.iter().find(|f| f.title.starts_with(&format!("{dir}/3 "))).expect("a finding");
+            assert_eq!(f.code, Code::LogFileEmpty, "{dir}: {}", f.title);
+            assert!(f.title.contains(words), "{dir}: {}", f.title);
+            assert_eq!(c.restart.outcome, RestartOutcome::Fails, "{dir}");
+        }
     }
 
     /// A checkpoint with thousands of old log files beyond the budget names a few of them, not all.
