@@ -9,7 +9,7 @@ import { render, renderVerdict } from './report-view.js';
 import { listingOf } from './listing.js';
 
 const ERROR_HELP = {
-  'not-a-zip': 'This file is not a zip archive. Zip the checkpoint folder (e.g. `zip -r chk.zip <checkpointLocation>`), or drop the folder itself.',
+  // 'not-a-zip': the message itself says what the file is instead and what to give.
   empty: 'The input is empty: there is nothing to inspect.',
   'over-limit': 'The input is over one of the inspector\'s safety limits, so it was not read further.',
   'bad-path': 'The zip contains an unsafe entry path; it was not read.',

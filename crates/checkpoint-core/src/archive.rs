@@ -13,6 +13,7 @@ use std::fmt;
 use std::io::{Read, Seek};
 
 mod end_record;
+pub mod not_a_zip;
 mod read_ahead;
 mod read_budget;
 mod zip_entries;
@@ -422,7 +423,17 @@ impl<R: Read + Seek> ZipInput<R> {
         }
         let mut reader = reader;
         check_end_record(&mut reader, bytes, &limits)?;
-        let zip = zip::ZipArchive::new(reader).map_err(|e| ArchiveError::NotAZip { reason: e.to_string() })?;
+        // The zip reader borrows the input, which then gives its first bytes when it is not a zip (what it is).
+        let zip = match zip::ZipArchive::new(&mut reader) {
+            Ok(z) => z,
+            Err(e) => {
+                let found_end = end_record(&mut reader, bytes).is_some();
+                let mut head = Vec::with_capacity(not_a_zip::HEAD_BYTES);
+                let _ = reader.seek(std::io::SeekFrom::Start(0));
+                let _ = (&mut reader).take(not_a_zip::HEAD_BYTES as u64).read_to_end(&mut head);
+                return Err(ArchiveError::NotAZip { reason: not_a_zip::reason(&head, found_end, &e.to_string()) });
+            }
+        };
         let n = zip.len();
         if n > limits.max_entries {
             return Err(ArchiveError::OverLimit {
@@ -501,7 +512,7 @@ impl<R: Read + Seek> ZipInput<R> {
         let files = entries.iter().filter(|e| !e.is_dir).count();
         let cd = zip_names::CentralDirectory { start: zip.central_directory_start(), archive_offset: zip.offset() };
         let exact_duplicates = zip.has_duplicate_names();
-        let mut reader = zip.into_inner();
+        drop(zip);
         let mut index = file_index(&entries);
         let mut duplicates = Vec::new();
         if index.len() < files || exact_duplicates {

@@ -34,6 +34,23 @@ fn rejects_garbage_and_empty() {
     assert!(matches!(ZipInput::open(Cursor::new(Vec::new()), 0, "x", Limits::default()), Err(ArchiveError::Empty)));
 }
 
+/// A zip cut short (its end missing) and a gzip file say what they are, not the zip reader's internals.
+#[test]
+fn a_cut_zip_and_a_gzip_file_say_what_they_are() {
+    let z = std::fs::read(crate::testutil::fixtures_dir().join("ss-4.0.5-agg-hdfs.zip")).expect("fixture");
+    let cut = z[..z.len() / 2].to_vec();
+    let reason =
+        |bytes: Vec<u8>| match ZipInput::open(Cursor::new(bytes.clone()), bytes.len() as u64, "x", Limits::default()) {
+            Err(ArchiveError::NotAZip { reason }) => reason,
+            other => panic!("not refused as not a zip: {:?}", other.map(|a| a.entries().len())),
+        };
+    let r = reason(cut);
+    assert!(r.contains("cut short") && !r.contains("EOCD"), "{r}");
+    let mut gz = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3];
+    gz.extend_from_slice(&z[..100]);
+    assert!(reason(gz).starts_with("it is a gzip file"));
+}
+
 /// A ratio-1000 entry is listed (one odd file must not stop the diagnosis of the others) and refused
 /// when read, naming the entry and the limit.
 #[test]

@@ -172,9 +172,8 @@ impl InputError {
             ArchiveError::Io { .. } => "io",
         };
         let message = match e {
-            ArchiveError::NotAZip { .. } => {
-                format!("{name} is not a zip archive ({e}). Zip the checkpoint folder, or drop the folder itself.")
-            }
+            // The reason says what the input is instead and what to give.
+            ArchiveError::NotAZip { reason } => format!("{name} is not a zip archive: {reason}."),
             ArchiveError::Empty => format!("{name} is empty (0 bytes)."),
             _ => format!("{name}: {e}"),
         };
