@@ -256,7 +256,7 @@ fn run_diagnose(a: DiagnoseArgs) -> Result<ExitCode, String> {
         };
         let link = checkpoint_core::share::share_report(&report, &options).map_err(|e| format!("--share-link: {e}"))?;
         let base = a.base.clone().or_else(|| std::env::var("CHECKPOINT_INSPECTOR_BASE").ok());
-        let _ = writeln!(out, "{}", link.url(base.as_deref().filter(|b| !b.trim().is_empty())));
+        written(writeln!(out, "{}", link.url(base.as_deref().filter(|b| !b.trim().is_empty()))))?;
         // For people, on stderr (stdout stays the link alone, for scripts).
         let replaced: Vec<String> = link.replaced.iter().map(|(c, n)| format!("{n} {c}")).collect();
         eprintln!(
@@ -270,13 +270,24 @@ fn run_diagnose(a: DiagnoseArgs) -> Result<ExitCode, String> {
         }
     } else if a.json {
         let s = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
-        let _ = writeln!(out, "{s}");
+        written(writeln!(out, "{s}"))?;
     } else {
         let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-        let _ = out.write_all(render::human(&report, colour).as_bytes());
+        written(out.write_all(render::human(&report, colour).as_bytes()))?;
     }
+    written(out.flush())?;
     let failing = report.has_errors() || (a.fail_on == FailOn::Warning && report.has_warnings());
     Ok(if failing { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The outcome of writing to standard output: a reader that closed the pipe (`| head`) ends the output quietly,
+/// as a shell expects; any other failure (a full disk, `> /dev/full`, a closed descriptor) is an error, so a
+/// script never takes a cut report for a whole one.
+pub(crate) fn written(r: std::io::Result<()>) -> Result<(), String> {
+    match r {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("writing to standard output: {e}")),
+        _ => Ok(()),
+    }
 }
 
 /// Keeps freed memory in the process for reuse. By default glibc gives the free top of its heap back to the

@@ -97,11 +97,15 @@ pub fn run(args: &StateArgs, archive: &mut dyn Archive) -> ExitCode {
         None => roots.into_iter().next().unwrap_or_default(),
     };
     let mut out = BufWriter::with_capacity(1 << 20, std::io::stdout());
-    // A closed pipe (`| head`) ends the output quietly.
+    // A closed pipe (`| head`) ends the output quietly; another write error ends it with the error.
     let mut pipe_closed = false;
+    let mut write_error: Option<String> = None;
     let mut sink = |line: &str| {
-        if out.write_all(line.as_bytes()).and_then(|()| out.write_all(b"\n")).is_err() {
-            pipe_closed = true;
+        if let Err(e) = out.write_all(line.as_bytes()).and_then(|()| out.write_all(b"\n")) {
+            match crate::written(Err(e)) {
+                Ok(()) => pipe_closed = true,
+                Err(m) => write_error = Some(m),
+            }
             return ControlFlow::Break(());
         }
         ControlFlow::Continue(())
@@ -123,10 +127,15 @@ pub fn run(args: &StateArgs, archive: &mut dyn Archive) -> ExitCode {
             Err(e) => Err(e),
         }
     };
+    let flushed = if pipe_closed || write_error.is_some() { Ok(()) } else { crate::written(out.flush()) };
+    if let Some(e) = write_error.or(flushed.err()) {
+        drop(out);
+        eprintln!("checkpoint-inspector: {}", crate::render::clip(&e, 1000));
+        return ExitCode::from(2);
+    }
     if pipe_closed {
         return ExitCode::SUCCESS;
     }
-    let _ = out.flush();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

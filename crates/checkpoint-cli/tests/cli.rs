@@ -367,3 +367,27 @@ fn file_log_mib_sets_the_memory_for_file_log_entries() {
     let out = bin().args(["diagnose", zip, "--file-log-mib", "0"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A report that cannot be written (`> /dev/full`) is an error (exit 2, the reason on stderr), for `diagnose`
+/// in each format and for `state`; a reader that closes the pipe early (`| head`) ends the output quietly.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_report_that_cannot_be_written_is_an_error_and_a_closed_pipe_is_not() {
+    let zip = fixture("ss-4.0.5-agg-hdfs.zip");
+    let z = zip.to_str().unwrap();
+    for args in
+        [vec!["diagnose", z], vec!["diagnose", z, "--json"], vec!["diagnose", z, "--share-link"], vec!["state", z]]
+    {
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let out = bin().args(&args).stdout(full).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("writing to standard output: No space left on device"), "{args:?}: {err}");
+        // A pipe whose reader is gone before the first write: EPIPE on every write, which ends the output quietly.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = bin().args(&args).stdout(writer).output().unwrap();
+        assert!(matches!(out.status.code(), Some(0) | Some(1)), "{args:?}: {out:?}");
+        assert!(!String::from_utf8_lossy(&out.stderr).contains("standard output"), "{args:?}: {out:?}");
+    }
+}
