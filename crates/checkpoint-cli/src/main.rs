@@ -7,6 +7,7 @@ mod render;
 mod state_cmd;
 mod zip_file;
 
+use checkpoint_core::report::Code;
 use checkpoint_core::{diagnose, Archive, Context, Limits, SparkVersion, ZipInput};
 use clap::{Parser, Subcommand};
 use std::io::{IsTerminal, Read, Write};
@@ -276,6 +277,15 @@ fn run_diagnose(a: DiagnoseArgs) -> Result<ExitCode, String> {
         written(out.write_all(render::human(&report, colour).as_bytes()))?;
     }
     written(out.flush())?;
+    // Nothing diagnosed (no checkpoint in the input: the wrong folder zipped, a zip inside a zip) is not a pass.
+    let none = report.checkpoints.iter().all(|c| c.findings.iter().any(|f| f.code == Code::NoCheckpointFound));
+    if none {
+        eprintln!(
+            "checkpoint-inspector: {}: no Spark checkpoint found (the report says what the input holds)",
+            a.path.display()
+        );
+        return Ok(ExitCode::from(2));
+    }
     let failing = report.has_errors() || (a.fail_on == FailOn::Warning && report.has_warnings());
     Ok(if failing { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

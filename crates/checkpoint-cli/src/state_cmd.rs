@@ -94,7 +94,19 @@ pub fn run(args: &StateArgs, archive: &mut dyn Archive) -> ExitCode {
                 return ExitCode::from(1);
             }
         },
-        None => roots.into_iter().next().unwrap_or_default(),
+        None => match roots.into_iter().next() {
+            Some(r) => r,
+            // No checkpoint at all (the wrong folder zipped, a zip inside a zip): say so, not "no committed batch".
+            None if checkpoint_core::layout::find_roots(archive.entries()).is_empty() => {
+                eprintln!(
+                    "checkpoint-inspector: {}: no Spark checkpoint found (no metadata, offsets/, commits/ or state/); \
+                     `diagnose` says what the input holds",
+                    archive.name()
+                );
+                return ExitCode::from(1);
+            }
+            None => String::new(),
+        },
     };
     let mut out = BufWriter::with_capacity(1 << 20, std::io::stdout());
     // A closed pipe (`| head`) ends the output quietly; another write error ends it with the error.

@@ -391,3 +391,27 @@ fn a_report_that_cannot_be_written_is_an_error_and_a_closed_pipe_is_not() {
         assert!(!String::from_utf8_lossy(&out.stderr).contains("standard output"), "{args:?}: {out:?}");
     }
 }
+
+/// An input that holds no checkpoint is not a pass: `diagnose` exits 2 with the report (whose finding names the
+/// zip inside the zip) and a line on stderr; `state` says no checkpoint was found, not "no committed batch".
+#[test]
+fn an_input_without_a_checkpoint_exits_2_and_names_the_zip_inside() {
+    let dir = tmp("cli", "zipzip");
+    let p = dir.join("outer.zip");
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    w.start_file("exports/ckpt.zip", zip::write::SimpleFileOptions::default()).unwrap();
+    w.write_all(&std::fs::read(fixture("ss-4.0.5-agg-hdfs.zip")).unwrap()).unwrap();
+    std::fs::write(&p, w.finish().unwrap().into_inner()).unwrap();
+    let out = bin().args(["diagnose", p.to_str().unwrap(), "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no Spark checkpoint found"), "{out:?}");
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the report is still printed");
+    let f = &j["checkpoints"][0]["findings"][0];
+    assert_eq!(f["code"], "no-checkpoint-found");
+    assert!(f["title"].as_str().unwrap().ends_with("which holds exports/ckpt.zip"), "{f}");
+    assert!(f["fix"][0].as_str().unwrap().contains("exports/ckpt.zip"), "{f}");
+    let out = bin().args(["state", p.to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no Spark checkpoint found") && !err.contains("committed"), "{err}");
+}
