@@ -78,3 +78,31 @@ fn an_sst_the_input_cannot_give_is_unreadable_not_damaged() {
         assert!(f.evidence.iter().any(|e| e.path == SST), "{:?}", f.evidence);
     }
 }
+
+/// A folder a directory input cannot open lists nothing inside it: its files are not reported missing (they may
+/// well be there), and no way out says to restore them. `archive-entry-unreadable` alone names it, the verdict
+/// unknown. As a non-root user with `chmod 000 state/0/1`, the input said "state/0/1/1.delta is missing" and
+/// planned "Restore state/0/1/1.delta from a backup".
+#[test]
+fn files_inside_an_unreadable_folder_are_not_reported_missing() {
+    for (folder, absent) in [
+        ("state/0/1", &[Code::StateDeltaMissing, Code::StatePartitionMissing][..]),
+        ("state", &[Code::StateDirEmpty, Code::StateOperatorMissing, Code::LogsGoneStateKept]),
+        ("commits", &[Code::CommitsGap, Code::OffsetsGap]),
+    ] {
+        let files: Vec<(String, Vec<u8>)> =
+            load("ss-4.3.0-agg-hdfs").into_iter().filter(|(p, _)| !p.starts_with(&format!("{folder}/"))).collect();
+        let mut a = Faulty::new(MemArchive::new("t", files, Limits::default()).unwrap());
+        let reason = "Permission denied (os error 13)".to_string();
+        a.unreadable =
+            vec![(folder.to_string(), ArchiveError::Inaccessible { path: folder.into(), reason, folder: true })];
+        let r = diagnose(&mut a, &ctx());
+        let c = &r.checkpoints[0];
+        let codes: Vec<Code> = c.findings.iter().map(|f| f.code).collect();
+        assert_eq!(c.restart.outcome, RestartOutcome::Unknown, "{folder}: {codes:?}");
+        assert!(codes.contains(&Code::ArchiveEntryUnreadable), "{folder}: {codes:?}");
+        assert!(!codes.iter().any(|c| absent.contains(c)), "{folder}: {codes:?}");
+        let plan = serde_json::to_string(&c.restart_plan).unwrap();
+        assert!(!plan.contains("Restore state/0/1/1.delta"), "{folder}: {plan}");
+    }
+}

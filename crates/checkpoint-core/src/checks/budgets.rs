@@ -188,8 +188,8 @@ const LISTED_FOLDERS: &[&str] = &["offsets", "commits", "metadata"];
 
 /// Whether a restart may read an entry the input could not give: a file a restart reads (the latest logs, a
 /// source log's needed files, a file of a store's restart chain or its missing step, an SST of a restart
-/// store), or a folder whose
-/// listing a restart reads or that holds (or is) such a file, a restart store's folder or its `SSTs/`. Anything else (a
+/// store), or a folder whose listing a restart reads (`offsets/`, `commits/`, `state/`, `state/<op>/`) or that
+/// holds (or is) such a file, a restart store's folder or its `SSTs/`. Anything else (a
 /// dangling link in a partition Spark does not load, an editor's lock file in `state/`) is no reason for an
 /// unknown verdict.
 pub(super) fn restart_may_read(cp: &Checkpoint, path: &str, folder: bool, reads: &BTreeSet<String>) -> bool {
@@ -203,7 +203,11 @@ pub(super) fn restart_may_read(cp: &Checkpoint, path: &str, folder: bool, reads:
             || cp.restart_chains.values().any(in_ssts);
     }
     let holds = |p: &str| p == path || p.strip_prefix(path).is_some_and(|rest| rest.starts_with('/'));
+    // `state/` or `state/<op>/` unreadable: which operators and stores a restart loads is unknown (a folder of
+    // that name exists only for a query that had state).
+    let state_or_operator = path == "state" || path.strip_prefix("state/").is_some_and(|op| !op.contains('/'));
     LISTED_FOLDERS.iter().any(|f| holds(f))
+        || state_or_operator
         || reads.iter().any(|p| holds(p))
         || cp.restart_chains.values().any(|rc| holds(&rc.dir) || holds(&format!("{}/SSTs", rc.dir)))
         || chain_files.map(|s| s.path.as_str()).any(holds)
@@ -236,7 +240,7 @@ pub fn check_inaccessible(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
     };
     let mut f = Finding::new(Code::ArchiveEntryUnreadable, if needed { Severity::Error } else { Severity::Warning }, title)
         .why(if needed {
-            "The input lists it but does not give its bytes (permission denied, not a regular file, a symbolic link that loops or points nowhere); that says nothing about the checkpoint. A restart reads it (or may read inside the folder), so the restart prediction is unknown until it can be read; findings about files missing inside an unreadable folder may come from this."
+            "The input lists it but does not give its bytes (permission denied, not a regular file, a symbolic link that loops or points nowhere); that says nothing about the checkpoint. A restart reads it (or may read inside the folder), so the restart prediction is unknown until it can be read. Files inside an unreadable folder are not reported missing: they may well be there."
         } else {
             "The input lists it but does not give its bytes (permission denied, not a regular file, a symbolic link that loops or points nowhere); that says nothing about the checkpoint. A restart does not read it; other checks are unaffected."
         })

@@ -211,7 +211,7 @@ pub fn rules_for(code: Code) -> impl Iterator<Item = &'static Rule> {
 
 /// Runs every check of the registry.
 pub fn run_all(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
-    REGISTRY
+    let mut findings: Vec<Finding> = REGISTRY
         .iter()
         .flat_map(|r| {
             let found = (r.check)(cp, ctx);
@@ -223,7 +223,45 @@ pub fn run_all(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             );
             found
         })
-        .collect()
+        .collect();
+    findings.retain(|f| !missing_only_inside_unreadable(cp, f));
+    findings
+}
+
+/// Codes that say a file or folder is absent (or a log has a gap): reported only for what the input could give.
+const ABSENCE_CODES: &[Code] = &[
+    Code::MetadataMissing,
+    Code::OffsetsGap,
+    Code::CommitsGap,
+    Code::SourceLogBatchMissing,
+    Code::SinkLogBatchMissing,
+    Code::SinkLogFileMissing,
+    Code::StateOperatorMissing,
+    Code::StatePartitionMissing,
+    Code::StateDirEmpty,
+    Code::LogsGoneStateKept,
+    Code::StateDeltaMissing,
+    Code::StateChangelogMissing,
+    Code::StateBaseSnapshotMissing,
+    Code::RocksdbSstMissing,
+];
+
+/// True for an absence finding whose every file lies in a file or folder the input listed but could not give
+/// ([`Checkpoint::archive_unreadable`], `Inaccessible`: a folder of a directory input without read permission,
+/// a dangling link): the file may well be there. `archive-entry-unreadable` names the folder and leaves the
+/// verdict unknown; "state/0/1/1.delta is missing, restore it" would be a wrong answer and a wrong way out.
+fn missing_only_inside_unreadable(cp: &Checkpoint, f: &Finding) -> bool {
+    if !ABSENCE_CODES.contains(&f.code) {
+        return false;
+    }
+    let unreadable = |p: &str| {
+        cp.archive_unreadable.iter().any(|(u, e)| {
+            matches!(e, crate::archive::ArchiveError::Inaccessible { .. })
+                && (p == u || p.strip_prefix(u.as_str()).is_some_and(|rest| rest.starts_with('/')))
+        })
+    };
+    let mut paths = f.evidence.iter().map(|e| e.path.trim_end_matches('/')).filter(|p| !p.is_empty()).peekable();
+    paths.peek().is_some() && paths.all(unreadable)
 }
 
 /// The assumed Spark version.
