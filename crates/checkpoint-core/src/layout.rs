@@ -1,11 +1,13 @@
 //! Finds every checkpoint root in an archive and its kind (FORMATS.md §1, §17): a Structured Streaming
 //! root has `metadata`, `offsets/<id>`, `commits/<id>` or `state/<op>/`; a DStream root has
 //! `checkpoint-<ms>` files; a folder holding only a file sink's `_spark_metadata/` is reported as kind
-//! `unknown`. Roots nested inside another root (e.g. `state/0/_metadata/metadata`) are not roots.
+//! `unknown`. Candidates nested inside another root are part of it (`state/0/_metadata/metadata`, a backup of
+//! `offsets/`), except a folder with its own `metadata` outside Spark's folders: a checkpoint kept inside
+//! another (`<ckpt>/old/`) is a root of its own.
 
 use crate::archive::Entry;
 use crate::report::CheckpointKind;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 /// One checkpoint root found in the archive.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,8 +44,10 @@ pub fn dstream_time(name: &str) -> Option<i64> {
 /// Every folder an entry makes a candidate root (with its kind; a DStream `checkpoint-<ms>` file's folder is
 /// a DStream candidate even when another entry made it a Structured Streaming one), and the folders holding a
 /// `_spark_metadata/` entry (consecutive repeats once).
-fn candidates(entries: &[Entry]) -> (BTreeMap<String, CheckpointKind>, Vec<String>) {
+fn candidates(entries: &[Entry]) -> (BTreeMap<String, CheckpointKind>, Vec<String>, HashSet<String>) {
     let mut cands: BTreeMap<String, CheckpointKind> = BTreeMap::new();
+    // Candidates holding their own `metadata` file (a query's `StreamMetadata`).
+    let mut with_metadata: HashSet<String> = HashSet::new();
     let mut sinks: Vec<String> = Vec::new();
     // The parts of the entry's path (one buffer for every entry), and the last candidate added: neighbouring
     // entries name the same root, which is then neither copied nor looked up again.
@@ -77,6 +81,7 @@ fn candidates(entries: &[Entry]) -> (BTreeMap<String, CheckpointKind>, Vec<Strin
             // `state/<op>/_metadata/metadata` and RocksDB zip internals are not roots.
             if !(n >= 2 && parts[n - 2] == "_metadata") {
                 add_cand(&mut cands, join(n - 1));
+                with_metadata.insert(join(n - 1).to_string());
             }
         }
         if n >= 2 && (parts[n - 2] == "offsets" || parts[n - 2] == "commits") && is_batch_name(name) && !e.is_dir {
@@ -96,14 +101,21 @@ fn candidates(entries: &[Entry]) -> (BTreeMap<String, CheckpointKind>, Vec<Strin
             }
         }
     }
-    (cands, sinks)
+    (cands, sinks, with_metadata)
 }
+
+/// Top-level folders of a Structured Streaming checkpoint that Spark writes (FORMATS.md §1), and a file sink's
+/// log: a candidate below one of them is part of its checkpoint (`state/0/_metadata/metadata`), never a root.
+const SPARK_FOLDERS: &[&str] = &["offsets", "commits", "sources", "state", "_spark_metadata", "metadata"];
 
 /// Finds the roots, ordered by path.
 pub fn find_roots(entries: &[Entry]) -> Vec<Root> {
-    let (cands, sinks) = candidates(entries);
+    let (cands, sinks, with_metadata) = candidates(entries);
     // Drop candidates nested inside another candidate: look up each candidate's ancestors (linear in the
-    // number of candidates times the path depth; 40 000 roots in one zip are found in milliseconds).
+    // number of candidates times the path depth; 40 000 roots in one zip are found in milliseconds). A nested
+    // candidate with its own `metadata` outside Spark's folders (an old checkpoint kept in `<ckpt>/old/`) is a
+    // checkpoint of its own, diagnosed on its own; a nested one without (a backup of `offsets/` in
+    // `<ckpt>/backup/`) stays content of the outer checkpoint.
     let has_ancestor = |c: &str, set: &dyn Fn(&str) -> bool| -> bool {
         if c.is_empty() {
             return false;
@@ -114,9 +126,20 @@ pub fn find_roots(entries: &[Entry]) -> Vec<Root> {
         c.match_indices('/').any(|(i, _)| set(&c[..i]))
     };
     let is_cand = |p: &str| cands.contains_key(p);
+    // Below an ancestor candidate `a`, `c` is its own checkpoint when it has its own metadata and the path from
+    // `a` does not go through one of Spark's folders.
+    let own_checkpoint = |c: &str| {
+        with_metadata.contains(c) && {
+            let ancestors = std::iter::once("").chain(c.match_indices('/').map(|(i, _)| &c[..i]));
+            ancestors.filter(|a| *a != c && is_cand(a)).all(|a| {
+                let rel = if a.is_empty() { c } else { &c[a.len() + 1..] };
+                !SPARK_FOLDERS.contains(&rel.split('/').next().unwrap_or(rel))
+            })
+        }
+    };
     let mut roots: Vec<Root> = cands
         .iter()
-        .filter(|(c, _)| !has_ancestor(c, &is_cand))
+        .filter(|(c, _)| !has_ancestor(c, &is_cand) || own_checkpoint(c))
         .map(|(c, k)| Root { path: c.clone(), kind: *k })
         .collect();
     let root_paths: std::collections::HashSet<String> = roots.iter().map(|r| r.path.clone()).collect();
@@ -148,8 +171,9 @@ pub fn members(entries: &[Entry], roots: &[Root]) -> Vec<Vec<usize>> {
         if is_finder_metadata(p) {
             continue;
         }
+        // The nearest root above the entry (a checkpoint kept inside another is its own).
         let owner =
-            by_path.get("").copied().or_else(|| p.match_indices('/').find_map(|(k, _)| by_path.get(&p[..k]).copied()));
+            p.rmatch_indices('/').find_map(|(k, _)| by_path.get(&p[..k]).copied()).or_else(|| by_path.get("").copied());
         if let Some(r) = owner {
             out[r].push(i);
         }
@@ -163,6 +187,30 @@ mod tests {
 
     fn e(p: &str) -> Entry {
         Entry { path: p.into(), size: 1, compressed_size: 1, is_dir: false, modified_ms: None }
+    }
+
+    #[test]
+    fn a_checkpoint_kept_inside_another_is_its_own_root() {
+        let entries = [
+            e("ckpt/metadata"),
+            e("ckpt/offsets/0"),
+            e("ckpt/state/0/_metadata/metadata"),
+            e("ckpt/old/metadata"),
+            e("ckpt/old/offsets/0"),
+            e("ckpt/old/older/metadata"),
+            e("ckpt/backup/offsets/7"),
+            e("ckpt/sources/0/metadata"),
+        ];
+        let r = find_roots(&entries);
+        let paths: Vec<&str> = r.iter().map(|r| r.path.as_str()).collect();
+        assert_eq!(paths, vec!["ckpt", "ckpt/old", "ckpt/old/older"]);
+        // Each entry belongs to the nearest root.
+        assert_eq!(members(&entries, &r), vec![vec![0, 1, 2, 6, 7], vec![3, 4], vec![5]]);
+        // At the archive top too.
+        let top = [e("metadata"), e("offsets/0"), e("old/metadata"), e("old/commits/0")];
+        let r = find_roots(&top);
+        assert_eq!(r.iter().map(|r| r.path.as_str()).collect::<Vec<_>>(), vec!["", "old"]);
+        assert_eq!(members(&top, &r), vec![vec![0, 1], vec![2, 3]]);
     }
 
     #[test]
@@ -279,7 +327,7 @@ mod tests {
                     Entry { is_dir: next(6) == 0, ..e(&path) }
                 })
                 .collect();
-            let (cands, sinks) = candidates(&entries);
+            let (cands, sinks, _) = candidates(&entries);
             let (want, want_sinks) = reference_candidates(&entries);
             assert_eq!(cands, want, "round {round}: {entries:?}");
             let set = |v: Vec<String>| v.into_iter().collect::<std::collections::BTreeSet<_>>();
