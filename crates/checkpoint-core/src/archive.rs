@@ -18,6 +18,7 @@ mod read_ahead;
 mod read_budget;
 mod zip_entries;
 mod zip_names;
+pub mod zip_times;
 pub use end_record::{end_record, EndRecord};
 pub use read_ahead::{EntryInflater, ReadAhead, READ_AHEAD_MAX_ENTRY};
 pub use read_budget::{read_capped, read_capped_each, ReadBudget};
@@ -75,10 +76,11 @@ pub struct Entry {
     pub compressed_size: u64,
     /// True for a folder entry.
     pub is_dir: bool,
-    /// Last-modified time in ms since the epoch, when the input records one: a zip entry's DOS date-time
-    /// from the central directory (2 s resolution, local time of the zipping machine, taken as UTC, so
-    /// ages may be off by its time zone; ordering between entries is exact to 2 s); a directory's file
-    /// mtime; a dropped browser file's `lastModified`. Used as ordering evidence between log files.
+    /// Last-modified time in ms since the epoch, when the input records one: a zip entry's UTC time from its
+    /// central directory's extended timestamp or NTFS field ([`zip_times`]: Info-ZIP, Java, 7-Zip), else its
+    /// DOS date-time (2 s resolution, local time of the zipping machine, taken as UTC, so ages may be off
+    /// by its time zone; ordering between entries is exact to 2 s); a directory's file mtime; a dropped
+    /// browser file's `lastModified`. Used as ordering evidence between log files and for ages.
     pub modified_ms: Option<i64>,
 }
 
@@ -462,8 +464,8 @@ impl<R: Read + Seek> ZipInput<R> {
             let is_dir = f.is_dir();
             let size = f.size();
             let compressed_size = f.compressed_size();
-            // The central directory's DOS date-time (the zip crate does not expose an entry's extended
-            // timestamp without reading its local header).
+            // The central directory's DOS date-time; a UTC time in its extra field replaces it below
+            // (`zip_times`: the zip crate does not expose the central copy).
             let modified_ms = f.last_modified().map(dos_ms);
             let method = unsupported_method(f.compression(), f.encrypted());
             let deflated = f.compression() == zip::CompressionMethod::Deflated;
@@ -513,6 +515,7 @@ impl<R: Read + Seek> ZipInput<R> {
         let cd = zip_names::CentralDirectory { start: zip.central_directory_start(), archive_offset: zip.offset() };
         let exact_duplicates = zip.has_duplicate_names();
         drop(zip);
+        zip_times::set_utc_times(&mut reader, bytes, cd, &cd_pos, &mut entries, limits.max_entries);
         let mut index = file_index(&entries);
         let mut duplicates = Vec::new();
         if index.len() < files || exact_duplicates {

@@ -122,14 +122,15 @@ pub(super) fn duplicates<R: Read + Seek>(
     let path_of = |i: u32| entries.get(i as usize).map(|e| e.path.as_str());
     // (position of the path's first entry, order in the central directory, the copy).
     let mut copies: Vec<(u32, u64, EntryCopy)> = Vec::new();
-    let scanned = scan(r, bytes, cd, limits.max_entries, |name, at, copy| {
-        let Ok(name) = std::str::from_utf8(name) else { return };
+    let scanned = scan(r, bytes, cd, limits.max_entries, |name, _, at, copy| {
+        let Ok(name) = std::str::from_utf8(name) else { return true };
         if name.ends_with('/') || name.ends_with('\\') {
-            return;
+            return true;
         }
         if let Some(pos) = normalize_path(name, limits.max_depth).ok().and_then(|p| listed.index.find(&p, path_of)) {
             copies.push((pos as u32, at, copy));
         }
+        true
     });
     if scanned.is_err() {
         // The central directory the zip crate read does not read again: the listed copies alone.
@@ -193,15 +194,16 @@ pub(super) fn compact(entries: &mut Vec<Entry>, slots: &mut Vec<Slot>, keep: &[b
     moved
 }
 
-/// Every record of the central directory in order (at most `max` + 1): its raw name, its offset in the input
-/// (its order) and the copy it declares, with zip64 sizes and offsets (APPNOTE 4.3.12, 4.5.3). Stops at the
-/// first bytes that are not a central directory record (the end records follow the last one).
-fn scan<R: Read + Seek>(
+/// Every record of the central directory in order (at most `max` + 1): its raw name, its extra field, its
+/// offset in the input (its order) and the copy it declares, with zip64 sizes and offsets (APPNOTE 4.3.12,
+/// 4.5.3). Stops at the first bytes that are not a central directory record (the end records follow the last
+/// one), or when `each` returns false.
+pub(super) fn scan<R: Read + Seek>(
     r: &mut R,
     bytes: u64,
     cd: CentralDirectory,
     max: usize,
-    mut each: impl FnMut(&[u8], u64, EntryCopy),
+    mut each: impl FnMut(&[u8], &[u8], u64, EntryCopy) -> bool,
 ) -> std::io::Result<()> {
     let u16_at = |b: &[u8], i: usize| u64::from(u16::from_le_bytes([b[i], b[i + 1]]));
     let u32_at = |b: &[u8], i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
@@ -245,7 +247,9 @@ fn scan<R: Read + Seek>(
             x += 4 + len;
         }
         let copy = EntryCopy { header: header.saturating_add(cd.archive_offset), size, crc32: u32_at(&h, 16) };
-        each(&name, at, copy);
+        if !each(&name, &extra, at, copy) {
+            break;
+        }
         at = at.saturating_add(46 + n + e + c);
     }
     Ok(())

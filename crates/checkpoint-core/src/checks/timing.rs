@@ -16,13 +16,14 @@ const SLACK_MS: i64 = 2_000;
 
 use crate::time::utc;
 
-/// An age for a sentence: "3 days ago", or, for a time after `now` (a clock ahead of the reader's, or a
-/// `--now` in the past), "3 days after now (a clock ahead of this one)": never a negative age.
+/// An age for a sentence: "3 days ago", or, for a time after `now` (a clock ahead of the reader's, a zip's local
+/// DOS time without a UTC one, a `--now` in the past), "3 days after now (a clock or time zone ahead of this
+/// one)": never a negative age.
 pub fn ago(ms: i64) -> String {
     if ms >= 0 {
         format!("{} ago", human_age(ms))
     } else {
-        format!("{} after now (a clock ahead of this one)", human_age(ms.saturating_neg()))
+        format!("{} after now (a clock or time zone ahead of this one)", human_age(ms.saturating_neg()))
     }
 }
 
@@ -140,7 +141,7 @@ mod tests {
         assert_eq!(human_age(5 * 3_600_000), "5 hours");
         assert_eq!(human_age(40_000), "40 seconds");
         assert_eq!(ago(40_000), "40 seconds ago");
-        assert_eq!(ago(-3 * 86_400_000), "3 days after now (a clock ahead of this one)");
-        assert_eq!(ago(i64::MIN), "106751991167 days after now (a clock ahead of this one)");
+        assert_eq!(ago(-3 * 86_400_000), "3 days after now (a clock or time zone ahead of this one)");
+        assert_eq!(ago(i64::MIN), "106751991167 days after now (a clock or time zone ahead of this one)");
     }
 }
