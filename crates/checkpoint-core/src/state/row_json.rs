@@ -5,7 +5,8 @@
 
 use super::schema::{DataType, StructType};
 use super::unsafe_row::{
-    array_len, bitset_bytes, decimal_unscaled, element_width, is_fixed_length, var_value, RowError, Slice, MAX_NESTING,
+    array_len, bitset_bytes, decimal_unscaled, element_width, is_fixed_length, var_value, RowBudget, RowError, Slice,
+    MAX_NESTING,
 };
 use super::value_text::*;
 use serde_json::Value;
@@ -17,7 +18,8 @@ use serde_json::Value;
 /// [`decode_row`](super::unsafe_row::decode_row) fails on (possibly with another message: take [`decode_row`](super::unsafe_row::decode_row)'s for errors). On error `out` may
 /// hold a partial row.
 pub fn write_row_json(bytes: &[u8], schema: &StructType, out: &mut String) -> Result<(), RowError> {
-    write_struct(Slice { b: bytes, base: 0 }, schema, 0, "", out)
+    let budget = RowBudget::for_row(bytes.len());
+    write_struct(Slice::new(bytes, &budget), schema, 0, "", out)
 }
 
 /// Whether a struct of `schema` (at any depth: nested structs, array elements, map keys and values) has two
@@ -111,6 +113,7 @@ fn write_struct(
     if r.b.len() < w + n * 8 {
         return Err(r.err(0, format!("{prefix}: row of {} bytes is shorter than its fixed part", r.b.len())));
     }
+    r.charge(0, w + n * 8)?;
     out.push('{');
     let mut first = true;
     for (i, f) in schema.fields.iter().enumerate() {
@@ -185,11 +188,17 @@ fn var_slice<'a>(r: Slice<'a>, at: usize, raw: u64, p: &str) -> Result<Slice<'a>
 
 fn write_var(v: Slice<'_>, t: &DataType, depth: usize, p: &str, out: &mut String) -> Result<(), RowError> {
     match t {
-        DataType::String => match std::str::from_utf8(v.b) {
-            Ok(text) => write_json_str(text, out),
-            Err(_) => write_json_str(&String::from_utf8_lossy(v.b), out),
-        },
-        DataType::Decimal { scale, .. } => write_value(&decimal_value(decimal_unscaled(v, p)?, *scale), out),
+        DataType::String => {
+            v.charge(0, v.b.len())?;
+            match std::str::from_utf8(v.b) {
+                Ok(text) => write_json_str(text, out),
+                Err(_) => write_json_str(&String::from_utf8_lossy(v.b), out),
+            }
+        }
+        DataType::Decimal { scale, .. } => {
+            v.charge(0, v.b.len())?;
+            write_value(&decimal_value(decimal_unscaled(v, p)?, *scale), out)
+        }
         DataType::Struct(s) => write_struct(v, s, depth + 1, p, out)?,
         DataType::Array { element, .. } => {
             // The nesting bound of `array_values`.
@@ -199,6 +208,7 @@ fn write_var(v: Slice<'_>, t: &DataType, depth: usize, p: &str, out: &mut String
             let n = array_len(v, element, p)?;
             let width = element_width(element);
             let header = 8 + bitset_bytes(n);
+            v.charge(0, header + n * width)?;
             out.push('[');
             for i in 0..n {
                 if i > 0 {
@@ -293,7 +303,8 @@ impl RowJsonWriter {
     /// Appends the row's JSON text to `out`: exactly what [`write_row_json`] appends (errors as it: take
     /// `decode_row`'s). On error `out` may hold a partial row.
     pub fn write(&mut self, bytes: &[u8], out: &mut String) -> Result<(), RowError> {
-        write_planned(Slice { b: bytes, base: 0 }, &mut self.root, 0, out)
+        let budget = RowBudget::for_row(bytes.len());
+        write_planned(Slice::new(bytes, &budget), &mut self.root, 0, out)
     }
 }
 
@@ -304,6 +315,7 @@ fn write_planned(r: Slice<'_>, plan: &mut StructPlan, depth: usize, out: &mut St
     if r.b.len() < plan.bitset + plan.width * 8 {
         return Err(r.err(0, format!("row of {} bytes is shorter than its fixed part", r.b.len())));
     }
+    r.charge(0, plan.bitset + plan.width * 8)?;
     out.push('{');
     let mut first = true;
     for f in &mut plan.fields {

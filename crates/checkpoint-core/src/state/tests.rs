@@ -249,6 +249,60 @@ fn nested_structs_arrays_maps_with_nulls() {
     }
 }
 
+/// A row of one field, `array<array<…<long>>>` nested `depth` levels below the top array, where each array's two
+/// element slots point at the same bytes (the next array): 16 + 32 × (depth + 1) bytes that decoded naively
+/// hold 2^(depth + 1) longs.
+fn shared_nested_arrays(depth: usize) -> (Vec<u8>, StructType) {
+    let mut inner = array(8, &[W::Fixed(1), W::Fixed(2)]);
+    let mut t = json!("long");
+    for _ in 0..depth {
+        let mut a = array(8, &[W::Fixed(0), W::Fixed(0)]);
+        let slot = ((a.len() as u64) << 32) | inner.len() as u64;
+        a[16..24].copy_from_slice(&slot.to_le_bytes());
+        a[24..32].copy_from_slice(&slot.to_le_bytes());
+        a.extend_from_slice(&inner);
+        inner = a;
+        t = json!({"type": "array", "elementType": t, "containsNull": true});
+    }
+    let t = json!({"type": "array", "elementType": t, "containsNull": true});
+    let s = schema(&[("a", t)]);
+    (row(&[W::Var(inner)]), s)
+}
+
+#[test]
+fn nested_values_sharing_bytes_stop_at_the_row_budget() {
+    // 1,328 bytes whose 2^41 longs (each array's two elements the same bytes) hung the `state` command: every
+    // decoding path now stops after about twice the row's size of values, with an error that names the sharing.
+    let (r, s) = shared_nested_arrays(40);
+    assert_eq!(r.len(), 1_328);
+    let start = std::time::Instant::now();
+    let e = decode_row(&r, &s).unwrap_err();
+    assert!(e.message.contains("nested values share bytes"), "{e}");
+    assert!((e.offset as usize) < r.len(), "{e}");
+    let mut text = String::new();
+    let e2 = write_row_json(&r, &s, &mut text).unwrap_err();
+    assert!(e2.message.contains("nested values share bytes"), "{e2}");
+    assert!(text.len() < 16 * r.len(), "{} bytes written for a {}-byte row", text.len(), r.len());
+    let mut planned = String::new();
+    let e3 = RowJsonWriter::new(&s).write(&r, &mut planned).unwrap_err();
+    assert!(e3.message.contains("nested values share bytes"), "{e3}");
+    assert!(planned.len() < 16 * r.len(), "{} bytes written for a {}-byte row", planned.len(), r.len());
+    assert!(start.elapsed() < std::time::Duration::from_secs(2), "{:?}", start.elapsed());
+    // Two levels of sharing are within the budget (8 longs from 112 bytes, as the bytes say) ...
+    let (r, s) = shared_nested_arrays(2);
+    assert_eq!(decode_row(&r, &s).unwrap(), json!({"a": [[[1, 2], [1, 2]], [[1, 2], [1, 2]]]}));
+    // ... and a row laid out as Spark writes it, every nested array in bytes of its own, decodes whole.
+    let t = json!({"type": "array", "elementType": {"type": "array", "elementType": "long", "containsNull": true}, "containsNull": true});
+    let s = schema(&[("a", t)]);
+    let inner = |x: u64| W::Var(array(8, &[W::Fixed(x), W::Null, W::Fixed(x + 1)]));
+    let r = row(&[W::Var(array(8, &[inner(1), W::Null, inner(3), inner(5)]))]);
+    let want = json!({"a": [[1, null, 2], null, [3, null, 4], [5, null, 6]]});
+    assert_eq!(decode_row(&r, &s).unwrap(), want);
+    let mut text = String::new();
+    write_row_json(&r, &s, &mut text).unwrap();
+    assert_eq!(text, want.to_string());
+}
+
 #[test]
 fn bad_offsets_and_sizes_are_errors_with_offsets() {
     let s = schema(&[("k", json!("integer")), ("v", json!("string"))]);

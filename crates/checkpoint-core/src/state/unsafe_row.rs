@@ -13,10 +13,13 @@
 //! `new String(bytes, UTF_8)`), NaN/±Infinity as the strings `"NaN"`, `"Infinity"`, `"-Infinity"`, intervals as
 //! Spark's strings (`CalendarInterval.toString`, ANSI `INTERVAL '…' DAY TO SECOND`).
 //!
-//! Every offset and size is bounds-checked; errors carry the byte offset in the outermost row.
+//! Every offset and size is bounds-checked; errors carry the byte offset in the outermost row. The work of one
+//! row is bounded by its size ([`RowBudget`]): Spark's nested values never share bytes, so a row whose offsets
+//! point several values at the same bytes (which would decode into exponentially many values) is an error.
 
 use super::schema::{DataType, StructType};
 use serde_json::{Map, Value};
+use std::cell::Cell;
 
 pub use super::row_json::{has_duplicate_field_names, write_row_json, RowJsonWriter};
 pub use super::value_text::*;
@@ -33,20 +36,65 @@ pub(super) const MAX_NESTING: usize = 64;
 /// Decodes one UnsafeRow into the JSON object Spark's `toJSON` writes for it.
 ///
 /// Errors: a row shorter than its fixed part, an offset/size pointing outside the row, an impossible array
-/// length, nesting deeper than 64 levels.
+/// length, nesting deeper than 64 levels, nested values that share bytes beyond the row's [`RowBudget`].
 pub fn decode_row(bytes: &[u8], schema: &StructType) -> Result<Value, RowError> {
-    let r = Slice { b: bytes, base: 0 };
+    let budget = RowBudget::for_row(bytes.len());
+    let r = Slice::new(bytes, &budget);
     struct_value(r, schema, 0, "")
 }
 
-/// A window into the outermost row: `b` are the bytes of the current nested value, `base` its offset.
+/// The bytes one row may decode: each value decoded is charged the bytes it occupies (a struct its null bits and
+/// slots, an array its header and element slots, a string, binary, decimal or interval its bytes; at least one
+/// byte each). Spark writes every nested value into bytes of its own, so a real row is charged at most its size
+/// plus one byte per empty value (each reached through an 8-byte slot of its own): under `2 × size + 64`. A row
+/// whose offsets point several fields or elements at the same bytes (a sibling's, or an enclosing value's) is
+/// charged those bytes again at every visit and stops at the budget, instead of doubling its output at every
+/// level of nesting.
+pub(super) struct RowBudget {
+    left: Cell<usize>,
+    limit: usize,
+    row_len: usize,
+}
+
+impl RowBudget {
+    /// The budget of a row of `row_len` bytes.
+    pub(super) fn for_row(row_len: usize) -> Self {
+        let limit = row_len.saturating_mul(2).saturating_add(64);
+        RowBudget { left: Cell::new(limit), limit, row_len }
+    }
+}
+
+/// A window into the outermost row: `b` are the bytes of the current nested value, `base` its offset, `budget`
+/// the outermost row's [`RowBudget`].
 #[derive(Clone, Copy)]
 pub(super) struct Slice<'a> {
     pub(super) b: &'a [u8],
     pub(super) base: usize,
+    budget: &'a RowBudget,
 }
 
 impl<'a> Slice<'a> {
+    /// The whole outermost row `b`, decoded within `budget`.
+    pub(super) fn new(b: &'a [u8], budget: &'a RowBudget) -> Self {
+        Slice { b, base: 0, budget }
+    }
+    /// Charges `n` bytes (at least 1) of decoded values to the row's budget; `at` is where the value starts.
+    pub(super) fn charge(&self, at: usize, n: usize) -> Result<(), RowError> {
+        let n = n.max(1);
+        let left = self.budget.left.get();
+        if n > left {
+            return Err(self.err(
+                at,
+                format!(
+                    "nested values share bytes: the {}-byte row decodes into more than {} bytes of values \
+                     (offsets point several values at the same bytes; Spark writes each nested value once)",
+                    self.budget.row_len, self.budget.limit
+                ),
+            ));
+        }
+        self.budget.left.set(left - n);
+        Ok(())
+    }
     pub(super) fn err(&self, at: usize, msg: impl Into<String>) -> RowError {
         RowError::new(self.base + at, msg.into())
     }
@@ -62,7 +110,7 @@ impl<'a> Slice<'a> {
         Ok(u64::from_le_bytes(w))
     }
     pub(super) fn sub(&self, at: usize, n: usize, what: &str) -> Result<Slice<'a>, RowError> {
-        Ok(Slice { b: self.bytes(at, n, what)?, base: self.base + at })
+        Ok(Slice { b: self.bytes(at, n, what)?, base: self.base + at, budget: self.budget })
     }
     /// Reads an `offsetAndSize` slot and returns the value's bytes.
     pub(super) fn var(&self, slot_at: usize, what: &str) -> Result<Slice<'a>, RowError> {
@@ -111,6 +159,7 @@ fn struct_value(r: Slice<'_>, schema: &StructType, depth: usize, prefix: &str) -
             ),
         ));
     }
+    r.charge(0, fixed)?;
     let mut obj = Map::new();
     for (i, f) in schema.fields.iter().enumerate() {
         if r.is_null(0, i)? || f.data_type == DataType::Null {
@@ -196,10 +245,20 @@ pub(super) fn decimal_unscaled(v: Slice<'_>, p: &str) -> Result<i128, RowError> 
 
 pub(super) fn var_value(v: Slice<'_>, t: &DataType, depth: usize, p: &str) -> Result<Value, RowError> {
     Ok(match t {
-        DataType::String => Value::String(String::from_utf8_lossy(v.b).into_owned()),
-        DataType::Binary => Value::String(base64(v.b)),
-        DataType::Decimal { scale, .. } => decimal_value(decimal_unscaled(v, p)?, *scale),
+        DataType::String => {
+            v.charge(0, v.b.len())?;
+            Value::String(String::from_utf8_lossy(v.b).into_owned())
+        }
+        DataType::Binary => {
+            v.charge(0, v.b.len())?;
+            Value::String(base64(v.b))
+        }
+        DataType::Decimal { scale, .. } => {
+            v.charge(0, v.b.len())?;
+            decimal_value(decimal_unscaled(v, p)?, *scale)
+        }
         DataType::CalendarInterval => {
+            v.charge(0, 16)?;
             let b = v.bytes(0, 16, p)?;
             let months = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
             let days = i32::from_le_bytes([b[4], b[5], b[6], b[7]]);
@@ -215,6 +274,7 @@ pub(super) fn var_value(v: Slice<'_>, t: &DataType, depth: usize, p: &str) -> Re
                 return Err(v.err(0, format!("{p}: map key array size {ks} does not fit the {}-byte map", v.b.len())));
             }
             let ks = ks as usize;
+            v.charge(0, 8)?;
             let keys = map_keys(v.sub(8, ks, p)?, key, depth + 1, p)?;
             let vals = array_values(v.sub(8 + ks, v.b.len() - 8 - ks, p)?, value, depth + 1, p)?;
             if keys.len() != vals.len() {
@@ -230,6 +290,7 @@ pub(super) fn var_value(v: Slice<'_>, t: &DataType, depth: usize, p: &str) -> Re
             // Spark writes a variant as its JSON rendering; we show its two binaries (value, metadata).
             let value = v.var(0, p)?;
             let metadata = v.var(8, p)?;
+            v.charge(0, 16 + value.b.len() + metadata.b.len())?;
             serde_json::json!({"value": base64(value.b), "metadata": base64(metadata.b)})
         }
         other => return Err(v.err(0, format!("{p}: type {} is not variable-length", other.simple_string()))),
@@ -265,6 +326,7 @@ fn array_values(a: Slice<'_>, t: &DataType, depth: usize, p: &str) -> Result<Vec
             a.err(0, format!("{p}: array of {n} elements needs {} bytes, has {}", header + n * width, a.b.len()))
         );
     }
+    a.charge(0, header + n * width)?;
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
         if a.is_null(8, i)? {
@@ -293,6 +355,7 @@ fn map_keys(a: Slice<'_>, t: &DataType, depth: usize, p: &str) -> Result<Vec<Str
     let n = array_len(a, t, p)?;
     let width = element_width(t);
     let header = 8 + bitset_bytes(n);
+    a.charge(0, header + n * width)?;
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
         let at = header + i * width;
@@ -361,7 +424,8 @@ pub fn validate_structure(bytes: &[u8], schema: &StructType) -> Result<(), RowEr
     if bytes.len() < fixed {
         return e(0, format!("row of {} bytes is shorter than its fixed part ({fixed} bytes)", bytes.len()));
     }
-    let r = Slice { b: bytes, base: 0 };
+    let budget = RowBudget::for_row(bytes.len());
+    let r = Slice::new(bytes, &budget);
     let mut var_bytes = 0usize;
     for (i, f) in schema.fields.iter().enumerate() {
         let at = w + 8 * i;
