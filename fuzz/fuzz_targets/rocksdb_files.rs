@@ -5,7 +5,12 @@ use checkpoint_core::state::rocksdb::{changelog, sst};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let limits = sst::SstLimits { max_block_bytes: 1 << 20, max_total_bytes: 16 << 20, max_entries: 100_000 };
+    let limits = sst::SstLimits {
+        max_block_bytes: 1 << 20,
+        max_total_bytes: 16 << 20,
+        max_entries: 100_000,
+        max_entry_expansion: 32,
+    };
     let _ = sst::read_footer(data);
     let _ = sst::read_sst(data, limits);
     let _ = changelog::detect_version(data);

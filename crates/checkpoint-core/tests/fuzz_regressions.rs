@@ -39,7 +39,12 @@ fn a_tiny_stream_declaring_a_huge_output_is_refused_before_allocating() {
     let e = codec::decompress(&data, 1 << 30).expect_err("corrupt");
     assert!(e.to_string().contains("declares") || e.to_string().contains("impossible block header"), "{e}");
     // What the fuzz target drives, all answered with an error or a value (no panic).
-    let limits = sst::SstLimits { max_block_bytes: 1 << 20, max_total_bytes: 16 << 20, max_entries: 100_000 };
+    let limits = sst::SstLimits {
+        max_block_bytes: 1 << 20,
+        max_total_bytes: 16 << 20,
+        max_entries: 100_000,
+        max_entry_expansion: 32,
+    };
     let _ = sst::read_sst(&data, limits);
     let _ = changelog::parse_changelog(&data, 100_000);
     let s = checkpoint_core::state_integrity::check_stream_file("f.snapshot", &data, true, false);

@@ -43,11 +43,27 @@ pub struct SstLimits {
     pub max_total_bytes: usize,
     /// Largest number of key/value entries returned for the whole file.
     pub max_entries: usize,
+    /// Most bytes of keys and values handed out (to [`scan_sst`]'s visitor, copied by [`read_sst`]) per byte of
+    /// decompressed blocks read so far, counting at least [`MIN_BLOCK_BYTES_CHARGED`] of them. A key is handed
+    /// out whole although its block stores only what it does not share with the previous key: RocksDB starts
+    /// every restart point (16 entries by default) with a whole key, so a real table hands out at most about 16
+    /// times its block bytes; a hostile block whose thousands of entries each share a long key would hand out
+    /// gigabytes from kilobytes.
+    pub max_entry_expansion: usize,
 }
+
+/// The decompressed block bytes [`SstLimits::max_entry_expansion`] counts at least (a small table may hand out
+/// `64 KiB × max_entry_expansion` bytes of keys and values whatever its size).
+pub const MIN_BLOCK_BYTES_CHARGED: usize = 64 << 10;
 
 impl Default for SstLimits {
     fn default() -> Self {
-        SstLimits { max_block_bytes: 64 << 20, max_total_bytes: 512 << 20, max_entries: 10_000_000 }
+        SstLimits {
+            max_block_bytes: 64 << 20,
+            max_total_bytes: 512 << 20,
+            max_entries: 10_000_000,
+            max_entry_expansion: 32,
+        }
     }
 }
 
@@ -220,6 +236,8 @@ struct Reader<'a> {
     footer: Footer,
     limits: SstLimits,
     total_out: usize,
+    /// Bytes of keys and values handed out so far ([`SstLimits::max_entry_expansion`]).
+    entry_bytes: usize,
 }
 
 impl<'a> Reader<'a> {
@@ -271,6 +289,24 @@ impl<'a> Reader<'a> {
             );
         }
         Ok(out)
+    }
+
+    /// Charges an entry of `n` key and value bytes, handed out from the block at `block_at` (`what`), to
+    /// [`SstLimits::max_entry_expansion`]; the error names the block.
+    fn charge_entry(&mut self, n: usize, block_at: u64, what: &str) -> Result<(), SstError> {
+        self.entry_bytes = self.entry_bytes.saturating_add(n);
+        let budget = self.total_out.max(MIN_BLOCK_BYTES_CHARGED).saturating_mul(self.limits.max_entry_expansion);
+        if self.entry_bytes > budget {
+            return err(
+                block_at,
+                format!(
+                    "{what} block: keys and values of more than {budget} bytes from {} bytes of blocks (over {} \
+                     times, the limit): its entries share long key prefixes over and over",
+                    self.total_out, self.limits.max_entry_expansion
+                ),
+            );
+        }
+        Ok(())
     }
 
     fn decompress(&self, compression: u8, data: &[u8], at: u64, what: &str) -> Result<Vec<u8>, SstError> {
@@ -532,6 +568,8 @@ pub struct SstScan {
     pub entries: u64,
     /// Decompressed bytes of all blocks read.
     pub decompressed_bytes: usize,
+    /// Bytes of keys and values handed out ([`SstLimits::max_entry_expansion`]).
+    pub entry_bytes: usize,
 }
 
 /// Walks every point entry of an SST file without copying: `visit(user_key, seq, kind, value)` is called in the
@@ -553,7 +591,7 @@ pub fn scan_sst_with_blocks(
     mut visit: impl FnMut(u64, &[u8], u64, ValueType, &[u8]) -> Result<(), SstError>,
 ) -> Result<SstScan, SstError> {
     let footer = read_footer(file)?;
-    let mut r = Reader { file, footer: footer.clone(), limits, total_out: 0 };
+    let mut r = Reader { file, footer: footer.clone(), limits, total_out: 0, entry_bytes: 0 };
     let meta = r.block(footer.metaindex, (file.len() - FOOTER_LEN) as u64, "metaindex")?;
     let mut props_handle = None;
     let mut index_handle = footer.index;
@@ -635,6 +673,7 @@ pub fn scan_sst_with_blocks(
             if n_entries > limits.max_entries {
                 return err(h.offset, format!("more than {} entries", limits.max_entries));
             }
+            r.charge_entry(k.len() + v.len(), h.offset, "data")?;
             visit(h.offset, user_key, seq, kind, v)
         })?;
     }
@@ -659,6 +698,7 @@ pub fn scan_sst_with_blocks(
         data_blocks: data_handles.len(),
         entries: n_entries as u64,
         decompressed_bytes: r.total_out,
+        entry_bytes: r.entry_bytes,
     })
 }
 
@@ -672,6 +712,7 @@ fn range_tombstones(r: &mut Reader<'_>, h: BlockHandle, src: u64) -> Result<Vec<
             None => return err(h.offset, "range deletion block: internal key shorter than 8 bytes"),
         };
         let trailer = fixed64(k, ul).unwrap_or(0);
+        r.charge_entry(k.len() + v.len(), h.offset, "range deletion")?;
         range_deletions.push(RangeTombstone { start: k[..ul].to_vec(), end: v.to_vec(), seq: trailer >> 8 });
         Ok(())
     })?;
