@@ -9,40 +9,44 @@ use crate::javaser::{ArrayElems, Object, Prim, Stream, Value};
 
 /// The elements of a sequence value (array or collection object), empty when it is neither.
 pub fn seq(s: &Stream, v: &Value) -> Vec<Value> {
+    seq_iter(s, v).cloned().collect()
+}
+
+/// [`seq`] without a copy: the elements borrowed from the tree, in order (what walks that recurse into each
+/// element take, so that a collection shared by every level is never held once per level).
+pub fn seq_iter<'a>(s: &'a Stream, v: &'a Value) -> Box<dyn Iterator<Item = &'a Value> + 'a> {
     if let Some(a) = s.array(v) {
         return match &a.elems {
-            ArrayElems::Values(v) => v.clone(),
-            _ => Vec::new(),
+            ArrayElems::Values(v) => Box::new(v.iter()),
+            _ => Box::new(std::iter::empty()),
         };
     }
-    let Some(o) = s.object(v) else { return Vec::new() };
+    let Some(o) = s.object(v) else { return Box::new(std::iter::empty()) };
     match s.class_name(o) {
-        "scala.collection.immutable.Nil$" | "scala.None$" => return Vec::new(),
-        "scala.collection.immutable.$colon$colon" => return cons_list(s, o),
+        "scala.collection.immutable.Nil$" | "scala.None$" => return Box::new(std::iter::empty()),
+        "scala.collection.immutable.$colon$colon" => return Box::new(cons_list(s, o)),
         _ => {}
     }
     if let Some(arr) = s.field(o, "array") {
         // Only a real array: a hostile `array` field pointing back at the object must not recurse.
-        let mut elems = match s.array(arr).map(|a| &a.elems) {
-            Some(ArrayElems::Values(v)) => v.clone(),
-            _ => Vec::new(),
+        let elems: &[Value] = match s.array(arr).map(|a| &a.elems) {
+            Some(ArrayElems::Values(v)) => v,
+            _ => &[],
         };
         let used = ["size0", "length", "size"].iter().find_map(|f| match s.field(o, f) {
             Some(Value::Prim(Prim::Int(n))) => Some(*n),
             _ => None,
         });
-        if let Some(n) = used.filter(|n| *n >= 0) {
-            elems.truncate(n as usize);
-        }
-        return elems;
+        let n = used.filter(|n| *n >= 0).map_or(elems.len(), |n| (n as usize).min(elems.len()));
+        return Box::new(elems[..n].iter());
     }
-    custom_data_objects(s, o)
+    Box::new(custom_data_objects(s, o))
 }
 
 /// The entries of a map value (custom data written as key, value, key, value ...).
 pub fn map_entries(s: &Stream, v: &Value) -> Vec<(Value, Value)> {
     let Some(o) = s.object(v) else { return Vec::new() };
-    let items = custom_data_objects(s, o);
+    let items: Vec<Value> = custom_data_objects(s, o).cloned().collect();
     // Scala 2.13 maps write (key, value) tuples; older ones keys and values in turn.
     if items.iter().all(|i| s.object(i).is_some_and(|t| s.class_name(t) == "scala.Tuple2")) && !items.is_empty() {
         return items.iter().filter_map(|t| tuple2(s, t)).collect();
@@ -57,40 +61,35 @@ pub fn tuple2(s: &Stream, v: &Value) -> Option<(Value, Value)> {
 }
 
 /// Elements of a Scala 2.13 `::` chain (`head`, `next`), bounded by the arena size (loops end it).
-fn cons_list(s: &Stream, o: &Object) -> Vec<Value> {
-    let mut out = Vec::new();
+fn cons_list<'a>(s: &'a Stream, o: &'a Object) -> impl Iterator<Item = &'a Value> + 'a {
     let mut cur = Some(o);
-    while let Some(c) = cur {
-        if out.len() > s.nodes.len() {
-            break;
+    let mut n = 0usize;
+    std::iter::from_fn(move || {
+        let c = cur?;
+        if n > s.nodes.len() {
+            return None;
         }
-        match s.field(c, "head") {
-            Some(h) => out.push(h.clone()),
-            None => break,
-        }
-        cur = s.field(c, "next").and_then(|n| s.object(n)).filter(|n| s.class_name(n).ends_with("$colon$colon"));
-    }
-    out
+        n += 1;
+        let h = s.field(c, "head")?;
+        cur = s.field(c, "next").and_then(|x| s.object(x)).filter(|x| s.class_name(x).ends_with("$colon$colon"));
+        Some(h)
+    })
 }
 
 /// The objects a collection's `writeObject` wrote after its fields (block data and end markers dropped).
-fn custom_data_objects(s: &Stream, o: &Object) -> Vec<Value> {
-    let mut out = Vec::new();
-    for cd in &o.data {
-        for v in &cd.annotation {
-            if matches!(v, Value::Block(_)) {
-                continue;
-            }
-            if let Some(x) = s.object(v) {
-                let n = s.class_name(x);
-                if n.ends_with("ListSerializeEnd$") || n.ends_with("SerializeEnd$") {
-                    continue;
-                }
-            }
-            out.push(v.clone());
+fn custom_data_objects<'a>(s: &'a Stream, o: &'a Object) -> impl Iterator<Item = &'a Value> + 'a {
+    o.data.iter().flat_map(|cd| cd.annotation.iter()).filter(move |v| {
+        if matches!(v, Value::Block(_)) {
+            return false;
         }
-    }
-    out
+        match s.object(v) {
+            Some(x) => {
+                let n = s.class_name(x);
+                !(n.ends_with("ListSerializeEnd$") || n.ends_with("SerializeEnd$"))
+            }
+            None => true,
+        }
+    })
 }
 
 /// The milliseconds of a `Time` or `Duration` object (field `millis`, or Scala's mangled private

@@ -5,13 +5,22 @@
 //! (DStream.scala: `rememberDuration`, `checkpointDuration`, `mustCheckpoint`, `creationSite`,
 //! `checkpointData` → DStreamCheckpointData.scala `data`: batch time → RDD checkpoint file).
 
-use super::collections::{map_entries, millis, seq, string, tuple2};
+use super::collections::{map_entries, millis, seq, seq_iter, string, tuple2};
 use super::{CheckpointDatum, DStreamNode, Graph, SparkCheckpoint, Unreadable};
 use crate::javaser::{Node, NodeId, Object, Prim, Stream, Value};
 use std::collections::BTreeMap;
 
 /// Most DStreams walked in one graph (real graphs have tens; the slide fix-point is quadratic in it).
 const MAX_STREAMS: usize = 2000;
+
+/// Most parents and checkpoint data entries looked at in one graph, all DStreams together (real graphs have a
+/// few per DStream: each DStream writes its own `parents` and `checkpointData`). Collections shared by many
+/// DStreams of a crafted stream would otherwise be listed again for each of them.
+const MAX_GRAPH_ITEMS: usize = 100_000;
+
+/// Most bytes of text copied into the checkpoint data entries of one graph (RDD checkpoint paths, class names):
+/// an entry copies its path, so one long string shared by every entry would be copied for each of them.
+const MAX_GRAPH_TEXT: usize = 16 << 20;
 
 /// The class Spark writes.
 pub const CHECKPOINT_CLASS: &str = "org.apache.spark.streaming.Checkpoint";
@@ -62,7 +71,15 @@ pub fn walk(s: &Stream) -> Result<SparkCheckpoint, Unreadable> {
         oddities: oddities(s),
     };
     if let Some(g) = s.field(cp, "graph").and_then(|v| s.object(v)) {
-        out.graph = graph(s, g);
+        let (graph, cut) = graph(s, g);
+        out.graph = graph;
+        if cut {
+            out.oddities.push(format!(
+                "DStreams that share their parents or checkpoint data: the graph is listed up to its first \
+                 {MAX_GRAPH_ITEMS} parents and checkpoint data entries, {} MiB of their text",
+                MAX_GRAPH_TEXT >> 20
+            ));
+        }
     }
     Ok(out)
 }
@@ -90,22 +107,32 @@ fn oddities(s: &Stream) -> Vec<String> {
     out
 }
 
-fn graph(s: &Stream, g: &Object) -> Graph {
+/// The graph, and whether [`MAX_GRAPH_ITEMS`] cut it.
+fn graph(s: &Stream, g: &Object) -> (Graph, bool) {
     let batch = s.field(g, "batchDuration").and_then(|v| millis(s, v));
-    let mut w = GraphWalk { s, ids: BTreeMap::new(), streams: Vec::new(), batch };
+    let mut w = GraphWalk {
+        s,
+        ids: BTreeMap::new(),
+        streams: Vec::new(),
+        batch,
+        items_left: MAX_GRAPH_ITEMS,
+        text_left: MAX_GRAPH_TEXT,
+        cut: false,
+    };
     let outputs = s.field(g, "outputStreams").map(|v| seq(s, v)).unwrap_or_default();
     let inputs = s.field(g, "inputStreams").map(|v| seq(s, v)).unwrap_or_default();
     let output_streams = outputs.iter().filter_map(|v| w.visit(v, 0)).collect();
     let input_streams = inputs.iter().filter_map(|v| w.visit(v, 0)).collect();
     w.fill_slides();
-    Graph {
+    let graph = Graph {
         batch_duration_ms: batch,
         remember_duration_ms: s.field(g, "rememberDuration").and_then(|v| millis(s, v)),
         zero_time_ms: s.field(g, "zeroTime").and_then(|v| millis(s, v)),
         output_streams,
         input_streams,
         streams: w.streams,
-    }
+    };
+    (graph, w.cut)
 }
 
 struct GraphWalk<'a> {
@@ -113,6 +140,12 @@ struct GraphWalk<'a> {
     ids: BTreeMap<NodeId, usize>,
     streams: Vec<DStreamNode>,
     batch: Option<i64>,
+    /// What is left of [`MAX_GRAPH_ITEMS`].
+    items_left: usize,
+    /// What is left of [`MAX_GRAPH_TEXT`].
+    text_left: usize,
+    /// True once [`MAX_GRAPH_ITEMS`] or [`MAX_GRAPH_TEXT`] stopped the walk.
+    cut: bool,
 }
 
 impl GraphWalk<'_> {
@@ -129,15 +162,49 @@ impl GraphWalk<'_> {
         }
         let i = self.streams.len();
         self.ids.insert(*id, i);
-        self.streams.push(node(s, o));
-        let mut parent_values: Vec<Value> = s.field(o, "parent").into_iter().cloned().collect();
-        if let Some(ps) = s.field(o, "parents") {
-            parent_values.extend(seq(s, ps));
-        }
+        let mut n = node(s, o);
+        n.checkpoint_data = s
+            .field(o, "checkpointData")
+            .and_then(|v| s.object(v))
+            .map(|cd| checkpoint_data(s, cd, self))
+            .unwrap_or_default();
+        self.streams.push(n);
+        // The parents are borrowed from the tree as they are visited: a `parents` collection that every
+        // DStream of a chain shares is never copied once per level of the recursion.
+        let ps = s.field(o, "parents").map(|ps| seq_iter(s, ps)).into_iter().flatten();
+        let mut parents = Vec::new();
         // Python and Java wrappers hold the DStream they wrap (`dstream`, `asJavaDStream` are not parents).
-        let parents: Vec<usize> = parent_values.iter().filter_map(|p| self.visit(p, depth + 1)).collect();
+        for p in s.field(o, "parent").into_iter().chain(ps) {
+            if !self.take_item() {
+                break;
+            }
+            if let Some(j) = self.visit(p, depth + 1) {
+                parents.push(j);
+            }
+        }
         self.streams[i].parents = parents;
         Some(i)
+    }
+
+    /// Takes `n` bytes of [`MAX_GRAPH_TEXT`]; false (and the walk marked cut) when fewer are left.
+    fn take_text(&mut self, n: usize) -> bool {
+        if n > self.text_left {
+            self.cut = true;
+            self.text_left = 0;
+            return false;
+        }
+        self.text_left -= n;
+        true
+    }
+
+    /// Takes one item of [`MAX_GRAPH_ITEMS`]; false (and the walk marked cut) when none is left.
+    fn take_item(&mut self) -> bool {
+        if self.items_left == 0 {
+            self.cut = true;
+            return false;
+        }
+        self.items_left -= 1;
+        true
     }
 
     /// A DStream without a recorded slide takes its first parent's, an input stream the batch duration.
@@ -178,45 +245,74 @@ fn node(s: &Stream, o: &Object) -> DStreamNode {
         checkpoint_duration_ms: ms("checkpointDuration"),
         must_checkpoint: matches!(s.field(o, "mustCheckpoint"), Some(Value::Prim(Prim::Boolean(true)))),
         creation_site,
-        checkpoint_data: s
-            .field(o, "checkpointData")
-            .and_then(|v| s.object(v))
-            .map(|cd| checkpoint_data(s, cd))
-            .unwrap_or_default(),
+        checkpoint_data: Vec::new(),
     }
 }
 
-/// `DStreamCheckpointData.data`: batch time → an RDD checkpoint file (a path string) or other data.
-fn checkpoint_data(s: &Stream, cd: &Object) -> Vec<CheckpointDatum> {
+/// `DStreamCheckpointData.data`: batch time → an RDD checkpoint file (a path string) or other data; each entry
+/// taken from the walk's [`MAX_GRAPH_ITEMS`].
+fn checkpoint_data(s: &Stream, cd: &Object, w: &mut GraphWalk<'_>) -> Vec<CheckpointDatum> {
     let Some(data) = s.field(cd, "data") else { return Vec::new() };
-    let mut out: Vec<CheckpointDatum> = map_entries(s, data)
-        .iter()
-        .filter_map(|(k, v)| {
-            let time_ms = millis(s, k)?;
-            let (rdd_checkpoint, summary) = match s.string(v) {
-                Some(p) => (Some(p.to_string()), format!("RDD checkpoint {p}")),
-                None => (None, describe(s, v)),
-            };
-            Some(CheckpointDatum { time_ms, rdd_checkpoint, summary })
-        })
-        .collect();
+    if w.items_left == 0 {
+        w.cut = true;
+        return Vec::new();
+    }
+    let mut out: Vec<CheckpointDatum> = Vec::new();
+    for (k, v) in map_entries(s, data) {
+        if !w.take_item() {
+            break;
+        }
+        let Some(time_ms) = millis(s, &k) else { continue };
+        let (rdd_checkpoint, summary) = match s.string(&v) {
+            Some(p) => {
+                // The path is copied twice: a long string shared by every entry is charged each time.
+                if !w.take_text(2 * p.len()) {
+                    break;
+                }
+                (Some(p.to_string()), format!("RDD checkpoint {p}"))
+            }
+            None => match describe(s, &v, w) {
+                Some(d) => (None, d),
+                None => break,
+            },
+        };
+        out.push(CheckpointDatum { time_ms, rdd_checkpoint, summary });
+    }
     out.sort_by_key(|d| d.time_ms);
     out
 }
 
-/// A short description of a checkpointed value (`3 file names`, `2 × KafkaRDDPartition`).
-fn describe(s: &Stream, v: &Value) -> String {
-    let elems = seq(s, v);
+/// A short description of a checkpointed value (`3 file names`, `2 × KafkaRDDPartition`); the elements looked
+/// at are taken from the walk's [`MAX_GRAPH_ITEMS`] (`None` when it runs out).
+fn describe(s: &Stream, v: &Value, w: &mut GraphWalk<'_>) -> Option<String> {
     if let Some(a) = s.array(v) {
-        let class = s.desc(a.class).map(|d| d.name.clone()).unwrap_or_default();
-        if elems.iter().all(|e| s.string(e).is_some()) {
-            return format!("{} file name(s)", elems.len());
+        let mut n = 0usize;
+        let mut all_strings = true;
+        for e in seq_iter(s, v) {
+            if !w.take_item() {
+                return None;
+            }
+            n += 1;
+            all_strings &= s.string(e).is_some();
         }
+        if all_strings {
+            return Some(format!("{n} file name(s)"));
+        }
+        let class = s.desc(a.class).map(|d| d.name.as_str()).unwrap_or_default();
         let elem = class.trim_start_matches("[L").trim_end_matches(';');
-        return format!("{} × {elem}", elems.len());
+        if !w.take_text(elem.len()) {
+            return None;
+        }
+        return Some(format!("{n} × {elem}"));
     }
-    match s.object(v) {
-        Some(o) => format!("an object of class {}", s.class_name(o)),
+    Some(match s.object(v) {
+        Some(o) => {
+            let class = s.class_name(o);
+            if !w.take_text(class.len()) {
+                return None;
+            }
+            format!("an object of class {class}")
+        }
         None => "no value".into(),
-    }
+    })
 }
