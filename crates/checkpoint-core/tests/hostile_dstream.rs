@@ -32,10 +32,8 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static A: Counting = Counting;
 
-/// The peak of bytes held above what was held before while `f` runs (tests of this file run one at a time:
-/// they share the counter).
+/// The peak of bytes held above what was held before while `f` runs (the caller holds [`one_at_a_time`]).
 fn peak_during<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let _one = ONE_AT_A_TIME.lock();
     let before = LIVE.load(Ordering::Relaxed);
     PEAK.store(before, Ordering::Relaxed);
     let out = f();
@@ -43,6 +41,11 @@ fn peak_during<T>(f: impl FnOnce() -> T) -> (T, usize) {
 }
 
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The tests of this file share the counter: each runs whole while holding this.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn utf(b: &mut Vec<u8>, s: &str) {
     b.extend((s.len() as u16).to_be_bytes());
@@ -111,6 +114,7 @@ fn shared_parents_checkpoint(depth: u32, filler: u32) -> Vec<u8> {
 
 #[test]
 fn dstreams_sharing_one_parents_array_are_walked_in_memory_linear_in_the_stream() {
+    let _one = one_at_a_time();
     // 52 KB: 190 DStreams, each the parent of the next, all with one parents array of 10,291 elements.
     let bytes = shared_parents_checkpoint(190, 10_100);
     assert!(bytes.len() < 53_000, "{} bytes", bytes.len());
@@ -204,6 +208,7 @@ fn shared_checkpoint_data(streams: u32, entries: u32, path_len: usize) -> Vec<u8
 
 #[test]
 fn dstreams_sharing_one_checkpoint_data_copy_its_paths_within_a_bound() {
+    let _one = one_at_a_time();
     // 80 KB: 20 DStreams share a checkpoint data of 1,000 batches, each with one 60,000-byte path. Before, each
     // DStream copied the path twice per batch: 2.4 GB.
     let bytes = shared_checkpoint_data(20, 1_000, 60_000);
@@ -215,4 +220,74 @@ fn dstreams_sharing_one_checkpoint_data_copy_its_paths_within_a_bound() {
     assert!(!first.is_empty() && first.iter().all(|d| d.rdd_checkpoint.as_deref().is_some_and(|p| p.len() == 60_000)));
     assert!(c.oddities.iter().any(|o| o.contains("share their parents or checkpoint data")), "{:?}", c.oddities);
     assert!(peak < 40 << 20, "{peak} bytes held for a {}-byte stream", bytes.len());
+}
+
+/// A `Checkpoint` whose class `L` has one object field named by `name_len` bytes, leading through a chain of
+/// `chain` more `L` objects to an array of `objects` `L` objects (each field holding an object of class `x.Y`),
+/// then `classes` objects each of a class of its own.
+fn long_field_chain(name_len: usize, chain: u32, objects: u32, classes: u32) -> Vec<u8> {
+    let mut b = STREAM_HEADER.to_vec();
+    // 0 the Checkpoint desc, 1 the type string, 2.. the chain.
+    b.push(TC_OBJECT);
+    class_with_field(&mut b, "org.apache.spark.streaming.Checkpoint", &"f".repeat(name_len), None);
+    for _ in 0..chain {
+        b.push(TC_OBJECT);
+        reference(&mut b, 0);
+    }
+    let mut next = 3 + chain;
+    b.extend([TC_ARRAY, TC_CLASSDESC]);
+    utf(&mut b, "[Ljava.lang.Object;");
+    b.extend([0; 8]);
+    b.extend([SC_SERIALIZABLE, 0, 0, TC_ENDBLOCKDATA, TC_NULL]);
+    next += 2;
+    b.extend((objects + classes).to_be_bytes());
+    let mut y = None;
+    for _ in 0..objects {
+        b.push(TC_OBJECT);
+        reference(&mut b, 0);
+        next += 1;
+        b.push(TC_OBJECT);
+        match y {
+            Some(h) => reference(&mut b, h),
+            None => {
+                b.push(TC_CLASSDESC);
+                utf(&mut b, "x.Y");
+                b.extend([0; 8]);
+                b.extend([SC_SERIALIZABLE, 0, 0, TC_ENDBLOCKDATA, TC_NULL]);
+                y = Some(next);
+                next += 1;
+            }
+        }
+        next += 1;
+    }
+    for i in 0..classes {
+        b.extend([TC_OBJECT, TC_CLASSDESC]);
+        utf(&mut b, &format!("x.C{i}"));
+        b.extend(i64::from(i).to_be_bytes());
+        b.extend([SC_SERIALIZABLE, 0, 0, TC_ENDBLOCKDATA, TC_NULL]);
+    }
+    b
+}
+
+#[test]
+fn class_paths_through_a_long_field_name_are_bounded() {
+    let _one = one_at_a_time();
+    // 186 KB: a 60,000-byte field name leading through 190 objects to 10,000 objects that each hold an object
+    // through it, and 200 classes. Before, every object reached through the field held its own copy of the
+    // name (600 MB), and every class's path 24 of them.
+    let bytes = long_field_chain(60_000, 190, 10_000, 200);
+    assert!(bytes.len() < 186_000, "{} bytes", bytes.len());
+    let t = std::time::Instant::now();
+    let (f, peak) = peak_during(|| read_file("checkpoint-1", 1, false, &bytes));
+    let c = f.content.expect("reads");
+    let paths: Vec<&str> = c.classes.iter().filter_map(|k| k.path.as_deref()).collect();
+    assert_eq!(paths.len(), 203, "the Checkpoint, the array, x.Y and the 200 classes");
+    for p in &paths {
+        assert!(p.chars().count() <= 2048, "{} characters", p.chars().count());
+    }
+    let last = c.classes.iter().find(|k| k.name == "x.C199").and_then(|k| k.path.as_deref()).expect("path");
+    assert!(last.starts_with("Checkpoint.ffff") && last.ends_with("[10199]"), "{last}");
+    assert!(last.contains("f….f"), "each name cut with an ellipsis: {last}");
+    assert!(peak < 16 << 20, "{peak} bytes held for a {}-byte stream", bytes.len());
+    assert!(t.elapsed() < std::time::Duration::from_secs(20), "took {:?}", t.elapsed());
 }

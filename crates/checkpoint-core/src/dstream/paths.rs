@@ -2,6 +2,11 @@
 //! array elements and custom data, keeping the first way each node is reached (a visited set, so
 //! back-references and cycles end the walk), and for every class descriptor the path of its first object
 //! (including objects of subclasses, so an abstract `DStream` gets the first concrete DStream).
+//!
+//! The way each node is reached is kept as a [`Label`] that borrows its name from the tree: a field name of
+//! 65,535 bytes is held once however many objects it leads to. A path shows at most [`MAX_SEGMENTS`]
+//! segments, each name in it at most [`MAX_NAME_CHARS`] characters, the whole at most [`MAX_PATH_CHARS`]
+//! (longer ones keep their start and end around an ellipsis).
 
 use super::classes::desc_of;
 use crate::javaser::{ArrayElems, Node, NodeId, Stream, Value};
@@ -13,16 +18,63 @@ const MAX_PATHS: usize = 10_000;
 /// Segments shown at most; longer paths keep their start and end.
 const MAX_SEGMENTS: usize = 24;
 
+/// Characters of a field or class name shown in a path at most (real names are tens of characters).
+const MAX_NAME_CHARS: usize = 200;
+
+/// Characters of a path at most.
+const MAX_PATH_CHARS: usize = 2048;
+
+/// How a node is reached from its parent (or, for a top-level node, its name), rendered only for paths.
+#[derive(Clone, Copy)]
+enum Label<'a> {
+    /// A top-level object: its class's simple name.
+    Top(&'a str),
+    /// A top-level value that is no object: its position.
+    TopIndex(usize),
+    /// A field, by name.
+    Field(&'a str),
+    /// An array element, by index.
+    Element(usize),
+    /// An object of a class's custom data (`writeObject`), by position.
+    Custom(usize),
+}
+
+impl Label<'_> {
+    fn push_to(self, out: &mut String) {
+        match self {
+            Label::Top(name) => push_name(out, name),
+            Label::TopIndex(i) => out.push_str(&format!("top[{i}]")),
+            Label::Field(name) => {
+                out.push('.');
+                push_name(out, name);
+            }
+            Label::Element(i) => out.push_str(&format!("[{i}]")),
+            Label::Custom(k) => out.push_str(&format!("{{{k}}}")),
+        }
+    }
+}
+
+/// `name`, cut after [`MAX_NAME_CHARS`] characters with an ellipsis.
+fn push_name(out: &mut String, name: &str) {
+    match name.char_indices().nth(MAX_NAME_CHARS) {
+        Some((cut, _)) => {
+            out.push_str(&name[..cut]);
+            out.push('…');
+        }
+        None => out.push_str(name),
+    }
+}
+
 /// The path of the first object of each class descriptor (by descriptor id).
 pub fn first_paths(s: &Stream) -> BTreeMap<NodeId, String> {
-    let mut parent: HashMap<NodeId, (Option<NodeId>, String)> = HashMap::new();
+    let mut parent: HashMap<NodeId, (Option<NodeId>, Label<'_>)> = HashMap::new();
     let mut queue: VecDeque<NodeId> = VecDeque::new();
     for (i, v) in s.top.iter().enumerate() {
         if let Value::Node(id) = v {
             if !parent.contains_key(id) {
                 let label = match s.node(*id) {
-                    Node::Object(o) => simple(s.class_name(o)).to_string(),
-                    _ => format!("top[{i}]"),
+                    Node::Object(o) => Label::Top(simple(s.class_name(o))),
+                    _ => Label::TopIndex(i),
                 };
                 parent.insert(*id, (None, label));
                 queue.push_back(*id);
@@ -48,7 +100,7 @@ pub fn first_paths(s: &Stream) -> BTreeMap<NodeId, String> {
 }
 
 /// The labelled edges out of a node: fields by name, elements by index, custom data by position.
-fn children(s: &Stream, id: NodeId) -> Vec<(String, NodeId)> {
+fn children(s: &Stream, id: NodeId) -> Vec<(Label<'_>, NodeId)> {
     let mut out = Vec::new();
     match s.node(id) {
         Node::Object(o) => {
@@ -56,13 +108,13 @@ fn children(s: &Stream, id: NodeId) -> Vec<(String, NodeId)> {
                 let fields = s.desc(cd.class).map(|d| d.fields.as_slice()).unwrap_or(&[]);
                 for (f, v) in fields.iter().zip(&cd.values) {
                     if let Value::Node(c) = v {
-                        out.push((format!(".{}", f.name), *c));
+                        out.push((Label::Field(&f.name), *c));
                     }
                 }
                 let mut k = 0;
                 for v in &cd.annotation {
                     if let Value::Node(c) = v {
-                        out.push((format!("{{{k}}}"), *c));
+                        out.push((Label::Custom(k), *c));
                         k += 1;
                     }
                 }
@@ -72,7 +124,7 @@ fn children(s: &Stream, id: NodeId) -> Vec<(String, NodeId)> {
             if let ArrayElems::Values(vs) = &a.elems {
                 for (i, v) in vs.iter().enumerate() {
                     if let Value::Node(c) = v {
-                        out.push((format!("[{i}]"), *c));
+                        out.push((Label::Element(i), *c));
                     }
                 }
             }
@@ -82,34 +134,58 @@ fn children(s: &Stream, id: NodeId) -> Vec<(String, NodeId)> {
     out
 }
 
-fn path_of(s: &Stream, parent: &HashMap<NodeId, (Option<NodeId>, String)>, id: NodeId) -> String {
-    let mut segs = Vec::new();
+fn path_of(s: &Stream, parent: &HashMap<NodeId, (Option<NodeId>, Label<'_>)>, id: NodeId) -> String {
+    // The nodes from `id` up (ids only: the text is written for the segments shown).
+    let mut up = Vec::new();
     let mut cur = Some(id);
     while let Some(c) = cur {
-        let Some((p, label)) = parent.get(&c) else { break };
-        let mut seg = label.clone();
+        let Some((p, _)) = parent.get(&c) else { break };
+        up.push(c);
+        cur = *p;
+        if up.len() > 4096 {
+            break;
+        }
+    }
+    up.reverse();
+    let shown: Vec<Option<NodeId>> = if up.len() > MAX_SEGMENTS {
+        let head = up[..MAX_SEGMENTS / 2].iter().map(|c| Some(*c));
+        let tail = up[up.len() - MAX_SEGMENTS / 2..].iter().map(|c| Some(*c));
+        head.chain([None]).chain(tail).collect()
+    } else {
+        up.into_iter().map(Some).collect()
+    };
+    let mut out = String::new();
+    for c in shown {
+        let Some(c) = c else {
+            out.push('…');
+            continue;
+        };
+        let Some((p, label)) = parent.get(&c) else { continue };
+        label.push_to(&mut out);
         if p.is_some() {
             if let Node::Object(o) = s.node(c) {
                 let n = s.class_name(o);
                 if n.ends_with("DStream") {
-                    seg.push_str(&format!("({})", simple(n)));
+                    out.push('(');
+                    push_name(&mut out, simple(n));
+                    out.push(')');
                 }
             }
         }
-        segs.push(seg);
-        cur = *p;
-        if segs.len() > 4096 {
-            break;
-        }
     }
-    segs.reverse();
-    if segs.len() > MAX_SEGMENTS {
-        let tail = segs.split_off(segs.len() - MAX_SEGMENTS / 2);
-        segs.truncate(MAX_SEGMENTS / 2);
-        segs.push("…".into());
-        segs.extend(tail);
+    cut_middle(out)
+}
+
+/// `path` when it has at most [`MAX_PATH_CHARS`] characters; else its start and end around an ellipsis.
+fn cut_middle(path: String) -> String {
+    let n = path.chars().count();
+    if n <= MAX_PATH_CHARS {
+        return path;
     }
-    segs.concat()
+    let half = MAX_PATH_CHARS / 2;
+    let head: String = path.chars().take(half).collect();
+    let tail: String = path.chars().skip(n - (MAX_PATH_CHARS - half - 1)).collect();
+    format!("{head}…{tail}")
 }
 
 /// The class name without its package (`org.apache.spark.streaming.dstream.StateDStream` → `StateDStream`).
