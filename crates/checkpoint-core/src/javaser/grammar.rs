@@ -32,31 +32,45 @@ pub(crate) struct Parser<'a> {
     pub(crate) handles: Vec<NodeId>,
     pub(crate) depth: u32,
     pub(crate) resets: u32,
+    /// Values counted by [`Parser::charge`] (class data, elements, annotations): with the arena's nodes, what
+    /// [`Limits::max_nodes`] bounds.
+    pub(crate) charged: usize,
 }
 
 impl<'a> Parser<'a> {
     pub(crate) fn new(bytes: &'a [u8], limits: Limits) -> Self {
-        Parser { cur: Cursor::new(bytes), limits, nodes: Vec::new(), handles: Vec::new(), depth: 0, resets: 0 }
+        Parser {
+            cur: Cursor::new(bytes),
+            limits,
+            nodes: Vec::new(),
+            handles: Vec::new(),
+            depth: 0,
+            resets: 0,
+            charged: 0,
+        }
     }
 
     pub(crate) fn err<T>(&self, offset: usize, kind: SerErrorKind) -> R<T> {
         Err(Stop::Err(SerError::at(offset, kind)))
     }
 
-    /// Adds a node to the arena (bounded by [`Limits::max_nodes`]).
+    /// Adds a node to the arena (bounded by [`Limits::max_nodes`], with the values charged).
     pub(crate) fn push(&mut self, n: Node) -> R<NodeId> {
-        if self.nodes.len() >= self.limits.max_nodes {
+        if self.nodes.len().saturating_add(self.charged) >= self.limits.max_nodes {
             return self.err(self.cur.pos, SerErrorKind::TooManyNodes(self.limits.max_nodes));
         }
         self.nodes.push(n);
         Ok(NodeId(self.nodes.len() as u32 - 1))
     }
 
-    /// Counts `n` more nodes against [`Limits::max_nodes`] without storing them (class data, elements).
+    /// Counts `n` more values against [`Limits::max_nodes`] that are not nodes of the arena (class data,
+    /// elements, annotations): they add up over the whole stream, with the nodes.
     pub(crate) fn charge(&mut self, n: usize) -> R<()> {
-        if self.nodes.len().saturating_add(n) > self.limits.max_nodes {
+        let total = self.nodes.len().saturating_add(self.charged).saturating_add(n);
+        if total > self.limits.max_nodes {
             return self.err(self.cur.pos, SerErrorKind::TooManyNodes(self.limits.max_nodes));
         }
+        self.charged += n;
         Ok(())
     }
 

@@ -193,6 +193,33 @@ fn the_node_and_handle_limits_hold() {
 }
 
 #[test]
+fn values_charged_add_up_over_the_stream() {
+    // Two arrays of 600 TC_NULLs with a limit of 1,000: each fits alone, not both. Before, `charge` compared
+    // each array with the limit and counted nothing, so any number of arrays under it were kept.
+    let arrays = |n: usize, len: i32| {
+        let mut w = W::new();
+        w.u8(TC_ARRAY).desc("[Ljava.lang.Object;", 1, SC_SERIALIZABLE, &[]).i32(len);
+        w.0.extend(std::iter::repeat_n(TC_NULL, len as usize));
+        for _ in 1..n {
+            w.u8(TC_ARRAY).reference(0).i32(len);
+            w.0.extend(std::iter::repeat_n(TC_NULL, len as usize));
+        }
+        w.0
+    };
+    let small = Limits { max_nodes: 1000, ..Limits::default() };
+    assert!(parse(&arrays(1, 600), &small).is_ok());
+    let e = parse(&arrays(2, 600), &small).unwrap_err();
+    assert_eq!(e.kind, SerErrorKind::TooManyNodes(1000));
+    assert_eq!(e.offset as usize, arrays(1, 600).len() + 10, "after the second array's length");
+    // With the default limit (2^20): 64 arrays of 100,000 elements (6.4 MB of stream, 6.4 million values of
+    // 24 bytes held before) are refused at the eleventh.
+    let bytes = arrays(64, 100_000);
+    let e = parse(&bytes, &Limits::default()).unwrap_err();
+    assert_eq!(e.kind, SerErrorKind::TooManyNodes(1 << 20));
+    assert!((e.offset as usize) < 11 * 100_010, "{}", e.offset);
+}
+
+#[test]
 fn a_write_method_class_keeps_its_custom_data_after_the_fields() {
     let mut w = W::new();
     w.u8(TC_OBJECT).desc("a.C", 9, SC_SERIALIZABLE | SC_WRITE_METHOD, &[(b'I', "n", "")]).i32(3);
