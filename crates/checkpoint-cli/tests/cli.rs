@@ -414,4 +414,10 @@ fn an_input_without_a_checkpoint_exits_2_and_names_the_zip_inside() {
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no Spark checkpoint found") && !err.contains("committed"), "{err}");
+    // A Delta table's log given as the checkpoint (a real delta-spark log of the shared cases): say where it goes.
+    let log = fixtures().join("../cases/case-13-delta-log-expired.delta_log.zip");
+    let out = bin().args(["diagnose", log.to_str().unwrap(), "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(j["checkpoints"][0]["findings"][0]["fix"][0].as_str().unwrap().contains("--delta-log"), "{j}");
 }

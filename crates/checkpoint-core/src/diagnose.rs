@@ -109,6 +109,9 @@ fn diagnose_with(archive: &mut dyn Archive, ctx: &Context, mut on_verdict: Optio
             f = f.evidence(p, "an archive inside the input: its files are not looked into", None);
         }
         let mut fix = Vec::new();
+        if !crate::delta::reader::find_delta_logs(archive.entries()).is_empty() {
+            fix.push("This holds a Delta table's _delta_log, not a checkpoint: give it beside the checkpoint (CLI --delta-log; in the page, \"Delta table log (optional)\") to check the checkpoint's Delta source against it.".to_string());
+        }
         if let Some(p) = inner.first() {
             fix.push(format!(
                 "Give the archive inside ({p}) instead: unzip the outer one first (a zip inside a zip is not opened)."
