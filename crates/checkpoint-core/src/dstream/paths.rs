@@ -3,10 +3,10 @@
 //! back-references and cycles end the walk), and for every class descriptor the path of its first object
 //! (including objects of subclasses, so an abstract `DStream` gets the first concrete DStream).
 //!
-//! The way each node is reached is kept as a [`Label`] that borrows its name from the tree: a field name of
-//! 65,535 bytes is held once however many objects it leads to. A path shows at most [`MAX_SEGMENTS`]
-//! segments, each name in it at most [`MAX_NAME_CHARS`] characters, the whole at most [`MAX_PATH_CHARS`]
-//! (longer ones keep their start and end around an ellipsis).
+//! The way each node is reached is kept as a `Label` that borrows its name from the tree: a field name of
+//! 65,535 bytes is held once however many objects it leads to. A path shows at most 24 segments
+//! (`MAX_SEGMENTS`), each name in it at most 200 characters (`MAX_NAME_CHARS`), the whole at most 2,048
+//! (`MAX_PATH_CHARS`); longer ones keep their start and end around an ellipsis.
 
 use super::classes::desc_of;
 use crate::javaser::{ArrayElems, Node, NodeId, Stream, Value};
