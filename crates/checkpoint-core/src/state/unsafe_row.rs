@@ -14,8 +14,9 @@
 //! Spark's strings (`CalendarInterval.toString`, ANSI `INTERVAL '…' DAY TO SECOND`).
 //!
 //! Every offset and size is bounds-checked; errors carry the byte offset in the outermost row. The work of one
-//! row is bounded by its size ([`RowBudget`]): Spark's nested values never share bytes, so a row whose offsets
-//! point several values at the same bytes (which would decode into exponentially many values) is an error.
+//! row is bounded by its size (`RowBudget`: at most 2 × its bytes + 64 bytes of values): Spark's nested values
+//! never share bytes, so a row whose offsets point several values at the same bytes (which would decode into
+//! exponentially many values) is an error.
 
 use super::schema::{DataType, StructType};
 use serde_json::{Map, Value};
@@ -36,7 +37,8 @@ pub(super) const MAX_NESTING: usize = 64;
 /// Decodes one UnsafeRow into the JSON object Spark's `toJSON` writes for it.
 ///
 /// Errors: a row shorter than its fixed part, an offset/size pointing outside the row, an impossible array
-/// length, nesting deeper than 64 levels, nested values that share bytes beyond the row's [`RowBudget`].
+/// length, nesting deeper than 64 levels, nested values that share bytes beyond the row's budget (`RowBudget`:
+/// 2 × its bytes + 64).
 pub fn decode_row(bytes: &[u8], schema: &StructType) -> Result<Value, RowError> {
     let budget = RowBudget::for_row(bytes.len());
     let r = Slice::new(bytes, &budget);
