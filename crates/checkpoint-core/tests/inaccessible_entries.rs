@@ -106,3 +106,26 @@ fn files_inside_an_unreadable_folder_are_not_reported_missing() {
         assert!(!plan.contains("Restore state/0/1/1.delta"), "{folder}: {plan}");
     }
 }
+
+/// A store's schema file whose zip entry does not unpack, or that the input cannot give: a restart reads it
+/// (`StateSchemaCompatibilityChecker`, when it first loads the operator's state), so it is unreadable and the
+/// verdict unknown. It was no finding at all.
+#[test]
+fn a_schema_file_the_input_cannot_give_is_unreadable() {
+    const SCHEMA: &str = "state/0/0/_metadata/schema";
+    let errors = [
+        ArchiveError::Corrupt { path: SCHEMA.into(), offset: 0, reason: "CRC-32 mismatch".into(), header: Some(7) },
+        ArchiveError::Inaccessible { path: SCHEMA.into(), reason: "Permission denied".into(), folder: false },
+    ];
+    for error in errors {
+        let mut a = Faulty::new(MemArchive::new("t", load("ss-4.3.0-agg-hdfs"), Limits::default()).unwrap());
+        a.on_read.push((SCHEMA.into(), error.clone()));
+        let r = diagnose(&mut a, &ctx());
+        let c = &r.checkpoints[0];
+        let codes: Vec<Code> = c.findings.iter().map(|f| f.code).collect();
+        assert_eq!(c.restart.outcome, RestartOutcome::Unknown, "{error:?}: {codes:?}");
+        let f = c.findings.iter().find(|f| f.code == Code::ArchiveEntryUnreadable).expect("unreadable");
+        assert_eq!(f.severity, Severity::Error, "{error:?}");
+        assert!(f.evidence.iter().any(|e| e.path == SCHEMA), "{:?}", f.evidence);
+    }
+}

@@ -13,8 +13,8 @@ use std::collections::BTreeSet;
 /// Entries named in the evidence of one grouped finding.
 const MAX_EVIDENCE: usize = 10;
 
-/// The files a restart reads: the logs of [`super::budgets::restart_reads`] and every file of the state
-/// chains the read stage planned.
+/// The files a restart reads: those of [`super::budgets::restart_reads`] and every file of the state chains
+/// the read stage planned.
 fn restart_reads(cp: &Checkpoint) -> BTreeSet<String> {
     let mut out = super::budgets::restart_reads(cp);
     for c in cp.restart_chains.values() {

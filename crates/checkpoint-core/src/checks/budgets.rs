@@ -14,7 +14,8 @@ use std::collections::BTreeSet;
 const MAX_EVIDENCE: usize = 10;
 
 /// The files a restart reads among the log files (`metadata`, the latest two offsets files, the latest
-/// commit) and the state files of its chains that were not verified.
+/// commit, the file source logs' needed files), the stores' schema files, and the state files of its chains
+/// that were not verified.
 pub(super) fn restart_reads(cp: &Checkpoint) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     out.insert("metadata".to_string());
@@ -34,6 +35,9 @@ pub(super) fn restart_reads(cp: &Checkpoint) -> BTreeSet<String> {
         }
     }
     out.extend(cp.not_verified.iter().filter(|n| n.restart_reads).map(|n| n.path.clone()));
+    // The stores' schema files (`state/<op>/0/[<store>/]_metadata/schema`): `StateSchemaCompatibilityChecker`
+    // reads each when a restart first loads the operator's state.
+    out.extend(cp.state_schemas.keys().cloned());
     out
 }
 

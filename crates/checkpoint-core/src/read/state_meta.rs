@@ -42,7 +42,14 @@ pub(crate) fn read_schema_files(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
             Ok(b) => crate::state::schema::parse_schema_file(&b)
                 .map(|s| (s.key.simple_string(), s.value.simple_string()))
                 .map_err(|e| Problem { path: f.path.clone(), offset: Some(e.offset), reason: e.to_string() }),
-            Err(e) => Err(Problem { path: f.path.clone(), offset: None, reason: e.to_string() }),
+            Err(e) => {
+                // A zip entry that does not unpack (or a folder's file that does not open): that says nothing
+                // of the file, which a restart reads (`archive-entry-unreadable`, the verdict unknown).
+                if e.is_entry_damage() {
+                    cp.archive_unreadable.insert(f.path.clone(), e.clone());
+                }
+                Err(Problem { path: f.path.clone(), offset: None, reason: e.to_string() })
+            }
         };
         cp.state_schemas.insert(f.path.clone(), parsed);
     }
