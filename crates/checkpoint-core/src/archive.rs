@@ -425,16 +425,9 @@ impl<R: Read + Seek> ZipInput<R> {
         }
         let mut reader = reader;
         check_end_record(&mut reader, bytes, &limits)?;
-        // The zip reader borrows the input, which then gives its first bytes when it is not a zip (what it is).
         let zip = match zip::ZipArchive::new(&mut reader) {
             Ok(z) => z,
-            Err(e) => {
-                let found_end = end_record(&mut reader, bytes).is_some();
-                let mut head = Vec::with_capacity(not_a_zip::HEAD_BYTES);
-                let _ = reader.seek(std::io::SeekFrom::Start(0));
-                let _ = (&mut reader).take(not_a_zip::HEAD_BYTES as u64).read_to_end(&mut head);
-                return Err(ArchiveError::NotAZip { reason: not_a_zip::reason(&head, found_end, &e.to_string()) });
-            }
+            Err(e) => return Err(not_a_zip::error(&mut reader, bytes, &e.to_string())),
         };
         let n = zip.len();
         if n > limits.max_entries {

@@ -86,45 +86,7 @@ fn diagnose_with(archive: &mut dyn Archive, ctx: &Context, mut on_verdict: Optio
         let root = Root { path: String::new(), kind: CheckpointKind::Unknown };
         let cp = read_checkpoint(archive, &root, false);
         let mut r = report_for(&cp, ctx);
-        // Archives inside the input (a zip of a zip, a tarball zipped): the checkpoint is likely in one of them.
-        let inner: Vec<String> = archive
-            .entries()
-            .iter()
-            .filter(|e| !e.is_dir && !crate::layout::is_finder_metadata(&e.path) && is_archive_name(&e.path))
-            .map(|e| e.path.clone())
-            .collect();
-        let mut f = Finding::new(
-            Code::NoCheckpointFound,
-            Severity::Warning,
-            if input.entries == 0 {
-                "No Spark checkpoint found in the input: it holds no file".to_string()
-            } else if inner.is_empty() {
-                "No Spark checkpoint found in the input".to_string()
-            } else {
-                format!("No Spark checkpoint found in the input, which holds {}", crate::checks::some_of(&inner, inner.len() as u64))
-            },
-        )
-        .evidence("", format!("{} file(s) listed; none is a `metadata`, `offsets/<n>`, `commits/<n>`, `state/<op>/` or `checkpoint-<ms>` file", input.entries), None);
-        for p in inner.iter().take(3) {
-            f = f.evidence(p, "an archive inside the input: its files are not looked into", None);
-        }
-        let mut fix = Vec::new();
-        if !crate::delta::reader::find_delta_logs(archive.entries()).is_empty() {
-            fix.push("This holds a Delta table's _delta_log, not a checkpoint: give it beside the checkpoint (CLI --delta-log; in the page, \"Delta table log (optional)\") to check the checkpoint's Delta source against it.".to_string());
-        }
-        if let Some(p) = inner.first() {
-            fix.push(format!(
-                "Give the archive inside ({p}) instead: unzip the outer one first (a zip inside a zip is not opened)."
-            ));
-        }
-        fix.push(
-            "Zip the checkpointLocation folder itself (or a parent of it): zip -r checkpoint.zip <checkpointLocation>."
-                .to_string(),
-        );
-        r.findings.push(
-            f.why("A Structured Streaming checkpoint folder holds metadata, offsets/, commits/ and usually state/; a DStream checkpoint holds checkpoint-<time> files.")
-                .fix(&fix),
-        );
+        r.findings.push(no_checkpoint_finding(archive, &input));
         checkpoints.push(r);
     }
     // Each root lists only its own entries (one pass over the listing for all roots), and the state
@@ -565,6 +527,48 @@ pub fn forced_conf(recorded: &BTreeMap<String, String>, session: &BTreeMap<Strin
             }
         })
         .collect()
+}
+
+/// `no-checkpoint-found` for an input without a checkpoint root: what it holds instead (no file, archives
+/// inside it, a Delta table's `_delta_log`) and what to give.
+fn no_checkpoint_finding(archive: &dyn Archive, input: &InputInfo) -> Finding {
+    // Archives inside the input (a zip of a zip, a tarball zipped): the checkpoint is likely in one of them.
+    let inner: Vec<String> = archive
+        .entries()
+        .iter()
+        .filter(|e| !e.is_dir && !crate::layout::is_finder_metadata(&e.path) && is_archive_name(&e.path))
+        .map(|e| e.path.clone())
+        .collect();
+    let mut f = Finding::new(
+        Code::NoCheckpointFound,
+        Severity::Warning,
+        if input.entries == 0 {
+            "No Spark checkpoint found in the input: it holds no file".to_string()
+        } else if inner.is_empty() {
+            "No Spark checkpoint found in the input".to_string()
+        } else {
+            format!("No Spark checkpoint found in the input, which holds {}", crate::checks::some_of(&inner, inner.len() as u64))
+        },
+    )
+    .evidence("", format!("{} file(s) listed; none is a `metadata`, `offsets/<n>`, `commits/<n>`, `state/<op>/` or `checkpoint-<ms>` file", input.entries), None);
+    for p in inner.iter().take(3) {
+        f = f.evidence(p, "an archive inside the input: its files are not looked into", None);
+    }
+    let mut fix = Vec::new();
+    if !crate::delta::reader::find_delta_logs(archive.entries()).is_empty() {
+        fix.push("This holds a Delta table's _delta_log, not a checkpoint: give it beside the checkpoint (CLI --delta-log; in the page, \"Delta table log (optional)\") to check the checkpoint's Delta source against it.".to_string());
+    }
+    if let Some(p) = inner.first() {
+        fix.push(format!(
+            "Give the archive inside ({p}) instead: unzip the outer one first (a zip inside a zip is not opened)."
+        ));
+    }
+    fix.push(
+        "Zip the checkpointLocation folder itself (or a parent of it): zip -r checkpoint.zip <checkpointLocation>."
+            .to_string(),
+    );
+    f.why("A Structured Streaming checkpoint folder holds metadata, offsets/, commits/ and usually state/; a DStream checkpoint holds checkpoint-<time> files.")
+        .fix(&fix)
 }
 
 /// True for the name of an archive a user may have zipped by mistake (a zip of a zip, a tarball): `.zip`,

@@ -2,6 +2,19 @@
 //! bzip2, xz, zstd, tar, 7-Zip, RAR, text) and what to give instead. The zip reader's own reason ("Could
 //! not find EOCD") names its internals, not the problem.
 
+use super::ArchiveError;
+use std::io::{Read, Seek};
+
+/// [`ArchiveError::NotAZip`] for an input the zip reader refused with `zip_error` (the reader borrowed the input,
+/// which gives its first bytes again): what they say it is instead ([`reason`]).
+pub(super) fn error<R: Read + Seek>(reader: &mut R, bytes: u64, zip_error: &str) -> ArchiveError {
+    let found_end = super::end_record(reader, bytes).is_some();
+    let mut head = Vec::with_capacity(HEAD_BYTES);
+    let _ = reader.seek(std::io::SeekFrom::Start(0));
+    let _ = reader.take(HEAD_BYTES as u64).read_to_end(&mut head);
+    ArchiveError::NotAZip { reason: reason(&head, found_end, zip_error) }
+}
+
 /// Bytes of the input's start [`reason`] looks at (a tar header's `ustar` magic sits at byte 257).
 pub const HEAD_BYTES: usize = 512;
 
