@@ -500,7 +500,7 @@ with zipfile.ZipFile(sys.argv[3], 'w', zipfile.ZIP_DEFLATED) as z:
 
   test('clear messages for a file that is not a zip, is empty, or is over a limit', async () => {
     for (const [name, bytes, kind, re] of [
-      ['notes.txt', Buffer.from('hello, this is not a zip'), 'not-a-zip', /notes\.txt is not a zip archive: it is text, not a zip .*zip -r checkpoint\.zip/],
+      ['notes.txt', Buffer.from('hello, this is not a zip'), 'not-a-zip', /notes\.txt is not a zip archive: it is text .*zip -r checkpoint\.zip/],
       ['empty.zip', Buffer.alloc(0), 'empty', /empty\.zip is empty/],
       ['many.zip', entryCountBombZip(), 'over-limit', /number of entries is 1000000000, over the limit of 400000/],
     ]) {
