@@ -5,9 +5,6 @@
 mod common;
 use common::*;
 
-use checkpoint_core::archive::{Limits, MemArchive};
-use checkpoint_core::{diagnose, Context};
-
 /// The AppleDouble header Finder writes (magic 0x00051607, version 2), padded as a small `._` file is.
 fn apple_double() -> Vec<u8> {
     let mut b = vec![0x00, 0x05, 0x16, 0x07, 0x00, 0x02, 0x00, 0x00];
@@ -28,13 +25,6 @@ fn as_finder_zips_it(files: &[(String, Vec<u8>)], folder: &str) -> Vec<(String, 
     out
 }
 
-fn checkpoints_json(files: Vec<(String, Vec<u8>)>) -> Vec<serde_json::Value> {
-    let ctx = Context { now_ms: Some(1_800_000_000_000), ..Default::default() };
-    let mut a = MemArchive::new("in.zip", files, Limits::default()).unwrap();
-    let r = diagnose(&mut a, &ctx);
-    r.checkpoints.iter().map(|c| serde_json::to_value(c).unwrap()).collect()
-}
-
 #[test]
 fn a_finder_zip_is_diagnosed_as_the_folder_alone() {
     for fixture in [
@@ -50,8 +40,8 @@ fn a_finder_zip_is_diagnosed_as_the_folder_alone() {
                 .iter()
                 .map(|(p, b)| (if folder.is_empty() { p.clone() } else { format!("{folder}/{p}") }, b.clone()))
                 .collect();
-            let want = checkpoints_json(plain);
-            let got = checkpoints_json(as_finder_zips_it(&files, folder));
+            let want = checkpoint_reports(plain);
+            let got = checkpoint_reports(as_finder_zips_it(&files, folder));
             assert_eq!(got.len(), 1, "{fixture} in {folder:?}: one checkpoint");
             assert_eq!(got, want, "{fixture} in {folder:?}: the report of the folder alone");
         }

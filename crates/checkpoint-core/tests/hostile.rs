@@ -672,20 +672,6 @@ fn operator_metadata_claiming_huge_partition_counts() {
     }
 }
 
-/// Every file of a zip in `../shared/cases` as `(path, bytes)`.
-fn case_files(name: &str) -> Vec<(String, Vec<u8>)> {
-    let path = fixtures_dir().join("../cases").join(name);
-    let mut z = zip::ZipArchive::new(Cursor::new(std::fs::read(&path).unwrap())).unwrap();
-    let mut files = Vec::new();
-    for i in 0..z.len() {
-        let mut f = z.by_index(i).unwrap();
-        let mut b = Vec::new();
-        std::io::Read::read_to_end(&mut f, &mut b).unwrap();
-        files.push((f.name().unwrap().to_string(), b));
-    }
-    files
-}
-
 /// `"key":<integer>` set to `v` wherever it occurs in `s`.
 fn set_number(s: &str, key: &str, v: i64) -> String {
     let pat = format!("\"{key}\":");
@@ -708,7 +694,7 @@ fn set_number(s: &str, key: &str, v: i64) -> String {
 fn times_and_versions_at_the_ends_of_i64_do_not_overflow() {
     let extremes = [i64::MAX, i64::MIN, -1, 0];
     for case in ["case-25-delta-busy-version-available", "case-13-delta-log-expired", "case-04-kafka-topic-recreated"] {
-        let files = case_files(&format!("{case}.zip"));
+        let files = load_path(&format!("../cases/{case}.zip"));
         let delta_log = fixtures_dir().join(format!("../cases/{case}.delta_log.zip"));
         for &v in &extremes {
             let mutated: Vec<(String, Vec<u8>)> = files

@@ -57,21 +57,35 @@ fn inside_what_a_restart_reads_the_verdict_is_unknown() {
     }
 }
 
+/// The two ways a file the input lists cannot be given (a zip entry that does not unpack; a file a folder input
+/// cannot open), for `path`.
+fn cannot_give(path: &str) -> [ArchiveError; 2] {
+    [
+        ArchiveError::Corrupt { path: path.into(), offset: 0, reason: "CRC-32 mismatch".into(), header: Some(7) },
+        ArchiveError::Inaccessible { path: path.into(), reason: "Permission denied".into(), folder: false },
+    ]
+}
+
+/// The fixture's checkpoint diagnosed with `path` failing to read with `error`: the report, and its codes.
+fn diagnose_failing(
+    fixture: &str,
+    path: &str,
+    error: &ArchiveError,
+) -> (checkpoint_core::report::CheckpointReport, Vec<Code>) {
+    let mut a = Faulty::new(MemArchive::new("t", load(fixture), Limits::default()).unwrap());
+    a.on_read.push((path.into(), error.clone()));
+    let c = diagnose(&mut a, &ctx()).checkpoints.remove(0);
+    let codes = c.findings.iter().map(|f| f.code).collect();
+    (c, codes)
+}
+
 /// An SST the restart's zip lists whose zip entry does not unpack, or that the input cannot give: the file's own
 /// bytes were not seen, so it is unreadable (the verdict unknown), never a damaged state file that fails.
 #[test]
 fn an_sst_the_input_cannot_give_is_unreadable_not_damaged() {
     const SST: &str = "state/0/0/SSTs/000018-a78d715a-51c3-4e4e-856d-24caef1f76f2.sst";
-    let errors = [
-        ArchiveError::Corrupt { path: SST.into(), offset: 0, reason: "CRC-32 mismatch".into(), header: Some(7) },
-        ArchiveError::Inaccessible { path: SST.into(), reason: "Permission denied".into(), folder: false },
-    ];
-    for error in errors {
-        let mut a = Faulty::new(MemArchive::new("t", load("ss-4.3.0-agg-rocksdb"), Limits::default()).unwrap());
-        a.on_read.push((SST.into(), error.clone()));
-        let r = diagnose(&mut a, &ctx());
-        let c = &r.checkpoints[0];
-        let codes: Vec<Code> = c.findings.iter().map(|f| f.code).collect();
+    for error in cannot_give(SST) {
+        let (c, codes) = diagnose_failing("ss-4.3.0-agg-rocksdb", SST, &error);
         assert_eq!(c.restart.outcome, RestartOutcome::Unknown, "{error:?}: {codes:?}");
         assert!(!codes.contains(&Code::StateFileCorrupt), "{error:?}: {codes:?}");
         let f = c.findings.iter().find(|f| f.code == Code::ArchiveEntryUnreadable).expect("unreadable");
@@ -113,16 +127,8 @@ fn files_inside_an_unreadable_folder_are_not_reported_missing() {
 #[test]
 fn a_schema_file_the_input_cannot_give_is_unreadable() {
     const SCHEMA: &str = "state/0/0/_metadata/schema";
-    let errors = [
-        ArchiveError::Corrupt { path: SCHEMA.into(), offset: 0, reason: "CRC-32 mismatch".into(), header: Some(7) },
-        ArchiveError::Inaccessible { path: SCHEMA.into(), reason: "Permission denied".into(), folder: false },
-    ];
-    for error in errors {
-        let mut a = Faulty::new(MemArchive::new("t", load("ss-4.3.0-agg-hdfs"), Limits::default()).unwrap());
-        a.on_read.push((SCHEMA.into(), error.clone()));
-        let r = diagnose(&mut a, &ctx());
-        let c = &r.checkpoints[0];
-        let codes: Vec<Code> = c.findings.iter().map(|f| f.code).collect();
+    for error in cannot_give(SCHEMA) {
+        let (c, codes) = diagnose_failing("ss-4.3.0-agg-hdfs", SCHEMA, &error);
         assert_eq!(c.restart.outcome, RestartOutcome::Unknown, "{error:?}: {codes:?}");
         let f = c.findings.iter().find(|f| f.code == Code::ArchiveEntryUnreadable).expect("unreadable");
         assert_eq!(f.severity, Severity::Error, "{error:?}");

@@ -122,7 +122,7 @@ pub(super) fn duplicates<R: Read + Seek>(
     let path_of = |i: u32| entries.get(i as usize).map(|e| e.path.as_str());
     // (position of the path's first entry, order in the central directory, the copy).
     let mut copies: Vec<(u32, u64, EntryCopy)> = Vec::new();
-    let scanned = scan(r, bytes, cd, limits.max_entries, |name, _, at, copy| {
+    let scanned = scan(r, bytes, cd, limits.max_entries, SCAN_BUFFER, |name, _, at, copy| {
         let Ok(name) = std::str::from_utf8(name) else { return true };
         if name.ends_with('/') || name.ends_with('\\') {
             return true;
@@ -194,20 +194,24 @@ pub(super) fn compact(entries: &mut Vec<Entry>, slots: &mut Vec<Slot>, keep: &[b
     moved
 }
 
+/// The buffer of a [`scan`] of the whole central directory, in bytes (`BufReader`'s default).
+pub(super) const SCAN_BUFFER: usize = 8 << 10;
+
 /// Every record of the central directory in order (at most `max` + 1): its raw name, its extra field, its
 /// offset in the input (its order) and the copy it declares, with zip64 sizes and offsets (APPNOTE 4.3.12,
 /// 4.5.3). Stops at the first bytes that are not a central directory record (the end records follow the last
-/// one), or when `each` returns false.
+/// one), or when `each` returns false. Reads through a buffer of `buffer` bytes.
 pub(super) fn scan<R: Read + Seek>(
     r: &mut R,
     bytes: u64,
     cd: CentralDirectory,
     max: usize,
+    buffer: usize,
     mut each: impl FnMut(&[u8], &[u8], u64, EntryCopy) -> bool,
 ) -> std::io::Result<()> {
     let u16_at = |b: &[u8], i: usize| u64::from(u16::from_le_bytes([b[i], b[i + 1]]));
     let u32_at = |b: &[u8], i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
-    let mut r = BufReader::new(r);
+    let mut r = BufReader::with_capacity(buffer, r);
     let mut at = cd.start;
     r.seek(SeekFrom::Start(at))?;
     let (mut name, mut extra) = (Vec::new(), Vec::new());

@@ -43,11 +43,11 @@ pub fn utc_modified_ms(extra: &[u8]) -> Option<i64> {
     None
 }
 
-/// Sets `entries[i].modified_ms` to the UTC time of the central directory record at `cd_pos[i]`, for the
-/// records that carry one ([`utc_modified_ms`]); the others keep their DOS time. One more pass over the
-/// central directory, sequential (the page's reader still holds it), and none when its first record carries
-/// no such field (only that record is read): zips are written by one tool, and Python's and Windows
-/// Explorer's carry none. A read error leaves the DOS times.
+/// Sets `entries[i].modified_ms` to the UTC time of the central directory record at `cd_pos[i]` (one offset
+/// per entry; nothing is set when the lengths differ), for the records that carry one ([`utc_modified_ms`]);
+/// the others keep their DOS time. One more pass over the central directory, sequential (the page's reader
+/// still holds it), and none when its first record carries no such field (only that record is read): zips
+/// are written by one tool, and Python's and Windows Explorer's carry none. A read error leaves the DOS times.
 pub(super) fn set_utc_times<R: Read + Seek>(
     r: &mut R,
     bytes: u64,
@@ -56,14 +56,24 @@ pub(super) fn set_utc_times<R: Read + Seek>(
     entries: &mut [Entry],
     max: usize,
 ) {
-    if !first_record_has_utc_time(r, bytes, cd.start) {
+    if cd_pos.len() != entries.len() {
+        return;
+    }
+    // The first record alone, through a small buffer: a zip without such times costs no more reading than its
+    // listing.
+    let mut first = false;
+    let _ = scan(r, bytes, cd, 0, 512, |_, extra, _, _| {
+        first = utc_modified_ms(extra).is_some();
+        false
+    });
+    if !first {
         return;
     }
     // Positions in central directory order (the zip reader's order, so mostly sorted already).
     let mut order: Vec<u32> = (0..entries.len() as u32).collect();
     order.sort_by_key(|&i| cd_pos[i as usize]);
     let mut next = 0;
-    let _ = scan(r, bytes, cd, max, |_, extra, at, _| {
+    let _ = scan(r, bytes, cd, max, super::zip_names::SCAN_BUFFER, |_, extra, at, _| {
         let t = utc_modified_ms(extra);
         while next < order.len() && cd_pos[order[next] as usize] < at {
             next += 1;
@@ -75,22 +85,6 @@ pub(super) fn set_utc_times<R: Read + Seek>(
         }
         true
     });
-}
-
-/// Whether the central directory's first record (at `start`) carries a UTC time: its header, name and extra
-/// field read alone (a few hundred bytes, not a buffer's worth), so that a zip without such times costs no
-/// more reading than its listing.
-fn first_record_has_utc_time<R: Read + Seek>(r: &mut R, bytes: u64, start: u64) -> bool {
-    let mut h = [0u8; 46];
-    if start.saturating_add(46) > bytes || r.seek(std::io::SeekFrom::Start(start)).is_err() {
-        return false;
-    }
-    if r.read_exact(&mut h).is_err() || h[..4] != *b"PK\x01\x02" {
-        return false;
-    }
-    let (n, e) = (u16::from_le_bytes([h[28], h[29]]) as usize, u16::from_le_bytes([h[30], h[31]]) as usize);
-    let mut rest = vec![0u8; n + e];
-    r.read_exact(&mut rest).is_ok() && utc_modified_ms(&rest[n..]).is_some()
 }
 
 #[cfg(test)]

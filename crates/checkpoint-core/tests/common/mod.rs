@@ -26,7 +26,19 @@ pub fn open_fixture(name: &str) -> checkpoint_core::ZipInput<std::fs::File> {
 
 /// Every file of a fixture zip as `(path, bytes)`, in archive order, folders left out: the input of a `MemArchive`.
 pub fn load(name: &str) -> Vec<(String, Vec<u8>)> {
-    let mut z = zip::ZipArchive::new(Cursor::new(fixture_zip(name))).unwrap();
+    load_bytes(fixture_zip(name))
+}
+
+/// Every file of the zip at `path` relative to the shared fixtures folder (`../cases/<name>.zip` for a case), as
+/// [`load`] gives them.
+pub fn load_path(path: &str) -> Vec<(String, Vec<u8>)> {
+    let p = fixtures_dir().join(path);
+    load_bytes(std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
+}
+
+/// Every file of the zip `bytes`, as [`load`] gives them.
+pub fn load_bytes(bytes: Vec<u8>) -> Vec<(String, Vec<u8>)> {
+    let mut z = zip::ZipArchive::new(Cursor::new(bytes)).unwrap();
     let mut files = Vec::new();
     for i in 0..z.len() {
         let mut f = z.by_index(i).unwrap();
@@ -38,6 +50,15 @@ pub fn load(name: &str) -> Vec<(String, Vec<u8>)> {
         files.push((f.name().unwrap().to_string(), b));
     }
     files
+}
+
+/// Each checkpoint's report, as JSON, of `files` diagnosed at a fixed now (2027-01-15T08:00:00Z): for comparing the
+/// reports of two inputs.
+pub fn checkpoint_reports(files: Vec<(String, Vec<u8>)>) -> Vec<serde_json::Value> {
+    let ctx = checkpoint_core::Context { now_ms: Some(1_800_000_000_000), ..Default::default() };
+    let mut a = checkpoint_core::archive::MemArchive::new("in.zip", files, checkpoint_core::Limits::default()).unwrap();
+    let r = checkpoint_core::diagnose(&mut a, &ctx);
+    r.checkpoints.iter().map(|c| serde_json::to_value(c).unwrap()).collect()
 }
 
 /// An archive counting its reads.
