@@ -653,7 +653,9 @@ impl Replacer<'_> {
             return s.to_string();
         }
         let b = s.as_bytes();
-        let mut claimed: Vec<(usize, usize, usize)> = Vec::new(); // (start, end, table index)
+        // start → (end, table index). The spans never overlap, so the one starting last before a new span's end
+        // is the only one that can overlap it: a check in log time, not a walk of every span so far.
+        let mut claimed: std::collections::BTreeMap<usize, (usize, usize)> = std::collections::BTreeMap::new();
         for (ti, (orig, _, kind)) in self.table.iter().enumerate() {
             if orig.len() > s.len() {
                 continue;
@@ -673,19 +675,18 @@ impl Replacer<'_> {
                         continue;
                     }
                 }
-                if claimed.iter().any(|&(s0, e0, _)| start < e0 && s0 < end) {
+                if claimed.range(..end).next_back().is_some_and(|(_, &(e0, _))| start < e0) {
                     continue;
                 }
-                claimed.push((start, end, ti));
+                claimed.insert(start, (end, ti));
             }
         }
         if claimed.is_empty() {
             return s.to_string();
         }
-        claimed.sort_unstable();
         let mut out = String::with_capacity(s.len());
         let mut pos = 0;
-        for (start, end, ti) in claimed {
+        for (start, (end, ti)) in claimed {
             out.push_str(&s[pos..start]);
             out.push_str(&self.table[ti].1);
             pos = end;
