@@ -37,25 +37,34 @@ pub struct ParseError<F> {
     pub offset: u64,
     /// What is wrong, for people.
     pub message: String,
+    /// True when a limit of this inspector stopped the read (a block, a table or an expansion over the reader's
+    /// bound, a compression the reader does not decode): the input is not verified, which says nothing about
+    /// its damage. False for damage.
+    pub limit: bool,
     format: PhantomData<fn() -> F>,
 }
 
 impl<F> ParseError<F> {
-    /// An error at `offset` (bytes) with `message`.
+    /// Damage at `offset` (bytes) with `message`.
     pub fn new(offset: impl ByteOffset, message: impl Into<String>) -> Self {
-        ParseError { offset: offset.into_u64(), message: message.into(), format: PhantomData }
+        ParseError { offset: offset.into_u64(), message: message.into(), limit: false, format: PhantomData }
+    }
+
+    /// A limit of this inspector reached at `offset` (bytes), `message` naming the limit: not damage.
+    pub fn over_limit(offset: impl ByteOffset, message: impl Into<String>) -> Self {
+        ParseError { limit: true, ..Self::new(offset, message) }
     }
 }
 
 impl<F> Clone for ParseError<F> {
     fn clone(&self) -> Self {
-        ParseError { offset: self.offset, message: self.message.clone(), format: PhantomData }
+        ParseError { offset: self.offset, message: self.message.clone(), limit: self.limit, format: PhantomData }
     }
 }
 
 impl<F> PartialEq for ParseError<F> {
     fn eq(&self, other: &Self) -> bool {
-        self.offset == other.offset && self.message == other.message
+        self.offset == other.offset && self.message == other.message && self.limit == other.limit
     }
 }
 
@@ -67,6 +76,7 @@ impl<F: ErrorFormat> fmt::Debug for ParseError<F> {
             .field("format", &F::PREFIX)
             .field("offset", &self.offset)
             .field("message", &self.message)
+            .field("limit", &self.limit)
             .finish()
     }
 }
@@ -111,5 +121,9 @@ mod tests {
         assert_eq!(e.to_string(), "at byte 12: bad block");
         assert_eq!(e, TestError::new(12u64, "bad block"));
         assert_eq!(e.clone().offset, 12);
+        assert!(!e.limit);
+        let l = TestError::over_limit(3usize, "block over 64 MiB");
+        assert!(l.limit && l.clone().limit);
+        assert_ne!(l, TestError::new(3usize, "block over 64 MiB"), "a limit is not the same error as damage");
     }
 }

@@ -43,6 +43,10 @@ pub struct StreamCheck {
     pub records: Option<(u64, u64)>,
     /// Bytes of the decompressed stream, when it decompressed (the work a read costs).
     pub decompressed_bytes: Option<u64>,
+    /// A limit of this inspector stopped the check (the decompressed bytes of one stream over 512 MiB, a
+    /// changelog over 10 M records): which limit, where. The file is not verified, which is no damage:
+    /// `problem` is `None`.
+    pub not_verified: Option<String>,
 }
 
 /// Checks a compressed state stream file. `snapshot` selects snapshot rules (no removals), `changelog`
@@ -54,15 +58,25 @@ pub fn check_stream_file(path: &str, bytes: &[u8], snapshot: bool, changelog: bo
 /// [`check_stream_file`] of a RocksDB changelog that also hands back its parsed records when they read (`None`
 /// on damage), within the same limits: the integrity pass rebuilds a store's rows from the bytes it checks.
 pub fn check_changelog_keeping(path: &str, bytes: &[u8]) -> (StreamCheck, Option<rocksdb::changelog::Changelog>) {
+    changelog_within(path, bytes, MAX_STREAM_OUT, MAX_CHANGELOG_RECORDS)
+}
+
+/// [`check_changelog_keeping`] within `max_out` decompressed bytes and `max_records` records.
+fn changelog_within(
+    path: &str,
+    bytes: &[u8],
+    max_out: usize,
+    max_records: usize,
+) -> (StreamCheck, Option<rocksdb::changelog::Changelog>) {
     let prob = |offset: u64, reason: String| Some(Problem { path: path.to_string(), offset: Some(offset), reason });
     if bytes.is_empty() {
         return (check_stream_file(path, bytes, false, true), None);
     }
-    let data = match crate::codec::decompress(bytes, MAX_STREAM_OUT) {
+    let data = match crate::codec::decompress(bytes, max_out) {
         Ok(d) => d,
         Err(e) => return (codec_failure(path, e), None),
     };
-    match rocksdb::changelog::parse_changelog(&data, MAX_CHANGELOG_RECORDS) {
+    match rocksdb::changelog::parse_changelog(&data, max_records) {
         Ok(cl) => {
             let check = StreamCheck {
                 decompressed_bytes: Some(data.len() as u64),
@@ -73,6 +87,15 @@ pub fn check_changelog_keeping(path: &str, bytes: &[u8]) -> (StreamCheck, Option
             };
             (check, Some(cl))
         }
+        Err(e) if e.kind == rocksdb::changelog::ChangelogErrorKind::OverLimit => {
+            let reason = format!("{path}: at decompressed byte {}: {}, a limit of this inspector", e.offset, e.message);
+            let check = StreamCheck {
+                not_verified: Some(reason),
+                decompressed_bytes: Some(data.len() as u64),
+                ..Default::default()
+            };
+            (check, None)
+        }
         Err(e) => {
             use rocksdb::changelog::ChangelogErrorKind as C;
             let check = StreamCheck {
@@ -81,12 +104,7 @@ pub fn check_changelog_keeping(path: &str, bytes: &[u8]) -> (StreamCheck, Option
                     format!("changelog record stream damaged at decompressed byte {}: {}", e.offset, e.message),
                 ),
                 exception: Some(
-                    match e.kind {
-                        C::Truncated => "java.io.EOFException",
-                        C::OverLimit => "java.lang.OutOfMemoryError",
-                        _ => "java.io.IOException",
-                    }
-                    .into(),
+                    if e.kind == C::Truncated { "java.io.EOFException" } else { "java.io.IOException" }.into(),
                 ),
                 error_class: (e.kind == C::InvalidVersion)
                     .then_some("CANNOT_LOAD_STATE_STORE.INVALID_CHANGE_LOG_READER_VERSION"),
@@ -109,6 +127,18 @@ pub fn check_stream_file_with(
     changelog: bool,
     on_record: impl FnMut(u64, &[u8], Option<&[u8]>),
 ) -> StreamCheck {
+    stream_within(path, bytes, snapshot, changelog, MAX_STREAM_OUT, on_record)
+}
+
+/// [`check_stream_file_with`] within `max_out` decompressed bytes.
+fn stream_within(
+    path: &str,
+    bytes: &[u8],
+    snapshot: bool,
+    changelog: bool,
+    max_out: usize,
+    on_record: impl FnMut(u64, &[u8], Option<&[u8]>),
+) -> StreamCheck {
     let prob = |offset: u64, reason: String| Some(Problem { path: path.to_string(), offset: Some(offset), reason });
     if bytes.is_empty() {
         return StreamCheck {
@@ -118,10 +148,10 @@ pub fn check_stream_file_with(
         };
     }
     if changelog {
-        return check_changelog_keeping(path, bytes).0;
+        return changelog_within(path, bytes, max_out, MAX_CHANGELOG_RECORDS).0;
     }
     let kind = if snapshot { RecordFileKind::Snapshot } else { RecordFileKind::Delta };
-    match crate::state::hdfs::for_each_record_in_file_at(bytes, kind, MAX_STREAM_OUT, on_record) {
+    match crate::state::hdfs::for_each_record_in_file_at(bytes, kind, max_out, on_record) {
         Ok(stats) => StreamCheck {
             records: Some((stats.puts, stats.removals)),
             decompressed_bytes: Some(stats.end_offset + 4 + stats.trailing_bytes),
@@ -147,13 +177,16 @@ pub fn check_stream_file_with(
     }
 }
 
+/// The check of a stream whose codec framing stopped at `e`: damage, or (over this inspector's limit on the
+/// decompressed bytes) not verified.
 fn codec_failure(path: &str, e: crate::codec::CodecError) -> StreamCheck {
     use crate::codec::CodecErrorKind as K;
-    let exc = match e.kind {
-        K::Truncated => "java.io.EOFException",
-        K::OverLimit => "java.lang.OutOfMemoryError",
-        _ => "java.io.IOException",
-    };
+    if e.kind == K::OverLimit {
+        let reason =
+            format!("{path}: at byte {} ({} framing): {}, a limit of this inspector", e.offset, e.codec, e.message);
+        return StreamCheck { not_verified: Some(reason), ..Default::default() };
+    }
+    let exc = if e.kind == K::Truncated { "java.io.EOFException" } else { "java.io.IOException" };
     StreamCheck {
         problem: Some(Problem {
             path: path.to_string(),
@@ -313,6 +346,11 @@ pub fn check_rocksdb_zip_keeping(
             let unreadable = e.unreadable.map(|u| (rel(&e.path), *u));
             (ZipCheck { num_keys, sst_bytes, unreadable, ..Default::default() }, None)
         }
+        // A limit of this inspector on an SST (named, with its offset): not verified, not damage.
+        Err(e) if e.limit => {
+            let reason = RocksDbError { path: rel(&e.path), ..e }.to_string();
+            (ZipCheck { num_keys, sst_bytes, not_verified: Some(reason), ..Default::default() }, None)
+        }
         Err(e) => (
             ZipCheck {
                 exception: Some(exception_of(&e).into()),
@@ -366,5 +404,61 @@ fn exception_of(e: &RocksDbError) -> &'static str {
         Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT") => "java.util.zip.ZipException",
         Some("CANNOT_LOAD_STATE_STORE.UNEXPECTED_FILE_SIZE") => "org.apache.spark.SparkException",
         _ => "org.rocksdb.RocksDBException",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::write::lz4_block_stream;
+
+    /// HDFS records: `(key, value)` pairs as size-prefixed bytes, then the `-1` end marker.
+    fn records(n: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        for i in 0..n {
+            let (k, v) = (format!("key{i}"), format!("value{i}"));
+            out.extend_from_slice(&(k.len() as i32).to_be_bytes());
+            out.extend_from_slice(k.as_bytes());
+            out.extend_from_slice(&(v.len() as i32).to_be_bytes());
+            out.extend_from_slice(v.as_bytes());
+        }
+        out.extend_from_slice(&(-1i32).to_be_bytes());
+        out
+    }
+
+    /// A valid snapshot whose stream is over the decompressed-bytes limit is not verified: no damage, no
+    /// exception, the file and the limit named. A stream cut short is damage whatever the limit.
+    #[test]
+    fn a_stream_over_the_limit_is_not_verified_and_a_cut_one_is_damage() {
+        let file = lz4_block_stream(&records(5000), 64 * 1024);
+        let whole = stream_within("state/0/0/2.snapshot", &file, true, false, usize::MAX, |_, _, _| {});
+        assert!(whole.problem.is_none() && whole.not_verified.is_none(), "{whole:?}");
+        assert_eq!(whole.records, Some((5000, 0)));
+        let over = stream_within("state/0/0/2.snapshot", &file, true, false, 10_000, |_, _, _| {});
+        assert!(over.problem.is_none() && over.exception.is_none(), "{over:?}");
+        let reason = over.not_verified.unwrap();
+        assert!(reason.starts_with("state/0/0/2.snapshot: at byte") && reason.contains("limit"), "{reason}");
+        let cut = stream_within("state/0/0/2.snapshot", &file[..file.len() / 2], true, false, 1 << 20, |_, _, _| {});
+        assert!(cut.problem.is_some() && cut.not_verified.is_none(), "{cut:?}");
+    }
+
+    /// A changelog over the record limit is not verified; one under it reads.
+    #[test]
+    fn a_changelog_over_the_record_limit_is_not_verified() {
+        let mut stream = Vec::new();
+        for i in 0..100u32 {
+            let (k, v) = (format!("key{i}"), format!("value{i}"));
+            stream.extend_from_slice(&(k.len() as i32).to_be_bytes());
+            stream.extend_from_slice(k.as_bytes());
+            stream.extend_from_slice(&(v.len() as i32).to_be_bytes());
+            stream.extend_from_slice(v.as_bytes());
+        }
+        stream.extend_from_slice(&(-1i32).to_be_bytes());
+        let file = lz4_block_stream(&stream, 64 * 1024);
+        let (ok, cl) = changelog_within("state/0/0/3.changelog", &file, usize::MAX, 1000);
+        assert!(ok.problem.is_none() && ok.not_verified.is_none() && cl.is_some(), "{ok:?}");
+        let (over, cl) = changelog_within("state/0/0/3.changelog", &file, usize::MAX, 10);
+        assert!(over.problem.is_none() && over.exception.is_none() && cl.is_none(), "{over:?}");
+        assert!(over.not_verified.is_some_and(|r| r.starts_with("state/0/0/3.changelog") && r.contains("limit")));
     }
 }

@@ -88,8 +88,9 @@ fn run(input: &[u8], max_out: usize, out: &mut Vec<u8>, mut emit: Option<Emit<'_
                 format!("negative block length (compressed {clen}, decompressed {olen})"),
             );
         }
-        // Bound first: a header claiming gigabytes is over the caller's limit before it is anything else.
-        check_budget(c, pos, emitted + out.len(), olen as u64, max_out)?;
+        // A header no writer makes (a block over its token's size, gigabytes from bytes) is damage, as lz4-java
+        // says; only then is a block that would take the stream past the caller's limit over that limit (a limit
+        // of the reader, not damage). Neither allocates.
         if (olen as u64) > (1u64 << level)
             || (olen == 0 && clen != 0)
             || (olen != 0 && clen == 0)
@@ -102,6 +103,7 @@ fn run(input: &[u8], max_out: usize, out: &mut Vec<u8>, mut emit: Option<Emit<'_
                 format!("impossible block header: token 0x{token:02x}, compressed {clen}, decompressed {olen} bytes"),
             );
         }
+        check_budget(c, pos, emitted + out.len(), olen as u64, max_out)?;
         if olen == 0 {
             // End-of-stream block.
             if check != 0 {

@@ -140,7 +140,7 @@ fn lz4_every_flipped_byte_never_panics() {
 }
 
 #[test]
-fn lz4_block_claiming_2gb_is_over_limit() {
+fn lz4_block_claiming_2gb_is_damage_and_a_real_block_past_the_limit_is_a_limit() {
     let mut b = Vec::new();
     b.extend_from_slice(LZ4_MAGIC);
     b.push(0x2F);
@@ -148,7 +148,12 @@ fn lz4_block_claiming_2gb_is_over_limit() {
     b.extend_from_slice(&i32::MAX.to_le_bytes());
     b.extend_from_slice(&0i32.to_le_bytes());
     b.extend_from_slice(&[0u8; 100]);
+    // Over the token's largest block (32 MiB): no writer made it, whatever the caller's limit.
     let e = decompress(&b, 256 << 20).unwrap_err();
+    assert_eq!((e.kind, e.offset), (CodecErrorKind::Corrupt, 0));
+    // A block lz4-java writes (64 KiB, token 0x26) past a small limit: the reader's limit, not damage.
+    let s = write::lz4_block_stream(&vec![7u8; 60_000], 64 * 1024);
+    let e = decompress(&s, 1000).unwrap_err();
     assert_eq!((e.kind, e.offset), (CodecErrorKind::OverLimit, 0));
     // Within the limit but over what the token's block size allows: corrupt, as lz4-java says.
     let mut b2 = b.clone();

@@ -274,6 +274,12 @@ fn check_state_file(
                 }
                 _ => crate::state_integrity::check_stream_file(path, &bytes, snapshot, changelog),
             };
+            // A limit of this inspector stopped the check: not verified (so the chain is not intact and its rows
+            // are not rebuilt), never damage.
+            if let Some(reason) = c.not_verified {
+                cp.not_verified.push(NotVerified { path: path.to_string(), reason, restart_reads: true });
+                return;
+            }
             StateFileIntegrity {
                 path: path.to_string(),
                 problem: c.problem,

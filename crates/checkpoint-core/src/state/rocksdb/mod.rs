@@ -108,6 +108,9 @@ pub struct RocksDbError {
     /// The input could not give the file (its zip entry does not unpack, it cannot be read, a limit of this
     /// inspector): its content was not seen, so this is no damage of the checkpoint.
     pub unreadable: Option<Box<ArchiveError>>,
+    /// A limit of this inspector stopped reading the file (an SST over [`sst::SstLimits`], a block compression
+    /// it does not decode): not verified, no damage.
+    pub limit: bool,
 }
 
 impl std::fmt::Display for RocksDbError {
@@ -127,7 +130,14 @@ impl std::fmt::Display for RocksDbError {
 impl std::error::Error for RocksDbError {}
 
 fn rerr(path: &str, offset: Option<u64>, message: impl Into<String>, class: Option<&'static str>) -> RocksDbError {
-    RocksDbError { path: path.to_string(), offset, message: message.into(), error_class: class, unreadable: None }
+    RocksDbError {
+        path: path.to_string(),
+        offset,
+        message: message.into(),
+        error_class: class,
+        unreadable: None,
+        limit: false,
+    }
 }
 
 /// Which files a version is rebuilt from.
@@ -389,7 +399,8 @@ fn read_ssts(
     for f in metadata.distinct_sst_files() {
         let path = format!("{dir}/SSTs/{}", f.dfs_file_name);
         let bytes = read_file(archive, &path, limits.max_file_bytes)?;
-        let t = sst::read_sst(&bytes, limits.sst).map_err(|e| rerr(&path, Some(e.offset), e.message, None))?;
+        let t = sst::read_sst(&bytes, limits.sst)
+            .map_err(|e| RocksDbError { limit: e.limit, ..rerr(&path, Some(e.offset), e.message, None) })?;
         if let Some(cf) = &t.properties.column_family_name {
             if cf != "default" {
                 return Err(rerr(
@@ -402,12 +413,8 @@ fn read_ssts(
         }
         all.extend(t.entries);
         if all.len() > limits.sst.max_entries {
-            return Err(rerr(
-                &path,
-                None,
-                format!("the snapshot's SST files hold more than {} entries (limit)", limits.sst.max_entries),
-                None,
-            ));
+            let message = format!("the snapshot's SST files hold more than {} entries (limit)", limits.sst.max_entries);
+            return Err(RocksDbError { limit: true, ..rerr(&path, None, message, None) });
         }
         tombstones.extend(t.range_deletions);
     }

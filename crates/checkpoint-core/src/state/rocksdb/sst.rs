@@ -9,9 +9,10 @@
 //! without the data-block hash index) and the range-deletion block.
 //!
 //! Block checksums are verified for every checksum type RocksDB writes (crc32c masked, xxHash32, xxHash64, XXH3,
-//! with the format_version 6+ context modifier). Block compression: none, snappy, LZ4/LZ4HC and ZSTD (RocksDB's
-//! format_version >= 2 framing with a varint32 decompressed size); zlib, bzip2 and xpress are reported as
-//! unsupported.
+//! with the format_version 6+ context modifier). Block compression: none, snappy, zlib, bzip2, LZ4/LZ4HC and ZSTD (RocksDB's
+//! format_version >= 2 framing with a varint32 decompressed size): every compression
+//! `spark.sql.streaming.stateStore.rocksdb.compression` names but xpress (RocksDB on Windows only), which is a
+//! limit of this reader (the error's `limit`: the table not verified, never damage).
 //!
 //! Every error carries the byte offset in the SST file where reading failed. Nothing here panics on bad input,
 //! and every allocation is bounded by the input size or [`SstLimits`].
@@ -77,6 +78,12 @@ crate::parse_error::parse_error_type!(
 
 pub(super) fn err<T>(offset: u64, message: impl Into<String>) -> Result<T, SstError> {
     Err(SstError::new(offset, message.into()))
+}
+
+/// A limit of this reader (an [`SstLimits`] bound, a compression or entry type it does not decode): the table is
+/// not verified, which is no damage ([`SstError::limit`]).
+fn limit<T>(offset: u64, message: impl Into<String>) -> Result<T, SstError> {
+    Err(SstError::over_limit(offset, message.into()))
 }
 
 /// The block checksum algorithm named in the footer (`ChecksumType` in include/rocksdb/table.h).
@@ -283,7 +290,7 @@ impl<'a> Reader<'a> {
         let out = self.decompress(compression, data, start, what)?;
         self.total_out = self.total_out.saturating_add(out.len());
         if self.total_out > self.limits.max_total_bytes {
-            return err(
+            return limit(
                 start,
                 format!("decompressed table exceeds the limit of {} bytes", self.limits.max_total_bytes),
             );
@@ -297,7 +304,7 @@ impl<'a> Reader<'a> {
         self.entry_bytes = self.entry_bytes.saturating_add(n);
         let budget = self.total_out.max(MIN_BLOCK_BYTES_CHARGED).saturating_mul(self.limits.max_entry_expansion);
         if self.entry_bytes > budget {
-            return err(
+            return limit(
                 block_at,
                 format!(
                     "{what} block: keys and values of more than {budget} bytes from {} bytes of blocks (over {} \
@@ -314,7 +321,7 @@ impl<'a> Reader<'a> {
         match compression {
             0 => {
                 if data.len() > max {
-                    return err(at, format!("{what} block of {} bytes exceeds the limit of {max}", data.len()));
+                    return limit(at, format!("{what} block of {} bytes exceeds the limit of {max}", data.len()));
                 }
                 Ok(data.to_vec())
             }
@@ -322,7 +329,7 @@ impl<'a> Reader<'a> {
                 let n = snap::raw::decompress_len(data)
                     .map_err(|e| SstError::new(at, format!("{what} block: bad snappy length: {e}")))?;
                 if n > max {
-                    return err(at, format!("{what} block decompresses to {n} bytes, over the limit of {max}"));
+                    return limit(at, format!("{what} block decompresses to {n} bytes, over the limit of {max}"));
                 }
                 snap::raw::Decoder::new()
                     .decompress_vec(data)
@@ -334,7 +341,11 @@ impl<'a> Reader<'a> {
                     .ok_or_else(|| SstError::new(at, format!("{what} block: bad LZ4 uncompressed-size varint")))?
                     as usize;
                 if n > max {
-                    return err(at, format!("{what} block decompresses to {n} bytes, over the limit of {max}"));
+                    return limit(at, format!("{what} block decompresses to {n} bytes, over the limit of {max}"));
+                }
+                // LZ4 expands a byte to at most 255 (a match length run): more is a size no writer made.
+                if n > data.len().saturating_mul(255).saturating_add(16) {
+                    return err(at, format!("{what} block: {} LZ4 bytes cannot decompress to {n}", data.len()));
                 }
                 let mut out = vec![0u8; n];
                 let got = lz4_flex::block::decompress_into(&data[pos..], &mut out)
@@ -344,19 +355,39 @@ impl<'a> Reader<'a> {
                 }
                 Ok(out)
             }
+            // RocksDB's zlib (compress_format_version 2): the uncompressed size as a varint32, then a raw deflate
+            // stream (`CompressionOptions::window_bits` -14, which Spark's RocksDB conf does not change).
+            2 => {
+                let mut pos = 0;
+                let n = varint32(data, &mut pos)
+                    .ok_or_else(|| SstError::new(at, format!("{what} block: bad zlib uncompressed-size varint")))?
+                    as usize;
+                if n > max {
+                    return limit(at, format!("{what} block decompresses to {n} bytes, over the limit of {max}"));
+                }
+                let mut out = Vec::with_capacity(n.min(data.len().saturating_mul(8)));
+                let mut limited = flate2::read::DeflateDecoder::new(&data[pos..]).take(n as u64 + 1);
+                limited
+                    .read_to_end(&mut out)
+                    .map_err(|e| SstError::new(at + pos as u64, format!("{what} block: zlib data corrupt: {e}")))?;
+                if out.len() != n {
+                    return err(at, format!("{what} block: zlib produced {} bytes, {n} expected", out.len()));
+                }
+                Ok(out)
+            }
             7 | 0x40 => {
                 let mut pos = 0;
                 let n = varint32(data, &mut pos)
                     .ok_or_else(|| SstError::new(at, format!("{what} block: bad ZSTD uncompressed-size varint")))?
                     as usize;
                 if n > max {
-                    return err(at, format!("{what} block decompresses to {n} bytes, over the limit of {max}"));
+                    return limit(at, format!("{what} block decompresses to {n} bytes, over the limit of {max}"));
                 }
                 let mut src = &data[pos..];
                 let mut dec = ruzstd::decoding::StreamingDecoder::new(&mut src).map_err(|e| {
                     SstError::new(at + pos as u64, format!("{what} block: ZSTD frame header corrupt: {e}"))
                 })?;
-                let mut out = Vec::with_capacity(n);
+                let mut out = Vec::with_capacity(n.min(data.len().saturating_mul(8)));
                 let mut limited = (&mut dec).take(n as u64 + 1);
                 limited
                     .read_to_end(&mut out)
@@ -366,9 +397,26 @@ impl<'a> Reader<'a> {
                 }
                 Ok(out)
             }
-            2 => err(at, format!("{what} block uses zlib compression, which this reader does not support")),
-            3 => err(at, format!("{what} block uses bzip2 compression, which this reader does not support")),
-            6 => err(at, format!("{what} block uses xpress compression, which this reader does not support")),
+            // RocksDB's bzip2: the uncompressed size as a varint32, then one bzip2 stream (`BZh`).
+            3 => {
+                let mut pos = 0;
+                let n = varint32(data, &mut pos)
+                    .ok_or_else(|| SstError::new(at, format!("{what} block: bad bzip2 uncompressed-size varint")))?
+                    as usize;
+                if n > max {
+                    return limit(at, format!("{what} block decompresses to {n} bytes, over the limit of {max}"));
+                }
+                let mut out = Vec::with_capacity(n.min(data.len().saturating_mul(8)));
+                let mut limited = bzip2::read::BzDecoder::new(&data[pos..]).take(n as u64 + 1);
+                limited
+                    .read_to_end(&mut out)
+                    .map_err(|e| SstError::new(at + pos as u64, format!("{what} block: bzip2 data corrupt: {e}")))?;
+                if out.len() != n {
+                    return err(at, format!("{what} block: bzip2 produced {} bytes, {n} expected", out.len()));
+                }
+                Ok(out)
+            }
+            6 => limit(at, format!("{what} block uses xpress compression, which this reader does not decode")),
             other => err(at, format!("{what} block has unknown compression type {other}")),
         }
     }
@@ -660,8 +708,9 @@ pub fn scan_sst_with_blocks(
             let type_byte = (trailer & 0xff) as u8;
             let kind = match ValueType::from_byte(type_byte) {
                 Some(t) => t,
+                // The block's checksum held, so RocksDB wrote this type: one this reader does not decode.
                 None => {
-                    return err(
+                    return limit(
                         h.offset,
                         format!(
                         "data block: entry type 0x{type_byte:02x} (blob index, wide-column or other) is not supported"
@@ -671,7 +720,7 @@ pub fn scan_sst_with_blocks(
             };
             n_entries += 1;
             if n_entries > limits.max_entries {
-                return err(h.offset, format!("more than {} entries", limits.max_entries));
+                return limit(h.offset, format!("more than {} entries, over the limit", limits.max_entries));
             }
             r.charge_entry(k.len() + v.len(), h.offset, "data")?;
             visit(h.offset, user_key, seq, kind, v)

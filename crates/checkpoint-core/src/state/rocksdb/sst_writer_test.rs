@@ -59,6 +59,26 @@ fn compress(kind: u8, data: &[u8]) -> Vec<u8> {
             out.extend(ruzstd::encoding::compress_to_vec(data, ruzstd::encoding::CompressionLevel::Fastest));
             out
         }
+        // zlib as RocksDB writes it: the size, then raw deflate (window_bits -14).
+        2 => {
+            use std::io::Write;
+            let mut out = Vec::new();
+            put_varint(&mut out, data.len() as u64);
+            let mut e = flate2::write::DeflateEncoder::new(out, flate2::Compression::default());
+            e.write_all(data).unwrap();
+            e.finish().unwrap()
+        }
+        // bzip2 as RocksDB writes it: the size, then one bzip2 stream.
+        3 => {
+            use std::io::Write;
+            let mut out = Vec::new();
+            put_varint(&mut out, data.len() as u64);
+            let mut e = bzip2::write::BzEncoder::new(out, bzip2::Compression::new(1));
+            e.write_all(data).unwrap();
+            e.finish().unwrap()
+        }
+        // A type the reader does not decode (xpress) or that does not exist: the bytes as they are.
+        6 | 9 => data.to_vec(),
         _ => panic!("unsupported in the test writer"),
     }
 }
@@ -291,7 +311,7 @@ mod tests {
     #[test]
     fn every_compression_checksum_and_footer_version_round_trips() {
         let entries = sample(500);
-        for compression in [0u8, 1, 4, 7] {
+        for compression in [0u8, 1, 2, 3, 4, 7] {
             for checksum in [
                 ChecksumType::None,
                 ChecksumType::Crc32c,
@@ -387,9 +407,52 @@ mod tests {
         let sst = build_sst(&entries, &[], &o);
         let small = SstLimits { max_block_bytes: 1024, ..SstLimits::default() };
         let e = read_sst(&sst, small).unwrap_err();
-        assert!(e.message.contains("limit"), "{e}");
+        assert!(e.message.contains("limit") && e.limit, "{e:?}");
         let few = SstLimits { max_entries: 10, ..SstLimits::default() };
-        assert!(read_sst(&sst, few).is_err());
+        assert!(read_sst(&sst, few).unwrap_err().limit);
+        let little = SstLimits { max_total_bytes: 2000, ..SstLimits::default() };
+        assert!(read_sst(&sst, little).unwrap_err().limit);
+    }
+
+    /// A block compression RocksDB writes but this reader does not decode (xpress) is a limit: the table is not
+    /// verified. A compression type no RocksDB has is damage.
+    #[test]
+    fn undecoded_compressions_are_a_limit_and_unknown_ones_damage() {
+        let entries = sample(50);
+        for (compression, limit) in [(6u8, true), (9, false)] {
+            let o = WriterOptions {
+                compression,
+                checksum: ChecksumType::Crc32c,
+                format_version: 5,
+                block_size: 4096,
+                restart_interval: 16,
+            };
+            let e = read_sst(&build_sst(&entries, &[], &o), SstLimits::default()).unwrap_err();
+            assert_eq!(e.limit, limit, "compression {compression}: {e:?}");
+        }
+    }
+
+    /// A zlib block whose deflate stream gives other than the size it declares is damage, not a limit.
+    #[test]
+    fn a_zlib_block_of_another_size_than_declared_is_damage() {
+        let entries = sample(50);
+        let o = WriterOptions {
+            compression: 2,
+            checksum: ChecksumType::None,
+            format_version: 5,
+            block_size: 1 << 20,
+            restart_interval: 16,
+        };
+        let mut sst = build_sst(&entries, &[], &o);
+        assert_eq!(read_sst(&sst, SstLimits::default()).unwrap().entries.len(), 50);
+        // The first data block starts the file with its size varint: one more than it inflates to.
+        assert!(sst[0] & 0x80 != 0 && sst[1] & 0x80 == 0, "a two-byte varint");
+        let n = (sst[0] & 0x7f) as usize | ((sst[1] as usize) << 7);
+        sst[0] = (sst[0] & 0x80) | ((n + 1) as u8 & 0x7f);
+        sst[1] = ((n + 1) >> 7) as u8;
+        let e = read_sst(&sst, SstLimits::default()).unwrap_err();
+        assert!(!e.limit && e.message.contains("zlib produced"), "{e:?}");
+        assert_eq!(e.offset, 0);
     }
 
     /// A data block of one 8,200-byte key, then 11,000 entries that each share all of it (4 bytes of entry
@@ -411,6 +474,7 @@ mod tests {
         let budget = MIN_BLOCK_BYTES_CHARGED * limits.max_entry_expansion;
         let start = std::time::Instant::now();
         let e = read_sst(&sst, limits).unwrap_err();
+        assert!(e.limit, "a limit of this reader, not damage: {e:?}");
         assert_eq!(e.offset, 0, "the data block's offset: {e}");
         assert!(e.message.contains("share long key prefixes"), "{e}");
         let mut seen = 0usize;
@@ -598,5 +662,41 @@ mod pipeline_bench {
             (n + n / 2) as f64 / dt,
             sst_bytes as f64 / dt / 1e6
         );
+    }
+
+    /// An SST of a restart's zip that a limit of this reader stops (here a block compressed with xpress) makes
+    /// the zip "not verified", naming the SST and the byte offset, never damage.
+    #[test]
+    fn a_zip_whose_sst_is_over_a_limit_is_not_verified() {
+        let entries: Vec<(Vec<u8>, Vec<u8>)> = (0..50u64).map(|i| (ikey(&i.to_be_bytes(), 1, 1), vec![1])).collect();
+        let o = WriterOptions {
+            compression: 6,
+            checksum: ChecksumType::Crc32c,
+            format_version: 5,
+            block_size: 4096,
+            restart_interval: 16,
+        };
+        let sst = build_sst(&entries, &[], &o);
+        let id = "000008-00000000-0000-0000-0000-000000000001.sst";
+        let meta = format!(
+            "v1\n{{\"sstFiles\":[{{\"localFileName\":\"000008.sst\",\"dfsSstFileName\":\"{id}\",\"sizeBytes\":{}}}],\"numKeys\":50}}",
+            sst.len()
+        );
+        let z = zip_of(&[("metadata", meta.into_bytes())]);
+        let listing = vec![(format!("SSTs/{id}"), sst.len() as u64)];
+        let files = vec![("state/0/0/1.zip".to_string(), z.clone()), (format!("state/0/0/SSTs/{id}"), sst)];
+        let mut a = MemArchive::new("limit", files, Limits::default()).unwrap();
+        let c = crate::state_integrity::check_rocksdb_zip(
+            &mut a,
+            "state/0/0",
+            "state/0/0/1.zip",
+            &z,
+            &listing,
+            "",
+            u64::MAX,
+        );
+        assert!(c.problem.is_none() && c.exception.is_none() && c.error_class.is_none(), "{c:?}");
+        let reason = c.not_verified.expect("not verified");
+        assert!(reason.starts_with(&format!("state/0/0/SSTs/{id} at byte ")) && reason.contains("xpress"), "{reason}");
     }
 }
