@@ -22,7 +22,7 @@ mod lz4;
 mod lzf;
 mod snappy;
 pub mod write;
-mod zstd;
+pub(crate) mod zstd;
 
 /// Which framing a compressed Spark file uses (sniffed from its first bytes, FORMATS.md §7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

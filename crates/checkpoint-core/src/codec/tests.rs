@@ -251,6 +251,20 @@ fn zstd_frames_skippable_and_bounds() {
     assert_eq!((e.kind, e.offset as usize), (CodecErrorKind::BadMagic, f1.len()));
 }
 
+/// A frame declaring a window over 8 MiB (here 128 MiB, the decoder's own default, which it reserved up front)
+/// is over a limit of this reader, not damage and not a 128 MiB allocation; 8 MiB windows, zstd-jni's up to
+/// level 19, decode.
+#[test]
+fn zstd_window_over_the_limit_is_a_limit_not_an_allocation() {
+    // Magic, no content size and not single-segment (so a window descriptor follows), then one raw last block.
+    let frame = |window_descriptor: u8| vec![0x28, 0xB5, 0x2F, 0xFD, 0x00, window_descriptor, 0x09, 0x00, 0x00, b'x'];
+    // Window log 10 + exponent: 0x68 is 2^23 = 8 MiB, 0x88 is 2^27 = 128 MiB.
+    assert_eq!(decompress(&frame(0x68), 512 << 20).unwrap(), b"x");
+    let e = decompress(&frame(0x88), 512 << 20).unwrap_err();
+    assert_eq!((e.kind, e.offset), (CodecErrorKind::OverLimit, 0), "{e}");
+    assert!(e.message.contains("window"), "{e}");
+}
+
 #[test]
 fn lzf_compressed_and_stored_chunks() {
     // "abc" literal, then a 6-byte back reference at distance 3, then a long (len 7 + 11) match.

@@ -2,7 +2,19 @@
 //! possibly several in a row (flushes) and possibly skippable frames; decoded with `ruzstd`, bounded.
 
 use super::{check_budget, Codec, CodecError, CodecErrorKind, Decompressed, ZSTD_MAGIC};
+use ruzstd::decoding::errors::FrameDecoderError;
 use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
+
+/// Largest zstd window a frame may declare, in bytes: the decoder reserves the window when it reads the frame
+/// header, whatever the frame holds, so a 10-byte frame declaring 128 MiB took 128 MiB (and a page's worker keeps
+/// the memory it grew). zstd-jni's levels up to 19 use at most 8 MiB (window log 23; Spark's default
+/// `spark.io.compression.zstd.level` 1 uses 512 KiB); a larger window is a limit of this reader, not damage.
+pub(crate) const MAX_WINDOW_BYTES: u64 = 8 << 20;
+
+/// True when `e` is a frame whose window is over [`MAX_WINDOW_BYTES`] (a limit, not damage).
+pub(crate) fn window_over_limit(e: &FrameDecoderError) -> bool {
+    matches!(e, FrameDecoderError::WindowSizeTooBig { .. })
+}
 
 pub(crate) fn decompress(input: &[u8], max_out: usize) -> Result<Decompressed, CodecError> {
     let c = Codec::Zstd;
@@ -11,7 +23,7 @@ pub(crate) fn decompress(input: &[u8], max_out: usize) -> Result<Decompressed, C
     let mut frames = 0u64;
     let mut pos = 0usize;
     let mut dec = FrameDecoder::new();
-    dec.set_max_window_size((max_out as u64).clamp(8 << 20, 1 << 27));
+    dec.set_max_window_size(MAX_WINDOW_BYTES);
     while pos < input.len() {
         let rest = &input[pos..];
         if rest.len() < 4 {
@@ -38,6 +50,9 @@ pub(crate) fn decompress(input: &[u8], max_out: usize) -> Result<Decompressed, C
             Err(CodecError::new(c, if cur.is_empty() { pos } else { at }, kind, e))
         };
         if let Err(e) = dec.reset(&mut cur) {
+            if window_over_limit(&e) {
+                return err(pos, CodecErrorKind::OverLimit, format!("zstd frame header: {e} (a limit of this reader)"));
+            }
             return fail(cur, format!("zstd frame header: {e}"));
         }
         loop {

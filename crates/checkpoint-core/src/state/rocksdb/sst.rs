@@ -384,9 +384,15 @@ impl<'a> Reader<'a> {
                     return limit(at, format!("{what} block decompresses to {n} bytes, over the limit of {max}"));
                 }
                 let mut src = &data[pos..];
-                let mut dec = ruzstd::decoding::StreamingDecoder::new(&mut src).map_err(|e| {
-                    SstError::new(at + pos as u64, format!("{what} block: ZSTD frame header corrupt: {e}"))
-                })?;
+                let max_window = crate::codec::zstd::MAX_WINDOW_BYTES;
+                let mut dec = ruzstd::decoding::StreamingDecoder::new_with_max_window_size(&mut src, max_window)
+                    .map_err(|e| {
+                        let message = format!("{what} block: ZSTD frame header corrupt: {e}");
+                        match crate::codec::zstd::window_over_limit(&e) {
+                            true => SstError::over_limit(at + pos as u64, message.replace("corrupt", "over a limit")),
+                            false => SstError::new(at + pos as u64, message),
+                        }
+                    })?;
                 let mut out = Vec::with_capacity(n.min(data.len().saturating_mul(8)));
                 let mut limited = (&mut dec).take(n as u64 + 1);
                 limited
@@ -771,6 +777,26 @@ fn range_tombstones(r: &mut Reader<'_>, h: BlockHandle, src: u64) -> Result<Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A ZSTD block whose frame declares a window over the limit (128 MiB, which the decoder reserved up front)
+    /// is a limit of this reader, not damage and not an allocation; an 8 MiB window decodes.
+    #[test]
+    fn a_zstd_block_window_over_the_limit_is_a_limit() {
+        let footer = Footer {
+            format_version: 5,
+            checksum: ChecksumType::Crc32c,
+            metaindex: BlockHandle { offset: 0, size: 0 },
+            index: None,
+            base_context_checksum: 0,
+        };
+        let r = Reader { file: &[], footer, limits: SstLimits::default(), total_out: 0, entry_bytes: 0 };
+        // The size varint (1), then a frame: not single-segment, a window descriptor, one raw last block.
+        let block =
+            |window_descriptor: u8| [1, 0x28, 0xB5, 0x2F, 0xFD, 0x00, window_descriptor, 0x09, 0x00, 0x00, b'x'];
+        assert_eq!(r.decompress(7, &block(0x68), 40, "data").unwrap(), b"x");
+        let e = r.decompress(7, &block(0x88), 40, "data").unwrap_err();
+        assert!(e.limit && e.offset == 41 && e.message.contains("window"), "{e:?}");
+    }
 
     #[test]
     fn varints_and_zigzag() {
