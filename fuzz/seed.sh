@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Seeds every fuzz target's corpus (fuzz/corpus/<target>/) from the real fixtures in ../shared/fixtures:
-# whole small zips (diagnose_zip; read_ahead after a byte of read options), log files (log_readers), state files (codecs, rocksdb_files), rows (unsafe_row,
+# whole small zips (diagnose_zip; read_ahead after a byte of read options), log files (log_readers), state files (codecs, rocksdb_files;
+# also the SSTs of tests/data/spark/sst-compression-*), rows (unsafe_row,
 # avro: decoded from a fixture by the fuzzers' own first inputs), overlay picks and DStream checkpoint files
 # (javaser, from ../shared/dstream), Delta checkpoint parquet files (delta_parquet, from ../shared/cases and the
 # generated Delta logs). Deterministic; idempotent.
@@ -31,6 +32,13 @@ for z in fx:
             put('rocksdb_files', b)
         if i % 7 == 0 and len(b) < 4096:
             put('overlay', bytes([len(fx) % 3, i % 256]) + b)
+# RocksDB SSTs with every block compression Spark's conf allows (zlib, bzip2, zstd, snappy, LZ4HC), written by
+# real Spark (tools/spark-gen/sst_compression.py).
+for z in sorted(glob.glob('../crates/checkpoint-core/tests/data/spark/sst-compression-*.zip')):
+    zf = zipfile.ZipFile(z)
+    for n in zf.namelist():
+        if n.endswith('.sst'):
+            put('rocksdb_files', zf.read(n))
 # DStream checkpoints (../shared/dstream): the `checkpoint-<ms>` files, as stored (codec-framed) and, for the
 # raw Java serialization stream, without the 4-byte stream header the target puts back itself.
 for z in sorted(glob.glob('../../shared/dstream/*.zip')):
