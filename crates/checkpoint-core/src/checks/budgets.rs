@@ -172,9 +172,9 @@ pub fn check_not_verified(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
         },
     )
     .why(if needed {
-        "A limit of this inspector (size of one file, compression ratio, bytes unpacked in all) kept it from reading a file a restart reads. That says nothing about the file: it is not verified, so the verdict is unknown."
+        "A limit of this inspector (size of one file, compression ratio, bytes unpacked in all, or a reader's own: an SST block or table, a state file's stream) kept it from reading a file a restart reads. That says nothing about the file: it is not verified, so the verdict is unknown."
     } else {
-        "A limit of this inspector (size of one file, compression ratio, bytes unpacked in all) kept it from reading these files. That says nothing about them; a restart does not read them."
+        "A limit of this inspector (size of one file, compression ratio, bytes unpacked in all, or a reader's own: an SST block or table, a state file's stream) kept it from reading these files. That says nothing about them; a restart does not read them."
     })
     .fix(&["Check the named file by hand (its size, e.g. with `unzip -l`), or inspect a zip holding fewer files; the other findings stand."]);
     for (p, reason) in files.iter().take(MAX_EVIDENCE) {

@@ -236,7 +236,7 @@ catalogue! {
     ArchiveEntryDuplicated = "archive-entry-duplicated", [Error, Warning], [],
         "The zip lists a path more than once: the last copy in its central directory is read, the one extracting the zip leaves on disk. An error (the verdict unknown) when the copies differ and a restart reads the file: the restart's result depends on which copy the real folder holds.";
     FileNotVerified = "file-not-verified", [Warning, Info], [],
-        "Files a limit of this inspector kept from being read (one file's size, compression ratio, bytes unpacked in all): not verified, never reported as damage; the verdict is unknown when a restart reads one.";
+        "Files a limit of this inspector kept from being read (one file's size, compression ratio, bytes unpacked in all, or a reader's own: an SST block or table, a state file's stream over 512 MiB): not verified, never reported as damage; the verdict is unknown when a restart reads one.";
     RootsNotDiagnosed = "roots-not-diagnosed", [Info], [],
         "The input holds more checkpoint roots than one run diagnoses (1000): the first ones are diagnosed, the others are named and counted.";
     // State growth and the watermark.
