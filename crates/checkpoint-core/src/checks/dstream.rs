@@ -44,6 +44,8 @@ fn unreadable_detail(f: &CheckpointFile) -> (String, Option<u64>) {
 }
 
 /// `dstream-checkpoint-unreadable`: each file that does not read; an error (the restart fails) when none does.
+/// A file not verified (a limit of this inspector, or the input could not give it) is no such file: the
+/// file-not-verified and archive findings name it, and while one is left the restart is not known to fail.
 pub fn check_files(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
     if !is_dstream(cp) || cp.dstream_files.is_empty() {
         return Vec::new();
@@ -51,11 +53,15 @@ pub fn check_files(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
     let files = &cp.dstream_files;
     let order = try_order(files);
     let rec = recovered(files).map(|f| f.path.clone());
-    let bad: Vec<&CheckpointFile> = order.iter().map(|&i| &files[i]).filter(|f| f.content.is_err()).collect();
+    let bad: Vec<&CheckpointFile> =
+        order.iter().map(|&i| &files[i]).filter(|f| matches!(&f.content, Err(u) if !u.not_verified)).collect();
     if bad.is_empty() {
         return Vec::new();
     }
+    let unverified = files.iter().any(|f| matches!(&f.content, Err(u) if u.not_verified));
     let why = "Spark lists checkpoint-<time> files, sorts them by time (a .bk copy before the file of the same time) and tries them newest first (CheckpointReader.read): it decompresses each with the restarting application's spark.io.compression.codec and deserializes one org.apache.spark.streaming.Checkpoint; any exception makes it try the next file.";
+    // No file reads, but one was not verified: Spark may recover from it (the file-not-verified finding).
+    let rec = rec.or_else(|| unverified.then(String::new));
     let Some(rec) = rec else {
         let mut f = Finding::new(
             Code::DstreamCheckpointUnreadable,
@@ -81,7 +87,9 @@ pub fn check_files(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
             let (d, off) = unreadable_detail(b);
             let newer = order.iter().position(|&i| files[i].path == b.path)
                 < order.iter().position(|&i| files[i].path == rec);
-            let title = if newer {
+            let title = if rec.is_empty() {
+                format!("{} cannot be read; whether Spark recovers from a file not verified is unknown", b.path)
+            } else if newer {
                 format!("{} cannot be read; Spark falls back to {rec}", b.path)
             } else {
                 format!("{} cannot be read (an older file; Spark recovers from {rec})", b.path)
@@ -89,7 +97,10 @@ pub fn check_files(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
             Finding::new(Code::DstreamCheckpointUnreadable, Severity::Warning, title)
                 .evidence_sized(&b.path, b.size, d, off)
                 .why(format!("{why} A newer file that fails costs the batches it covered: they are generated again from the older checkpoint's time."))
-                .fix(&[BACKUP.to_string(), format!("Nothing blocks the restart: it recovers from {rec}. Move the unreadable file away to keep the directory clean.")])
+                .fix(&[BACKUP.to_string(), match rec.is_empty() {
+                    true => "Check the files this inspector could not verify (the file-not-verified or archive-entry-unreadable finding): Spark recovers from the first of them that reads.".to_string(),
+                    false => format!("Nothing blocks the restart: it recovers from {rec}. Move the unreadable file away to keep the directory clean."),
+                }])
         })
         .collect()
 }
@@ -122,11 +133,19 @@ pub fn check_recovery(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
     }
     let Some((f, c)) = recovered_checkpoint(cp) else { return Vec::new() };
     let batch = c.graph.batch_duration_ms.map(|b| format!(", batch duration {b} ms")).unwrap_or_default();
+    // A newer file this inspector could not verify comes first: Spark recovers from it when it reads.
+    let order = crate::dstream::recovery::try_order(&cp.dstream_files);
+    let newer_unverified = order
+        .iter()
+        .map(|&i| &cp.dstream_files[i])
+        .take_while(|g| g.path != f.path)
+        .find(|g| matches!(&g.content, Err(u) if u.not_verified));
+    let unless = newer_unverified.map(|g| format!(" unless {} (not verified) reads", g.path)).unwrap_or_default();
     let mut fi = Finding::new(
         Code::DstreamRecovery,
         Severity::Info,
         format!(
-            "Spark recovers from {} (checkpoint time {}){batch}",
+            "Spark recovers from {} (checkpoint time {}){batch}{unless}",
             f.path,
             c.checkpoint_time_ms.map(utc).unwrap_or_else(|| "unknown".into())
         ),

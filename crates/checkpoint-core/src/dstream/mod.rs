@@ -22,7 +22,7 @@ pub mod walk;
 mod tests;
 
 use crate::codec::Codec;
-use crate::javaser::{Limits, SerError};
+use crate::javaser::{Limits, SerError, SerErrorKind};
 use classes::ClassEntry;
 
 /// Largest decompressed checkpoint file read (real ones are tens of KiB).
@@ -58,6 +58,10 @@ pub struct Unreadable {
     pub reason: String,
     /// The Java exception Spark's reader would meet (`java.io.StreamCorruptedException`, ...).
     pub exception: &'static str,
+    /// A limit of this inspector (the decompressed stream over [`MAX_DECOMPRESSED`], the serialization parser's
+    /// depth, handles, values or bytes) or the input (a zip entry that does not unpack, a file over the per-entry
+    /// limit) stopped the read, not the file's content: it is not verified, not known to fail.
+    pub not_verified: bool,
 }
 
 /// What a `Checkpoint` object holds.
@@ -146,7 +150,13 @@ pub fn read_file(path: &str, time_ms: i64, backup: bool, bytes: &[u8]) -> Checkp
         size: bytes.len() as u64,
         codec,
         stream_bytes: None,
-        content: Err(Unreadable { step: "codec", offset: None, reason: String::new(), exception: "" }),
+        content: Err(Unreadable {
+            step: "codec",
+            offset: None,
+            reason: String::new(),
+            exception: "",
+            not_verified: false,
+        }),
     };
     let raw = if codec == Codec::Unknown {
         bytes.to_vec()
@@ -163,6 +173,7 @@ pub fn read_file(path: &str, time_ms: i64, backup: bool, bytes: &[u8]) -> Checkp
                     } else {
                         "java.io.IOException"
                     },
+                    not_verified: e.kind == crate::codec::CodecErrorKind::OverLimit,
                 });
                 return f;
             }
@@ -192,6 +203,13 @@ fn read_stream(raw: &[u8], codec: Codec) -> Result<SparkCheckpoint, Unreadable> 
                 }
                 _ => "java.io.StreamCorruptedException",
             },
+            not_verified: matches!(
+                e.kind,
+                SerErrorKind::TooLarge(_)
+                    | SerErrorKind::TooDeep(_)
+                    | SerErrorKind::TooManyHandles(_)
+                    | SerErrorKind::TooManyNodes(_)
+            ),
         }
     })?;
     walk::walk(&stream)

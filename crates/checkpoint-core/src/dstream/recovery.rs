@@ -50,7 +50,13 @@ mod tests {
             content: if ok {
                 Ok(Default::default())
             } else {
-                Err(super::super::Unreadable { step: "codec", offset: None, reason: String::new(), exception: "" })
+                Err(super::super::Unreadable {
+                    step: "codec",
+                    offset: None,
+                    reason: String::new(),
+                    exception: "",
+                    not_verified: false,
+                })
             },
         }
     }

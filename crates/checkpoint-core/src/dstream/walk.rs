@@ -41,6 +41,7 @@ pub fn walk(s: &Stream) -> Result<SparkCheckpoint, Unreadable> {
             offset: Some(4),
             reason: format!("the stream holds {what}, not an {CHECKPOINT_CLASS}"),
             exception: "java.lang.ClassCastException",
+            not_verified: false,
         });
     };
     let text = |name: &str| s.field(cp, name).and_then(|v| string(s, v));
