@@ -217,6 +217,17 @@ fn explains(f: &Finding, text: &str, cp: &Checkpoint) -> bool {
     {
         return true;
     }
+    // A schema file Spark cannot read: 3.5 names only the read's error, inside the job's SparkException.
+    let schema_words = [
+        "java.io.EOFException",
+        "UnsupportedLogVersion",
+        "Log file was malformed",
+        "UTFDataFormatException",
+        "Unsupported data type",
+    ];
+    if f.code == Code::StateSchemaFileUnreadable && schema_words.iter().any(|w| text.contains(w)) {
+        return true;
+    }
     false
 }
 

@@ -308,6 +308,9 @@ pub struct Checkpoint {
     /// State schema files (v1/v2, `state/<op>/0/[<store>/]_metadata/schema`) by path: the stored key and
     /// value schemas as Spark's `simpleString`, or why the file cannot be read.
     pub state_schemas: BTreeMap<String, Result<(String, String), Problem>>,
+    /// The schema files of [`Checkpoint::state_schemas`] that Spark's own read fails on, by path: where it stops
+    /// and why ([`crate::state::schema::spark_read_fault`]).
+    pub state_schema_faults: BTreeMap<String, crate::state::schema::SchemaReadFault>,
     /// Leftover temp files anywhere under the root.
     pub temp_files: Vec<TempFile>,
     /// Positions in `files` by path: the index [`Checkpoint::file_size`], [`Checkpoint::has_file`] and

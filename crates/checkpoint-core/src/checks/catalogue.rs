@@ -224,6 +224,11 @@ catalogue! {
         "CANNOT_LOAD_STATE_STORE.UNCATEGORIZED",
     ],
         "State rows of the restart's version do not match the stored key or value schema; an error when the row Spark validates first is one of them.";
+    StateSchemaFileUnreadable = "state-schema-file-unreadable", [Error, Warning], [
+        "INVALID_LOG_VERSION.MAX_SUPPORTED_VERSION",
+        "MALFORMED_LOG_FILE",
+    ],
+        "A store's schema file (`state/<op>/0/_metadata/schema`) that Spark's read fails on (empty, cut, not the binary format, an unknown version): Spark reads it whenever it plans a batch of the operator; an error unless `spark.sql.streaming.stateStore.stateSchemaCheck` is off.";
     StateVerificationBudget = "state-verification-budget", [Info], [],
         "State files a restart loads were over the read budget and were not verified (a run with no budget checks them).";
     // Budgets and hostile input (issue 12).

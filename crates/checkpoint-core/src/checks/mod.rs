@@ -19,6 +19,7 @@ pub mod logs;
 pub mod metadata;
 pub mod rocksdb_zip;
 pub mod rocksdb_zip_names;
+pub mod schema_file;
 pub mod sink_log;
 pub mod source_files;
 pub mod source_path;
@@ -139,6 +140,7 @@ pub const REGISTRY: &[Rule] = &[
         state_chain::check_chains,
     ),
     rule(&[Code::RocksdbZipNameUnparsable], rocksdb_zip_names::check_zip_names),
+    rule(&[Code::StateSchemaFileUnreadable], schema_file::check_schema_files),
     rule(&[Code::ArchiveCompressionUnsupported], budgets::check_compression),
     rule(&[Code::ArchiveEntriesOverlap], budgets::check_overlap),
     rule(&[Code::ArchiveEntryUnreadable], budgets::check_inaccessible),

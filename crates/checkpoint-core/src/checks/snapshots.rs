@@ -190,6 +190,7 @@ fn case_for(code: Code) -> Case {
         StateFileCorrupt => with_error("fixtures", "broken-ss-4.3.0-corrupt-state-file-norepair-agg-hdfs", "4.3.0"),
         RocksdbSstMissing => spark_data("rocksdb-sst-missing-changelog-4.1.4", "4.1.4"),
         RocksdbZipNameUnparsable => spark_data("stray-rocksdb-changelog-old-zip-4.1.4", "4.1.4"),
+        StateSchemaFileUnreadable => spark_data("schema-file-truncated-4.1.4", "4.1.4"),
         RocksdbSstWrongSize => spark_data("rocksdb-sst-truncated-4.1.4", "4.1.4"),
         RocksdbSnapshotMemberDamaged => spark_data("rocksdb-current-empty-4.1.4", "4.1.4"),
         StateFileCrcMismatchUnchecked => plain(fixture("broken-ss-3.5.9-corrupt-state-file"), "3.5.9"),

@@ -137,7 +137,6 @@ pub fn check_writers(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
 
 /// Orphan Hadoop `.crc` sidecars in the logs Spark writes next, and other orphans.
 pub fn check_orphan_crc(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
-    let _ = ctx;
     let mut out = Vec::new();
     let next = cp.restart_batch();
     for c in cp.hadoop_crcs.values().filter(|c| !c.main_exists) {
@@ -191,6 +190,10 @@ pub fn check_orphan_crc(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 }
             }
         }
+        if is_partition0_schema_file(&c.main) && cp.kind.0 == CheckpointKind::StructuredStreaming {
+            out.push(orphan_schema_crc(cp, ctx, &c.path, &c.main));
+            continue;
+        }
         out.push(
             Finding::new(Code::OrphanHadoopCrc, Severity::Info, format!("Checksum sidecar {} has no main file", c.path))
                 .evidence(&c.path, format!("{} is absent", c.main), None)
@@ -213,4 +216,44 @@ pub fn check_orphan_crc(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         out.push(f);
     }
     out
+}
+
+/// `state/<op>/0/_metadata/schema` or `state/<op>/0/<store>/_metadata/schema`: the v1/v2 schema file of a store.
+fn is_partition0_schema_file(path: &str) -> bool {
+    let parts: Vec<&str> = path.split('/').collect();
+    let numbered = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    matches!(parts.as_slice(), ["state", op, "0", "_metadata", "schema"] | ["state", op, "0", _, "_metadata", "schema"] if numbered(op))
+}
+
+/// The `.crc` of a store's schema file left without the file: Spark writes the file anew on the next batch it
+/// plans (a temp file renamed without overwrite, `.crc` with it), and the rename finds the old `.crc` in its place
+/// (observed, 4.1.4: `FileAlreadyExistsException: Rename destination …/_metadata/.schema.crc already exists.`;
+/// 3.5.9: the job's `SparkException`, that as its cause;
+/// with `spark.sql.streaming.stateStore.stateSchemaCheck=false` the failure does not stop the query, the file is
+/// there after that batch, and the next restart with the check on goes on).
+fn orphan_schema_crc(cp: &Checkpoint, ctx: &Context, crc: &str, main: &str) -> Finding {
+    let conf = super::schema_file::SCHEMA_CHECK_CONF;
+    let check_off = super::effective_conf_value(cp, ctx, conf).is_some_and(|v| v.trim().eq_ignore_ascii_case("false"));
+    let f = Finding::new(
+        Code::OrphanHadoopCrc,
+        if check_off { Severity::Warning } else { Severity::Error },
+        format!("Orphan checksum file {crc} blocks Spark from writing the state schema file {main}"),
+    )
+    .evidence(crc, format!("sidecar of {main}, which does not exist"), None)
+    .why(format!(
+        "A store whose schema file is gone gets a new one, written from the restarted query's schemas when Spark plans the next batch: a temp file renamed without overwrite, its Hadoop `.crc` renamed with it. The rename finds the old `{crc}` in its place and fails (FileAlreadyExistsException: Rename destination … already exists){}.",
+        if check_off { format!("; {conf}=false keeps that failure from stopping the query") } else { String::new() }
+    ))
+    .fix(&[
+        BACKUP.to_string(),
+        format!("Restore {main} from a backup or another copy of this checkpoint (Spark writes it once, on the operator's first batch), or delete the orphan {crc}: Spark then writes {main} anew from the restarted query's schemas (observed with real Spark)."),
+    ]);
+    if check_off {
+        return f;
+    }
+    // 3.5 writes the file in the task that opens partition 0's store: the job's SparkException, this as its cause.
+    match super::legacy(ctx) {
+        true => f.fails(RestartStage::StateLoad, None, "org.apache.spark.SparkException"),
+        false => f.fails(RestartStage::StateSchema, None, "org.apache.hadoop.fs.FileAlreadyExistsException"),
+    }
 }

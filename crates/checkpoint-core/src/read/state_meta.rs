@@ -39,9 +39,14 @@ pub(crate) fn read_schema_files(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
         .collect();
     for f in schema_files {
         let parsed = match rd.read(&f.path, MAX_SIDECAR_BYTES) {
-            Ok(b) => crate::state::schema::parse_schema_file(&b)
-                .map(|s| (s.key.simple_string(), s.value.simple_string()))
-                .map_err(|e| Problem { path: f.path.clone(), offset: Some(e.offset), reason: e.to_string() }),
+            Ok(b) => {
+                if let Some(fault) = crate::state::schema::spark_read_fault(&b) {
+                    cp.state_schema_faults.insert(f.path.clone(), fault);
+                }
+                crate::state::schema::parse_schema_file(&b)
+                    .map(|s| (s.key.simple_string(), s.value.simple_string()))
+                    .map_err(|e| Problem { path: f.path.clone(), offset: Some(e.offset), reason: e.to_string() })
+            }
             Err(e) => {
                 // A zip entry that does not unpack (or a folder's file that does not open): that says nothing
                 // of the file, which a restart reads (`archive-entry-unreadable`, the verdict unknown).

@@ -414,6 +414,92 @@ pub fn parse_schema_file(bytes: &[u8]) -> Result<SchemaFile, SchemaError> {
     Ok(SchemaFile { version, key, value, key_json, value_json })
 }
 
+/// Where and how Spark's own reading of a v1/v2 schema file stops (`StateSchemaCompatibilityChecker.readSchemaFile`:
+/// `DataInputStream.readUTF` of the version, `SchemaHelper.SchemaReader` for it, `StructType.fromString` of each
+/// schema), as opposed to [`parse_schema_file`], which also refuses what Spark would read (a type name this
+/// reader does not know).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaReadFault {
+    /// Byte offset where Spark's read stops (the start of the value it cannot read).
+    pub offset: u64,
+    /// What stops it.
+    pub kind: SchemaReadFaultKind,
+}
+
+/// What stops Spark's read of a v1/v2 schema file ([`SchemaReadFault`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SchemaReadFaultKind {
+    /// The file ends inside a length, a count or a string: `java.io.EOFException` (an empty or cut file).
+    EndOfFile,
+    /// A `writeUTF` string holds bytes that are not modified UTF-8: `java.io.UTFDataFormatException`.
+    NotModifiedUtf8,
+    /// The version string read first is no version 1 or 2 ([`java_version`]; Spark's
+    /// `MetadataVersionUtil.validateVersion` decides, by release, what it makes of it).
+    Version(String),
+    /// A key or value schema string that is not a JSON struct type (`StructType.fromString` fails).
+    Json,
+}
+
+/// How Spark's read of the v1/v2 schema file `bytes` fails, or `None` when it reads both schemas (their JSON
+/// parses and is a struct: what Spark's `DataType.fromJson` makes of its type names is not judged here).
+pub fn spark_read_fault(bytes: &[u8]) -> Option<SchemaReadFault> {
+    let fault = |offset: usize, kind| Some(SchemaReadFault { offset: offset as u64, kind });
+    let mut r = JavaReader::new(bytes);
+    let version = match java_utf(&mut r) {
+        Ok(v) => v,
+        Err(f) => return Some(f),
+    };
+    let mut schemas = Vec::with_capacity(2);
+    for _ in 0..2 {
+        let at = r.pos;
+        let text = match java_version(&version) {
+            Some(1) => java_utf(&mut r),
+            Some(2) => java_chunks(&mut r),
+            _ => return fault(0, SchemaReadFaultKind::Version(version)),
+        };
+        match text {
+            Ok(t) => schemas.push((at, t)),
+            Err(f) => return Some(f),
+        }
+    }
+    let not_struct = |t: &str| {
+        serde_json::from_str::<Value>(t).ok().and_then(|v| v.get("type").and_then(Value::as_str).map(|t| t == "struct"))
+            != Some(true)
+    };
+    schemas.into_iter().find(|(_, t)| not_struct(t)).and_then(|(at, _)| fault(at, SchemaReadFaultKind::Json))
+}
+
+/// The number `MetadataVersionUtil.validateVersion` reads from a version string: `v` and what Java's
+/// `String.toInt` makes of the rest (`v2`, `v02` and `v+2` are 2), if positive.
+pub fn java_version(text: &str) -> Option<i32> {
+    text.strip_prefix('v')?.parse::<i32>().ok().filter(|v| *v > 0)
+}
+
+/// `DataInput.readUTF` as Java fails it: [`SchemaReadFaultKind::EndOfFile`] when the length or the bytes run past
+/// the end, [`SchemaReadFaultKind::NotModifiedUtf8`] at the bad sequence.
+fn java_utf(r: &mut JavaReader<'_>) -> Result<String, SchemaReadFault> {
+    let at = r.pos;
+    let eof = SchemaReadFault { offset: at as u64, kind: SchemaReadFaultKind::EndOfFile };
+    let n = r.u16("string length").map_err(|_| eof.clone())? as usize;
+    let s = r.take(n, "string").map_err(|_| eof)?;
+    decode_modified_utf8(s)
+        .map_err(|i| SchemaReadFault { offset: (at + 2 + i) as u64, kind: SchemaReadFaultKind::NotModifiedUtf8 })
+}
+
+/// `SchemaV2Reader`'s schema: `readInt` chunks (none when negative), each `readUTF`, concatenated.
+fn java_chunks(r: &mut JavaReader<'_>) -> Result<String, SchemaReadFault> {
+    let at = r.pos;
+    let n = r
+        .i32("chunk count")
+        .map_err(|_| SchemaReadFault { offset: at as u64, kind: SchemaReadFaultKind::EndOfFile })?;
+    let mut s = String::new();
+    // Each chunk takes at least its 2 length bytes: a count past the end fails within the file's length.
+    for _ in 0..n.max(0) {
+        s.push_str(&java_utf(r)?);
+    }
+    Ok(s)
+}
+
 /// One column family of a v3 schema file (transformWithState).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ColumnFamilySchema {

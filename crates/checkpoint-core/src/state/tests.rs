@@ -448,6 +448,47 @@ fn schema_file_v1_v2_and_modified_utf8() {
     assert_eq!(decode_modified_utf8(&[b'a', 0xFF]), Err(1));
 }
 
+/// Where Spark's read of a damaged v1/v2 schema file stops, and why (`spark_read_fault`).
+#[test]
+fn schema_file_faults_as_spark_reads_them() {
+    let k = r#"{"type":"struct","fields":[{"name":"k","type":"integer","nullable":true,"metadata":{}}]}"#;
+    let mut f = utf("v2");
+    f.extend(1i32.to_be_bytes());
+    f.extend(utf(k));
+    f.extend(1i32.to_be_bytes());
+    f.extend(utf(k));
+    assert_eq!(spark_read_fault(&f), None);
+    let at = |offset: u64, kind| Some(SchemaReadFault { offset, kind });
+    use SchemaReadFaultKind::*;
+    // Empty, cut anywhere: the read runs past the end, at the value it was reading.
+    assert_eq!(spark_read_fault(&[]), at(0, EndOfFile));
+    assert_eq!(spark_read_fault(&f[..3]), at(0, EndOfFile));
+    assert_eq!(spark_read_fault(&f[..6]), at(4, EndOfFile));
+    assert_eq!(spark_read_fault(&f[..f.len() - 1]), at((f.len() - k.len() - 2) as u64, EndOfFile));
+    for cut in 0..f.len() {
+        assert_eq!(spark_read_fault(&f[..cut]).map(|e| e.kind), Some(EndOfFile), "cut {cut}");
+    }
+    // Another version string, as read.
+    let mut v9 = f.clone();
+    v9[3] = b'9';
+    assert_eq!(spark_read_fault(&v9), at(0, Version("v9".into())));
+    // Text where the file should be: its first two bytes are taken for a length past the end.
+    assert_eq!(spark_read_fault(b"this is not a schema file\n"), at(0, EndOfFile));
+    // Bytes that are not modified UTF-8 in the key schema, and a key schema that is no JSON struct.
+    let mut bad = f.clone();
+    bad[10] = 0xFF;
+    assert_eq!(spark_read_fault(&bad), at(10, NotModifiedUtf8));
+    let mut json = f.clone();
+    json[10] = b'x';
+    assert_eq!(spark_read_fault(&json), at(4, Json));
+    // A negative chunk count is no chunk (an empty schema string, which is no JSON).
+    let mut neg = utf("v2");
+    neg.extend((-1i32).to_be_bytes());
+    neg.extend(1i32.to_be_bytes());
+    neg.extend(utf(k));
+    assert_eq!(spark_read_fault(&neg), at(4, Json));
+}
+
 /// Every schema file, v3 schema file and operator metadata file in the fixtures parses.
 #[test]
 fn every_fixture_schema_and_metadata_file_parses() {
@@ -461,7 +502,9 @@ fn every_fixture_schema_and_metadata_file_parses() {
                 continue;
             }
             if p.ends_with("/_metadata/schema") {
-                let f = parse_schema_file(&a.read(&p, 1 << 20).unwrap()).unwrap_or_else(|e| panic!("{name}/{p}: {e}"));
+                let bytes = a.read(&p, 1 << 20).unwrap();
+                assert_eq!(spark_read_fault(&bytes), None, "{name}/{p}");
+                let f = parse_schema_file(&bytes).unwrap_or_else(|e| panic!("{name}/{p}: {e}"));
                 assert!(!f.key.fields.is_empty(), "{name}/{p}");
                 v2 += 1;
             } else if p.contains("/_stateSchema/") {
