@@ -4,66 +4,13 @@
 //! (mode A) and with Spark's error text pasted (mode B); the finding names the damaged file; and with the schema
 //! check turned off the prediction equals what Spark did on the recorded restart with that conf (`fix_outcome`).
 
+mod common;
+
 use checkpoint_core::report::{CheckpointReport, Code, RestartOutcome, Severity};
-use checkpoint_core::{diagnose, Context, Limits, SparkVersion, ZipInput};
+use common::spark_gen::{context, data_dir, error_text, records, run};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
 
 const CHECK: &str = "spark.sql.streaming.stateStore.stateSchemaCheck";
-
-fn data_dir() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/spark"))
-}
-
-fn run(zip: &Path, ctx: &Context) -> CheckpointReport {
-    let f = std::fs::File::open(zip).unwrap();
-    let len = f.metadata().unwrap().len();
-    let name = zip.file_name().unwrap().to_string_lossy().to_string();
-    let mut a = ZipInput::open(std::io::BufReader::new(f), len, &name, Limits::default()).unwrap();
-    let mut r = diagnose(&mut a, ctx);
-    assert_eq!(r.checkpoints.len(), 1, "{name}");
-    r.checkpoints.remove(0)
-}
-
-fn records() -> Vec<(String, Value)> {
-    let mut out: Vec<(String, Value)> = std::fs::read_dir(data_dir())
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.extension().is_some_and(|x| x == "json")
-                && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("schema-file-"))
-        })
-        .map(|p| {
-            let j: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
-            (p.file_stem().unwrap().to_string_lossy().to_string(), j)
-        })
-        .collect();
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    assert!(out.len() >= 8, "the schema-file-* records are in {}", data_dir().display());
-    out
-}
-
-fn context(j: &Value, error_text: Option<String>) -> Context {
-    let conf = j["query"]["confs"]
-        .as_object()
-        .map(|m| m.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect())
-        .unwrap_or_default();
-    let version: SparkVersion = j["spark_version"].as_str().unwrap().parse().unwrap();
-    Context { spark_version: Some(version), session_conf: conf, error_text, ..Default::default() }
-}
-
-fn error_text(ro: &Value) -> String {
-    let mut out = String::new();
-    for (i, c) in ro["cause_chain"].as_array().into_iter().flatten().enumerate() {
-        let prefix = if i > 0 { "Caused by: " } else { "" };
-        out.push_str(&format!(
-            "{prefix}{}: {}\n",
-            c["class"].as_str().unwrap_or(""),
-            c["message_head"].as_str().unwrap_or("")
-        ));
-    }
-    out
-}
 
 /// The prediction against what Spark did; `Err` says how they differ.
 fn check_prediction(cp: &CheckpointReport, ro: &Value) -> Result<(), String> {
@@ -127,7 +74,7 @@ fn check_blame(cp: &CheckpointReport, j: &Value, severity: Severity) -> Result<(
 #[test]
 fn predictions_match_what_spark_did() {
     let mut errs = Vec::new();
-    for (name, j) in records() {
+    for (name, j) in records("schema-file-", 8) {
         let zip = data_dir().join(format!("{name}.zip"));
         let ro = &j["restart_outcome"];
         let a = run(&zip, &context(&j, None));
@@ -156,7 +103,7 @@ fn predictions_match_what_spark_did() {
 fn with_the_schema_check_off_as_spark_did() {
     let mut errs = Vec::new();
     let mut seen = 0;
-    for (name, j) in records() {
+    for (name, j) in records("schema-file-", 8) {
         let Some(fo) = j.get("fix_outcome") else { continue };
         seen += 1;
         let mut ctx = context(&j, None);

@@ -7,17 +7,15 @@
 
 #[path = "support/canon.rs"]
 mod canon;
+mod common;
 
 use canon::row_canon;
 use checkpoint_core::report::{CheckpointReport, RestartOutcome, Severity};
 use checkpoint_core::state::{read_state, StateQuery};
-use checkpoint_core::{diagnose, Context, Limits, SparkVersion, ZipInput};
+use checkpoint_core::{Context, Limits, SparkVersion, ZipInput};
+use common::spark_gen::{self, data_dir, run};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-
-fn data_dir() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/spark"))
-}
+use std::path::Path;
 
 fn open(zip: &Path) -> ZipInput<std::fs::File> {
     let f = std::fs::File::open(zip).unwrap();
@@ -27,22 +25,14 @@ fn open(zip: &Path) -> ZipInput<std::fs::File> {
 
 fn report(zip: &Path, version: &str) -> CheckpointReport {
     let ctx = Context { spark_version: Some(version.parse::<SparkVersion>().unwrap()), ..Default::default() };
-    let mut r = diagnose(&mut open(zip), &ctx);
-    assert_eq!(r.checkpoints.len(), 1, "{}", zip.display());
-    r.checkpoints.remove(0)
+    run(zip, &ctx)
 }
 
 /// `(compression as the conf names it, record)` of every generated checkpoint.
 fn records() -> Vec<(String, Value)> {
-    let mut out: Vec<(String, Value)> = std::fs::read_dir(data_dir())
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.extension().is_some_and(|x| x == "json")
-                && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("sst-compression-"))
-        })
-        .map(|p| {
-            let j: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    let mut out: Vec<(String, Value)> = spark_gen::records("sst-compression-", 5)
+        .into_iter()
+        .map(|(_, j)| {
             let c = j["query"]["confs"]["spark.sql.streaming.stateStore.rocksdb.compression"].as_str().unwrap();
             (c.to_string(), j)
         })

@@ -64,6 +64,8 @@ pub fn checkpoint_reports(files: Vec<(String, Vec<u8>)>) -> Vec<serde_json::Valu
 /// An archive counting its reads.
 pub mod counting;
 pub mod faulty;
+/// The checkpoints and records our generators wrote with real Spark (`tests/data/spark/`).
+pub mod spark_gen;
 /// Crafting hostile zips: compression methods, aliased entries (an overlap bomb).
 pub mod zipcraft;
 

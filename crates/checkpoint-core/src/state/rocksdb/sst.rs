@@ -316,6 +316,20 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
+    /// The uncompressed size a block's varint32 prefix declares (RocksDB's `compress_format_version` 2) and where
+    /// the compressed stream starts after it; a size over [`SstLimits::max_block_bytes`] is a limit.
+    fn declared_size(&self, data: &[u8], at: u64, what: &str, name: &str) -> Result<(usize, usize), SstError> {
+        let mut pos = 0;
+        let n = varint32(data, &mut pos)
+            .ok_or_else(|| SstError::new(at, format!("{what} block: bad {name} uncompressed-size varint")))?
+            as usize;
+        let max = self.limits.max_block_bytes;
+        if n > max {
+            return limit(at, format!("{what} block decompresses to {n} bytes, over the limit of {max}"));
+        }
+        Ok((n, pos))
+    }
+
     fn decompress(&self, compression: u8, data: &[u8], at: u64, what: &str) -> Result<Vec<u8>, SstError> {
         let max = self.limits.max_block_bytes;
         match compression {
@@ -331,18 +345,16 @@ impl<'a> Reader<'a> {
                 if n > max {
                     return limit(at, format!("{what} block decompresses to {n} bytes, over the limit of {max}"));
                 }
+                // A snappy copy of at most 64 bytes takes 3 bytes: more than 32 times is a size no writer made.
+                if n > data.len().saturating_mul(32) {
+                    return err(at, format!("{what} block: {} snappy bytes cannot decompress to {n}", data.len()));
+                }
                 snap::raw::Decoder::new()
                     .decompress_vec(data)
                     .map_err(|e| SstError::new(at, format!("{what} block: snappy data corrupt: {e}")))
             }
             4 | 5 => {
-                let mut pos = 0;
-                let n = varint32(data, &mut pos)
-                    .ok_or_else(|| SstError::new(at, format!("{what} block: bad LZ4 uncompressed-size varint")))?
-                    as usize;
-                if n > max {
-                    return limit(at, format!("{what} block decompresses to {n} bytes, over the limit of {max}"));
-                }
+                let (n, pos) = self.declared_size(data, at, what, "LZ4")?;
                 // LZ4 expands a byte to at most 255 (a match length run): more is a size no writer made.
                 if n > data.len().saturating_mul(255).saturating_add(16) {
                     return err(at, format!("{what} block: {} LZ4 bytes cannot decompress to {n}", data.len()));
@@ -358,74 +370,57 @@ impl<'a> Reader<'a> {
             // RocksDB's zlib (compress_format_version 2): the uncompressed size as a varint32, then a raw deflate
             // stream (`CompressionOptions::window_bits` -14, which Spark's RocksDB conf does not change).
             2 => {
-                let mut pos = 0;
-                let n = varint32(data, &mut pos)
-                    .ok_or_else(|| SstError::new(at, format!("{what} block: bad zlib uncompressed-size varint")))?
-                    as usize;
-                if n > max {
-                    return limit(at, format!("{what} block decompresses to {n} bytes, over the limit of {max}"));
-                }
-                let mut out = Vec::with_capacity(n.min(data.len().saturating_mul(8)));
-                let mut limited = flate2::read::DeflateDecoder::new(&data[pos..]).take(n as u64 + 1);
-                limited
-                    .read_to_end(&mut out)
-                    .map_err(|e| SstError::new(at + pos as u64, format!("{what} block: zlib data corrupt: {e}")))?;
-                if out.len() != n {
-                    return err(at, format!("{what} block: zlib produced {} bytes, {n} expected", out.len()));
-                }
-                Ok(out)
+                let (n, pos) = self.declared_size(data, at, what, "zlib")?;
+                let stream = flate2::read::DeflateDecoder::new(&data[pos..]);
+                decode_exact(stream, n, data.len(), (at, at + pos as u64), what, "zlib")
             }
             7 | 0x40 => {
-                let mut pos = 0;
-                let n = varint32(data, &mut pos)
-                    .ok_or_else(|| SstError::new(at, format!("{what} block: bad ZSTD uncompressed-size varint")))?
-                    as usize;
-                if n > max {
-                    return limit(at, format!("{what} block decompresses to {n} bytes, over the limit of {max}"));
-                }
+                let (n, pos) = self.declared_size(data, at, what, "ZSTD")?;
                 let mut src = &data[pos..];
                 let max_window = crate::codec::zstd::MAX_WINDOW_BYTES;
-                let mut dec = ruzstd::decoding::StreamingDecoder::new_with_max_window_size(&mut src, max_window)
-                    .map_err(|e| {
+                let dec = ruzstd::decoding::StreamingDecoder::new_with_max_window_size(&mut src, max_window).map_err(
+                    |e| {
                         let message = format!("{what} block: ZSTD frame header corrupt: {e}");
                         match crate::codec::zstd::window_over_limit(&e) {
                             true => SstError::over_limit(at + pos as u64, message.replace("corrupt", "over a limit")),
                             false => SstError::new(at + pos as u64, message),
                         }
-                    })?;
-                let mut out = Vec::with_capacity(n.min(data.len().saturating_mul(8)));
-                let mut limited = (&mut dec).take(n as u64 + 1);
-                limited
-                    .read_to_end(&mut out)
-                    .map_err(|e| SstError::new(at + pos as u64, format!("{what} block: ZSTD data corrupt: {e}")))?;
-                if out.len() != n {
-                    return err(at, format!("{what} block: ZSTD produced {} bytes, {n} expected", out.len()));
-                }
-                Ok(out)
+                    },
+                )?;
+                decode_exact(dec, n, data.len(), (at, at + pos as u64), what, "ZSTD")
             }
             // RocksDB's bzip2: the uncompressed size as a varint32, then one bzip2 stream (`BZh`).
             3 => {
-                let mut pos = 0;
-                let n = varint32(data, &mut pos)
-                    .ok_or_else(|| SstError::new(at, format!("{what} block: bad bzip2 uncompressed-size varint")))?
-                    as usize;
-                if n > max {
-                    return limit(at, format!("{what} block decompresses to {n} bytes, over the limit of {max}"));
-                }
-                let mut out = Vec::with_capacity(n.min(data.len().saturating_mul(8)));
-                let mut limited = bzip2::read::BzDecoder::new(&data[pos..]).take(n as u64 + 1);
-                limited
-                    .read_to_end(&mut out)
-                    .map_err(|e| SstError::new(at + pos as u64, format!("{what} block: bzip2 data corrupt: {e}")))?;
-                if out.len() != n {
-                    return err(at, format!("{what} block: bzip2 produced {} bytes, {n} expected", out.len()));
-                }
-                Ok(out)
+                let (n, pos) = self.declared_size(data, at, what, "bzip2")?;
+                let stream = bzip2::read::BzDecoder::new(&data[pos..]);
+                decode_exact(stream, n, data.len(), (at, at + pos as u64), what, "bzip2")
             }
             6 => limit(at, format!("{what} block uses xpress compression, which this reader does not decode")),
             other => err(at, format!("{what} block has unknown compression type {other}")),
         }
     }
+}
+
+/// Exactly the `n` bytes a block declares from its decoder `stream` (never more, whatever the stream holds), with
+/// at most 8 × the `compressed` bytes reserved up front. `(block, stream)`: the offsets of the block and of its
+/// compressed stream, for the errors (a stream that does not decode, a size other than declared).
+fn decode_exact(
+    stream: impl Read,
+    n: usize,
+    compressed: usize,
+    (block, stream_at): (u64, u64),
+    what: &str,
+    name: &str,
+) -> Result<Vec<u8>, SstError> {
+    let mut out = Vec::with_capacity(n.min(compressed.saturating_mul(8)));
+    stream
+        .take(n as u64 + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| SstError::new(stream_at, format!("{what} block: {name} data corrupt: {e}")))?;
+    if out.len() != n {
+        return err(block, format!("{what} block: {name} produced {} bytes, {n} expected", out.len()));
+    }
+    Ok(out)
 }
 
 /// The entries region of a decoded block: `[0, restarts_offset)` plus its restart count.
@@ -796,6 +791,28 @@ mod tests {
         assert_eq!(r.decompress(7, &block(0x68), 40, "data").unwrap(), b"x");
         let e = r.decompress(7, &block(0x88), 40, "data").unwrap_err();
         assert!(e.limit && e.offset == 41 && e.message.contains("window"), "{e:?}");
+    }
+
+    /// A snappy or LZ4 block declaring more than its bytes can expand to (snappy 32×, LZ4 255×) is damage, refused
+    /// before the declared size is allocated.
+    #[test]
+    fn a_block_declaring_more_than_its_codec_expands_to_is_damage() {
+        let footer = Footer {
+            format_version: 5,
+            checksum: ChecksumType::Crc32c,
+            metaindex: BlockHandle { offset: 0, size: 0 },
+            index: None,
+            base_context_checksum: 0,
+        };
+        let r = Reader { file: &[], footer, limits: SstLimits::default(), total_out: 0, entry_bytes: 0 };
+        // The varint32 of 60 MiB (under the 64 MiB block limit), then 8 bytes.
+        let mut data = vec![0x80, 0x80, 0x80, 0x1E];
+        data.extend_from_slice(&[0; 8]);
+        for (compression, name) in [(1u8, "snappy"), (4, "LZ4")] {
+            let e = r.decompress(compression, &data, 7, "data").unwrap_err();
+            assert!(!e.limit && e.offset == 7 && e.message.contains(name), "{e:?}");
+            assert!(e.message.contains("cannot decompress to 62914560"), "{e:?}");
+        }
     }
 
     #[test]
