@@ -14,6 +14,8 @@ restarted with the check on again after one more input file (`after_fix_outcome`
 each pyspark (3.5.x, 4.1.x): names `schema-file-<damage>-<version>`.
 
 Run: .../python tools/spark-gen/schema_file.py [damage names]   (all of DAMAGES without arguments; EXTRA when named)
+With SCHEMA_GEN_PROVIDER=rocksdb the query runs on RocksDBStateStoreProvider instead (names
+`schema-file-rocksdb-<damage>-<version>`): the schema file and its check are the operator's, whatever the provider.
 """
 import json
 import os
@@ -25,6 +27,10 @@ import common  # noqa: E402
 from rocksdb_members import drop_sidecars, resign  # noqa: E402
 
 CONFS = {"spark.sql.shuffle.partitions": "2"}
+ROCKSDB = os.environ.get("SCHEMA_GEN_PROVIDER") == "rocksdb"
+if ROCKSDB:
+    CONFS["spark.sql.streaming.stateStore.providerClass"] = (
+        "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
 CHECK = "spark.sql.streaming.stateStore.stateSchemaCheck"
 OPERATORS = "readStream.json.dropDuplicates(key,v).groupBy(key).agg(count,sum(v)) update -> noop"
 BATCHES = 3
@@ -139,7 +145,7 @@ def main():
     for dname, op, change, what in DAMAGES + EXTRA:
         if (only and dname not in only) or (not only and (dname, op, change, what) in EXTRA):
             continue
-        name = f"schema-file-{dname}-{v}"
+        name = f"schema-file-{'rocksdb-' if ROCKSDB else ''}{dname}-{v}"
         cp, mutation = damage(base, work, name, op, change)
         mutation.update({"kind": f"schema-file-{dname}", "description": f"state/{op}/0/_metadata/schema {what}"
                          + ("" if change in (None, "keep-crc") else "; its Hadoop .crc recomputed")})
@@ -150,7 +156,9 @@ def main():
             "name": name,
             "spark_version": v,
             "kind": "structured-streaming",
-            "scenario": "dedup then count/sum per key, HDFSBackedStateStoreProvider (default), update mode, noop sink; "
+            "scenario": "dedup then count/sum per key, "
+                        + ("RocksDBStateStoreProvider" if ROCKSDB else "HDFSBackedStateStoreProvider (default)")
+                        + ", update mode, noop sink; "
                         "two stateful operators, each with a v1/v2 schema file under its partition 0",
             "generator": "tools/spark-gen/schema_file.py",
             "query": {"operators": OPERATORS, "trigger": "availableNow, one input file per run", "confs": CONFS},

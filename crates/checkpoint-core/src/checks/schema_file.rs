@@ -21,7 +21,9 @@
 //! | key schema no JSON | `SparkIllegalArgumentException` (a class the reference list lacks, so no fixture) | `SparkException`, the same cause |
 //! | deleted with its `.crc` | written anew, the batch runs | the same |
 //!
-//! The schema file of either operator of a two-operator query fails the restart. With `stateSchemaCheck=false`
+//! On RocksDBStateStoreProvider (4.1.4, `SCHEMA_GEN_PROVIDER=rocksdb`: emptied, `v9`) the same: the file and its
+//! read are the operator's, whatever the provider. The schema file of either operator of a two-operator query
+//! fails the restart. With `stateSchemaCheck=false`
 //! each failing restart ran its batch, but the file stayed as it was, and the next restart with the check on failed
 //! the same way again. A `.crc` left without its file is `orphan-hadoop-crc` (`checks/writers.rs`).
 
