@@ -175,3 +175,62 @@ fn a_v2_page_whose_levels_run_past_its_bytes_is_an_error() {
         "{e:?}"
     );
 }
+
+/// case 13's log zipped again with the checkpoint part's entry marked bzip2 (method 12, which the zip reader does
+/// not unpack), central and local header both.
+fn case13_log_with_a_bzip2_part() -> Vec<u8> {
+    use std::io::Write;
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for (name, data) in case13_log() {
+        let o = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+        w.start_file(name, o).unwrap();
+        w.write_all(&data).unwrap();
+    }
+    let mut z = w.finish().unwrap().into_inner();
+    let u16_at = |z: &[u8], o: usize| u16::from_le_bytes([z[o], z[o + 1]]) as usize;
+    let mut o = (0..z.len() - 4).find(|&i| z[i..i + 4] == *b"PK\x01\x02").unwrap();
+    while z[o..o + 4] == *b"PK\x01\x02" {
+        let (n, x, c) = (u16_at(&z, o + 28), u16_at(&z, o + 30), u16_at(&z, o + 32));
+        if &z[o + 46..o + 46 + n] == CHECKPOINT.as_bytes() {
+            let local = u32::from_le_bytes([z[o + 42], z[o + 43], z[o + 44], z[o + 45]]) as usize;
+            z[o + 10..o + 12].copy_from_slice(&12u16.to_le_bytes());
+            z[local + 8..local + 10].copy_from_slice(&12u16.to_le_bytes());
+        }
+        o += 46 + n + x + c;
+    }
+    z
+}
+
+/// A checkpoint part the input cannot give (here its zip entry uses bzip2, which the zip reader does not unpack) or
+/// over a limit of this inspector is not verified: the checkpoint stays complete (Delta reads it, so the snapshot is built from it)
+/// and the log's `file-not-verified` names it. Before, it was damage: no complete checkpoint, and with the commits
+/// before it cleaned up, "the table cannot be reconstructed" (`DELTA_MISSING_PART_FILES`), a failure.
+#[test]
+fn a_checkpoint_part_over_a_limit_is_not_verified_not_damage() {
+    let z = case13_log_with_a_bzip2_part();
+    let mut a = ZipInput::open(std::io::Cursor::new(z.clone()), z.len() as u64, "log.zip", Limits::default()).unwrap();
+    let logs = read_delta_logs(&mut a);
+    let log = &logs[0];
+    assert!(log.problems.iter().all(|p| p.path != CHECKPOINT), "{:?}", log.problems);
+    assert!(
+        log.not_verified.iter().any(|p| p.path == CHECKPOINT && p.reason.contains("compression")),
+        "{:?}",
+        log.not_verified
+    );
+    let k = &log.checkpoints[&50];
+    assert!(k.complete() && k.not_verified && !k.damaged, "{k:?}");
+    assert_eq!(log.snapshot_base(55), Some(50));
+    // The diagnosis of the case's checkpoint with that log: no table-unreconstructable failure, the part named.
+    let case = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/cases"))
+        .join("case-13-delta-log-expired.zip");
+    let f = std::fs::File::open(&case).unwrap();
+    let len = f.metadata().unwrap().len();
+    let mut input = ZipInput::open(f, len, "case-13.zip", Limits::default()).unwrap();
+    let ctx = checkpoint_core::Context { delta_logs: logs, ..Default::default() };
+    let r = checkpoint_core::diagnose(&mut input, &ctx);
+    let findings = &r.checkpoints[0].findings;
+    use checkpoint_core::report::Code;
+    assert!(findings.iter().all(|f| f.code != Code::DeltaTableUnreconstructable), "{findings:#?}");
+    let nv = findings.iter().find(|f| f.code == Code::FileNotVerified).expect("file-not-verified");
+    assert!(nv.evidence.iter().any(|e| e.path.ends_with("00000000000000000050.checkpoint.parquet")), "{nv:?}");
+}

@@ -152,6 +152,30 @@ pub fn check_log_unreadable(_cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         .collect()
 }
 
+/// Files of a Delta log this inspector could not verify (a checkpoint part over its 256 MiB cap, a commit over
+/// 16 MiB, a zip entry that does not unpack): one `file-not-verified` warning per log, the verdict unknown. A
+/// checkpoint with such a part is taken as complete: Delta reads it.
+pub fn check_log_not_verified(_cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
+    ctx.delta_logs
+        .iter()
+        .filter(|log| !log.not_verified.is_empty())
+        .map(|log| {
+            let first = log.display_path(&log.not_verified[0].path);
+            let mut f = Finding::new(
+                Code::FileNotVerified,
+                Severity::Warning,
+                format!("{first} of the Delta source's log not verified: over a limit of this inspector; the restart verdict is unknown"),
+            )
+            .why("A limit of this inspector (one file's size, compression ratio, a zip entry it cannot unpack) kept it from reading a file of the source table's log that Delta reads when the stream restarts. That says nothing about the file: the checks take a checkpoint of it as complete and count none of its actions, so the verdict is unknown.")
+            .fix(&["Check the named file by hand (its size, e.g. with `unzip -l`), or give a log with fewer or smaller files (`--delta-log` of the _delta_log folder itself); the other findings stand."]);
+            for p in &log.not_verified {
+                f = f.evidence(log.display_path(&p.path), p.reason.clone(), p.offset);
+            }
+            f
+        })
+        .collect()
+}
+
 /// The latest snapshot cannot be built: Delta fails before the stream reads anything.
 fn unreconstructable(s: &DeltaSourceFacts<'_>, log: &DeltaLog) -> Option<Finding> {
     let latest = log.latest_version()?;

@@ -155,6 +155,7 @@ pub const REGISTRY: &[Rule] = &[
     rule(&[Code::WatermarkNotAdvancing], state_growth::check_watermark_stuck),
     rule(&[Code::DeltaLogRead], delta_log::check_log_summary),
     rule(&[Code::DeltaLogFileUnreadable], delta_log::check_log_unreadable),
+    rule(&[Code::FileNotVerified], delta_log::check_log_not_verified),
     rule(&[Code::DeltaOffsetInvalid, Code::DeltaOffsetMovedBack], delta::check_offsets),
     rule(&[Code::DeltaSchemaTrackingLog], delta_log::check_schema_tracking_logs),
     rule(

@@ -168,7 +168,7 @@ fn read_delta_log_at(archive: &mut dyn Archive, dir: &str, below: &[usize]) -> D
             continue;
         }
         budget -= l.size;
-        let commit = read_commit(archive, l, v, &mut log.problems, &mut kept_actions);
+        let commit = read_commit(archive, l, v, (&mut log.problems, &mut log.not_verified), &mut kept_actions);
         log.commits.insert(v, commit);
     }
     for l in &listed {
@@ -185,11 +185,25 @@ fn read_delta_log_at(archive: &mut dyn Archive, dir: &str, below: &[usize]) -> D
     log
 }
 
-fn read_commit(archive: &mut dyn Archive, l: &Listed, v: i64, problems: &mut Vec<Problem>, kept: &mut usize) -> Commit {
+/// True when the file's content was not seen (a limit of this inspector, a zip entry that does not unpack, a
+/// file the input cannot open): it is not verified, which says nothing of the log.
+fn unseen(e: &crate::archive::ArchiveError) -> bool {
+    e.is_entry_damage() || crate::read::not_verified_reason(e).is_some()
+}
+
+/// `(problems, not_verified)` of the log being read ([`DeltaLog::problems`], [`DeltaLog::not_verified`]).
+type Met<'a> = (&'a mut Vec<Problem>, &'a mut Vec<Problem>);
+
+fn read_commit(archive: &mut dyn Archive, l: &Listed, v: i64, met: Met<'_>, kept: &mut usize) -> Commit {
+    let (problems, not_verified) = met;
     let mut c =
         Commit { version: v, path: l.path.clone(), size: l.size, modified_ms: l.modified_ms, ..Commit::default() };
     let bytes = match archive.read(&l.path, MAX_COMMIT_BYTES) {
         Ok(b) => b,
+        Err(e) if unseen(&e) => {
+            not_verified.push(Problem { path: l.path.clone(), offset: None, reason: e.to_string() });
+            return c;
+        }
         Err(e) => {
             problems.push(Problem { path: l.path.clone(), offset: None, reason: e.to_string() });
             c.damaged = true;
@@ -270,11 +284,17 @@ fn read_checkpoint_file(
     path: &str,
     k: &mut Checkpoint,
     sidecars: &mut Vec<String>,
-    problems: &mut Vec<Problem>,
+    met: Met<'_>,
     kept: &mut usize,
 ) {
+    let (problems, not_verified) = met;
     let bytes = match archive.read(path, MAX_CHECKPOINT_BYTES) {
         Ok(b) => b,
+        Err(e) if unseen(&e) => {
+            not_verified.push(Problem { path: path.to_string(), offset: None, reason: e.to_string() });
+            k.not_verified = true;
+            return;
+        }
         Err(e) => {
             problems.push(Problem { path: path.to_string(), offset: None, reason: e.to_string() });
             k.damaged = true;
@@ -380,11 +400,13 @@ fn read_checkpoints(
                 num_adds: 0,
                 removes: vec![],
                 damaged: false,
+                not_verified: false,
             };
             let mut sidecars = Vec::new();
             if k.missing.is_empty() {
                 for f in &files {
-                    read_checkpoint_file(archive, f, &mut k, &mut sidecars, &mut log.problems, kept);
+                    let met = (&mut log.problems, &mut log.not_verified);
+                    read_checkpoint_file(archive, f, &mut k, &mut sidecars, met, kept);
                 }
             }
             if matches!(k.layout, CheckpointLayout::V2 { .. }) {
@@ -394,7 +416,8 @@ fn read_checkpoints(
                     if sidecar_files.contains_key(&name) {
                         let path = format!("{prefix}_sidecars/{name}");
                         let mut ignored = Vec::new();
-                        read_checkpoint_file(archive, &path, &mut k, &mut ignored, &mut log.problems, kept);
+                        let met = (&mut log.problems, &mut log.not_verified);
+                        read_checkpoint_file(archive, &path, &mut k, &mut ignored, met, kept);
                         k.files.push(path);
                     } else {
                         k.missing.push(format!("{prefix}_sidecars/{name}"));

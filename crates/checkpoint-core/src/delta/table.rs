@@ -169,6 +169,8 @@ pub struct Checkpoint {
     pub removes: Vec<FileAction>,
     /// True when a file of it did not read or parse.
     pub damaged: bool,
+    /// True when a file of it was not verified ([`DeltaLog::not_verified`]): its actions are not counted.
+    pub not_verified: bool,
 }
 
 impl Checkpoint {
@@ -210,6 +212,10 @@ pub struct DeltaLog {
     pub not_read: Vec<i64>,
     /// Files that did not read or parse (path, byte offset, why).
     pub problems: Vec<Problem>,
+    /// Files the input could not give or a limit of this inspector kept from being read (a checkpoint part over
+    /// [`crate::delta::reader::MAX_CHECKPOINT_BYTES`], a zip entry that does not unpack): not verified, no damage.
+    /// A checkpoint with such a part is taken as complete (Delta reads it) and `Checkpoint::not_verified`.
+    pub not_verified: Vec<Problem>,
 }
 
 impl DeltaLog {
