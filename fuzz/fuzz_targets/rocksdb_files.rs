@@ -10,6 +10,7 @@ fuzz_target!(|data: &[u8]| {
         max_total_bytes: 16 << 20,
         max_entries: 100_000,
         max_entry_expansion: 32,
+        max_copied_bytes: 64 << 20,
     };
     let _ = sst::read_footer(data);
     let _ = sst::read_sst(data, limits);

@@ -44,6 +44,7 @@ fn a_tiny_stream_declaring_a_huge_output_is_refused_before_allocating() {
         max_total_bytes: 16 << 20,
         max_entries: 100_000,
         max_entry_expansion: 32,
+        max_copied_bytes: 64 << 20,
     };
     let _ = sst::read_sst(&data, limits);
     let _ = changelog::parse_changelog(&data, 100_000);

@@ -396,11 +396,16 @@ fn read_ssts(
     archive.prefetch(&next);
     let mut all: Vec<sst::SstEntry> = Vec::new();
     let mut tombstones: Vec<sst::RangeTombstone> = Vec::new();
+    // The memory budget of the copied entries is the snapshot's, not each SST's: what is left of it.
+    let mut copied = 0usize;
     for f in metadata.distinct_sst_files() {
         let path = format!("{dir}/SSTs/{}", f.dfs_file_name);
         let bytes = read_file(archive, &path, limits.max_file_bytes)?;
-        let t = sst::read_sst(&bytes, limits.sst)
+        let left =
+            sst::SstLimits { max_copied_bytes: limits.sst.max_copied_bytes.saturating_sub(copied), ..limits.sst };
+        let t = sst::read_sst(&bytes, left)
             .map_err(|e| RocksDbError { limit: e.limit, ..rerr(&path, Some(e.offset), e.message, None) })?;
+        copied = t.entries.iter().fold(copied, |c, e| c + e.user_key.len() + e.value.len() + sst::ENTRY_COST);
         if let Some(cf) = &t.properties.column_family_name {
             if cf != "default" {
                 return Err(rerr(

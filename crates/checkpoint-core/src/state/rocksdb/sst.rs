@@ -51,7 +51,14 @@ pub struct SstLimits {
     /// times its block bytes; a hostile block whose thousands of entries each share a long key would hand out
     /// gigabytes from kilobytes.
     pub max_entry_expansion: usize,
+    /// Most memory [`read_sst`] spends on the entries it copies, in bytes: each entry's key and value plus
+    /// [`ENTRY_COST`]. A memory budget: ten million 3-byte entries took 1.8 GB; past it the table is not verified.
+    pub max_copied_bytes: usize,
 }
+
+/// What one copied entry costs [`SstLimits::max_copied_bytes`] besides its key and value: the [`SstEntry`] with
+/// its two buffers and the room a growing `Vec` keeps, in bytes.
+pub const ENTRY_COST: usize = 128;
 
 /// The decompressed block bytes [`SstLimits::max_entry_expansion`] counts at least (a small table may hand out
 /// `64 KiB × max_entry_expansion` bytes of keys and values whatever its size).
@@ -64,6 +71,7 @@ impl Default for SstLimits {
             max_total_bytes: 512 << 20,
             max_entries: 10_000_000,
             max_entry_expansion: 32,
+            max_copied_bytes: 256 << 20,
         }
     }
 }
@@ -401,6 +409,25 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// RocksDB writes a table's blocks one after the other and indexes them in that order: handles that go back or
+/// overlap (one block listed over and over, which would be decoded each time) are damage, reported at the index.
+fn check_in_file_order(handles: &[BlockHandle], index_at: u64, what: &str) -> Result<(), SstError> {
+    let mut end = 0u64;
+    for h in handles {
+        if h.offset < end {
+            return err(
+                index_at,
+                format!(
+                    "index block: the {what} block at byte {} overlaps the one before it (ends at {end})",
+                    h.offset
+                ),
+            );
+        }
+        end = h.offset.saturating_add(h.size).saturating_add(BLOCK_TRAILER_LEN as u64);
+    }
+    Ok(())
+}
+
 /// Exactly the `n` bytes a block declares from its decoder `stream` (never more, whatever the stream holds), with
 /// at most 8 × the `compressed` bytes reserved up front. `(block, stream)`: the offsets of the block and of its
 /// compressed stream, for the errors (a stream that does not decode, a size other than declared).
@@ -490,18 +517,23 @@ fn for_each_entry(
 }
 
 /// Decodes the block handles of an index block (classic or format_version 4 delta-encoded values).
+/// The block handles of an index block (or partition) at `at`, at most `room` of them: more is damage, a table
+/// whose file cannot hold that many blocks (a handle pointing at one block over and over).
 fn index_handles(
     block: &[u8],
     at: u64,
     delta_encoded: bool,
     have_first_key: bool,
+    room: usize,
 ) -> Result<Vec<BlockHandle>, SstError> {
     let what = "index";
     let mut out = Vec::new();
+    let too_many = || SstError::new(at, format!("index block: more block handles than the file can hold ({room})"));
     if !delta_encoded {
         for_each_entry(block, at, what, |_k, v| {
             let mut p = 0;
             match block_handle(v, &mut p) {
+                Some(_) if out.len() >= room => Err(too_many()),
                 Some(h) => {
                     out.push(h);
                     Ok(())
@@ -547,6 +579,9 @@ fn index_handles(
             let n = varint32(region, &mut pos).ok_or_else(|| bad("bad first key in block info"))? as usize;
             pos = pos.checked_add(n).filter(|e| *e <= end).ok_or_else(|| bad("first key runs past the entries"))?;
         }
+        if out.len() >= room {
+            return Err(too_many());
+        }
         out.push(h);
         prev = Some(h);
     }
@@ -584,7 +619,16 @@ fn parse_properties(block: &[u8], at: u64) -> Result<TableProperties, SstError> 
 /// order, several versions of a user key kept) and the range tombstones. Errors carry the SST byte offset.
 pub fn read_sst(file: &[u8], limits: SstLimits) -> Result<SstTable, SstError> {
     let mut entries: Vec<SstEntry> = Vec::new();
-    let scan = scan_sst(file, limits, |user_key, seq, kind, value| {
+    let mut copied = 0usize;
+    let scan = scan_sst_with_blocks(file, limits, |block, user_key, seq, kind, value| {
+        copied = copied.saturating_add(user_key.len() + value.len() + ENTRY_COST);
+        if copied > limits.max_copied_bytes {
+            let max = limits.max_copied_bytes;
+            return limit(
+                block,
+                format!("data block: the entries read reach {copied} bytes of memory (the limit {max})"),
+            );
+        }
         entries.push(SstEntry {
             user_key: user_key.to_vec(),
             seq,
@@ -683,15 +727,20 @@ pub fn scan_sst_with_blocks(
     let have_first_key = properties.index_type == 3;
     let delta = properties.index_value_is_delta_encoded;
     let top = r.block(index_handle, index_src, "index")?;
-    let mut data_handles = index_handles(&top, index_handle.offset, delta, have_first_key)?;
+    // Every block takes its trailer and at least a byte: a file holds at most that many.
+    let max_blocks = file.len() / (BLOCK_TRAILER_LEN + 1);
+    let mut data_handles = index_handles(&top, index_handle.offset, delta, have_first_key, max_blocks)?;
     if properties.index_type == 2 {
         // Two-level (partitioned) index: the top level points at index partitions.
         let partitions = std::mem::take(&mut data_handles);
+        check_in_file_order(&partitions, index_handle.offset, "index partition")?;
         for p in partitions {
             let b = r.block(p, index_handle.offset, "index partition")?;
-            data_handles.extend(index_handles(&b, p.offset, delta, have_first_key)?);
+            let room = max_blocks.saturating_sub(data_handles.len());
+            data_handles.extend(index_handles(&b, p.offset, delta, have_first_key, room)?);
         }
     }
+    check_in_file_order(&data_handles, index_handle.offset, "data")?;
     let mut n_entries: usize = 0;
     for h in &data_handles {
         let b = r.block(*h, index_handle.offset, "data")?;

@@ -142,6 +142,8 @@ pub enum IndexMode {
     DeltaFirstKey,
     /// Two-level partitioned index (`kTwoLevelIndexSearch`), partitions of 3 entries, delta-encoded.
     Partitioned,
+    /// Classic, with every index entry written `n` times (a hostile table: each data block listed over and over).
+    ClassicRepeated(usize),
 }
 
 /// Index block of (last key, handle, first key) in the given mode.
@@ -226,6 +228,13 @@ pub fn build_sst_indexed(
         }
     }
     flush(&mut w, &mut cur, &mut index_entries);
+    let mode = match mode {
+        IndexMode::ClassicRepeated(n) => {
+            index_entries = index_entries.iter().flat_map(|e| std::iter::repeat_n(e.clone(), n)).collect();
+            IndexMode::Classic
+        }
+        m => m,
+    };
     let mut meta: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
     if !range_dels.is_empty() {
         let b = build_block(range_dels, 1);
@@ -412,6 +421,34 @@ mod tests {
         assert!(read_sst(&sst, few).unwrap_err().limit);
         let little = SstLimits { max_total_bytes: 2000, ..SstLimits::default() };
         assert!(read_sst(&sst, little).unwrap_err().limit);
+    }
+
+    /// A data block listed again by the index (a hostile table decoding one block over and over) is damage at the
+    /// index; copying more entries than the memory budget is a limit.
+    #[test]
+    fn blocks_listed_twice_are_damage_and_the_copy_budget_a_limit() {
+        let entries = sample(500);
+        let o = WriterOptions {
+            compression: 4,
+            checksum: ChecksumType::Crc32c,
+            format_version: 5,
+            block_size: 1024,
+            restart_interval: 16,
+        };
+        let plain = build_sst_indexed(&entries, &[], &o, IndexMode::Classic);
+        assert_eq!(read_sst(&plain, SstLimits::default()).unwrap().entries.len(), 500);
+        let twice = build_sst_indexed(&entries, &[], &o, IndexMode::ClassicRepeated(2));
+        let e = read_sst(&twice, SstLimits::default()).unwrap_err();
+        assert!(!e.limit && e.message.contains("overlaps the one before it"), "{e:?}");
+        // An index listing more handles than the file has room for blocks stops there, before they are kept.
+        let many = build_sst_indexed(&entries[..20], &[], &o, IndexMode::ClassicRepeated(20_000));
+        let e = read_sst(&many, SstLimits::default()).unwrap_err();
+        assert!(!e.limit && e.message.contains("more block handles than the file can hold"), "{e:?}");
+        let budget = SstLimits { max_copied_bytes: 100 * ENTRY_COST, ..SstLimits::default() };
+        let e = read_sst(&plain, budget).unwrap_err();
+        assert!(e.limit && e.message.contains("bytes of memory"), "{e:?}");
+        // scan_sst copies nothing: the budget does not apply.
+        assert!(scan_sst(&plain, budget, |_, _, _, _| Ok(())).is_ok());
     }
 
     /// A block compression RocksDB writes but this reader does not decode (xpress) is a limit: the table is not
