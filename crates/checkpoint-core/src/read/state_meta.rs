@@ -3,7 +3,8 @@
 
 use super::{sidecars, unreadable, Reader, MAX_LOG_BYTES, MAX_SIDECAR_BYTES};
 use crate::log;
-use crate::model::{Checkpoint, Problem, ReadFile};
+use crate::model::{Checkpoint, NotVerified, Problem, ReadFile};
+use crate::state::schema::SchemaRead;
 use crate::state_files::FileRef;
 
 /// Reads each operator's metadata file (v1 `_metadata/metadata`, or the newest `_metadata/v2/<batch>`).
@@ -40,8 +41,14 @@ pub(crate) fn read_schema_files(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
     for f in schema_files {
         let parsed = match rd.read(&f.path, MAX_SIDECAR_BYTES) {
             Ok(b) => {
-                if let Some(fault) = crate::state::schema::spark_read_fault(&b) {
-                    cp.state_schema_faults.insert(f.path.clone(), fault);
+                match crate::state::schema::spark_read(&b) {
+                    SchemaRead::Fails(fault) => {
+                        cp.state_schema_faults.insert(f.path.clone(), fault);
+                    }
+                    SchemaRead::NotVerified(reason) => {
+                        cp.not_verified.push(NotVerified { path: f.path.clone(), reason, restart_reads: true })
+                    }
+                    SchemaRead::Reads => {}
                 }
                 crate::state::schema::parse_schema_file(&b)
                     .map(|s| (s.key.simple_string(), s.value.simple_string()))
@@ -52,6 +59,9 @@ pub(crate) fn read_schema_files(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
                 // of the file, which a restart reads (`archive-entry-unreadable`, the verdict unknown).
                 if e.is_entry_damage() {
                     cp.archive_unreadable.insert(f.path.clone(), e.clone());
+                } else if let Some(reason) = super::not_verified_reason(&e) {
+                    // Over the read cap (a schema file of megabytes): Spark reads it; this inspector did not.
+                    cp.not_verified.push(NotVerified { path: f.path.clone(), reason, restart_reads: true });
                 }
                 Err(Problem { path: f.path.clone(), offset: None, reason: e.to_string() })
             }

@@ -441,13 +441,59 @@ pub enum SchemaReadFaultKind {
 }
 
 /// How Spark's read of the v1/v2 schema file `bytes` fails, or `None` when it reads both schemas (their JSON
-/// parses and is a struct: what Spark's `DataType.fromJson` makes of its type names is not judged here).
+/// parses and is a struct: what Spark's `DataType.fromJson` makes of its type names is not judged here). A schema
+/// nested deeper than this reader parses is no fault ([`spark_read`] says it is not verified).
 pub fn spark_read_fault(bytes: &[u8]) -> Option<SchemaReadFault> {
-    let fault = |offset: usize, kind| Some(SchemaReadFault { offset: offset as u64, kind });
+    match spark_read(bytes) {
+        SchemaRead::Fails(f) => Some(f),
+        SchemaRead::Reads | SchemaRead::NotVerified(_) => None,
+    }
+}
+
+/// What Spark's read of a v1/v2 schema file does ([`spark_read`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SchemaRead {
+    /// Both schemas read.
+    Reads,
+    /// The read fails there.
+    Fails(SchemaReadFault),
+    /// A schema's JSON nests deeper than this reader parses (128 levels) but within Jackson's 1,000, which Spark
+    /// reads: whether it is a struct is not verified (why, in words).
+    NotVerified(String),
+}
+
+/// Jackson's `StreamReadConstraints` default nesting depth (2.15+, Spark 3.5 and 4.x): deeper JSON fails to parse.
+pub const JACKSON_MAX_DEPTH: usize = 1000;
+
+/// Deepest nesting of `[` and `{` in JSON `text`, strings skipped (a scan, no parse).
+fn json_depth(text: &str) -> usize {
+    let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for b in text.bytes() {
+        match (in_string, escaped, b) {
+            (true, true, _) => escaped = false,
+            (true, false, b'\\') => escaped = true,
+            (true, false, b'"') => in_string = false,
+            (true, false, _) => {}
+            (false, _, b'"') => in_string = true,
+            (false, _, b'[' | b'{') => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            (false, _, b']' | b'}') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+/// What Spark's read of the v1/v2 schema file `bytes` does: [`SchemaRead::Fails`] where and why, or
+/// [`SchemaRead::NotVerified`] when a schema nests deeper than this reader's JSON parser goes.
+pub fn spark_read(bytes: &[u8]) -> SchemaRead {
+    let fault = |offset: usize, kind| SchemaRead::Fails(SchemaReadFault { offset: offset as u64, kind });
     let mut r = JavaReader::new(bytes);
     let version = match java_utf(&mut r) {
         Ok(v) => v,
-        Err(f) => return Some(f),
+        Err(f) => return SchemaRead::Fails(f),
     };
     let mut schemas = Vec::with_capacity(2);
     for _ in 0..2 {
@@ -459,14 +505,23 @@ pub fn spark_read_fault(bytes: &[u8]) -> Option<SchemaReadFault> {
         };
         match text {
             Ok(t) => schemas.push((at, t)),
-            Err(f) => return Some(f),
+            Err(f) => return SchemaRead::Fails(f),
         }
     }
-    let not_struct = |t: &str| {
-        serde_json::from_str::<Value>(t).ok().and_then(|v| v.get("type").and_then(Value::as_str).map(|t| t == "struct"))
-            != Some(true)
-    };
-    schemas.into_iter().find(|(_, t)| not_struct(t)).and_then(|(at, _)| fault(at, SchemaReadFaultKind::Json))
+    for (at, t) in &schemas {
+        match serde_json::from_str::<Value>(t) {
+            Ok(v) if v.get("type").and_then(Value::as_str) == Some("struct") => {}
+            // serde_json stops at 128 levels, Jackson at 1,000: between them Spark reads what this cannot.
+            Err(_) if (129..=JACKSON_MAX_DEPTH).contains(&json_depth(t)) => {
+                return SchemaRead::NotVerified(format!(
+                    "the schema at byte {at} nests {} levels deep, past what this inspector parses (128; Spark reads up to {JACKSON_MAX_DEPTH})",
+                    json_depth(t)
+                ))
+            }
+            _ => return fault(*at, SchemaReadFaultKind::Json),
+        }
+    }
+    SchemaRead::Reads
 }
 
 /// The number `MetadataVersionUtil.validateVersion` reads from a version string: `v` and what Java's

@@ -489,6 +489,33 @@ fn schema_file_faults_as_spark_reads_them() {
     assert_eq!(spark_read_fault(&neg), at(4, Json));
 }
 
+/// A schema nested deeper than serde_json parses (128) but within Jackson's 1,000 is read by Spark: not verified,
+/// no fault. Deeper than 1,000, Spark's own parser refuses it: a fault. A `[` or `{` inside a string is no nesting.
+#[test]
+fn schema_nesting_between_this_parser_and_jacksons_is_not_verified() {
+    let nested = |depth: usize| {
+        let mut t = String::from(r#"{"type":"struct","fields":[{"name":"k","type":"#);
+        t.push_str(&r#"{"type":"array","containsNull":true,"elementType":"#.repeat(depth));
+        t.push_str(r#""integer""#);
+        t.push_str(&"}".repeat(depth));
+        t.push_str(r#","nullable":true,"metadata":{"note":"[[[{{{"}}]}"#);
+        let mut f = utf("v2");
+        f.extend(1i32.to_be_bytes());
+        f.extend(utf(&t));
+        f.extend(1i32.to_be_bytes());
+        f.extend(utf(r#"{"type":"struct","fields":[]}"#));
+        f
+    };
+    assert_eq!(spark_read(&nested(60)), SchemaRead::Reads);
+    match spark_read(&nested(200)) {
+        SchemaRead::NotVerified(why) => assert!(why.contains("203 levels") && why.contains("at byte 4"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(spark_read_fault(&nested(200)), None);
+    let deep = spark_read_fault(&nested(1200)).expect("Jackson refuses it");
+    assert_eq!((deep.offset, deep.kind), (4, SchemaReadFaultKind::Json));
+}
+
 /// Every schema file, v3 schema file and operator metadata file in the fixtures parses.
 #[test]
 fn every_fixture_schema_and_metadata_file_parses() {
