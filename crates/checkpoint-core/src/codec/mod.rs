@@ -188,13 +188,22 @@ pub fn decompress_detailed(bytes: &[u8], max_out: usize) -> Result<Decompressed,
 
 /// Decompresses a whole file like [`decompress`] (strict: a missing lz4 end-of-stream block is an error) but hands
 /// the output to `emit` piece by piece instead of returning it: lz4 streams one block (≤ 32 KiB in Spark) at a
-/// time, so a large state file is never held decompressed in memory; the other codecs emit once. Pieces are
+/// time and zstd one collected piece at a time, so a large state file is never held decompressed in memory;
+/// snappy and lzf are decoded whole and emitted in 64 KiB pieces. Pieces are
 /// emitted before a later block fails: callers must treat an `Err` as the end of the data.
 pub fn decompress_chunks(bytes: &[u8], max_out: usize, emit: &mut dyn FnMut(&[u8])) -> Result<(), CodecError> {
-    if sniff(bytes) != Codec::Lz4Block {
-        let data = decompress(bytes, max_out)?;
-        emit(&data);
-        return Ok(());
+    match sniff(bytes) {
+        Codec::Lz4Block => {}
+        // zstd streams too: a 48 KB file unpacking to 500 MiB is never held whole.
+        Codec::Zstd => return zstd::stream(bytes, max_out, emit).map(|_| ()),
+        // snappy, lzf, none: decoded whole, handed on in pieces (a consumer keeping a window copies no more).
+        _ => {
+            let data = decompress(bytes, max_out)?;
+            for piece in data.chunks(64 << 10) {
+                emit(piece);
+            }
+            return Ok(());
+        }
     }
     let (_, complete) = lz4::stream(bytes, max_out, emit)?;
     if !complete {

@@ -17,9 +17,17 @@ pub(crate) fn window_over_limit(e: &FrameDecoderError) -> bool {
 }
 
 pub(crate) fn decompress(input: &[u8], max_out: usize) -> Result<Decompressed, CodecError> {
+    let mut out = Vec::new();
+    let frames = stream(input, max_out, &mut |chunk| out.extend_from_slice(chunk))?;
+    Ok(Decompressed { codec: Codec::Zstd, data: out, blocks: frames, complete: true })
+}
+
+/// [`decompress`] handing the output to `emit` as it is decoded (pieces of at most 64 KiB), never holding it:
+/// the number of frames.
+pub(crate) fn stream(input: &[u8], max_out: usize, emit: &mut dyn FnMut(&[u8])) -> Result<u64, CodecError> {
     let c = Codec::Zstd;
     let err = |at: usize, kind, msg: String| Err(CodecError::new(c, at, kind, msg));
-    let mut out = Vec::new();
+    let mut emitted = 0usize;
     let mut frames = 0u64;
     let mut pos = 0usize;
     let mut dec = FrameDecoder::new();
@@ -61,9 +69,10 @@ pub(crate) fn decompress(input: &[u8], max_out: usize) -> Result<Decompressed, C
                 Err(e) => return fail(cur, format!("zstd frame does not decode: {e}")),
             };
             let n = dec.can_collect();
-            check_budget(c, pos, out.len(), n as u64, max_out)?;
+            check_budget(c, pos, emitted, n as u64, max_out)?;
             if let Some(chunk) = dec.collect() {
-                out.extend_from_slice(&chunk);
+                emitted += chunk.len();
+                emit(&chunk);
             }
             if done {
                 break;
@@ -81,5 +90,5 @@ pub(crate) fn decompress(input: &[u8], max_out: usize) -> Result<Decompressed, C
         frames += 1;
         pos += rest.len() - cur.len();
     }
-    Ok(Decompressed { codec: c, data: out, blocks: frames, complete: true })
+    Ok(frames)
 }

@@ -106,7 +106,12 @@ pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>, check_
                 .or_insert_with(|| state_rows::row_context(cp, rd, key.0, &key.2, version));
             if ctx.is_some() {
                 rebuild = Some(match provider {
-                    "hdfs" => RowsRebuild::Hdfs(Rebuild::default()),
+                    "hdfs" => {
+                        // The rows are held besides the stream being checked: at most what the budget has left.
+                        let mut r = Rebuild::default();
+                        r.cap(usize::try_from(rd.budget_left.saturating_sub(rows_reserved)).unwrap_or(usize::MAX));
+                        RowsRebuild::Hdfs(r)
+                    }
                     _ => RowsRebuild::RocksDb(Box::default()),
                 });
             }
@@ -142,7 +147,9 @@ pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>, check_
                 if step.kind == ChainFileKind::Zip {
                     rows_cost = rows_cost.saturating_add(state_rows::sst_cost(&store));
                 }
-                if rows_reserved.saturating_add(rows_cost) > rd.budget_left {
+                if rows_reserved.saturating_add(rows_cost) > rd.budget_left
+                    || matches!(&rebuild, Some(RowsRebuild::Hdfs(r)) if r.is_over())
+                {
                     rebuild = None;
                 }
                 let bad = cp.integrity_of(&step.path).is_some_and(|i| i.problem.is_some())

@@ -472,12 +472,29 @@ pub struct Rebuild {
     first: Option<FirstPut>,
     /// The chain position of the file being fed.
     file: Option<usize>,
+    /// Bytes of records fed so far, and the most it keeps ([`Rebuild::cap`]; `None`: no cap).
+    fed: usize,
+    cap: Option<usize>,
 }
 
 impl Rebuild {
-    /// Room for `bytes` more bytes of records (a caller that knows a file's size reserves before feeding it).
+    /// Room for `bytes` more bytes of records (a caller that knows a file's size reserves before feeding it),
+    /// within the cap.
     pub fn reserve(&mut self, bytes: usize) {
-        self.store.reserve(bytes);
+        self.store.reserve(bytes.min(self.cap.unwrap_or(usize::MAX).saturating_sub(self.fed)));
+    }
+
+    /// Keeps at most `bytes` of records (keys and values): past it the rebuild stops keeping them and
+    /// [`Rebuild::is_over`] says so; its store is then not the chain's, and the caller drops it. A memory budget:
+    /// the read stage gives what is left of its verify budget, so a file whose stream unpacks to hundreds of
+    /// megabytes is not held twice.
+    pub fn cap(&mut self, bytes: usize) {
+        self.cap = Some(bytes);
+    }
+
+    /// True when the records fed went past [`Rebuild::cap`].
+    pub fn is_over(&self) -> bool {
+        self.cap.is_some_and(|c| self.fed > c)
     }
 
     /// One record of the chain's `file`-th file (0 = the base), at `offset` of its decompressed stream:
@@ -492,6 +509,10 @@ impl Rebuild {
         key: &[u8],
         value: Option<&[u8]>,
     ) {
+        self.fed = self.fed.saturating_add(key.len() + value.map_or(0, <[u8]>::len));
+        if self.is_over() {
+            return;
+        }
         if self.file != Some(file) {
             if self.file.is_some() {
                 self.store.end_file();
