@@ -495,7 +495,11 @@ fn damaged_finding(at: &StoreAt<'_>, step: &crate::restart_chain::ChainStep, d: 
                 } else {
                     format!("the file cannot be read ({}), so loading fails", d.detail)
                 },
-                if v.at_least(4, 2) && is_base { " Spark's automatic snapshot repair (4.2+) is disabled in this session." } else { "" }
+                match (v.at_least(4, 2) && is_base, at.repair) {
+                    (true, false) => " Spark's automatic snapshot repair (4.2+) is disabled in this session.",
+                    (true, true) => " Spark's automatic snapshot repair (4.2+) finds no older snapshot whose chain to this version is intact, so it cannot help.",
+                    _ => "",
+                }
             ))
             .fix(&{
                 let mut steps = vec![BACKUP.to_string()];
