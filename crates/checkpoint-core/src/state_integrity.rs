@@ -20,6 +20,9 @@ use crate::state::rocksdb::{self, zip_meta, LoadLimits, RocksDbError};
 const MAX_STREAM_OUT: usize = 512 * 1024 * 1024;
 /// Cap on the records of one changelog.
 const MAX_CHANGELOG_RECORDS: usize = 10_000_000;
+/// Cap on the decompressed size of one RocksDB changelog (one batch's changes of one partition), which is held
+/// whole while its records are kept (at most [`rocksdb::changelog::MAX_RECORD_MEMORY`]): together within 512 MiB.
+const MAX_CHANGELOG_OUT: usize = 256 * 1024 * 1024;
 
 /// What a state stream file (`.delta`, `.snapshot`, `.changelog`) looks like to Spark's reader.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -44,7 +47,7 @@ pub struct StreamCheck {
     /// Bytes of the decompressed stream, when it decompressed (the work a read costs).
     pub decompressed_bytes: Option<u64>,
     /// A limit of this inspector stopped the check (the decompressed bytes of one stream over 512 MiB, a
-    /// changelog over 10 M records): which limit, where. The file is not verified, which is no damage:
+    /// changelog over 256 MiB decompressed, 10 M records or 256 MiB of records): which limit, where. The file is not verified, which is no damage:
     /// `problem` is `None`.
     pub not_verified: Option<String>,
 }
@@ -58,7 +61,7 @@ pub fn check_stream_file(path: &str, bytes: &[u8], snapshot: bool, changelog: bo
 /// [`check_stream_file`] of a RocksDB changelog that also hands back its parsed records when they read (`None`
 /// on damage), within the same limits: the integrity pass rebuilds a store's rows from the bytes it checks.
 pub fn check_changelog_keeping(path: &str, bytes: &[u8]) -> (StreamCheck, Option<rocksdb::changelog::Changelog>) {
-    changelog_within(path, bytes, MAX_STREAM_OUT, MAX_CHANGELOG_RECORDS)
+    changelog_within(path, bytes, MAX_CHANGELOG_OUT, MAX_CHANGELOG_RECORDS)
 }
 
 /// [`check_changelog_keeping`] within `max_out` decompressed bytes and `max_records` records.
@@ -148,7 +151,7 @@ fn stream_within(
         };
     }
     if changelog {
-        return changelog_within(path, bytes, max_out, MAX_CHANGELOG_RECORDS).0;
+        return changelog_within(path, bytes, max_out.min(MAX_CHANGELOG_OUT), MAX_CHANGELOG_RECORDS).0;
     }
     let kind = if snapshot { RecordFileKind::Snapshot } else { RecordFileKind::Delta };
     match crate::state::hdfs::for_each_record_in_file_at(bytes, kind, max_out, on_record) {

@@ -171,12 +171,25 @@ fn read_i32(b: &[u8], pos: usize) -> Option<i32> {
     Some(i32::from_be_bytes([*b.get(pos)?, *b.get(pos + 1)?, *b.get(pos + 2)?, *b.get(pos + 3)?]))
 }
 
+/// Most memory the records of one changelog may take, in bytes: each record's key and value plus
+/// [`RECORD_COST`]. Past it: [`ChangelogErrorKind::OverLimit`] (not verified). Ten million empty records of an
+/// 80 MB stream would otherwise hold a gigabyte.
+pub const MAX_RECORD_MEMORY: usize = 256 << 20;
+/// What one kept record costs besides its key and value: the record, its offset and its two buffers, in bytes.
+pub const RECORD_COST: usize = 128;
+
 /// Parses a decompressed changelog stream.
 ///
-/// `max_records` bounds the number of records. Errors: [`ChangelogErrorKind::Truncated`] when the stream ends
-/// before the end marker or inside a record, [`ChangelogErrorKind::Corrupt`] for malformed records or lineage,
-/// [`ChangelogErrorKind::InvalidVersion`] for a version outside 1..=4.
+/// `max_records` bounds the number of records, [`MAX_RECORD_MEMORY`] the memory they take. Errors:
+/// [`ChangelogErrorKind::Truncated`] when the stream ends before the end marker or inside a record,
+/// [`ChangelogErrorKind::Corrupt`] for malformed records or lineage, [`ChangelogErrorKind::InvalidVersion`] for a
+/// version outside 1..=4, [`ChangelogErrorKind::OverLimit`] past a bound.
 pub fn parse_changelog(b: &[u8], max_records: usize) -> Result<Changelog, ChangelogError> {
+    parse_within(b, max_records, MAX_RECORD_MEMORY)
+}
+
+/// [`parse_changelog`] with `max_memory` for [`MAX_RECORD_MEMORY`].
+fn parse_within(b: &[u8], max_records: usize, max_memory: usize) -> Result<Changelog, ChangelogError> {
     use ChangelogErrorKind::*;
     let (version, mut pos) = detect_version(b);
     if !(1..=4).contains(&version) {
@@ -216,6 +229,7 @@ pub fn parse_changelog(b: &[u8], max_records: usize) -> Result<Changelog, Change
     let typed = version == 2 || version == 4;
     let mut records = Vec::new();
     let mut record_offsets = Vec::new();
+    let mut memory = 0usize;
     loop {
         let rec_at = pos;
         let kind = if typed {
@@ -279,6 +293,14 @@ pub fn parse_changelog(b: &[u8], max_records: usize) -> Result<Changelog, Change
         if records.len() >= max_records {
             return cerr(OverLimit, rec_at, format!("more than {max_records} records"));
         }
+        memory = memory.saturating_add(pos - rec_at + RECORD_COST);
+        if memory > max_memory {
+            return cerr(
+                OverLimit,
+                rec_at,
+                format!("the records read reach {memory} bytes of memory (the limit {max_memory})"),
+            );
+        }
         records.push(rec);
         record_offsets.push(rec_at as u64);
     }
@@ -288,6 +310,22 @@ pub fn parse_changelog(b: &[u8], max_records: usize) -> Result<Changelog, Change
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Many small records stop at the memory budget (a limit, not damage), before they are all kept.
+    #[test]
+    fn records_past_the_memory_budget_are_a_limit() {
+        let mut b = Vec::new();
+        for _ in 0..1000 {
+            b.extend_from_slice(&1i32.to_be_bytes());
+            b.push(b'k');
+            b.extend_from_slice(&0i32.to_be_bytes());
+        }
+        b.extend_from_slice(&(-1i32).to_be_bytes());
+        assert_eq!(parse_within(&b, 10_000, 1 << 20).unwrap().records.len(), 1000);
+        let e = parse_within(&b, 10_000, 100 * (9 + RECORD_COST)).unwrap_err();
+        assert_eq!(e.kind, ChangelogErrorKind::OverLimit);
+        assert!(e.message.contains("bytes of memory"), "{}", e.message);
+    }
 
     fn utf(s: &str) -> Vec<u8> {
         let mut v = (s.len() as u16).to_be_bytes().to_vec();

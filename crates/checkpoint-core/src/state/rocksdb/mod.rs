@@ -64,7 +64,7 @@ impl Default for LoadLimits {
     fn default() -> Self {
         LoadLimits {
             max_file_bytes: 256 << 20,
-            max_changelog_bytes: 512 << 20,
+            max_changelog_bytes: 256 << 20,
             max_records: 10_000_000,
             sst: sst::SstLimits::default(),
             zip: zip_meta::ZipLimits::default(),
