@@ -105,15 +105,7 @@ pub(crate) fn read_state_chains(cp: &mut Checkpoint, rd: &mut Reader<'_>, check_
                 .entry((key.0, key.2.clone()))
                 .or_insert_with(|| state_rows::row_context(cp, rd, key.0, &key.2, version));
             if ctx.is_some() {
-                rebuild = Some(match provider {
-                    "hdfs" => {
-                        // The rows are held besides the stream being checked: at most what the budget has left.
-                        let mut r = Rebuild::default();
-                        r.cap(usize::try_from(rd.budget_left.saturating_sub(rows_reserved)).unwrap_or(usize::MAX));
-                        RowsRebuild::Hdfs(r)
-                    }
-                    _ => RowsRebuild::RocksDb(Box::default()),
-                });
+                rebuild = Some(RowsRebuild::new(provider, rd.budget_left.saturating_sub(rows_reserved)));
             }
         }
         // The held records serve only a rebuild whose chain ends in that changelog (not one that loads the
@@ -195,6 +187,21 @@ enum RowsRebuild {
     RocksDb(Box<crate::state::rocksdb::Rebuild>),
     /// A RocksDB changelog read before its chain is known (checkpoint format v2's lineage): its records, kept.
     Held(Option<crate::state::rocksdb::changelog::Changelog>),
+}
+
+impl RowsRebuild {
+    /// The rebuild of a store of `provider` (`hdfs` or `rocksdb`); an HDFS one keeps at most `budget` bytes of
+    /// rows, which are held besides the stream being checked.
+    fn new(provider: &str, budget: u64) -> Self {
+        match provider {
+            "hdfs" => {
+                let mut r = Rebuild::default();
+                r.cap(usize::try_from(budget).unwrap_or(usize::MAX));
+                RowsRebuild::Hdfs(r)
+            }
+            _ => RowsRebuild::RocksDb(Box::default()),
+        }
+    }
 }
 
 /// Reads one state file of a chain (within the budget) and records its integrity. With `rows` (the file's

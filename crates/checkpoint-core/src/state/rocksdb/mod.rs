@@ -23,6 +23,7 @@ mod load;
 pub mod manifest;
 mod plan;
 pub mod sst;
+mod sst_block;
 mod sst_footer;
 pub mod state_view;
 mod tws;

@@ -17,8 +17,6 @@
 //! Every error carries the byte offset in the SST file where reading failed. Nothing here panics on bad input,
 //! and every allocation is bounded by the input size or [`SstLimits`].
 
-use std::io::Read;
-
 pub use super::sst_footer::*;
 
 /// `kBlockBasedTableMagicNumber` (table/block_based/block_based_table_builder.cc).
@@ -90,7 +88,7 @@ pub(super) fn err<T>(offset: u64, message: impl Into<String>) -> Result<T, SstEr
 
 /// A limit of this reader (an [`SstLimits`] bound, a compression or entry type it does not decode): the table is
 /// not verified, which is no damage ([`SstError::limit`]).
-fn limit<T>(offset: u64, message: impl Into<String>) -> Result<T, SstError> {
+pub(super) fn limit<T>(offset: u64, message: impl Into<String>) -> Result<T, SstError> {
     Err(SstError::over_limit(offset, message.into()))
 }
 
@@ -295,7 +293,7 @@ impl<'a> Reader<'a> {
             }
         }
         let data = &raw[..contents_len];
-        let out = self.decompress(compression, data, start, what)?;
+        let out = super::sst_block::decompress(&self.limits, compression, data, start, what)?;
         self.total_out = self.total_out.saturating_add(out.len());
         if self.total_out > self.limits.max_total_bytes {
             return limit(
@@ -323,90 +321,35 @@ impl<'a> Reader<'a> {
         }
         Ok(())
     }
+}
 
-    /// The uncompressed size a block's varint32 prefix declares (RocksDB's `compress_format_version` 2) and where
-    /// the compressed stream starts after it; a size over [`SstLimits::max_block_bytes`] is a limit.
-    fn declared_size(&self, data: &[u8], at: u64, what: &str, name: &str) -> Result<(usize, usize), SstError> {
-        let mut pos = 0;
-        let n = varint32(data, &mut pos)
-            .ok_or_else(|| SstError::new(at, format!("{what} block: bad {name} uncompressed-size varint")))?
-            as usize;
-        let max = self.limits.max_block_bytes;
-        if n > max {
-            return limit(at, format!("{what} block decompresses to {n} bytes, over the limit of {max}"));
-        }
-        Ok((n, pos))
-    }
-
-    fn decompress(&self, compression: u8, data: &[u8], at: u64, what: &str) -> Result<Vec<u8>, SstError> {
-        let max = self.limits.max_block_bytes;
-        match compression {
-            0 => {
-                if data.len() > max {
-                    return limit(at, format!("{what} block of {} bytes exceeds the limit of {max}", data.len()));
-                }
-                Ok(data.to_vec())
-            }
-            1 => {
-                let n = snap::raw::decompress_len(data)
-                    .map_err(|e| SstError::new(at, format!("{what} block: bad snappy length: {e}")))?;
-                if n > max {
-                    return limit(at, format!("{what} block decompresses to {n} bytes, over the limit of {max}"));
-                }
-                // A snappy copy of at most 64 bytes takes 3 bytes: more than 32 times is a size no writer made.
-                if n > data.len().saturating_mul(32) {
-                    return err(at, format!("{what} block: {} snappy bytes cannot decompress to {n}", data.len()));
-                }
-                snap::raw::Decoder::new()
-                    .decompress_vec(data)
-                    .map_err(|e| SstError::new(at, format!("{what} block: snappy data corrupt: {e}")))
-            }
-            4 | 5 => {
-                let (n, pos) = self.declared_size(data, at, what, "LZ4")?;
-                // LZ4 expands a byte to at most 255 (a match length run): more is a size no writer made.
-                if n > data.len().saturating_mul(255).saturating_add(16) {
-                    return err(at, format!("{what} block: {} LZ4 bytes cannot decompress to {n}", data.len()));
-                }
-                let mut out = vec![0u8; n];
-                let got = lz4_flex::block::decompress_into(&data[pos..], &mut out)
-                    .map_err(|e| SstError::new(at + pos as u64, format!("{what} block: LZ4 data corrupt: {e}")))?;
-                if got != n {
-                    return err(at, format!("{what} block: LZ4 produced {got} bytes, {n} expected"));
-                }
-                Ok(out)
-            }
-            // RocksDB's zlib (compress_format_version 2): the uncompressed size as a varint32, then a raw deflate
-            // stream (`CompressionOptions::window_bits` -14, which Spark's RocksDB conf does not change).
-            2 => {
-                let (n, pos) = self.declared_size(data, at, what, "zlib")?;
-                let stream = flate2::read::DeflateDecoder::new(&data[pos..]);
-                decode_exact(stream, n, data.len(), (at, at + pos as u64), what, "zlib")
-            }
-            7 | 0x40 => {
-                let (n, pos) = self.declared_size(data, at, what, "ZSTD")?;
-                let mut src = &data[pos..];
-                let max_window = crate::codec::zstd::MAX_WINDOW_BYTES;
-                let dec = ruzstd::decoding::StreamingDecoder::new_with_max_window_size(&mut src, max_window).map_err(
-                    |e| {
-                        let message = format!("{what} block: ZSTD frame header corrupt: {e}");
-                        match crate::codec::zstd::window_over_limit(&e) {
-                            true => SstError::over_limit(at + pos as u64, message.replace("corrupt", "over a limit")),
-                            false => SstError::new(at + pos as u64, message),
-                        }
-                    },
-                )?;
-                decode_exact(dec, n, data.len(), (at, at + pos as u64), what, "ZSTD")
-            }
-            // RocksDB's bzip2: the uncompressed size as a varint32, then one bzip2 stream (`BZh`).
-            3 => {
-                let (n, pos) = self.declared_size(data, at, what, "bzip2")?;
-                let stream = bzip2::read::BzDecoder::new(&data[pos..]);
-                decode_exact(stream, n, data.len(), (at, at + pos as u64), what, "bzip2")
-            }
-            6 => limit(at, format!("{what} block uses xpress compression, which this reader does not decode")),
-            other => err(at, format!("{what} block has unknown compression type {other}")),
+/// The data blocks of a table, in file order, from its index block at `index` (read from the structure at
+/// `index_src`): the index's handles, or for a two-level index (`index_type` 2) those of each partition. Handles
+/// that go back or overlap, or more than the file can hold, are damage.
+fn data_block_handles(
+    r: &mut Reader<'_>,
+    properties: &TableProperties,
+    index: BlockHandle,
+    index_src: u64,
+) -> Result<Vec<BlockHandle>, SstError> {
+    let have_first_key = properties.index_type == 3;
+    let delta = properties.index_value_is_delta_encoded;
+    let top = r.block(index, index_src, "index")?;
+    // Every block takes its trailer and at least a byte: a file holds at most that many.
+    let max_blocks = r.file.len() / (BLOCK_TRAILER_LEN + 1);
+    let mut data_handles = index_handles(&top, index.offset, delta, have_first_key, max_blocks)?;
+    if properties.index_type == 2 {
+        // Two-level (partitioned) index: the top level points at index partitions.
+        let partitions = std::mem::take(&mut data_handles);
+        check_in_file_order(&partitions, index.offset, "index partition")?;
+        for p in partitions {
+            let b = r.block(p, index.offset, "index partition")?;
+            let room = max_blocks.saturating_sub(data_handles.len());
+            data_handles.extend(index_handles(&b, p.offset, delta, have_first_key, room)?);
         }
     }
+    check_in_file_order(&data_handles, index.offset, "data")?;
+    Ok(data_handles)
 }
 
 /// RocksDB writes a table's blocks one after the other and indexes them in that order: handles that go back or
@@ -426,28 +369,6 @@ fn check_in_file_order(handles: &[BlockHandle], index_at: u64, what: &str) -> Re
         end = h.offset.saturating_add(h.size).saturating_add(BLOCK_TRAILER_LEN as u64);
     }
     Ok(())
-}
-
-/// Exactly the `n` bytes a block declares from its decoder `stream` (never more, whatever the stream holds), with
-/// at most 8 × the `compressed` bytes reserved up front. `(block, stream)`: the offsets of the block and of its
-/// compressed stream, for the errors (a stream that does not decode, a size other than declared).
-fn decode_exact(
-    stream: impl Read,
-    n: usize,
-    compressed: usize,
-    (block, stream_at): (u64, u64),
-    what: &str,
-    name: &str,
-) -> Result<Vec<u8>, SstError> {
-    let mut out = Vec::with_capacity(n.min(compressed.saturating_mul(8)));
-    stream
-        .take(n as u64 + 1)
-        .read_to_end(&mut out)
-        .map_err(|e| SstError::new(stream_at, format!("{what} block: {name} data corrupt: {e}")))?;
-    if out.len() != n {
-        return err(block, format!("{what} block: {name} produced {} bytes, {n} expected", out.len()));
-    }
-    Ok(out)
 }
 
 /// The entries region of a decoded block: `[0, restarts_offset)` plus its restart count.
@@ -724,23 +645,7 @@ pub fn scan_sst_with_blocks(
         None => return err(footer.metaindex.offset, "no index block (metaindex has no rocksdb.index entry)"),
     };
     let index_src = if footer.index.is_some() { (file.len() - FOOTER_LEN) as u64 } else { footer.metaindex.offset };
-    let have_first_key = properties.index_type == 3;
-    let delta = properties.index_value_is_delta_encoded;
-    let top = r.block(index_handle, index_src, "index")?;
-    // Every block takes its trailer and at least a byte: a file holds at most that many.
-    let max_blocks = file.len() / (BLOCK_TRAILER_LEN + 1);
-    let mut data_handles = index_handles(&top, index_handle.offset, delta, have_first_key, max_blocks)?;
-    if properties.index_type == 2 {
-        // Two-level (partitioned) index: the top level points at index partitions.
-        let partitions = std::mem::take(&mut data_handles);
-        check_in_file_order(&partitions, index_handle.offset, "index partition")?;
-        for p in partitions {
-            let b = r.block(p, index_handle.offset, "index partition")?;
-            let room = max_blocks.saturating_sub(data_handles.len());
-            data_handles.extend(index_handles(&b, p.offset, delta, have_first_key, room)?);
-        }
-    }
-    check_in_file_order(&data_handles, index_handle.offset, "data")?;
+    let data_handles = data_block_handles(&mut r, &properties, index_handle, index_src)?;
     let mut n_entries: usize = 0;
     for h in &data_handles {
         let b = r.block(*h, index_handle.offset, "data")?;
@@ -837,8 +742,8 @@ mod tests {
         // The size varint (1), then a frame: not single-segment, a window descriptor, one raw last block.
         let block =
             |window_descriptor: u8| [1, 0x28, 0xB5, 0x2F, 0xFD, 0x00, window_descriptor, 0x09, 0x00, 0x00, b'x'];
-        assert_eq!(r.decompress(7, &block(0x68), 40, "data").unwrap(), b"x");
-        let e = r.decompress(7, &block(0x88), 40, "data").unwrap_err();
+        assert_eq!(super::super::sst_block::decompress(&r.limits, 7, &block(0x68), 40, "data").unwrap(), b"x");
+        let e = super::super::sst_block::decompress(&r.limits, 7, &block(0x88), 40, "data").unwrap_err();
         assert!(e.limit && e.offset == 41 && e.message.contains("window"), "{e:?}");
     }
 
@@ -858,7 +763,7 @@ mod tests {
         let mut data = vec![0x80, 0x80, 0x80, 0x1E];
         data.extend_from_slice(&[0; 8]);
         for (compression, name) in [(1u8, "snappy"), (4, "LZ4")] {
-            let e = r.decompress(compression, &data, 7, "data").unwrap_err();
+            let e = super::super::sst_block::decompress(&r.limits, compression, &data, 7, "data").unwrap_err();
             assert!(!e.limit && e.offset == 7 && e.message.contains(name), "{e:?}");
             assert!(e.message.contains("cannot decompress to 62914560"), "{e:?}");
         }
