@@ -57,6 +57,10 @@ fn a_newest_file_over_a_limit_is_not_verified_and_the_verdict_unknown() {
     let nv = r.findings.iter().find(|f| f.code == Code::FileNotVerified).expect("file-not-verified");
     assert_eq!(nv.severity, Severity::Warning);
     assert!(nv.evidence.iter().any(|e| e.path == NEWEST && e.detail.contains("more than")), "{:?}", nv.evidence);
+    assert!(nv
+        .evidence
+        .iter()
+        .any(|e| e.detail.contains("at byte") && e.detail.contains("of the decompressed stream")));
     let rec = r.findings.iter().find(|f| f.code == Code::DstreamRecovery).expect("dstream-recovery");
     assert!(rec.title.ends_with(&format!("unless {NEWEST} (not verified) reads")), "{}", rec.title);
     let unreadable: Vec<_> = r.findings.iter().filter(|f| f.code == Code::DstreamCheckpointUnreadable).collect();

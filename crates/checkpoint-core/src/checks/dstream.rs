@@ -28,17 +28,10 @@ pub(crate) fn recovered_checkpoint(cp: &Checkpoint) -> Option<(&CheckpointFile, 
 
 fn unreadable_detail(f: &CheckpointFile) -> (String, Option<u64>) {
     match &f.content {
-        Err(u) => {
-            let at = match (u.step, u.offset) {
-                ("codec", Some(o)) => format!(" at byte {o} of the file"),
-                (_, Some(o)) => format!(" at byte {o} of the decompressed stream"),
-                _ => String::new(),
-            };
-            (
-                format!("{}{at} (Spark's reader: {})", u.reason, u.exception),
-                if u.step == "codec" { u.offset } else { None },
-            )
-        }
+        Err(u) => (
+            format!("{}{} (Spark's reader: {})", u.reason, u.place(), u.exception),
+            if u.step == "codec" { u.offset } else { None },
+        ),
         Ok(_) => (String::new(), None),
     }
 }

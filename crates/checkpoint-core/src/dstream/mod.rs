@@ -64,6 +64,18 @@ pub struct Unreadable {
     pub not_verified: bool,
 }
 
+impl Unreadable {
+    /// Where the read stopped, in words: ` at byte N of the file` (the codec) or ` at byte N of the decompressed
+    /// stream`; empty when no offset is known.
+    pub fn place(&self) -> String {
+        match (self.step, self.offset) {
+            ("codec", Some(o)) => format!(" at byte {o} of the file"),
+            (_, Some(o)) => format!(" at byte {o} of the decompressed stream"),
+            _ => String::new(),
+        }
+    }
+}
+
 /// What a `Checkpoint` object holds.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SparkCheckpoint {

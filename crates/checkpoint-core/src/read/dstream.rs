@@ -64,7 +64,7 @@ fn note_not_verified(cp: &mut Checkpoint) {
         let f = &cp.dstream_files[i];
         if let Err(u) = &f.content {
             if u.not_verified {
-                let reason = format!("{} ({} step)", u.reason, u.step);
+                let reason = format!("{}{} ({} step)", u.reason, u.place(), u.step);
                 cp.not_verified.push(NotVerified { path: f.path.clone(), reason, restart_reads: at < recovered });
             }
         }
