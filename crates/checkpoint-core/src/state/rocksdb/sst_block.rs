@@ -19,6 +19,8 @@ fn declared_size(limits: &SstLimits, data: &[u8], at: u64, what: &str, name: &st
     Ok((n, pos))
 }
 
+/// The contents of the block at `at` (`what`: data, index, ...) stored with RocksDB's `compression` type: none,
+/// snappy, zlib, bzip2, LZ4/LZ4HC or ZSTD decoded within `limits`; xpress a limit; any other type damage.
 pub(super) fn decompress(
     limits: &SstLimits,
     compression: u8,
