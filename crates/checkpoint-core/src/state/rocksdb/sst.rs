@@ -731,19 +731,12 @@ mod tests {
     /// is a limit of this reader, not damage and not an allocation; an 8 MiB window decodes.
     #[test]
     fn a_zstd_block_window_over_the_limit_is_a_limit() {
-        let footer = Footer {
-            format_version: 5,
-            checksum: ChecksumType::Crc32c,
-            metaindex: BlockHandle { offset: 0, size: 0 },
-            index: None,
-            base_context_checksum: 0,
-        };
-        let r = Reader { file: &[], footer, limits: SstLimits::default(), total_out: 0, entry_bytes: 0 };
+        let limits = SstLimits::default();
         // The size varint (1), then a frame: not single-segment, a window descriptor, one raw last block.
         let block =
             |window_descriptor: u8| [1, 0x28, 0xB5, 0x2F, 0xFD, 0x00, window_descriptor, 0x09, 0x00, 0x00, b'x'];
-        assert_eq!(super::super::sst_block::decompress(&r.limits, 7, &block(0x68), 40, "data").unwrap(), b"x");
-        let e = super::super::sst_block::decompress(&r.limits, 7, &block(0x88), 40, "data").unwrap_err();
+        assert_eq!(super::super::sst_block::decompress(&limits, 7, &block(0x68), 40, "data").unwrap(), b"x");
+        let e = super::super::sst_block::decompress(&limits, 7, &block(0x88), 40, "data").unwrap_err();
         assert!(e.limit && e.offset == 41 && e.message.contains("window"), "{e:?}");
     }
 
@@ -751,19 +744,12 @@ mod tests {
     /// before the declared size is allocated.
     #[test]
     fn a_block_declaring_more_than_its_codec_expands_to_is_damage() {
-        let footer = Footer {
-            format_version: 5,
-            checksum: ChecksumType::Crc32c,
-            metaindex: BlockHandle { offset: 0, size: 0 },
-            index: None,
-            base_context_checksum: 0,
-        };
-        let r = Reader { file: &[], footer, limits: SstLimits::default(), total_out: 0, entry_bytes: 0 };
+        let limits = SstLimits::default();
         // The varint32 of 60 MiB (under the 64 MiB block limit), then 8 bytes.
         let mut data = vec![0x80, 0x80, 0x80, 0x1E];
         data.extend_from_slice(&[0; 8]);
         for (compression, name) in [(1u8, "snappy"), (4, "LZ4")] {
-            let e = super::super::sst_block::decompress(&r.limits, compression, &data, 7, "data").unwrap_err();
+            let e = super::super::sst_block::decompress(&limits, compression, &data, 7, "data").unwrap_err();
             assert!(!e.limit && e.offset == 7 && e.message.contains(name), "{e:?}");
             assert!(e.message.contains("cannot decompress to 62914560"), "{e:?}");
         }
