@@ -185,12 +185,6 @@ fn read_delta_log_at(archive: &mut dyn Archive, dir: &str, below: &[usize]) -> D
     log
 }
 
-/// True when the file's content was not seen (a limit of this inspector, a zip entry that does not unpack, a
-/// file the input cannot open): it is not verified, which says nothing of the log.
-fn unseen(e: &crate::archive::ArchiveError) -> bool {
-    e.is_entry_damage() || crate::read::not_verified_reason(e).is_some()
-}
-
 /// `(problems, not_verified)` of the log being read ([`DeltaLog::problems`], [`DeltaLog::not_verified`]).
 type Met<'a> = (&'a mut Vec<Problem>, &'a mut Vec<Problem>);
 
@@ -200,7 +194,7 @@ fn read_commit(archive: &mut dyn Archive, l: &Listed, v: i64, met: Met<'_>, kept
         Commit { version: v, path: l.path.clone(), size: l.size, modified_ms: l.modified_ms, ..Commit::default() };
     let bytes = match archive.read(&l.path, MAX_COMMIT_BYTES) {
         Ok(b) => b,
-        Err(e) if unseen(&e) => {
+        Err(e) if e.is_content_unseen() => {
             not_verified.push(Problem { path: l.path.clone(), offset: None, reason: e.to_string() });
             return c;
         }
@@ -290,7 +284,7 @@ fn read_checkpoint_file(
     let (problems, not_verified) = met;
     let bytes = match archive.read(path, MAX_CHECKPOINT_BYTES) {
         Ok(b) => b,
-        Err(e) if unseen(&e) => {
+        Err(e) if e.is_content_unseen() => {
             not_verified.push(Problem { path: path.to_string(), offset: None, reason: e.to_string() });
             k.not_verified = true;
             return;

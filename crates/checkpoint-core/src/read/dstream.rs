@@ -29,7 +29,7 @@ pub(crate) fn read_dstream_files(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
             Err(e) => {
                 // Its content was not seen: a zip entry that does not unpack is the archive's finding, a limit
                 // the file-not-verified one; neither is known to fail.
-                let not_verified = e.is_entry_damage() || super::not_verified_reason(&e).is_some();
+                let not_verified = e.is_content_unseen();
                 if e.is_entry_damage() {
                     cp.archive_unreadable.insert(path.clone(), e.clone());
                 }

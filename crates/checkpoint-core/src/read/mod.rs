@@ -383,13 +383,7 @@ pub(crate) fn unreadable_capped(e: &ArchiveError, cap: u64) -> LogError {
 /// Why a file was not verified when the archive error is a limit of this inspector or an entry it cannot
 /// inflate, not damage: `None` for damage (a stream that does not inflate, a size that lies) and absence.
 pub(crate) fn not_verified_reason(e: &ArchiveError) -> Option<String> {
-    match e {
-        ArchiveError::UnsupportedCompression { .. }
-        | ArchiveError::Overlapping { .. }
-        | ArchiveError::Inaccessible { .. } => Some(e.to_string()),
-        ArchiveError::OverLimit { what, .. } if !what.contains("declares") => Some(e.to_string()),
-        _ => None,
-    }
+    e.is_not_verified().then(|| e.to_string())
 }
 
 /// The file name of a relative path.

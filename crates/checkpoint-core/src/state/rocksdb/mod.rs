@@ -212,7 +212,7 @@ fn read_file(archive: &mut dyn Archive, path: &str, max: u64) -> Result<Vec<u8>,
             format!("Error reading streaming state file of {path}: it does not exist"),
             Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE"),
         ),
-        e if e.is_entry_damage() || crate::read::not_verified_reason(&e).is_some() => {
+        e if e.is_content_unseen() => {
             RocksDbError { unreadable: Some(Box::new(e.clone())), ..rerr(path, None, e.to_string(), None) }
         }
         other => rerr(path, None, other.to_string(), None),
