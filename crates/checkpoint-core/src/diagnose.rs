@@ -217,6 +217,18 @@ fn explains(f: &Finding, text: &str, cp: &Checkpoint) -> bool {
     {
         return true;
     }
+    // State files in another codec: the reading codec's own failure (lz4-java, zstd-jni, snappy-java, compress-lzf),
+    // which 3.5 names inside the job's SparkException only.
+    let codec_words = [
+        "Stream is corrupted",
+        "java.io.EOFException",
+        "Unknown frame descriptor",
+        "FAILED_TO_UNCOMPRESS",
+        "did not start with 2 byte signature",
+    ];
+    if f.code == Code::StateCodecMismatch && codec_words.iter().any(|w| text.contains(w)) {
+        return true;
+    }
     // A schema file Spark cannot read: 3.5 names only the read's error, inside the job's SparkException.
     let schema_words = [
         "java.io.EOFException",

@@ -152,6 +152,10 @@ pub struct StateFileIntegrity {
     /// A RocksDB `<v>.zip` that opens as a zip: the file its damage is in, when `problem` is an SST its
     /// metadata lists that is absent, or a member a restart opens that is absent, empty or unparsable.
     pub rocksdb: Option<RocksDbZipDamage>,
+    /// `.delta`, `.snapshot`, `.changelog`: the compression framing its first bytes show ([`crate::codec::sniff`];
+    /// [`crate::codec::Codec::Unknown`] for none); `None` for a zip or a file whose bytes were not read. Spark
+    /// decompresses it with the codec the offset log decides, whatever this says (`state-codec-mismatch`).
+    pub codec: Option<crate::codec::Codec>,
 }
 
 /// Where the damage of a RocksDB `<v>.zip` that opens as a zip is (`RocksDBFileManager.loadCheckpointFromDfs`:

@@ -197,6 +197,8 @@ catalogue! {
         "CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED",
     ],
         "A state file the restart loads is damaged; an error unless Spark's automatic snapshot repair (4.2+) rebuilds the version from intact older files.";
+    StateCodecMismatch = "state-codec-mismatch", [Error], ["CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"],
+        "The state files a restart loads are compressed with another codec than the one Spark reads them with (the latest offsets file's spark.sql.streaming.stateStore.compression.codec, lz4 when it records none).";
     RocksdbSstMissing = "rocksdb-sst-missing", [Error, Warning], ["CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"],
         "An SST file the metadata of the RocksDB snapshot zip a restart loads lists is absent from `SSTs/`: Spark's copy of it fails (FileNotFoundException), and Spark does not fall back to an older snapshot by itself (only 4.3's snapshot repair, with changelog checkpointing, does).";
     RocksdbSstWrongSize = "rocksdb-sst-wrong-size", [Error, Warning], ["CANNOT_LOAD_STATE_STORE.UNEXPECTED_FILE_SIZE"],

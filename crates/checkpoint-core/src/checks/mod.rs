@@ -26,6 +26,7 @@ pub mod source_path;
 pub mod stale_sidecar;
 pub mod state;
 pub mod state_chain;
+pub mod state_codec;
 pub mod state_growth;
 pub mod state_rows;
 pub mod timing;
@@ -131,6 +132,7 @@ pub const REGISTRY: &[Rule] = &[
             Code::StateChangelogMissing,
             Code::StateBaseSnapshotMissing,
             Code::StateFileCorrupt,
+            Code::StateCodecMismatch,
             Code::RocksdbSstMissing,
             Code::RocksdbSstWrongSize,
             Code::RocksdbSnapshotMemberDamaged,

@@ -188,6 +188,7 @@ fn case_for(code: Code) -> Case {
             with_error("fixtures", "broken-ss-4.1.4-missing-changelog-agg-rocksdb-ckptv2", "4.1.4")
         }
         StateFileCorrupt => with_error("fixtures", "broken-ss-4.3.0-corrupt-state-file-norepair-agg-hdfs", "4.3.0"),
+        StateCodecMismatch => spark_data("codec-mismatch-hdfs-snappy-unrecorded-4.1.4", "4.1.4"),
         RocksdbSstMissing => spark_data("rocksdb-sst-missing-changelog-4.1.4", "4.1.4"),
         RocksdbZipNameUnparsable => spark_data("stray-rocksdb-changelog-old-zip-4.1.4", "4.1.4"),
         StateSchemaFileUnreadable => spark_data("schema-file-truncated-4.1.4", "4.1.4"),

@@ -5,7 +5,9 @@
 //! (FORMATS.md §8, §11, §14, §16), with Spark 4.2+'s automatic snapshot repair.
 
 use super::stale_sidecar::{self, spark_verifies, ReadPath, SidecarKind, Stale, CHECKSUM_CONF};
+use super::state_codec::{self, ReadCodec};
 use super::{conf_bool, effective_conf, legacy, spark, BACKUP};
+use crate::codec::Codec;
 use crate::model::{Checkpoint, RestartChain};
 use crate::report::{CheckpointKind, Code, Finding, RestartStage, Severity};
 use crate::restart_chain::{ChainFileKind, LoadChain, PlanInput};
@@ -26,6 +28,8 @@ pub(super) struct Damage {
     pub(super) stale: Option<SidecarKind>,
     /// The data file of that sidecar: the chain file, or an SST/log file its zip lists.
     pub(super) stale_main: String,
+    /// The file is compressed with this codec, not the one the restart reads it with (`state-codec-mismatch`).
+    pub(super) codec: Option<Codec>,
 }
 
 /// The way Spark reads a chain file (which sidecars it verifies).
@@ -43,7 +47,22 @@ pub(super) fn damage_of(
     kind: ChainFileKind,
     v: SparkVersion,
     sums_on: bool,
+    read: Option<&ReadCodec>,
 ) -> Option<Damage> {
+    // The codec's header is the first thing Spark's reader checks: a file in another codec fails there, whatever
+    // else is wrong with it.
+    if let (Some(codec), Some(read)) = (state_codec::mismatch(cp, path, read), read) {
+        return Some(Damage {
+            path: path.to_string(),
+            detail: state_codec::detail(codec, read),
+            offset: Some(0),
+            detected: true,
+            checksum_failed: false,
+            stale: None,
+            stale_main: path.to_string(),
+            codec: Some(codec),
+        });
+    }
     let integ = cp.integrity_of(path).and_then(|i| i.problem.clone());
     let crc_bad = cp.crc_of(path).and_then(|c| c.verified.clone()).and_then(|r| r.err());
     let sum_bad = cp.checksum_of(path).and_then(|c| c.verified.clone()).and_then(|r| r.err());
@@ -109,6 +128,7 @@ pub(super) fn damage_of(
         checksum_failed,
         stale,
         stale_main,
+        codec: None,
     })
 }
 
@@ -155,6 +175,8 @@ enum Outcome {
     Finding(Finding),
     Stale(Finding),
     Silent(String, String),
+    /// The first file of the chain is in another codec than the restart reads (one finding for all stores).
+    Codec(state_codec::Mismatched),
 }
 
 /// At most this many stale sidecars of a restart's chains are reported, one finding each.
@@ -175,12 +197,14 @@ pub(super) struct StoreAt<'a> {
     pub(super) repair: bool,
     /// Spark 4.1+ checkpoint file checksums are verified (`spark.sql.streaming.checkpoint.fileChecksum.enabled`).
     pub(super) sums_on: bool,
+    /// The codec the restart decompresses state files with, when known.
+    read: Option<&'a ReadCodec>,
 }
 
 impl StoreAt<'_> {
     /// The damage of a chain file, as this restart's Spark reads it.
     pub(super) fn damage(&self, path: &str, kind: ChainFileKind) -> Option<Damage> {
-        damage_of(self.cp, path, kind, self.v, self.sums_on)
+        damage_of(self.cp, path, kind, self.v, self.sums_on, self.read)
     }
 }
 
@@ -208,6 +232,8 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let conf = effective_conf(cp, ctx);
     let repair = PlanInput { release: v, conf: Some(&conf), ..PlanInput::new("") }.repairs_snapshots();
     let sums_on = conf_bool(&conf, CHECKSUM_CONF, true);
+    let read = state_codec::read_codec(cp, v);
+    let mut codec_mismatch = Vec::new();
     let mut out = Vec::new();
     let mut silent: Vec<(String, String)> = Vec::new();
     let mut stale = 0usize;
@@ -219,7 +245,7 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             if name == "default" { String::new() } else { format!(", store {name}") }
         );
         let dir = rc.dir.clone();
-        let at = StoreAt { cp, v, version, dir, where_, store, rc, repair, sums_on };
+        let at = StoreAt { cp, v, version, dir, where_, store, rc, repair, sums_on, read: read.as_ref() };
         for o in chain_outcome(&at) {
             match o {
                 Outcome::Finding(f) => out.push(f),
@@ -229,8 +255,13 @@ pub fn check_chains(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 }
                 Outcome::Stale(_) => stale += 1,
                 Outcome::Silent(p, d) => silent.push((p, d)),
+                Outcome::Codec(m) => codec_mismatch.push(m),
             }
         }
+    }
+    if let (Some(read), false) = (&read, codec_mismatch.is_empty()) {
+        let (class, exc) = load_error("stream-corrupt", v, false);
+        out.push(state_codec::finding(cp, v, read, &codec_mismatch, class, exc));
     }
     if !silent.is_empty() {
         let mut f = Finding::new(
@@ -323,6 +354,16 @@ fn chain_outcome(at: &StoreAt<'_>) -> Vec<Outcome> {
                 return out;
             }
             continue;
+        }
+        // A file in another codec: one finding for the checkpoint, unless 4.2+'s snapshot repair finds older
+        // files in the codec Spark reads.
+        if let Some(codec) = d.codec {
+            let is_base = matches!(step.kind, ChainFileKind::Snapshot | ChainFileKind::Zip);
+            if repaired_chain(at, step, is_base).is_none() {
+                let m = state_codec::Mismatched { path: d.path.clone(), where_: where_.clone(), codec };
+                out.push(Outcome::Codec(m));
+                return out;
+            }
         }
         // A zip that opens as a zip: the SST or member at fault has its own finding (unless a checksum fails first).
         let zip = at.cp.integrity_of(&d.path).and_then(|i| i.rocksdb.as_ref()).filter(|_| !d.checksum_failed);

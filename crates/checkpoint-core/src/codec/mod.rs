@@ -50,6 +50,26 @@ impl Codec {
             Codec::Unknown => "unknown",
         }
     }
+
+    /// The codec a Spark conf value names, as `CompressionCodec.createCodec` resolves it (no trimming): a short
+    /// name in any case (`lz4`, `LZ4`, `lzf`, `snappy`, `zstd`) or the codec's full class name
+    /// (`org.apache.spark.io.LZ4CompressionCodec`, ...). `None` for any other value (Spark would load that class
+    /// by name; this inspector does not know what it writes).
+    pub fn from_spark_name(name: &str) -> Option<Codec> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "lz4" => Codec::Lz4Block,
+            "lzf" => Codec::Lzf,
+            "snappy" => Codec::Snappy,
+            "zstd" => Codec::Zstd,
+            _ => match name {
+                "org.apache.spark.io.LZ4CompressionCodec" => Codec::Lz4Block,
+                "org.apache.spark.io.LZFCompressionCodec" => Codec::Lzf,
+                "org.apache.spark.io.SnappyCompressionCodec" => Codec::Snappy,
+                "org.apache.spark.io.ZStdCompressionCodec" => Codec::Zstd,
+                _ => return None,
+            },
+        })
+    }
 }
 
 impl fmt::Display for Codec {

@@ -34,6 +34,28 @@ fn sniffs_every_magic() {
     assert_eq!((e.kind, e.offset, e.codec), (CodecErrorKind::BadMagic, 0, Codec::Unknown));
 }
 
+/// A conf value names a codec as Spark's `CompressionCodec.createCodec` resolves it: short names in any case, the
+/// four full class names exactly; anything else is no codec Spark ships.
+#[test]
+fn names_a_codec_as_spark_resolves_it() {
+    for (name, codec) in [
+        ("lz4", Codec::Lz4Block),
+        ("LZ4", Codec::Lz4Block),
+        ("Snappy", Codec::Snappy),
+        ("zstd", Codec::Zstd),
+        ("lzf", Codec::Lzf),
+        ("org.apache.spark.io.LZ4CompressionCodec", Codec::Lz4Block),
+        ("org.apache.spark.io.LZFCompressionCodec", Codec::Lzf),
+        ("org.apache.spark.io.SnappyCompressionCodec", Codec::Snappy),
+        ("org.apache.spark.io.ZStdCompressionCodec", Codec::Zstd),
+    ] {
+        assert_eq!(Codec::from_spark_name(name), Some(codec), "{name}");
+    }
+    for name in ["", " snappy", "gzip", "none", "org.apache.spark.io.zstdcompressioncodec", "com.example.MyCodec"] {
+        assert_eq!(Codec::from_spark_name(name), None, "{name}");
+    }
+}
+
 /// Every state record file of every fixture decodes and scans, except a file the fixture's mutation says was
 /// damaged by a flipped byte: that one must fail in the block holding the flipped byte.
 #[test]

@@ -248,6 +248,7 @@ fn check_state_file(
                     decompressed_bytes: None,
                     listed_files: Vec::new(),
                     rocksdb: None,
+                    codec: None,
                 },
             );
             return;
@@ -306,6 +307,7 @@ fn check_state_file(
                 decompressed_bytes: c.decompressed_bytes,
                 listed_files: Vec::new(),
                 rocksdb: None,
+                codec: Some(crate::codec::sniff(&bytes)),
             }
         }
     };
@@ -380,6 +382,7 @@ fn zip_integrity(
         decompressed_bytes: None,
         listed_files,
         rocksdb: z.rocksdb,
+        codec: None,
     }
 }
 
