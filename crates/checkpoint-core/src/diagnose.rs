@@ -229,6 +229,13 @@ fn explains(f: &Finding, text: &str, cp: &Checkpoint) -> bool {
     if f.code == Code::StateCodecMismatch && codec_words.iter().any(|w| text.contains(w)) {
         return true;
     }
+    // A file source log that misses a batch the restart reads: `HDFSMetadataLog.verifyBatchIds`' words, or the
+    // assertion a logOffset going backwards trips, neither naming a path.
+    if f.code == Code::SourceLogBatchMissing
+        && ((text.contains("batch") && text.contains("doesn't exist")) || text.contains("assertion failed"))
+    {
+        return true;
+    }
     // A schema file Spark cannot read: 3.5 names only the read's error, inside the job's SparkException.
     let schema_words = [
         "java.io.EOFException",

@@ -124,7 +124,7 @@ catalogue! {
     SinkLogFileMissing = "sink-log-file-missing", [Warning], [],
         "Data files a file sink log lists are absent from the output folder given with it: readers of the output through the log fail or miss rows.";
     SourceLogBatchMissing = "source-log-batch-missing", [Error], [],
-        "A file source log's chain (`sources/<n>/`: the latest `.compact` and the batches after it) misses a file: the source fails when the query starts.";
+        "A file source log (`sources/<n>/`) misses a file a restart reads: the chain the source restores (the latest `.compact` and the batches after it), the batches of the latest batch's logOffset range, or every batch up to the committed logOffset (the next files then fail the batch).";
     SourceOffsetUnparsable = "source-offset-unparsable", [Error, Warning], [],
         "A source's offset in an offsets file is not valid JSON; an error when a restart reads that file.";
     SourceCountDiffers = "source-count-differs", [Error, Warning], [],
@@ -139,8 +139,8 @@ catalogue! {
         "The offset and commit logs were written with async progress tracking (`asyncProgressTrackingEnabled`: offsets and commits written once per checkpoint interval, not for every batch): a restart without it needs the offsets of the batch before the latest and fails with IllegalStateException \"batch N doesn't exist\" when that batch was never written.";
     CommitsGap = "commits-gap", [Warning], [],
         "Commit files are missing between the first and the latest commit.";
-    CommitAheadOfOffsets = "commit-ahead-of-offsets", [Warning], [],
-        "A commit file exists for a batch beyond the latest offsets file: offsets files were deleted.";
+    CommitAheadOfOffsets = "commit-ahead-of-offsets", [Error], ["CONCURRENT_STREAM_LOG_UPDATE", "CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE"],
+        "A commit file exists for a batch beyond the latest offsets file (offsets files were deleted): Spark runs the latest planned batch again and fails writing its commit, or loading its state with checkpoint format v2.";
     LastBatchUncommitted = "last-batch-uncommitted", [Warning, Info], [],
         "The latest batch was planned but not committed, so a restart runs it again; a warning when the commit log trails by more than one batch.";
     // Writers and sidecars.
@@ -163,8 +163,12 @@ catalogue! {
         "A stateful operator has partition directories beyond the recorded partition count; Spark ignores them.";
     StateOperatorEmpty = "state-operator-empty", [Warning], [],
         "An operator's state directory holds no partition directory.";
-    StateOperatorMissing = "state-operator-missing", [Warning], [],
-        "Operator ids are not contiguous: the state directory of an operator below the highest one is missing.";
+    StateOperatorMissing = "state-operator-missing", [Error, Warning], [
+        "STREAMING_STATEFUL_OPERATOR_NOT_MATCH_IN_STATE_METADATA",
+        "CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS",
+        "CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE",
+    ],
+        "Operator ids are not contiguous: the state directory of an operator below the highest one is missing, so a restart fails: on Spark 4.0+ with operator metadata at planning (the operator check), else loading that operator's state.";
     StateDirEmpty = "state-dir-empty", [Warning], ["STREAMING_STATEFUL_OPERATOR_MISSING_STATE_DIRECTORY"],
         "`state/` exists but holds no operator directory although batches were committed.";
     LogsGoneStateKept = "logs-gone-state-kept", [Error, Warning], ["STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY"],
@@ -440,6 +444,8 @@ pub enum RestartStage {
     /// The batch's sink commits its output; a file sink compacts its log at compaction batches
     /// (`FileStreamSinkLog`, every `compactInterval` batches), reading the previous compaction and the batches after it.
     SinkCommit = 80,
+    /// The batch's commit file is written (`commitLog.add`), after its sink committed the output.
+    BatchCommit = 90,
 }
 
 impl RestartStage {
@@ -460,6 +466,7 @@ impl RestartStage {
         RestartStage::StateLoad,
         RestartStage::StateRowValidation,
         RestartStage::SinkCommit,
+        RestartStage::BatchCommit,
     ];
 
     /// The stage's number (its position in the restart sequence; the JSON value).

@@ -440,7 +440,7 @@ pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     // Gaps are by design under async progress tracking (`async-progress-tracking` reports them).
     if super::async_progress::shape(cp, ctx).is_none() {
         out.extend(offsets_gap(cp, first, last));
-        out.extend(commit_log_continuity(cp, first, last));
+        out.extend(commit_log_continuity(cp, ctx, first, last));
     }
     out.extend(last_batch_uncommitted(cp, last, super::async_progress::shape(cp, ctx).is_some()));
     out
@@ -616,7 +616,7 @@ fn offsets_gap(cp: &Checkpoint, first: i64, last: i64) -> Vec<Finding> {
 }
 
 /// Gaps in the commit log, and commits without (or beyond) their offsets file.
-fn commit_log_continuity(cp: &Checkpoint, first: i64, last: i64) -> Vec<Finding> {
+fn commit_log_continuity(cp: &Checkpoint, ctx: &Context, first: i64, last: i64) -> Vec<Finding> {
     let mut out = Vec::new();
     if let (Some(cf), Some(cl)) = (cp.commits.keys().next().copied(), cp.last_committed_batch_id()) {
         let _ = (cf, cl);
@@ -637,12 +637,7 @@ fn commit_log_continuity(cp: &Checkpoint, first: i64, last: i64) -> Vec<Finding>
             cp.commits.keys().filter(|c| !cp.offsets.contains_key(c) && **c >= first).copied().collect();
         let ahead: Vec<i64> = cp.commits.keys().filter(|c| **c > last).copied().collect();
         if !ahead.is_empty() {
-            out.push(
-                Finding::new(Code::CommitAheadOfOffsets, Severity::Warning, format!("commits/{} exists but the offset log ends at {last}", ahead[ahead.len() - 1]))
-                    .evidence(format!("commits/{}", ahead[0]), format!("committed batch beyond the latest offsets file {last}"), None)
-                    .why("Commits can only follow planned batches; offsets files were deleted by hand. Spark re-runs batch {last} and its commit may clash.")
-                    .fix(&[BACKUP, "Restore the deleted offsets files, or delete the commit files above the latest offsets file."]),
-            );
+            out.push(commit_ahead(cp, ctx, last, &ahead));
         } else if !orphan.is_empty() {
             out.push(
                 Finding::new(Code::CommitWithoutOffsets, Severity::Warning, format!("commits/{} has no offsets file", orphan[0]))
@@ -653,6 +648,55 @@ fn commit_log_continuity(cp: &Checkpoint, first: i64, last: i64) -> Vec<Finding>
         }
     }
     out
+}
+
+/// `commit-ahead-of-offsets`: commit files beyond the latest offsets file `last` (`ahead`, ascending).
+///
+/// `MicroBatchExecution.populateStartOffsets` compares the latest offsets file with the latest commit and has no
+/// branch for a commit ahead of it: the restart runs batch `last` again, as if it were not committed. With state
+/// checkpoint format v2 its state version `last` is loaded with the unique ids of the latest commit, which name a
+/// later version, so the file is not found; otherwise the batch runs and writes its output, and `commitLog.add`
+/// finds `commits/<last>` there: `CONCURRENT_STREAM_LOG_UPDATE` (a `SparkException` since 3.4). Real Spark 3.5.9,
+/// 4.1.4 and 4.3.0 (`tools/spark-gen/log_accidents.py`, `tests/spark_log_accidents.rs`).
+fn commit_ahead(cp: &Checkpoint, ctx: &Context, last: i64, ahead: &[i64]) -> Finding {
+    let v = spark(ctx);
+    let newest = ahead[ahead.len() - 1];
+    let ids_of_newest = cp
+        .commits
+        .get(&newest)
+        .and_then(|c| c.file.content.as_ref().ok())
+        .is_some_and(|c| !c.state_unique_ids.is_empty());
+    let ckpt_v2 = ids_of_newest && !cp.state.operators.is_empty();
+    let list: Vec<String> = ahead.iter().map(|c| format!("commits/{c}")).collect();
+    let f = Finding::new(
+        Code::CommitAheadOfOffsets,
+        Severity::Error,
+        format!("commits/{newest} exists but the offset log ends at {last}: the restart runs batch {last} again and fails"),
+    )
+    .evidence(format!("commits/{}", ahead[0]), format!("committed batch beyond the latest offsets file offsets/{last}"), None)
+    .fix(&[
+        BACKUP.to_string(),
+        format!(
+            "Delete {} (and the .crc files beside them) so that the latest commit is batch {last}'s: the restart then plans batch {} anew from the sources, as after a clean stop. Or restore the deleted offsets files from a backup.",
+            super::some_of(&list, list.len() as u64),
+            last + 1
+        ),
+        super::new_checkpoint_step(cp),
+    ]);
+    let plan = format!("Offsets files were deleted by hand: the offset log ends at {last}, the commit log at {newest}. Spark's restart (MicroBatchExecution.populateStartOffsets) takes the latest offsets file and has no case for a commit ahead of it, so it runs batch {last} again as if it were not committed.");
+    if ckpt_v2 {
+        let class = "CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE";
+        f.classes(&[class])
+            .why(format!("{plan} With state checkpoint format v2 it loads state version {last} with the unique ids commits/{newest} recorded, which name version {}: state/<operator>/<partition>/{last}_<id>.changelog does not exist.", newest + 1))
+            .fails(RestartStage::StateLoad, Some(class), "org.apache.spark.SparkException")
+    } else {
+        let class = v.at_least(3, 4).then_some("CONCURRENT_STREAM_LOG_UPDATE");
+        let exception =
+            if class.is_some() { "org.apache.spark.SparkException" } else { "java.lang.IllegalStateException" };
+        f.classes(&class.into_iter().collect::<Vec<_>>())
+            .why(format!("{plan} The batch runs and its sink writes the output again (a file sink skips a batch its log has); then writing commits/{last} finds the file there: \"Concurrent update to the log. Multiple streaming jobs detected for {last}\". Every restart does the same."))
+            .fails(RestartStage::BatchCommit, class, exception)
+    }
 }
 
 /// The latest batch planned but not committed (`last-batch-uncommitted`): replayed on restart.

@@ -22,6 +22,7 @@ pub mod rocksdb_zip_names;
 pub mod schema_file;
 pub mod sink_log;
 pub mod source_files;
+pub mod source_log_range;
 pub mod source_path;
 pub mod stale_sidecar;
 pub mod state;
@@ -91,6 +92,7 @@ pub const REGISTRY: &[Rule] = &[
         logs::check_log_files,
     ),
     rule(&[Code::SourceLogBatchMissing], sink_log::check_source_chain),
+    rule(&[Code::SourceLogBatchMissing], source_log_range::check_source_range),
     rule(&[Code::SinkLogBatchMissing], sink_log::check_sink_chain),
     rule(&[Code::SinkLogAhead], sink_log::check_sink_ahead),
     rule(&[Code::SinkLogFileMissing], sink_log::check_sink_files),

@@ -94,6 +94,11 @@ pub fn check_layout(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 .evidence(format!("state/{first}"), format!("absent; state/{max} exists"), None)
                 .why("Stateful operators are numbered 0, 1, 2, ... in plan order and each keeps state/<id>/; a hole usually means a whole operator's state was deleted or not copied (Spark then fails loading its first partition), unless that operator never wrote state.")
                 .fix(&[BACKUP.to_string(), format!("Restore state/{first} from the original checkpoint."), super::new_checkpoint_step(cp)]);
+            if let Some(with_metadata) = metadata_check_fails(cp, ctx) {
+                f = operators_not_in_metadata(f, *first, with_metadata, spark(ctx));
+            } else if cp.restart_batch().is_some_and(|b| b > 0) {
+                f = operator_state_not_found(cp, ctx, f, *first);
+            }
             for id in missing.iter().skip(1).take(5) {
                 f = f.evidence(format!("state/{id}"), "absent", None);
             }
@@ -111,6 +116,51 @@ pub fn check_layout(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     }
     let _ = spark(ctx);
     out
+}
+
+/// The operator metadata check of a restart on Spark 4.0+ (`IncrementalExecution`'s `checkOperatorValidWithMetadata`,
+/// on the first batch after a restart, batch id not 0): when any operator's `_metadata` reads, the operators the
+/// plan has must be exactly those the metadata lists. An operator whose whole `state/<id>` is gone is in the plan
+/// but in no metadata. `Some(an operator with metadata)` when that check runs and so fails.
+fn metadata_check_fails(cp: &Checkpoint, ctx: &Context) -> Option<i64> {
+    if !spark(ctx).at_least(4, 0) || cp.restart_batch().is_none_or(|b| b == 0) {
+        return None;
+    }
+    cp.state.operators.iter().find(|(_, o)| o.metadata_v1.is_some() || !o.metadata_v2.is_empty()).map(|(id, _)| *id)
+}
+
+/// `state-operator-missing` when the operator metadata check fails on it: an error, Spark's class and stage.
+fn operators_not_in_metadata(f: Finding, missing: u64, with_metadata: i64, v: crate::SparkVersion) -> Finding {
+    let class = "STREAMING_STATEFUL_OPERATOR_NOT_MATCH_IN_STATE_METADATA";
+    let mut f = f
+        .classes(&[class])
+        .why(format!(
+            "Stateful operators are numbered 0, 1, 2, ... in plan order and each keeps state/<id>/; operator {missing}'s was deleted or not copied. On the first batch of a restart Spark {v} compares the plan's stateful operators with those the operator metadata lists (state/<id>/_metadata, here state/{with_metadata}'s): operator {missing} is in the plan and in no metadata, so planning fails with {class} before any state is loaded."
+        ))
+        .fails(RestartStage::StateSchema, Some(class), "org.apache.spark.SparkRuntimeException");
+    f.severity = Severity::Error;
+    f
+}
+
+/// `state-operator-missing` when no operator check runs (before Spark 4.0, or no operator metadata): every
+/// partition of the missing operator loads its state version from nothing, and its first file is not there
+/// (real Spark 3.5.9: `File state/0/1/1.delta does not exist`).
+fn operator_state_not_found(cp: &Checkpoint, ctx: &Context, f: Finding, missing: u64) -> Finding {
+    let v = spark(ctx);
+    let rocks = provider_from_conf(&effective_conf(cp, ctx)) == "rocksdb";
+    let (class, exc) =
+        super::state_chain::load_error(if rocks { "changelog-missing" } else { "delta-missing" }, v, false);
+    let first = if rocks { "1.changelog (or a snapshot zip)" } else { "1.delta" };
+    let mut f = f
+        .why(format!(
+            "Stateful operators are numbered 0, 1, 2, ... in plan order and each keeps state/<id>/; operator {missing}'s was deleted or not copied. The restart loads its state version in every partition, from nothing since no snapshot is left: Spark {v} fails reading state/{missing}/<partition>/{first}, which does not exist."
+        ))
+        .fails(RestartStage::StateLoad, class, exc);
+    if let Some(c) = class {
+        f = f.classes(&[c]);
+    }
+    f.severity = Severity::Error;
+    f
 }
 
 /// State store configuration the restart cannot use (HDFS provider with checkpoint format v2).

@@ -153,7 +153,7 @@ fn specific_class(c: &str) -> Option<&'static str> {
 }
 
 /// The error class and exception for a state load failure of the given kind.
-fn load_error(kind: &str, v: SparkVersion, ckpt_v2: bool) -> (Option<&'static str>, &'static str) {
+pub(super) fn load_error(kind: &str, v: SparkVersion, ckpt_v2: bool) -> (Option<&'static str>, &'static str) {
     if !v.at_least(4, 0) {
         return (None, "org.apache.spark.SparkException");
     }

@@ -1,0 +1,151 @@
+//! `source-log-batch-missing` for the batch a restart runs or re-reads: the file source log's files from the
+//! previous batch's `logOffset` + 1 to the latest batch's `logOffset` must be there.
+//!
+//! On restart Spark calls `getBatch(start, end)` of a file source with the offsets of the latest two offsets files
+//! (`MicroBatchExecution.populateStartOffsets` for a committed latest batch; running the batch again for an
+//! uncommitted one). `FileStreamSource.getBatch` reads `metadataLog.get(start.logOffset + 1, end.logOffset)`;
+//! `FileStreamSourceLog.get` takes each batch from its file, or from the latest compaction file when the batch's
+//! own file was removed by compaction, and `HDFSMetadataLog.verifyBatchIds` fails on any batch of the range it
+//! does not find: `java.lang.IllegalStateException: batch <n> doesn't exist`. The chain the source restores when
+//! it starts (the latest `.compact` and the batches after it) is `sink_log::check_source_chain`'s.
+
+use super::source_files::log_offset;
+use super::{new_checkpoint_step, some_of, BACKUP};
+use crate::log::file_log::is_compaction_batch;
+use crate::model::{Checkpoint, FileLog};
+use crate::report::{CheckpointKind, Code, Finding, RestartStage, Severity};
+use crate::source::SourceKind;
+use crate::Context;
+
+/// Spark's default `spark.sql.streaming.fileSource.log.compactInterval`, for a source log with no file left.
+const DEFAULT_INTERVAL: i64 = 10;
+
+/// The batches of `start..=end` the source log cannot give: neither listed nor covered by the latest compaction
+/// file (which holds every batch up to its own).
+fn unavailable(log: Option<&FileLog>, start: i64, end: i64) -> Vec<i64> {
+    let (listed, interval) = match log {
+        Some(l) => (Some(&l.listed), l.compact_interval),
+        None => (None, DEFAULT_INTERVAL),
+    };
+    let latest = listed.and_then(|l| l.keys().next_back().copied());
+    // `getAllValidBatches(latest, interval).head`: the newest compaction batch at or below the latest batch.
+    let compaction = latest.and_then(|l| {
+        let c = l - (l + 1).rem_euclid(interval.max(1));
+        (c >= 0 && is_compaction_batch(c, interval) && listed.is_some_and(|m| m.contains_key(&c))).then_some(c)
+    });
+    (start..=end)
+        .filter(|id| !listed.is_some_and(|l| l.contains_key(id)) && compaction.is_none_or(|c| *id > c))
+        .take(1000)
+        .collect()
+}
+
+/// Every file source of the latest offsets file whose range for the restart's batch misses a log file.
+pub fn check_source_range(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
+    if cp.kind.0 != CheckpointKind::StructuredStreaming {
+        return vec![];
+    }
+    let Some((last, latest)) = cp.latest_readable_offsets() else { return vec![] };
+    let mut out = Vec::new();
+    for (i, o) in latest.offsets.iter().enumerate() {
+        // The source folder is `sources/<index>` (a v2 offsets file's numeric name is that index).
+        let index = match &o.name {
+            Some(n) => n.parse::<u32>().ok(),
+            None => u32::try_from(i).ok(),
+        };
+        let (Some(index), SourceKind::File) = (index, o.kind) else { continue };
+        let Some(end) = log_offset(cp, last, i) else { continue };
+        // The previous offsets file gives the start; without it (batch 0 aside) the restart fails reading it first.
+        let start = match last {
+            0 => -1,
+            _ if !cp.offsets.contains_key(&(last - 1)) => continue,
+            _ => match log_offset(cp, last - 1, i) {
+                Some(s) => s,
+                None => continue,
+            },
+        };
+        let log = cp.source_logs.get(&index);
+        if start >= end {
+            out.extend(offset_goes_back(cp, index, log, last, end));
+            continue;
+        }
+        let missing = unavailable(log, start + 1, end);
+        let Some(first) = missing.first() else { continue };
+        let dir = log.map(|l| l.dir.clone()).unwrap_or_else(|| format!("sources/{index}"));
+        let interval = log.map(|l| l.compact_interval).unwrap_or(DEFAULT_INTERVAL);
+        let name = |id: &i64| format!("{dir}/{id}{}", if is_compaction_batch(*id, interval) { ".compact" } else { "" });
+        let names: Vec<String> = missing.iter().map(name).collect();
+        let named = some_of(&names, names.len() as u64);
+        out.push(
+            Finding::new(
+                Code::SourceLogBatchMissing,
+                Severity::Error,
+                format!(
+                    "File source log of source {index} is missing {} that batch {last} reads (its files from logOffset {} to {end})",
+                    named,
+                    start + 1
+                ),
+            )
+            .evidence(
+                &dir,
+                format!(
+                    "offsets/{last} records logOffset {end}{}; {}",
+                    if last > 0 { format!(", offsets/{} logOffset {start}", last - 1) } else { String::new() },
+                    match log {
+                        Some(l) => format!(
+                            "the log lists batches up to {}, not {}",
+                            l.listed.keys().next_back().map(|x| x.to_string()).unwrap_or_else(|| "none".into()),
+                            named
+                        ),
+                        None => format!("{dir}/ has no file"),
+                    }
+                ),
+                None,
+            )
+            .why(format!(
+                "On restart Spark asks the file source for batch {last}'s files again (FileStreamSource.getBatch with the offsets of offsets/{} and offsets/{last}): it reads its log's batches {} to {end}, each from its file or from the latest compaction file, and fails on one it cannot find with java.lang.IllegalStateException \"batch {first} doesn't exist\" (HDFSMetadataLog.verifyBatchIds).",
+                last - 1,
+                start + 1
+            ))
+            .fails(RestartStage::SourceOffsets, None, "java.lang.IllegalStateException")
+            .fix(&[
+                BACKUP.to_string(),
+                format!("Restore {named} from a backup of the checkpoint (with the .crc files)."),
+                new_checkpoint_step(cp),
+            ]),
+        );
+    }
+    out
+}
+
+/// A latest batch that read no new file (`logOffset` unchanged) from a source whose log now ends more than one
+/// batch below that `logOffset` (its newest files deleted, or the whole `sources/<n>/`): when new files arrive,
+/// the source logs them as the batch after its newest file, whose `logOffset` is below the committed one, and
+/// `FileStreamSource.getBatch` fails on `assert(startOffset <= endOffset)` (real Spark 3.5.9, 4.1.4, 4.3.0:
+/// `java.lang.AssertionError: assertion failed`).
+fn offset_goes_back(cp: &Checkpoint, index: u32, log: Option<&FileLog>, last: i64, end: i64) -> Option<Finding> {
+    let newest = log.and_then(|l| l.listed.keys().next_back().copied()).unwrap_or(-1);
+    if newest + 1 >= end {
+        return None;
+    }
+    let dir = log.map(|l| l.dir.clone()).unwrap_or_else(|| format!("sources/{index}"));
+    let ends = if newest < 0 { format!("{dir}/ has no file") } else { format!("the log ends at batch {newest}") };
+    Some(
+        Finding::new(
+            Code::SourceLogBatchMissing,
+            Severity::Error,
+            format!("File source log of source {index} ends below the logOffset {end} the checkpoint committed: the next new files fail the batch"),
+        )
+        .evidence(&dir, format!("offsets/{last} records logOffset {end}; {ends}"), None)
+        .why(format!(
+            "When the query runs again and new files arrive, the file source writes them to its log as batch {} (after the newest file it finds) and offers that as its offset; the batch then asks for the files from logOffset {end} to {}, which goes backwards, and FileStreamSource.getBatch fails with java.lang.AssertionError: assertion failed. The log's files above {newest} were deleted.",
+            newest + 1,
+            newest + 1
+        ))
+        .fails(RestartStage::LogWrite, None, "java.lang.AssertionError")
+        .fix(&[
+            BACKUP.to_string(),
+            format!("Restore {dir}/ (its files up to batch {end}, with their .crc files) from a backup of the checkpoint."),
+            new_checkpoint_step(cp),
+        ]),
+    )
+}
