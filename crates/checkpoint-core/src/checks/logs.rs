@@ -679,7 +679,7 @@ fn commit_ahead(cp: &Checkpoint, ctx: &Context, last: i64, ahead: &[i64]) -> Fin
         format!(
             "Delete {} (and the .crc files beside them) so that the latest commit is batch {last}'s: the restart then plans batch {} anew from the sources, as after a clean stop. Or restore the deleted offsets files from a backup.",
             super::some_of(&list, list.len() as u64),
-            last + 1
+            last.saturating_add(1)
         ),
         super::new_checkpoint_step(cp),
     ]);
@@ -687,7 +687,7 @@ fn commit_ahead(cp: &Checkpoint, ctx: &Context, last: i64, ahead: &[i64]) -> Fin
     if ckpt_v2 {
         let class = "CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE";
         f.classes(&[class])
-            .why(format!("{plan} With state checkpoint format v2 it loads state version {last} with the unique ids commits/{newest} recorded, which name version {}: state/<operator>/<partition>/{last}_<id>.changelog does not exist.", newest + 1))
+            .why(format!("{plan} With state checkpoint format v2 it loads state version {last} with the unique ids commits/{newest} recorded, which name version {}: state/<operator>/<partition>/{last}_<id>.changelog does not exist.", newest.saturating_add(1)))
             .fails(RestartStage::StateLoad, Some(class), "org.apache.spark.SparkException")
     } else {
         let class = v.at_least(3, 4).then_some("CONCURRENT_STREAM_LOG_UPDATE");

@@ -30,13 +30,25 @@ fn unavailable(log: Option<&FileLog>, start: i64, end: i64) -> Vec<i64> {
     let latest = listed.and_then(|l| l.keys().next_back().copied());
     // `getAllValidBatches(latest, interval).head`: the newest compaction batch at or below the latest batch.
     let compaction = latest.and_then(|l| {
-        let c = l - (l + 1).rem_euclid(interval.max(1));
+        let c = l.checked_add(1)?.rem_euclid(interval.max(1));
+        let c = l - c;
         (c >= 0 && is_compaction_batch(c, interval) && listed.is_some_and(|m| m.contains_key(&c))).then_some(c)
     });
-    (start..=end)
-        .filter(|id| !listed.is_some_and(|l| l.contains_key(id)) && compaction.is_none_or(|c| *id > c))
-        .take(1000)
-        .collect()
+    let from = compaction.map_or(start, |c| start.max(c.saturating_add(1)));
+    // Every id walked is either listed (as many as the listing holds) or missing (at most 1000 kept): the walk is
+    // bounded by the listing, whatever the logOffsets say.
+    let mut out = Vec::new();
+    let mut id = from;
+    while id <= end && out.len() < 1000 {
+        if !listed.is_some_and(|l| l.contains_key(&id)) {
+            out.push(id);
+        }
+        match id.checked_add(1) {
+            Some(n) => id = n,
+            None => break,
+        }
+    }
+    out
 }
 
 /// Every file source of the latest offsets file whose range for the restart's batch misses a log file.
@@ -68,7 +80,7 @@ pub fn check_source_range(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
             out.extend(offset_goes_back(cp, index, log, last, end));
             continue;
         }
-        let missing = unavailable(log, start + 1, end);
+        let missing = unavailable(log, start.saturating_add(1), end);
         let Some(first) = missing.first() else { continue };
         let dir = log.map(|l| l.dir.clone()).unwrap_or_else(|| format!("sources/{index}"));
         let interval = log.map(|l| l.compact_interval).unwrap_or(DEFAULT_INTERVAL);
@@ -82,7 +94,7 @@ pub fn check_source_range(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
                 format!(
                     "File source log of source {index} is missing {} that batch {last} reads (its files from logOffset {} to {end})",
                     named,
-                    start + 1
+                    start.saturating_add(1)
                 ),
             )
             .evidence(
@@ -104,7 +116,7 @@ pub fn check_source_range(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
             .why(format!(
                 "On restart Spark asks the file source for batch {last}'s files again (FileStreamSource.getBatch with the offsets of offsets/{} and offsets/{last}): it reads its log's batches {} to {end}, each from its file or from the latest compaction file, and fails on one it cannot find with java.lang.IllegalStateException \"batch {first} doesn't exist\" (HDFSMetadataLog.verifyBatchIds).",
                 last - 1,
-                start + 1
+                start.saturating_add(1)
             ))
             .fails(RestartStage::SourceOffsets, None, "java.lang.IllegalStateException")
             .fix(&[
@@ -124,7 +136,7 @@ pub fn check_source_range(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
 /// `java.lang.AssertionError: assertion failed`).
 fn offset_goes_back(cp: &Checkpoint, index: u32, log: Option<&FileLog>, last: i64, end: i64) -> Option<Finding> {
     let newest = log.and_then(|l| l.listed.keys().next_back().copied()).unwrap_or(-1);
-    if newest + 1 >= end {
+    if newest.saturating_add(1) >= end {
         return None;
     }
     let dir = log.map(|l| l.dir.clone()).unwrap_or_else(|| format!("sources/{index}"));
@@ -138,8 +150,8 @@ fn offset_goes_back(cp: &Checkpoint, index: u32, log: Option<&FileLog>, last: i6
         .evidence(&dir, format!("offsets/{last} records logOffset {end}; {ends}"), None)
         .why(format!(
             "When the query runs again and new files arrive, the file source writes them to its log as batch {} (after the newest file it finds) and offers that as its offset; the batch then asks for the files from logOffset {end} to {}, which goes backwards, and FileStreamSource.getBatch fails with java.lang.AssertionError: assertion failed. The log's files above {newest} were deleted.",
-            newest + 1,
-            newest + 1
+            newest.saturating_add(1),
+            newest.saturating_add(1)
         ))
         .fails(RestartStage::LogWrite, None, "java.lang.AssertionError")
         .fix(&[
@@ -148,4 +160,37 @@ fn offset_goes_back(cp: &Checkpoint, index: u32, log: Option<&FileLog>, last: i6
             new_checkpoint_step(cp),
         ]),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::archive::{Archive, Limits, MemArchive};
+    use crate::report::Code;
+    use crate::testutil::open_fixture;
+    use crate::{diagnose, Context};
+
+    /// A file source's logOffsets from a stranger: a range of 2^63 batches, and a log file named the largest id.
+    /// The walk is bounded by the listing (no hang, no overflow), and the finding names the first missing ones.
+    #[test]
+    fn a_huge_log_offset_range_is_walked_no_further_than_the_listing() {
+        let mut z = open_fixture("ss-3.5.9-stateless");
+        let paths: Vec<String> = z.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
+        let mut files: Vec<(String, Vec<u8>)> =
+            paths.into_iter().map(|p| (p.clone(), z.read(&p, 1 << 26).unwrap())).collect();
+        let set_offset = |files: &mut Vec<(String, Vec<u8>)>, path: &str, offset: &str| {
+            let f = files.iter_mut().find(|(p, _)| p == path).unwrap();
+            let text = String::from_utf8(f.1.clone()).unwrap();
+            let mut lines: Vec<&str> = text.lines().collect();
+            lines[2] = offset;
+            f.1 = lines.join("\n").into_bytes();
+        };
+        set_offset(&mut files, "offsets/3", &format!("{{\"logOffset\":{}}}", i64::MAX));
+        set_offset(&mut files, "offsets/2", "{\"logOffset\":0}");
+        files.retain(|(p, _)| !p.starts_with("offsets/.") && p != "sources/0/3" && p != "sources/0/.3.crc");
+        files.push((format!("sources/0/{}", i64::MAX), b"v1\n".to_vec()));
+        let mut a = MemArchive::new("t", files, Limits::default()).unwrap();
+        let r = diagnose(&mut a, &Context::default());
+        let f = r.checkpoints[0].findings.iter().find(|f| f.code == Code::SourceLogBatchMissing).expect("the finding");
+        assert!(f.title.contains("sources/0/3") && f.title.contains("more"), "{}", f.title);
+    }
 }
