@@ -490,6 +490,9 @@ fn needs(cp: &Checkpoint, ctx: &Context) -> Vec<Hint> {
     if entries > 0 || files > 0 {
         out.push(Hint::FileLogsNotKept { entries, files });
     }
+    if !cp.state.present && cp.last_committed_batch_id().is_some() {
+        out.push(Hint::StatelessAssumed {});
+    }
     let repair_key = "spark.sql.streaming.stateStore.autoSnapshotRepair.enabled";
     if v.at_least(4, 2)
         && !ctx.session_conf.contains_key(repair_key)

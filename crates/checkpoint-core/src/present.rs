@@ -99,6 +99,10 @@ pub enum Hint {
         /// File log files not read.
         files: usize,
     },
+    /// Batches were committed and there is no `state/` folder: the verdict holds for a query without a stateful
+    /// operator. The offset and commit logs of a stateful query whose `state/` was not copied look the same,
+    /// and its restart fails loading the state (real Spark 4.1.4: `CANNOT_READ_DELTA_FILE_NOT_EXISTS`).
+    StatelessAssumed {},
 }
 
 impl Hint {
@@ -210,6 +214,8 @@ impl Hint {
                     Frontend::Document => format!("{fact}."),
                 }
             }
+            // No input of any front end settles it: the same words everywhere.
+            Hint::StatelessAssumed {} => "There is no state/ folder: the verdict assumes the query has no stateful operator (no aggregation, deduplication, stream-stream join or [flat]MapGroupsWithState). If it has one, state/ was deleted or not copied, and the restart fails loading the state: restore state/ from the original checkpoint.".to_string(),
         }
     }
 }
@@ -374,6 +380,17 @@ mod tests {
             Hint::FileLogsNotKept { entries: 12, files: 0 },
             Hint::FileLogsNotKept { entries: 0, files: 2 },
         ]
+    }
+
+    #[test]
+    fn the_stateless_assumption_names_no_flag_and_round_trips() {
+        let h = Hint::StatelessAssumed {};
+        for fe in [Frontend::Cli, Frontend::Page, Frontend::Document] {
+            assert!(!h.text(fe).contains("--") && h.text(fe).contains("state/"), "{fe:?}");
+        }
+        let j = serde_json::to_value(&h).unwrap();
+        assert_eq!(j["kind"], "stateless-assumed");
+        assert_eq!(serde_json::from_value::<Hint>(j).unwrap(), h);
     }
 
     #[test]

@@ -180,3 +180,19 @@ fn hostile_names_and_values_do_not_panic_or_hang() {
     assert!(!cps.is_empty());
     assert!(t.elapsed() < std::time::Duration::from_secs(10), "{:?}", t.elapsed());
 }
+
+/// A stateful query's checkpoint copied without `state/` reads like a stateless one's (the offsets and commits are
+/// the same): the verdict says so next to itself (`stateless-assumed`), on both.
+#[test]
+fn without_state_the_verdict_assumes_a_stateless_query() {
+    use checkpoint_core::present::Hint;
+    let mut files = load("ss-4.3.0-agg-hdfs");
+    files.retain(|(p, _)| !p.starts_with("state/"));
+    let cp = &run(files, "4.3.0")[0];
+    assert!(cp.hints.contains(&Hint::StatelessAssumed {}), "{:?}", cp.hints);
+    assert!(cp.needs.iter().any(|n| n.contains("no state/ folder")), "{:?}", cp.needs);
+    let cp = &run(load("ss-3.5.9-stateless"), "3.5.9")[0];
+    assert!(cp.hints.contains(&Hint::StatelessAssumed {}), "{:?}", cp.hints);
+    let cp = &run(load("ss-4.3.0-agg-hdfs"), "4.3.0")[0];
+    assert!(!cp.hints.contains(&Hint::StatelessAssumed {}), "{:?}", cp.hints);
+}
