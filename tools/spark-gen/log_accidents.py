@@ -15,6 +15,7 @@ query with the same Spark in a new JVM on the zip's bytes, recording what Spark 
 | `source-log-deleted` | the whole `sources/` folder deleted |
 | `source-log-latest-deleted-stateless`, `source-log-deleted-stateless` | the same on a stateless query (a projection: no watermark, so no batch without data, and the latest batch reads the latest log file) |
 | `operator-state-deleted` | two stateful operators; `state/0` (the first operator's whole state) deleted |
+| `commits-two-deleted`, `commits-two-deleted-ckptv2` | the last two commit files deleted: the commit log trails the offset log by two |
 
 Name: `log-accident-<variant>-<version>`; `log_accidents.py <variant> ...` writes those variants only.
 """
@@ -83,6 +84,9 @@ def accident(variant, cp):
                     gone += rm(cp, f"commits/{c}")
             return f"deleted offsets/{n}, then the commit files above offsets/{n - 1} (the way out)", gone
         return f"deleted the latest offsets file offsets/{n}; the commit log goes to {latest('commits')}", gone
+    if variant.startswith("commits-two-deleted"):
+        n = latest("commits")
+        return f"deleted the last two commit files commits/{n - 1} and commits/{n}", rm(cp, f"commits/{n - 1}") + rm(cp, f"commits/{n}")
     variant = variant.removesuffix("-stateless")
     if variant == "source-log-latest-deleted":
         # The newest file, a plain batch file `<n>` or a compaction `<n>.compact`.
@@ -98,7 +102,8 @@ def accident(variant, cp):
 
 VARIANTS = ["offsets-latest-deleted", "offsets-latest-deleted-fixed", "offsets-latest-deleted-ckptv2",
             "source-log-latest-deleted", "source-log-deleted", "operator-state-deleted",
-            "source-log-latest-deleted-stateless", "source-log-deleted-stateless"]
+            "source-log-latest-deleted-stateless", "source-log-deleted-stateless",
+            "commits-two-deleted", "commits-two-deleted-ckptv2"]
 STATELESS = "readStream.json.select(key, v * 2) -> noop"
 
 

@@ -7,7 +7,9 @@ the checkpoint under `chk/` and the output under `out/`, then restarted (a new J
 one more input file so that batch 8 (a compaction batch) runs:
   - `sink-log-latest-compact-missing`: out/_spark_metadata/5.compact deleted;
   - `sink-log-batch-after-compact-missing`: out/_spark_metadata/6 deleted;
-  - `sink-log-ahead`: the checkpoint replaced by one that only ran batch 0 (a new checkpoint, old output).
+  - `sink-log-ahead`: the checkpoint replaced by one that only ran batch 0 (a new checkpoint, old output);
+  - `sink-log-latest-missing-mid-interval`: the checkpoint and output as they were after batch 6 (so the restart's
+    batch 7 is no compaction batch), out/_spark_metadata/6 deleted: the log behind the commit log.
 """
 import json
 import os
@@ -52,16 +54,21 @@ def main():
         start(spark, inp, cp, out).awaitTermination(120)
         if i == 0:
             first = shutil.copytree(cp, os.path.join(work, "cp-after-batch-0"))
+        if i == 6:
+            mid_cp = shutil.copytree(cp, os.path.join(work, "cp-after-batch-6"))
+            mid_out = shutil.copytree(out, os.path.join(work, "out-after-batch-6"))
     spark.stop()
-    meta = sorted(os.listdir(os.path.join(out, "_spark_metadata")))
     cases = {
         "sink-log-latest-compact-missing-" + pyspark.__version__: ("deleted out/_spark_metadata/5.compact (and its .crc)", cp, ["5.compact"]),
         "sink-log-batch-after-compact-missing-" + pyspark.__version__: ("deleted out/_spark_metadata/6 (and its .crc)", cp, ["6"]),
         "sink-log-ahead-" + pyspark.__version__: ("the checkpoint is the one written after batch 0 only (a new checkpoint writing into an output folder whose log is at batch 7)", first, []),
+        "sink-log-latest-missing-mid-interval-" + pyspark.__version__: ("the checkpoint and output as after batch 6, out/_spark_metadata/6 (and its .crc) deleted", mid_cp, ["6"]),
     }
     write_input(inp, 8)
     for name, (desc, chk, remove) in cases.items():
-        stage = pack(work, name, chk, out)
+        src_out = mid_out if chk is mid_cp else out
+        meta = sorted(os.listdir(os.path.join(src_out, "_spark_metadata")))
+        stage = pack(work, name, chk, src_out)
         for r in remove:
             for f in (r, f".{r}.crc"):
                 p = os.path.join(stage, "out", "_spark_metadata", f)

@@ -2,7 +2,8 @@
 //! (tests/data/spark/log-accident-*, written by tools/spark-gen/log_accidents.py; a newcomer's restarts found the
 //! inspector saying "resumes" where Spark failed): the latest offsets file deleted (the commit log ahead of it),
 //! and the way out (the commits above it deleted); a file source log's newest file or whole folder deleted; one
-//! stateful operator's whole `state/<id>` deleted. The prediction equals what Spark did (outcome, error class, or
+//! stateful operator's whole `state/<id>` deleted; the last two commits deleted (with checkpoint format v2 the state
+//! is loaded with another version's ids). The prediction equals what Spark did (outcome, error class, or
 //! exception when Spark named no class), from the files alone and with Spark's error text pasted, and a failure
 //! is explained by the finding of its kind.
 
@@ -42,6 +43,7 @@ fn code_of(kind: &str) -> Code {
         k if k.starts_with("offsets-latest-deleted") => Code::CommitAheadOfOffsets,
         k if k.starts_with("source-log") => Code::SourceLogBatchMissing,
         "operator-state-deleted" => Code::StateOperatorMissing,
+        k if k.starts_with("commits-two-deleted") => Code::LastBatchUncommitted,
         k => panic!("no code for the accident {k}"),
     }
 }
@@ -49,7 +51,7 @@ fn code_of(kind: &str) -> Code {
 #[test]
 fn predictions_match_what_spark_did() {
     let mut errs = Vec::new();
-    let all = records("log-accident-", 23);
+    let all = records("log-accident-", 28);
     for (name, j) in &all {
         let zip = data_dir().join(format!("{name}.zip"));
         let ro = &j["restart_outcome"];
@@ -83,7 +85,7 @@ fn predictions_match_what_spark_did() {
 /// above the latest offsets file deleted. Its step names them.
 #[test]
 fn the_way_out_of_commits_ahead_is_what_spark_resumed_after() {
-    let all = records("log-accident-", 23);
+    let all = records("log-accident-", 28);
     let mut seen = 0;
     for (name, j) in all.iter().filter(|(n, _)| n.contains("-offsets-latest-deleted-fixed-")) {
         seen += 1;

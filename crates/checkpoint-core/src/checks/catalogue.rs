@@ -117,8 +117,8 @@ catalogue! {
         "The input holds a file sink's `_spark_metadata` log: how many batches and files it records.";
     SinkLogUnreadable = "sink-log-unreadable", [Warning], [],
         "A batch file of a file sink's `_spark_metadata` log does not parse; readers of the output and the sink read it.";
-    SinkLogBatchMissing = "sink-log-batch-missing", [Error], ["BATCH_METADATA_NOT_FOUND"],
-        "A file sink log's chain (the latest `.compact` and the batches after it) misses a file: readers of the output fail, and the sink's next compaction batch fails.";
+    SinkLogBatchMissing = "sink-log-batch-missing", [Error, Warning], ["BATCH_METADATA_NOT_FOUND"],
+        "A file sink log misses a file: in its chain (the latest `.compact` and the batches after it), readers of the output fail; or a committed batch's (the log behind the commit log), its output is missing from the log; either way the sink's next compaction batch fails.";
     SinkLogAhead = "sink-log-ahead", [Warning], [],
         "A file sink log has batches the checkpoint never planned (a new checkpoint writing into an old output): the sink skips those batches silently, losing their data.";
     SinkLogFileMissing = "sink-log-file-missing", [Warning], [],
@@ -141,8 +141,8 @@ catalogue! {
         "Commit files are missing between the first and the latest commit.";
     CommitAheadOfOffsets = "commit-ahead-of-offsets", [Error], ["CONCURRENT_STREAM_LOG_UPDATE", "CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE"],
         "A commit file exists for a batch beyond the latest offsets file (offsets files were deleted): Spark runs the latest planned batch again and fails writing its commit, or loading its state with checkpoint format v2.";
-    LastBatchUncommitted = "last-batch-uncommitted", [Warning, Info], [],
-        "The latest batch was planned but not committed, so a restart runs it again; a warning when the commit log trails by more than one batch.";
+    LastBatchUncommitted = "last-batch-uncommitted", [Error, Warning, Info], ["CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE"],
+        "The latest batch was planned but not committed, so a restart runs it again; a warning when the commit log trails by more than one batch, an error then with state checkpoint format v2 (the state is loaded with the ids of another version).";
     // Writers and sidecars.
     ConcurrentWriterTempFile = "concurrent-writer-temp-file", [Warning], [],
         "A leftover temp file holds a different copy of an existing log file: two runs planned the same batch.";

@@ -661,12 +661,7 @@ fn commit_log_continuity(cp: &Checkpoint, ctx: &Context, first: i64, last: i64) 
 fn commit_ahead(cp: &Checkpoint, ctx: &Context, last: i64, ahead: &[i64]) -> Finding {
     let v = spark(ctx);
     let newest = ahead[ahead.len() - 1];
-    let ids_of_newest = cp
-        .commits
-        .get(&newest)
-        .and_then(|c| c.file.content.as_ref().ok())
-        .is_some_and(|c| !c.state_unique_ids.is_empty());
-    let ckpt_v2 = ids_of_newest && !cp.state.operators.is_empty();
+    let ckpt_v2 = loads_with_ids_of(cp, newest);
     let list: Vec<String> = ahead.iter().map(|c| format!("commits/{c}")).collect();
     let f = Finding::new(
         Code::CommitAheadOfOffsets,
@@ -699,6 +694,18 @@ fn commit_ahead(cp: &Checkpoint, ctx: &Context, last: i64, ahead: &[i64]) -> Fin
     }
 }
 
+/// With state checkpoint format v2, a restart loads the state version of the batch it runs with the unique ids the
+/// latest commit recorded (`currentStateStoreCkptId`, from `commits/<commit>`), which name version `commit + 1`.
+/// True when that commit has ids and the query keeps state.
+fn loads_with_ids_of(cp: &Checkpoint, commit: i64) -> bool {
+    let ids = cp
+        .commits
+        .get(&commit)
+        .and_then(|c| c.file.content.as_ref().ok())
+        .is_some_and(|c| !c.state_unique_ids.is_empty());
+    ids && !cp.state.operators.is_empty()
+}
+
 /// The latest batch planned but not committed (`last-batch-uncommitted`): replayed on restart.
 fn last_batch_uncommitted(cp: &Checkpoint, last: i64, async_logs: bool) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -713,9 +720,25 @@ fn last_batch_uncommitted(cp: &Checkpoint, last: i64, async_logs: bool) -> Vec<F
         .evidence(&path, format!("offsets/{last} present, commits/{last} absent (last commit: {})", lc.map(|c| c.to_string()).unwrap_or_else(|| "none".into())), None)
         .why("The query stopped after planning the batch and before committing it. On restart Spark re-runs exactly that batch with the recorded offsets (normal after a crash or a stop during a batch); sinks that are not idempotent may see its output twice.")
         .fix(&["Nothing to do: the restart replays the batch."]);
-        if lc.is_some_and(|c| c < last - 1) && !async_logs {
+        if let Some(c) = lc.filter(|c| *c < last - 1 && !async_logs) {
             f.severity = Severity::Warning;
-            f.title = format!("The commit log trails the offset log by {} batches", last - lc.unwrap_or(0));
+            f.title = format!("The commit log trails the offset log by {} batches", last - c);
+            // Checkpoint format v2: state version `last` is loaded with the ids of version `c + 1` (real Spark
+            // 4.1.4 and 4.3.0, tools/spark-gen/log_accidents.py `commits-two-deleted-ckptv2`).
+            if loads_with_ids_of(cp, c) {
+                let class = "CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE";
+                f = f
+                    .classes(&[class])
+                    .why(format!("Commit files were deleted: the commit log ends at {c}, the offset log at {last}. Spark runs batch {last} again, and with state checkpoint format v2 loads its state version {last} with the unique ids commits/{c} recorded, which name version {}: state/<operator>/<partition>/{last}_<id>.changelog does not exist.", c.saturating_add(1)))
+                    .fix(&[
+                        BACKUP.to_string(),
+                        format!("Restore the deleted commit files (commits/{} to commits/{}) from a backup.", c.saturating_add(1), last - 1),
+                        super::new_checkpoint_step(cp),
+                    ])
+                    .fails(RestartStage::StateLoad, Some(class), "org.apache.spark.SparkException");
+                f.severity = Severity::Error;
+                f.title = format!("{}: with checkpoint format v2 its state cannot be loaded", f.title);
+            }
         }
         out.push(f);
     }

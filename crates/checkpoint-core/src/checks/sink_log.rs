@@ -77,6 +77,7 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         missing.sort_unstable();
         missing.dedup();
         if missing.is_empty() {
+            out.extend(behind_commits(cp, log, latest));
             continue;
         }
         let next_compact = (latest + interval + 1) / interval * interval - 1;
@@ -124,6 +125,43 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         out.push(f);
     }
     out
+}
+
+/// A sink log that ends below the checkpoint's latest committed batch (its newest files deleted) while the restart
+/// is no compaction batch: the restart goes on, the committed batches' output is not in the log, and the next
+/// compaction batch fails. `FileStreamSink.addBatch` writes a batch's log file before the query commits it, and a
+/// committed batch is never written again (real Spark 3.5.9, 4.1.4, 4.3.0: `tools/spark-gen/sink_log.py`
+/// `sink-log-latest-missing-mid-interval`, its output files after the restart against its log).
+fn behind_commits(cp: &Checkpoint, log: &FileLog, latest: i64) -> Option<Finding> {
+    let committed = cp.last_committed_batch_id().filter(|c| *c > latest)?;
+    let interval = log.compact_interval.max(1);
+    let restart = cp.restart_batch()?;
+    // The first compaction batch the restarted query runs: it reads every batch since the previous compaction.
+    let compaction = restart.checked_add(1)?.checked_add(interval - 1)? / interval * interval - 1;
+    let missing: Vec<String> = (latest.saturating_add(1)..=committed).take(20).map(|id| batch_path(log, id)).collect();
+    let count = committed.saturating_sub(latest) as u64;
+    Some(
+        Finding::new(
+            Code::SinkLogBatchMissing,
+            Severity::Warning,
+            format!(
+                "File sink log {} ends at batch {latest}, but batches up to {committed} are committed: their output is missing from the log, and the compaction batch {compaction} will fail",
+                log.dir
+            ),
+        )
+        .classes(&["BATCH_METADATA_NOT_FOUND"])
+        .evidence(&log.dir, format!("latest batch {latest}; commits/{committed} is the latest commit; not listed: {}", super::some_of(&missing, count)), None)
+        .why(format!(
+            "A file sink writes each batch's log file before the query commits the batch, so every committed batch had one; {} deleted. The restarted query runs batch {restart} and does not write committed batches again: their data files stay in the output folder, but readers through the log (spark.read on the folder, a file source on it) do not see them. The sink's compaction batch {compaction} reads every batch since the previous compaction and fails with BATCH_METADATA_NOT_FOUND (\"Unable to find batch {}\").",
+            if count == 1 { format!("batch {committed}'s was") } else { "those batches' were".to_string() },
+            missing[0]
+        ))
+        .fix(&[
+            SINK_BACKUP.to_string(),
+            format!("Before batch {compaction} runs, restore {} from a backup or the storage's versioning.", super::some_of(&missing, count)),
+            format!("Without a backup: write to a new output path (the old output stays readable only as plain files, without the log), or move {} away and accept that readers see every file in the folder, including partial or duplicate ones.", log.dir),
+        ]),
+    )
 }
 
 /// The batches of a sink log the restarted query will skip (`first..=latest`, the log's latest batch), with the
@@ -423,5 +461,38 @@ mod restart_compaction_tests {
         let codes: Vec<_> = c.findings.iter().map(|f| f.code).collect();
         assert!(!codes.contains(&crate::report::Code::AsyncProgressTracking), "{codes:?}");
         assert!(codes.contains(&crate::report::Code::OffsetsGap), "{codes:?}");
+    }
+}
+
+#[cfg(test)]
+mod behind_commits_tests {
+    use crate::archive::{Limits, MemArchive};
+    use crate::report::{Code, RestartOutcome, Severity};
+    use crate::testutil::{generated_files, generated_record};
+    use crate::{diagnose, Context, SparkVersion};
+
+    /// Real Spark 4.1.4 (`sink_log.py`, `sink-log-latest-missing-mid-interval`): the sink log's newest file (batch
+    /// 6) deleted, batch 6 committed, the restart's batch 7 no compaction batch. Spark resumed, and after the
+    /// restart its log still has no batch 6 while batch 6's data file is in the folder: a warning names the hole
+    /// and the compaction batch that will fail, and the verdict stays Spark's.
+    #[test]
+    fn a_sink_log_behind_the_commit_log_is_named_before_its_compaction_fails() {
+        let name = "sink-log-latest-missing-mid-interval-4.1.4";
+        let after = &generated_record(name)["restart_outcome"];
+        assert_eq!(after["ok"].as_bool(), Some(true));
+        let log: Vec<&str> =
+            after["sink_log_after_restart"].as_array().unwrap().iter().filter_map(|v| v.as_str()).collect();
+        assert!(log.contains(&"7") && !log.contains(&"6"), "{log:?}");
+        let mut a = MemArchive::new(name, generated_files(name), Limits::default()).unwrap();
+        let ctx = Context { spark_version: Some(SparkVersion::new(4, 1, 4)), ..Context::default() };
+        let r = diagnose(&mut a, &ctx);
+        let chk = r.checkpoints.iter().find(|c| c.root == "chk").expect("chk");
+        assert_eq!(chk.restart.outcome, RestartOutcome::Resumes);
+        let f = chk.findings.iter().find(|f| f.code == Code::SinkLogBatchMissing).expect("sink-log-batch-missing");
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(
+            f.title.contains("compaction batch 8") && f.evidence[0].detail.contains("out/_spark_metadata/6"),
+            "{f:?}"
+        );
     }
 }
