@@ -349,7 +349,7 @@ fn state_schema_changed(
             .fix(&[
                 "Revert the query change so the state schema is the stored one, then restart.".to_string(),
                 "If the change is needed: run the new query on a NEW checkpoint location (state starts empty) and let it catch up.".to_string(),
-                "Only if you are sure the layout is binary compatible: spark.sql.streaming.stateStore.stateSchemaCheck=false skips the check (results may be wrong).".to_string(),
+                "Only for a change that keeps the rows' layout (a renamed column, say): spark.sql.streaming.stateStore.stateSchemaCheck=false skips the schema check (results may be wrong). It does not skip the check of the loaded rows (spark.sql.streaming.stateStore.formatValidation.enabled): a key or value with other fields still fails, with CANNOT_LOAD_STATE_STORE.KEY_ROW_FORMAT_VALIDATION_FAILURE or VALUE_ROW_FORMAT_VALIDATION_FAILURE (a newcomer's restarts on 4.1.4 with a grouping column added).".to_string(),
                 super::new_checkpoint_step(cp),
             ])
             .fails(RestartStage::StateSchema, parsed.error_class(), parsed.exception().unwrap_or("org.apache.spark.sql.execution.streaming.state.StateSchemaNotCompatible"));
