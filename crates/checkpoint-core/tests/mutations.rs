@@ -196,3 +196,15 @@ fn without_state_the_verdict_assumes_a_stateless_query() {
     let cp = &run(load("ss-4.3.0-agg-hdfs"), "4.3.0")[0];
     assert!(!cp.hints.contains(&Hint::StatelessAssumed {}), "{:?}", cp.hints);
 }
+
+/// An emptied `metadata`: json4s reads it through Jackson, which refuses the empty stream itself (a newcomer's
+/// restart on 4.1.4: `MismatchedInputException: No content to map due to end-of-input`).
+#[test]
+fn an_empty_metadata_file_fails_in_jackson() {
+    let mut files = load("ss-4.3.0-agg-hdfs");
+    set(&mut files, "metadata", b"");
+    files.retain(|(p, _)| p != ".metadata.crc");
+    let cp = &run(files, "4.1.4")[0];
+    assert_eq!(cp.restart.outcome, RestartOutcome::Fails);
+    assert_eq!(cp.restart.exception.as_deref(), Some("com.fasterxml.jackson.databind.exc.MismatchedInputException"));
+}

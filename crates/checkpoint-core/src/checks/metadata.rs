@@ -70,9 +70,21 @@ pub fn check_metadata(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                     BACKUP.to_string(),
                     "Restore `metadata` from a backup, or rewrite it as one line {\"id\":\"<query id>\"} with the old query id if you know it (else a new UUID).".to_string(),
                 ])
-                .fails(RestartStage::Metadata, None, e.spark_exception())],
+                .fails(RestartStage::Metadata, None, metadata_exception(e))],
         },
         None => vec![],
+    }
+}
+
+/// The exception `StreamMetadata.read` throws on a `metadata` file that does not parse: json4s reads it through
+/// Jackson, which refuses an empty stream itself (`MismatchedInputException: No content to map due to
+/// end-of-input`, a newcomer's restart on 4.1.4); other damage as for any log file.
+fn metadata_exception(e: &crate::log::LogError) -> &'static str {
+    match e {
+        crate::log::LogError::BadJson { message, .. } if message.starts_with("No content to map") => {
+            "com.fasterxml.jackson.databind.exc.MismatchedInputException"
+        }
+        e => e.spark_exception(),
     }
 }
 
