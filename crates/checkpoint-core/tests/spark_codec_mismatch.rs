@@ -7,35 +7,11 @@
 
 mod common;
 
-use checkpoint_core::report::{CheckpointReport, Code, RestartOutcome};
-use common::spark_gen::{context, data_dir, error_text, records, run};
+use checkpoint_core::report::{CheckpointReport, Code};
+use common::spark_gen::{check_prediction, context, data_dir, error_text, records, run};
 use serde_json::Value;
 
 const CODEC_CONF: &str = "spark.sql.streaming.stateStore.compression.codec";
-
-/// The prediction against what Spark did; `Err` says how they differ.
-fn check_prediction(cp: &CheckpointReport, ro: &Value) -> Result<(), String> {
-    let r = &cp.restart;
-    if ro["ok"].as_bool() == Some(true) {
-        return match r.outcome {
-            RestartOutcome::Resumes | RestartOutcome::ReplaysLastBatch => Ok(()),
-            _ => Err(format!("predicted {:?} ({:?}), Spark: ok", r.outcome, r.error_class)),
-        };
-    }
-    if r.outcome != RestartOutcome::Fails {
-        return Err(format!(
-            "predicted {:?}, Spark failed with {} / {}",
-            r.outcome, ro["error_class"], ro["exception"]
-        ));
-    }
-    match ro["error_class"].as_str() {
-        Some(c) if r.error_class.as_deref() != Some(c) => Err(format!("error class {:?} != {c}", r.error_class)),
-        None if r.error_class.is_some() || r.exception.as_deref() != ro["exception"].as_str() => {
-            Err(format!("{:?} / exception {:?} != {}", r.error_class, r.exception, ro["exception"]))
-        }
-        _ => Ok(()),
-    }
-}
 
 /// A failed restart has one `state-codec-mismatch` finding: the latest offsets file, then state files in the codec
 /// they were written with at byte 0; its way out records that codec in the latest offsets file. A restart that

@@ -6,35 +6,11 @@
 
 mod common;
 
-use checkpoint_core::report::{CheckpointReport, Code, RestartOutcome, Severity};
-use common::spark_gen::{context, data_dir, error_text, records, run};
+use checkpoint_core::report::{CheckpointReport, Code, Severity};
+use common::spark_gen::{check_prediction, context, data_dir, error_text, records, run};
 use serde_json::Value;
 
 const CHECK: &str = "spark.sql.streaming.stateStore.stateSchemaCheck";
-
-/// The prediction against what Spark did; `Err` says how they differ.
-fn check_prediction(cp: &CheckpointReport, ro: &Value) -> Result<(), String> {
-    let r = &cp.restart;
-    if ro["ok"].as_bool() == Some(true) {
-        return match r.outcome {
-            RestartOutcome::Resumes | RestartOutcome::ReplaysLastBatch => Ok(()),
-            _ => Err(format!("predicted {:?} ({:?}), Spark: ok", r.outcome, r.error_class)),
-        };
-    }
-    if r.outcome != RestartOutcome::Fails {
-        return Err(format!(
-            "predicted {:?}, Spark failed with {} / {}",
-            r.outcome, ro["error_class"], ro["exception"]
-        ));
-    }
-    match ro["error_class"].as_str() {
-        Some(c) if r.error_class.as_deref() != Some(c) => Err(format!("error class {:?} != {c}", r.error_class)),
-        None if r.error_class.is_some() || r.exception.as_deref() != ro["exception"].as_str() => {
-            Err(format!("{:?} / exception {:?} != {}", r.error_class, r.exception, ro["exception"]))
-        }
-        _ => Ok(()),
-    }
-}
 
 /// The finding names the damaged file: the schema file itself, or its `.crc` left without it; none when the file
 /// was deleted with its sidecars (Spark writes it anew).

@@ -1,7 +1,7 @@
 //! The checkpoints our generators wrote with real Spark (`tools/spark-gen/`, `tests/data/spark/`): each zip with
 //! its record (`<name>.json`: the query, its confs, the damage and what Spark did on restart).
 
-use checkpoint_core::report::CheckpointReport;
+use checkpoint_core::report::{CheckpointReport, RestartOutcome};
 use checkpoint_core::{diagnose, Context, Limits, SparkVersion, ZipInput};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -63,4 +63,30 @@ pub fn error_text(ro: &Value) -> String {
         ));
     }
     out
+}
+
+/// The prediction against what Spark did (`restart_outcome`): Spark went on and the prediction resumes or replays,
+/// or Spark failed and the prediction fails with Spark's error class, or, when Spark named none, with no class
+/// and Spark's exception. `Err` says how they differ.
+pub fn check_prediction(cp: &CheckpointReport, ro: &Value) -> Result<(), String> {
+    let r = &cp.restart;
+    if ro["ok"].as_bool() == Some(true) {
+        return match r.outcome {
+            RestartOutcome::Resumes | RestartOutcome::ReplaysLastBatch => Ok(()),
+            _ => Err(format!("predicted {:?} ({:?}: {}), Spark: ok", r.outcome, r.error_class, r.summary)),
+        };
+    }
+    if r.outcome != RestartOutcome::Fails {
+        return Err(format!(
+            "predicted {:?}, Spark failed with {} / {}",
+            r.outcome, ro["error_class"], ro["exception"]
+        ));
+    }
+    match ro["error_class"].as_str() {
+        Some(c) if r.error_class.as_deref() != Some(c) => Err(format!("error class {:?} != {c}", r.error_class)),
+        None if r.error_class.is_some() || r.exception.as_deref() != ro["exception"].as_str() => {
+            Err(format!("{:?} / exception {:?} != {}", r.error_class, r.exception, ro["exception"]))
+        }
+        _ => Ok(()),
+    }
 }
