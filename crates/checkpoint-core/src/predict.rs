@@ -36,7 +36,7 @@ pub fn predict(cp: &Checkpoint, ctx: &Context, findings: &[Finding]) -> RestartP
     let parsed = ctx.error_text.as_deref().map(parse_error_text);
     if let Some(pe) = parsed.as_ref().filter(|pe| pe.error_class().is_some() || pe.exception().is_some()) {
         p.outcome = RestartOutcome::Fails;
-        p.error_class = pe.error_class().map(str::to_string);
+        p.error_class = pe.error_class().map(str::to_string).or_else(|| legacy_class(failing, pe));
         p.exception = pe.exception().map(str::to_string).or_else(|| failing.map(|(_, r)| r.exception.clone()));
         let why = findings.iter().find(|f| f.explains_error_text).map(|f| f.title.clone());
         p.summary = match why {
@@ -127,4 +127,16 @@ pub fn predict(cp: &Checkpoint, ctx: &Context, findings: &[Finding]) -> RestartP
             format!("Spark {v} resumes with batch {}.", first_batch_id.map(|b| b.to_string()).unwrap_or_default());
     }
     p
+}
+
+/// Spark prints no `[CLASS]` for a legacy error class (`_LEGACY_ERROR_TEMP_…`; `getCondition()` still names it):
+/// the finding that explains the pasted text and fails with the same exception knows it.
+fn legacy_class(
+    failing: Option<(&Finding, &crate::report::RestartFailure)>,
+    pe: &crate::checks::error_text::ParsedError,
+) -> Option<String> {
+    failing
+        .filter(|(f, r)| f.explains_error_text && pe.exception() == Some(r.exception.as_str()))
+        .and_then(|(_, r)| r.error_class.clone())
+        .filter(|c| c.starts_with("_LEGACY_ERROR_TEMP_"))
 }

@@ -175,6 +175,8 @@ catalogue! {
         "No offsets file, but `state/` (or `commits/`) still holds files: Spark 4.1+ refuses to start batch 0 on it; 3.5 and 4.0 start over and overwrite the old state.";
     CheckpointIdsNotSupported = "checkpoint-ids-not-supported", [Error], ["STATE_STORE_CHECKPOINT_IDS_NOT_SUPPORTED"],
         "The HDFS state store provider is asked to use state checkpoint format v2, which only RocksDB implements.";
+    StateEncodingFormatUnsupported = "state-encoding-format-unsupported", [Error], ["_LEGACY_ERROR_TEMP_3102"],
+        "The restarting session sets spark.sql.streaming.stateStore.encodingFormat=avro and the query has a stateful operator other than transformWithState: the query fails when it starts, before the checkpoint's recorded value could apply.";
     // Loading the state version a restart needs.
     StateDeltaMissing = "state-delta-missing", [Error], ["CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS"],
         "A `.delta` file the HDFS provider replays to rebuild the restart's state version is missing.";
@@ -413,6 +415,8 @@ impl<'de> Deserialize<'de> for Code {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(u32)]
 pub enum RestartStage {
+    /// The query is analysed when it starts (`UnsupportedOperationChecker`), before any checkpoint file is read.
+    Analysis = 5,
     /// `metadata` is read (and, in 4.3, checked to exist) when the query starts.
     Metadata = 10,
     /// DStream: `StreamingContext.getOrCreate` deserializes the checkpoint files, newest first.
@@ -451,6 +455,7 @@ pub enum RestartStage {
 impl RestartStage {
     /// Every stage, in restart order.
     pub const ALL: &'static [RestartStage] = &[
+        RestartStage::Analysis,
         RestartStage::Metadata,
         RestartStage::DstreamCheckpointRead,
         RestartStage::DstreamRestore,

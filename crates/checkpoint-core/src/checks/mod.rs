@@ -127,6 +127,7 @@ pub const REGISTRY: &[Rule] = &[
         state::check_layout,
     ),
     rule(&[Code::CheckpointIdsNotSupported], state::check_config),
+    rule(&[Code::StateEncodingFormatUnsupported], state::check_encoding_format),
     rule(&[Code::LogsGoneStateKept], fresh_start::check_logs_gone),
     rule(
         &[

@@ -189,6 +189,11 @@ fn case_for(code: Code) -> Case {
         }
         StateFileCorrupt => with_error("fixtures", "broken-ss-4.3.0-corrupt-state-file-norepair-agg-hdfs", "4.3.0"),
         StateCodecMismatch => spark_data("codec-mismatch-hdfs-snappy-unrecorded-4.1.4", "4.1.4"),
+        StateEncodingFormatUnsupported => {
+            let mut c = spark_data("encoding-format-avro-session-4.1.4", "4.1.4");
+            c.ctx.session_conf.insert("spark.sql.streaming.stateStore.encodingFormat".into(), "avro".into());
+            c
+        }
         RocksdbSstMissing => spark_data("rocksdb-sst-missing-changelog-4.1.4", "4.1.4"),
         RocksdbZipNameUnparsable => spark_data("stray-rocksdb-changelog-old-zip-4.1.4", "4.1.4"),
         StateSchemaFileUnreadable => spark_data("schema-file-truncated-4.1.4", "4.1.4"),

@@ -163,6 +163,39 @@ fn operator_state_not_found(cp: &Checkpoint, ctx: &Context, f: Finding, missing:
     f
 }
 
+/// The conf naming how state rows are encoded (Spark 4.0+: `unsaferow`, or `avro` for transformWithState).
+const ENCODING_CONF: &str = "spark.sql.streaming.stateStore.encodingFormat";
+
+/// `state-encoding-format-unsupported`: the restarting session sets the state encoding to `avro` and an operator
+/// the checkpoint's operator metadata names is not transformWithState. Spark checks the session's value when the
+/// query is analysed (`UnsupportedOperationChecker`), before the offset log's recorded value replaces it, and only
+/// transformWithState encodes with Avro (real Spark 4.1.4 and 4.3.0, `tools/spark-gen/encoding_format.py`:
+/// "State store encoding format as avro is not supported for operator=aggregation used within the query").
+pub fn check_encoding_format(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
+    let avro = ctx.session_conf.get(ENCODING_CONF).is_some_and(|v| v.trim().eq_ignore_ascii_case("avro"));
+    if cp.kind.0 != CheckpointKind::StructuredStreaming || !avro || !spark(ctx).at_least(4, 0) {
+        return vec![];
+    }
+    let Some((id, name)) = cp.operator_metadata.iter().find_map(|(id, f)| {
+        let name = f.content.as_ref().ok()?.operator_name.as_deref()?;
+        (!name.starts_with("transformWithState")).then_some((*id, name))
+    }) else {
+        return vec![];
+    };
+    let path = cp.operator_metadata.get(&id).map(|f| f.path.clone()).unwrap_or_default();
+    let class = "_LEGACY_ERROR_TEMP_3102";
+    vec![Finding::new(
+        Code::StateEncodingFormatUnsupported,
+        Severity::Error,
+        format!("The session sets {ENCODING_CONF}=avro, which operator {id} ({name}) does not support: the query fails when it starts"),
+    )
+    .classes(&[class])
+    .evidence(path, format!("operator {id} is {name}, not transformWithState"), None)
+    .why(format!("When the query starts, Spark checks the plan against the session's {ENCODING_CONF} (UnsupportedOperationChecker), before the checkpoint's recorded value replaces the session's: only transformWithState encodes its state with Avro, so any other stateful operator fails with \"State store encoding format as avro is not supported for operator=...\" (ExtendedAnalysisException). The checkpoint's own files are not the problem."))
+    .fix(&[format!("Remove {ENCODING_CONF}=avro from the restarting session (or set it to unsaferow, the default) for this query; keep avro only for transformWithState queries.")])
+    .fails(RestartStage::Analysis, Some(class), "org.apache.spark.sql.catalyst.ExtendedAnalysisException")]
+}
+
 /// State store configuration the restart cannot use (HDFS provider with checkpoint format v2).
 pub fn check_config(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     if cp.kind.0 != CheckpointKind::StructuredStreaming || !cp.state.present {
