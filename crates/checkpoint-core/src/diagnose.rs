@@ -231,9 +231,7 @@ fn explains(f: &Finding, text: &str, cp: &Checkpoint) -> bool {
     }
     // A file source log that misses a batch the restart reads: `HDFSMetadataLog.verifyBatchIds`' words, or the
     // assertion a logOffset going backwards trips, neither naming a path.
-    if f.code == Code::SourceLogBatchMissing
-        && ((text.contains("batch") && text.contains("doesn't exist")) || text.contains("assertion failed"))
-    {
+    if f.code == Code::SourceLogBatchMissing && source_log_words(f, text) {
         return true;
     }
     // A schema file Spark cannot read: 3.5 names only the read's error, inside the job's SparkException.
@@ -248,6 +246,18 @@ fn explains(f: &Finding, text: &str, cp: &Checkpoint) -> bool {
         return true;
     }
     false
+}
+
+/// `source-log-batch-missing` explains "batch N doesn't exist" for a batch file it names (`sources/<n>/N`), and the
+/// assertion a logOffset going backwards trips when that is its failure.
+fn source_log_words(f: &Finding, text: &str) -> bool {
+    let named = text.split("batch ").skip(1).any(|r| {
+        let n: String = r.chars().take_while(|c| c.is_ascii_digit()).collect();
+        !n.is_empty() && r[n.len()..].starts_with(" doesn't exist") && f.title.contains(&format!("/{n}"))
+    });
+    let backwards = text.contains("assertion failed")
+        && f.restart_failure.as_ref().is_some_and(|r| r.exception == "java.lang.AssertionError");
+    named || backwards
 }
 
 /// Short meanings of error classes the pasted text may name that no check ties to a file (from Spark's

@@ -215,7 +215,7 @@ impl Hint {
                 }
             }
             // No input of any front end settles it: the same words everywhere.
-            Hint::StatelessAssumed {} => "There is no state/ folder: the verdict assumes the query has no stateful operator (no aggregation, deduplication, stream-stream join or [flat]MapGroupsWithState). If it has one, state/ was deleted or not copied, and the restart fails loading the state: restore state/ from the original checkpoint.".to_string(),
+            Hint::StatelessAssumed {} => "There is no state/ folder: the verdict assumes the query has no stateful operator (no aggregation, deduplication, stream-stream join, [flat]MapGroupsWithState, transformWithState or streaming limit). If it has one, state/ was deleted or not copied, and the restart fails loading the state: restore state/ from the original checkpoint.".to_string(),
         }
     }
 }

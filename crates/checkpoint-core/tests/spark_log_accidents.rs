@@ -82,3 +82,61 @@ fn the_way_out_of_commits_ahead_is_what_spark_resumed_after() {
     }
     assert!(seen >= 3, "fixed records: {seen}");
 }
+
+/// The files of a generated zip, and a diagnosis of them (changed in memory) on Spark `v`.
+fn files_of(name: &str) -> Vec<(String, Vec<u8>)> {
+    use checkpoint_core::archive::Archive;
+    let path = data_dir().join(format!("{name}.zip"));
+    let f = std::fs::File::open(&path).unwrap();
+    let len = f.metadata().unwrap().len();
+    let mut z = checkpoint_core::ZipInput::open(f, len, name, checkpoint_core::Limits::default()).unwrap();
+    let paths: Vec<String> = z.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
+    paths.into_iter().map(|p| (p.clone(), z.read(&p, 1 << 26).unwrap())).collect()
+}
+
+fn diagnose_on(files: Vec<(String, Vec<u8>)>, v: &str, root: &str) -> checkpoint_core::report::CheckpointReport {
+    let mut a = checkpoint_core::MemArchive::new("t.zip", files, checkpoint_core::Limits::default()).unwrap();
+    let ctx = checkpoint_core::Context { spark_version: Some(v.parse().unwrap()), ..Default::default() };
+    checkpoint_core::diagnose(&mut a, &ctx).checkpoints.into_iter().find(|c| c.root == root).unwrap()
+}
+
+/// Commits ahead of the offset log with the latest batch's own commit gone too: batch `last` commits, and the
+/// collision comes with the next batch, at the first commit above (no commit there to collide with at `last`).
+/// What `commitLog.add` throws per release: the class since 3.4, an IllegalStateException in 3.2–3.3, an assert
+/// before (from Spark's source).
+#[test]
+fn commits_ahead_with_a_gap_collide_at_the_first_commit_above() {
+    let name = "log-accident-offsets-latest-deleted-4.1.4";
+    let mut files = files_of(name);
+    files.retain(|(p, _)| p != "commits/18" && p != "commits/.18.crc");
+    let r = diagnose_on(files.clone(), "4.1.4", "");
+    let f = r.findings.iter().find(|f| f.code == Code::CommitAheadOfOffsets).expect("commit-ahead-of-offsets");
+    assert!(f.why.contains("the next batch, 19") && f.why.contains("detected for 19"), "{}", f.why);
+    for (v, exception) in [("3.3.4", "java.lang.IllegalStateException"), ("3.1.3", "java.lang.AssertionError")] {
+        let r = diagnose_on(files.clone(), v, "");
+        assert_eq!((r.restart.error_class.as_deref(), r.restart.exception.as_deref()), (None, Some(exception)), "{v}");
+    }
+}
+
+/// Spark's operator check reads every operator folder's metadata; one without it makes the reader fail and the
+/// check is skipped: the missing operator's state load fails instead.
+#[test]
+fn the_operator_check_needs_every_operators_metadata() {
+    let mut files = files_of("log-accident-operator-state-deleted-4.1.4");
+    files.retain(|(p, _)| !p.starts_with("state/1/_metadata/"));
+    let r = diagnose_on(files, "4.1.4", "");
+    assert_eq!(r.restart.error_class.as_deref(), Some("CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_NOT_EXISTS"));
+}
+
+/// A sink log the checkpoint's own file source reads (an upstream query's output zipped with it) is no output of
+/// this query: its batches are not compared with this query's commits.
+#[test]
+fn a_sink_log_the_query_reads_is_not_its_output() {
+    let name = "sink-log-latest-missing-mid-interval-4.1.4";
+    let own = diagnose_on(files_of(name), "4.1.4", "chk");
+    assert!(own.findings.iter().any(|f| f.code == Code::SinkLogBatchMissing), "{:?}", own.findings);
+    // The output folder renamed to the folder the source reads (`.../in/part-006.json`).
+    let files = files_of(name).into_iter().map(|(p, b)| (p.replacen("out/", "in/", 1), b)).collect();
+    let read = diagnose_on(files, "4.1.4", "chk");
+    assert!(read.findings.iter().all(|f| f.code != Code::SinkLogBatchMissing), "{:?}", read.findings);
+}

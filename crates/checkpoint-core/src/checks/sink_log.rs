@@ -47,7 +47,7 @@ fn readable_as_named(log: &FileLog, id: i64) -> bool {
 
 /// The batch files `allFiles` reads up to the latest batch that are not in the listing (or are listed
 /// under the other name: a plain file where a `.compact` belongs), with the latest batch id.
-fn missing_in_chain(log: &FileLog) -> Option<(i64, Vec<i64>)> {
+pub(super) fn missing_in_chain(log: &FileLog) -> Option<(i64, Vec<i64>)> {
     let (&latest, _) = log.listed.iter().next_back()?;
     let (compact, range) = files_needed(latest, log.compact_interval);
     let missing: Vec<i64> =
@@ -77,7 +77,10 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         missing.sort_unstable();
         missing.dedup();
         if missing.is_empty() {
-            out.extend(behind_commits(cp, log, latest));
+            // Only a log surely this query's: its own, or the one sink log beside it that it does not read.
+            let own = cp.sink_logs.iter().any(|l| std::ptr::eq(l, log))
+                || (sink_logs(cp, ctx).len() == 1 && !read_by_a_source(cp, log));
+            out.extend(behind_commits(cp, log, latest).filter(|_| own));
             continue;
         }
         let next_compact = (latest + interval + 1) / interval * interval - 1;
@@ -125,6 +128,23 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         out.push(f);
     }
     out
+}
+
+/// True when a file source of the checkpoint reads files of the folder holding `log` (an upstream query's output,
+/// zipped with its `_spark_metadata`): the source log's kept entries name a path inside it.
+fn read_by_a_source(cp: &Checkpoint, log: &FileLog) -> bool {
+    let folder = log.dir.trim_end_matches("_spark_metadata").trim_end_matches('/');
+    let name = folder.rsplit('/').next().unwrap_or(folder);
+    if name.is_empty() {
+        // The output folder is the input's root: no name to tell it by, so it may be what a source reads.
+        return true;
+    }
+    let needle = format!("/{name}/");
+    cp.source_logs
+        .values()
+        .flat_map(|l| l.read.values())
+        .filter_map(|f| f.file.content.as_ref().ok())
+        .any(|b| b.entries.iter().any(|e| e.path.contains(&needle)))
 }
 
 /// A sink log that ends below the checkpoint's latest committed batch (its newest files deleted) while the restart

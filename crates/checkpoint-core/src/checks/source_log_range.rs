@@ -76,6 +76,10 @@ pub fn check_source_range(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
             },
         };
         let log = cp.source_logs.get(&index);
+        // A chain the source restores first is missing a file: Spark stops there (`check_source_chain`).
+        if log.is_some_and(|l| super::sink_log::missing_in_chain(l).is_some()) {
+            continue;
+        }
         if start >= end {
             out.extend(offset_goes_back(cp, index, log, last, end));
             continue;

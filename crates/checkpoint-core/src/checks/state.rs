@@ -126,7 +126,13 @@ fn metadata_check_fails(cp: &Checkpoint, ctx: &Context) -> Option<i64> {
     if !spark(ctx).at_least(4, 0) || cp.restart_batch().is_none_or(|b| b == 0) {
         return None;
     }
-    cp.state.operators.iter().find(|(_, o)| o.metadata_v1.is_some() || !o.metadata_v2.is_empty()).map(|(id, _)| *id)
+    // `StateMetadataPartitionReader` reads every operator folder there is; one without metadata makes it fail, and
+    // Spark then skips the check (the restart fails later, loading the missing operator's state).
+    let has = |o: &crate::state_files::OperatorFiles| o.metadata_v1.is_some() || !o.metadata_v2.is_empty();
+    if !cp.state.operators.values().all(has) {
+        return None;
+    }
+    cp.state.operators.keys().next().copied()
 }
 
 /// `state-operator-missing` when the operator metadata check fails on it: an error, Spark's class and stage.
