@@ -442,7 +442,7 @@ pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         out.extend(offsets_gap(cp, first, last));
         out.extend(commit_log_continuity(cp, ctx, first, last));
     }
-    out.extend(last_batch_uncommitted(cp, last, super::async_progress::shape(cp, ctx).is_some()));
+    out.extend(super::commit_lag::last_batch_uncommitted(cp, last, super::async_progress::shape(cp, ctx).is_some()));
     out
 }
 
@@ -637,7 +637,7 @@ fn commit_log_continuity(cp: &Checkpoint, ctx: &Context, first: i64, last: i64) 
             cp.commits.keys().filter(|c| !cp.offsets.contains_key(c) && **c >= first).copied().collect();
         let ahead: Vec<i64> = cp.commits.keys().filter(|c| **c > last).copied().collect();
         if !ahead.is_empty() {
-            out.push(commit_ahead(cp, ctx, last, &ahead));
+            out.push(super::commit_lag::commit_ahead(cp, ctx, last, &ahead));
         } else if !orphan.is_empty() {
             out.push(
                 Finding::new(Code::CommitWithoutOffsets, Severity::Warning, format!("commits/{} has no offsets file", orphan[0]))
@@ -646,113 +646,6 @@ fn commit_log_continuity(cp: &Checkpoint, ctx: &Context, first: i64, last: i64) 
                     .fix(&[BACKUP, "Restore the offsets files from a backup."]),
             );
         }
-    }
-    out
-}
-
-/// `commit-ahead-of-offsets`: commit files beyond the latest offsets file `last` (`ahead`, ascending).
-///
-/// `MicroBatchExecution.populateStartOffsets` compares the latest offsets file with the latest commit and has no
-/// branch for a commit ahead of it: the restart runs batch `last` again, as if it were not committed. With state
-/// checkpoint format v2 its state version `last` is loaded with the unique ids of the latest commit, which name a
-/// later version, so the file is not found; otherwise the batch runs and writes its output, and `commitLog.add`
-/// finds `commits/<last>` there: `CONCURRENT_STREAM_LOG_UPDATE` (a `SparkException` since 3.4). Real Spark 3.5.9,
-/// 4.1.4 and 4.3.0 (`tools/spark-gen/log_accidents.py`, `tests/spark_log_accidents.rs`).
-fn commit_ahead(cp: &Checkpoint, ctx: &Context, last: i64, ahead: &[i64]) -> Finding {
-    let v = spark(ctx);
-    let newest = ahead[ahead.len() - 1];
-    let ckpt_v2 = loads_with_ids_of(cp, newest);
-    let list: Vec<String> = ahead.iter().map(|c| format!("commits/{c}")).collect();
-    let f = Finding::new(
-        Code::CommitAheadOfOffsets,
-        Severity::Error,
-        format!("commits/{newest} exists but the offset log ends at {last}: the restart runs batch {last} again and fails"),
-    )
-    .evidence(format!("commits/{}", ahead[0]), format!("committed batch beyond the latest offsets file offsets/{last}"), None)
-    .fix(&[
-        BACKUP.to_string(),
-        format!(
-            "Delete {} (and the .crc files beside them) so that the latest commit is batch {last}'s: the restart then plans batch {} anew from the sources, as after a clean stop. Or restore the deleted offsets files from a backup.",
-            super::some_of(&list, list.len() as u64),
-            last.saturating_add(1)
-        ),
-        super::new_checkpoint_step(cp),
-    ]);
-    let plan = format!("Offsets files were deleted by hand: the offset log ends at {last}, the commit log at {newest}. Spark's restart (MicroBatchExecution.populateStartOffsets) takes the latest offsets file and has no case for a commit ahead of it, so it runs batch {last} again as if it were not committed.");
-    if ckpt_v2 {
-        let class = "CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE";
-        f.classes(&[class])
-            .why(format!("{plan} With state checkpoint format v2 it loads state version {last} with the unique ids commits/{newest} recorded, which name version {}: state/<operator>/<partition>/{last}_<id>.changelog does not exist.", newest.saturating_add(1)))
-            .fails(RestartStage::StateLoad, Some(class), "org.apache.spark.SparkException")
-    } else {
-        // `commitLog.add` refuses a commit file that exists: a SparkException with the class since 3.4, an
-        // IllegalStateException in 3.2–3.3, an `assert` (AssertionError) before.
-        let class = v.at_least(3, 4).then_some("CONCURRENT_STREAM_LOG_UPDATE");
-        let exception = match (class.is_some(), v.at_least(3, 2)) {
-            (true, _) => "org.apache.spark.SparkException",
-            (false, true) => "java.lang.IllegalStateException",
-            (false, false) => "java.lang.AssertionError",
-        };
-        // The first commit that collides: batch `last`'s own, or (its commit gone too) the first one above it,
-        // when the restart builds that batch after committing `last`.
-        let clash = if cp.commits.contains_key(&last) {
-            format!("then writing commits/{last} finds the file there: \"Concurrent update to the log. Multiple streaming jobs detected for {last}\"")
-        } else {
-            format!("its commit is written, and the next batch, {}, once it runs, finds commits/{} there: \"Concurrent update to the log. Multiple streaming jobs detected for {}\"", ahead[0], ahead[0], ahead[0])
-        };
-        f.classes(&class.into_iter().collect::<Vec<_>>())
-            .why(format!("{plan} The batch runs and its sink writes the output again (a file sink skips a batch its log has); {clash}. Every restart does the same."))
-            .fails(RestartStage::BatchCommit, class, exception)
-    }
-}
-
-/// With state checkpoint format v2, a restart loads the state version of the batch it runs with the unique ids the
-/// latest commit recorded (`currentStateStoreCkptId`, from `commits/<commit>`), which name version `commit + 1`.
-/// True when that commit has ids and the query keeps state.
-fn loads_with_ids_of(cp: &Checkpoint, commit: i64) -> bool {
-    let ids = cp
-        .commits
-        .get(&commit)
-        .and_then(|c| c.file.content.as_ref().ok())
-        .is_some_and(|c| !c.state_unique_ids.is_empty());
-    ids && !cp.state.operators.is_empty()
-}
-
-/// The latest batch planned but not committed (`last-batch-uncommitted`): replayed on restart.
-fn last_batch_uncommitted(cp: &Checkpoint, last: i64, async_logs: bool) -> Vec<Finding> {
-    let mut out = Vec::new();
-    let lc = cp.last_committed_batch_id();
-    if lc.is_none_or(|c| c < last) {
-        let path = format!("offsets/{last}");
-        let mut f = Finding::new(
-            Code::LastBatchUncommitted,
-            Severity::Info,
-            format!("Batch {last} was planned but not committed: a restart runs it again"),
-        )
-        .evidence(&path, format!("offsets/{last} present, commits/{last} absent (last commit: {})", lc.map(|c| c.to_string()).unwrap_or_else(|| "none".into())), None)
-        .why("The query stopped after planning the batch and before committing it. On restart Spark re-runs exactly that batch with the recorded offsets (normal after a crash or a stop during a batch); sinks that are not idempotent may see its output twice.")
-        .fix(&["Nothing to do: the restart replays the batch."]);
-        if let Some(c) = lc.filter(|c| *c < last - 1 && !async_logs) {
-            f.severity = Severity::Warning;
-            f.title = format!("The commit log trails the offset log by {} batches", last - c);
-            // Checkpoint format v2: state version `last` is loaded with the ids of version `c + 1` (real Spark
-            // 4.1.4 and 4.3.0, tools/spark-gen/log_accidents.py `commits-two-deleted-ckptv2`).
-            if loads_with_ids_of(cp, c) {
-                let class = "CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE";
-                f = f
-                    .classes(&[class])
-                    .why(format!("Commit files were deleted: the commit log ends at {c}, the offset log at {last}. Spark runs batch {last} again, and with state checkpoint format v2 loads its state version {last} with the unique ids commits/{c} recorded, which name version {}: state/<operator>/<partition>/{last}_<id>.changelog does not exist.", c.saturating_add(1)))
-                    .fix(&[
-                        BACKUP.to_string(),
-                        format!("Restore the deleted commit files (commits/{} to commits/{}) from a backup.", c.saturating_add(1), last - 1),
-                        super::new_checkpoint_step(cp),
-                    ])
-                    .fails(RestartStage::StateLoad, Some(class), "org.apache.spark.SparkException");
-                f.severity = Severity::Error;
-                f.title = format!("{}: with checkpoint format v2 its state cannot be loaded", f.title);
-            }
-        }
-        out.push(f);
     }
     out
 }

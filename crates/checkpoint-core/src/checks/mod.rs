@@ -8,6 +8,7 @@ pub mod async_progress;
 pub mod budgets;
 pub mod catalogue;
 pub mod checksums;
+pub mod commit_lag;
 pub mod delta;
 pub mod delta_log;
 pub mod dstream;
