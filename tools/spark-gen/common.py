@@ -90,7 +90,10 @@ def run_and_record(spark, start_query, timeout_s=40, settle_batches=2):
         return out
     q.stop()
     batches = sorted({p["batchId"] for p in q.recentProgress})
-    return _outcome(True, "run", [], batches, t0)
+    out = _outcome(True, "run", [], batches, t0)
+    # Rows each batch read (numInputRows of its progress): what a restart read, e.g. whether new files were.
+    out["input_rows_on_restart"] = {str(p["batchId"]): p["numInputRows"] for p in q.recentProgress}
+    return out
 
 
 def _outcome(ok, phase, chain, batches, t0):

@@ -11,14 +11,19 @@ query with the same Spark in a new JVM on the zip's bytes, recording what Spark 
 | `offsets-latest-deleted` | the latest offsets file (and its .crc) deleted: the commit log is one batch ahead |
 | `offsets-latest-deleted-fixed` | the same, then the way out: the commit files above the new latest offsets file deleted |
 | `offsets-latest-deleted-ckptv2` | the latest offsets file deleted, RocksDB state with checkpoint format v2 (4.x) |
-| `source-log-latest-deleted` | the file source log's latest batch file (`sources/0/<n>`, and its .crc) deleted |
+| `source-log-latest-deleted` | the file source log's latest batch file (`sources/0/<n>`, and its .crc) deleted; the latest batch read no new file (a batch for the watermark), and a new input file arrives before the restart |
+| `source-log-latest-deleted-fixed` | the same, then the way out: the new input file moved aside for a first restart (which logs the deleted batch's own files as that batch again), and back for a second; the record is the second's |
 | `source-log-deleted` | the whole `sources/` folder deleted |
 | `source-log-latest-deleted-stateless`, `source-log-deleted-stateless` | the same on a stateless query (a projection: no watermark, so no batch without data, and the latest batch reads the latest log file) |
 | `operator-state-deleted` | two stateful operators; `state/0` (the first operator's whole state) deleted |
 | `commits-two-deleted`, `commits-two-deleted-ckptv2` | the last two commit files deleted: the commit log trails the offset log by two |
 
+A successful restart records the rows each batch read (`input_rows_on_restart`) and, for the `source-log-*` variants,
+the file source log after it (`after_restart`): which files its newest batch lists, and the latest logOffset.
+
 Name: `log-accident-<variant>-<version>`; `log_accidents.py <variant> ...` writes those variants only.
 """
+import json
 import os
 import shutil
 import sys
@@ -87,12 +92,15 @@ def accident(variant, cp):
     if variant.startswith("commits-two-deleted"):
         n = latest("commits")
         return f"deleted the last two commit files commits/{n - 1} and commits/{n}", rm(cp, f"commits/{n - 1}") + rm(cp, f"commits/{n}")
-    variant = variant.removesuffix("-stateless")
+    fixed = variant.endswith("-fixed")
+    variant = variant.removesuffix("-stateless").removesuffix("-fixed")
     if variant == "source-log-latest-deleted":
         # The newest file, a plain batch file `<n>` or a compaction `<n>.compact`.
         names = [f for f in os.listdir(os.path.join(cp, "sources", "0")) if f.split(".")[0].isdigit() and not f.endswith(".crc")]
         newest = max(names, key=lambda f: int(f.split(".")[0]))
-        return f"deleted the file source log's latest batch file sources/0/{newest}", rm(cp, f"sources/0/{newest}")
+        way_out = (", then the way out: the file arrived since moved aside for a first restart, and back for a second"
+                   if fixed else "")
+        return f"deleted the file source log's latest batch file sources/0/{newest}{way_out}", rm(cp, f"sources/0/{newest}")
     if variant == "source-log-deleted":
         return "deleted the whole sources/ folder", rm(cp, "sources")
     if variant == "operator-state-deleted":
@@ -101,7 +109,7 @@ def accident(variant, cp):
 
 
 VARIANTS = ["offsets-latest-deleted", "offsets-latest-deleted-fixed", "offsets-latest-deleted-ckptv2",
-            "source-log-latest-deleted", "source-log-deleted", "operator-state-deleted",
+            "source-log-latest-deleted", "source-log-latest-deleted-fixed", "source-log-deleted", "operator-state-deleted",
             "source-log-latest-deleted-stateless", "source-log-deleted-stateless",
             "commits-two-deleted", "commits-two-deleted-ckptv2"]
 STATELESS = "readStream.json.select(key, v * 2) -> noop"
@@ -126,7 +134,8 @@ def generate(variant):
     spark.stop()
     description, gone = accident(variant, cp)
     zip_path = common.zip_checkpoint(cp, name)
-    write_input(inp, 10)
+    if variant != "source-log-latest-deleted-fixed":  # there, the new file is moved back after a first restart
+        write_input(inp, 10)
     record = {
         "name": name,
         "spark_version": v,
@@ -146,11 +155,40 @@ def generate(variant):
 
 
 def restart(zip_path, inp, pending, work):
-    import json
-
     kind = json.load(open(pending))["mutation"]["kind"]
     two, stateless = kind == "operator-state-deleted", kind.endswith("-stateless")
-    common.finish_restart(zip_path, inp, pending, work, lambda s, i, c: start(s, i, c, two, stateless))
+
+    def go(spark, i, c):
+        if kind == "source-log-latest-deleted-fixed":
+            # The way out: a first restart while the new file is moved aside lists only the deleted batch's own
+            # files (read before) and logs them as that batch again; the file moved back is then read.
+            start(spark, i, c).awaitTermination(120)
+            write_input(i, 10)
+        return start(spark, i, c, two, stateless)
+
+    after = source_log_after if kind.startswith("source-log") else None
+    common.finish_restart(zip_path, inp, pending, work, go, after)
+
+
+def source_log_after(outcome, root):
+    """What the restart left in the file source log: its newest file, the input files that batch lists, and the
+    logOffset of the latest offsets file."""
+    src = os.path.join(root, "sources", "0")
+    names = [f for f in os.listdir(src) if f.split(".")[0].isdigit() and not f.endswith(".crc")] if os.path.isdir(src) else []
+    if not names:
+        outcome["after_restart"] = {"source_log_newest": None}
+        return
+    newest = max(names, key=lambda f: int(f.split(".")[0]))
+    n = int(newest.split(".")[0])
+    entries = [json.loads(line) for line in open(os.path.join(src, newest)).read().splitlines()[1:] if line.strip()]
+    last = common.batch_ids(os.path.join(root, "offsets"))[-1]
+    offsets = open(os.path.join(root, "offsets", str(last))).read().splitlines()
+    outcome["after_restart"] = {
+        "source_log_newest": f"sources/0/{newest}",
+        "files_logged_as_newest_batch": sorted(os.path.basename(e["path"]) for e in entries if e.get("batchId") == n),
+        "latest_offsets_batch": last,
+        "latest_source_offset": offsets[2] if len(offsets) > 2 else None,
+    }
 
 
 if __name__ == "__main__":

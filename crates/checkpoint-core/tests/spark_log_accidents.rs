@@ -1,7 +1,8 @@
 //! Log files and state folders deleted by hand, restarted with real Spark 3.5.9, 4.1.4 and 4.3.0
 //! (tests/data/spark/log-accident-*, written by tools/spark-gen/log_accidents.py; a newcomer's restarts found the
 //! inspector saying "resumes" where Spark failed): the latest offsets file deleted (the commit log ahead of it),
-//! and the way out (the commits above it deleted); a file source log's newest file or whole folder deleted; one
+//! and the way out (the commits above it deleted); a file source log's newest file or whole folder deleted (and,
+//! where Spark resumes and skips the files that arrived meanwhile, the way out of that); one
 //! stateful operator's whole `state/<id>` deleted; the last two commits deleted (with checkpoint format v2 the state
 //! is loaded with another version's ids). The prediction equals what Spark did (outcome, error class, or
 //! exception when Spark named no class), from the files alone and with Spark's error text pasted, and a failure
@@ -26,7 +27,7 @@ fn code_of(kind: &str) -> Code {
 #[test]
 fn predictions_match_what_spark_did() {
     let mut errs = Vec::new();
-    let all = records("log-accident-", 28);
+    let all = records("log-accident-", 31);
     for (name, j) in &all {
         let zip = data_dir().join(format!("{name}.zip"));
         let ro = &j["restart_outcome"];
@@ -60,7 +61,7 @@ fn predictions_match_what_spark_did() {
 /// above the latest offsets file deleted. Its step names them.
 #[test]
 fn the_way_out_of_commits_ahead_is_what_spark_resumed_after() {
-    let all = records("log-accident-", 28);
+    let all = records("log-accident-", 31);
     let mut seen = 0;
     for (name, j) in all.iter().filter(|(n, _)| n.contains("-offsets-latest-deleted-fixed-")) {
         seen += 1;
@@ -81,6 +82,58 @@ fn the_way_out_of_commits_ahead_is_what_spark_resumed_after() {
         }
     }
     assert!(seen >= 3, "fixed records: {seen}");
+}
+
+/// The newest file source log file deleted at a committed logOffset (the latest batch read no new file): Spark
+/// resumes, and its record shows the loss the warning names: the restart read 0 rows, and the file that arrived
+/// before it is logged under the lost batch id. The way out (that file moved aside for a first restart, then back)
+/// is what Spark read it after. The warning names the lost file and is given only for that accident.
+#[test]
+fn a_lost_newest_source_log_file_warns_of_the_files_spark_skips() {
+    let rows = |j: &serde_json::Value| -> i64 {
+        j["restart_outcome"]["input_rows_on_restart"]
+            .as_object()
+            .expect("rows")
+            .values()
+            .map(|v| v.as_i64().unwrap())
+            .sum()
+    };
+    let logged = |j: &serde_json::Value| j["restart_outcome"]["after_restart"]["files_logged_as_newest_batch"].clone();
+    let all = records("log-accident-", 31);
+    let mut seen = 0;
+    for (name, j) in &all {
+        let kind = j["mutation"]["kind"].as_str().unwrap();
+        let r = run(&data_dir().join(format!("{name}.zip")), &context(j, None));
+        let f = r.findings.iter().find(|f| f.code == Code::SourceFilesSkipped);
+        if !kind.starts_with("source-log-latest-deleted") || kind.ends_with("-stateless") {
+            assert!(f.is_none(), "{name}: {:?}", f.map(|f| &f.title));
+            continue;
+        }
+        seen += 1;
+        let lost = j["mutation"]["removed"][0].as_str().unwrap();
+        let f = f.unwrap_or_else(|| panic!("{name}: no source-files-skipped"));
+        assert!(f.title.contains(lost) && f.restart_failure.is_none(), "{name}: {}", f.title);
+        assert!(f.fix.iter().any(|s| s.starts_with(&format!("Restore {lost}"))), "{name}: {:?}", f.fix);
+        assert_eq!(j["restart_outcome"]["ok"].as_bool(), Some(true), "{name}");
+        let lost_id = lost.trim_start_matches("sources/0/").trim_end_matches(".compact");
+        let after = &j["restart_outcome"]["after_restart"];
+        if kind.ends_with("-fixed") {
+            assert_eq!(rows(j), 6, "{name}: the way out reads the new file");
+            assert_ne!(
+                after["source_log_newest"].as_str().unwrap().trim_start_matches("sources/0/"),
+                lost_id,
+                "{name}"
+            );
+        } else {
+            assert_eq!(rows(j), 0, "{name}: Spark read the new file");
+            assert!(
+                after["source_log_newest"].as_str().unwrap().trim_start_matches("sources/0/").starts_with(lost_id),
+                "{name}"
+            );
+            assert!(logged(j).as_array().unwrap().iter().any(|p| p == "part-010.json"), "{name}: {}", logged(j));
+        }
+    }
+    assert_eq!(seen, 6, "records of the accident and its way out");
 }
 
 /// The files of a generated zip, and a diagnosis of them (changed in memory) on Spark `v`.

@@ -117,7 +117,7 @@ catalogue! {
         "The input holds a file sink's `_spark_metadata` log: how many batches and files it records.";
     SinkLogUnreadable = "sink-log-unreadable", [Warning], [],
         "A batch file of a file sink's `_spark_metadata` log does not parse; readers of the output and the sink read it.";
-    SinkLogBatchMissing = "sink-log-batch-missing", [Error, Warning], ["BATCH_METADATA_NOT_FOUND"],
+    SinkLogBatchMissing = "sink-log-batch-missing", [Error, Warning], ["BATCH_METADATA_NOT_FOUND", "_LEGACY_ERROR_TEMP_2206"],
         "A file sink log misses a file: in its chain (the latest `.compact` and the batches after it), readers of the output fail; or a committed batch's (the log behind the commit log), its output is missing from the log; either way the sink's next compaction batch fails.";
     SinkLogAhead = "sink-log-ahead", [Warning], [],
         "A file sink log has batches the checkpoint never planned (a new checkpoint writing into an old output): the sink skips those batches silently, losing their data.";
@@ -125,6 +125,8 @@ catalogue! {
         "Data files a file sink log lists are absent from the output folder given with it: readers of the output through the log fail or miss rows.";
     SourceLogBatchMissing = "source-log-batch-missing", [Error], [],
         "A file source log (`sources/<n>/`) misses a file a restart reads: the chain the source restores (the latest `.compact` and the batches after it), the batches of the latest batch's logOffset range, or every batch up to the committed logOffset (the next files then fail the batch).";
+    SourceFilesSkipped = "source-files-skipped", [Warning], [],
+        "A file source log lost its newest batch file, at the logOffset the checkpoint committed: Spark resumes, but logs the files it lists first (every file that arrived while the query was down) as that committed batch again, and no batch reads them: silent data loss.";
     SourceOffsetUnparsable = "source-offset-unparsable", [Error, Warning], [],
         "A source's offset in an offsets file is not valid JSON; an error when a restart reads that file.";
     SourceCountDiffers = "source-count-differs", [Error, Warning], [],

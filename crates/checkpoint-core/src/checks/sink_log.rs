@@ -27,10 +27,33 @@ pub fn sink_logs<'a>(cp: &'a Checkpoint, ctx: &'a Context) -> Vec<&'a FileLog> {
     cp.sink_logs.iter().chain(ctx.sink_logs.iter().filter(|l| !inside.contains(&l.dir))).collect()
 }
 
+/// What a file sink's compaction throws for an absent batch file on Spark `v`, as (error class, exception)
+/// (`HDFSMetadataLog.applyFnToBatchByStream`, `QueryExecutionErrors.batchMetadataFileNotFoundError`):
+/// `BATCH_METADATA_NOT_FOUND` since 3.5 (SPARK-42299 named it), `_LEGACY_ERROR_TEMP_2206` in 3.4, both a
+/// SparkFileNotFoundException; a plain java.io.FileNotFoundException before. The message is "Unable to find batch
+/// <file>" throughout.
+fn batch_not_found(ctx: &Context) -> (Option<&'static str>, &'static str) {
+    let v = super::spark(ctx);
+    if v.at_least(3, 5) {
+        (Some("BATCH_METADATA_NOT_FOUND"), "org.apache.spark.SparkFileNotFoundException")
+    } else if v.at_least(3, 4) {
+        (Some("_LEGACY_ERROR_TEMP_2206"), "org.apache.spark.SparkFileNotFoundException")
+    } else {
+        (None, "java.io.FileNotFoundException")
+    }
+}
+
+/// How a finding names that failure: the class, or the exception without one.
+fn batch_not_found_words(ctx: &Context) -> &'static str {
+    match batch_not_found(ctx) {
+        (Some(c), _) => c,
+        (None, e) => e,
+    }
+}
+
 /// The batch file name Spark's `batchIdToPath` gives `id` in a log of `interval`.
 fn batch_path(log: &FileLog, id: i64) -> String {
-    let compact = crate::log::file_log::is_compaction_batch(id, log.compact_interval);
-    format!("{}/{id}{}", log.dir, if compact { ".compact" } else { "" })
+    crate::log::file_log::batch_id_to_path(&log.dir, id, log.compact_interval)
 }
 
 /// Whether batch `id` of the log is listed under the name Spark's `batchIdToPath` gives it (`N.compact` at
@@ -80,7 +103,7 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             // Only a log surely this query's: its own, or the one sink log beside it that it does not read.
             let own = cp.sink_logs.iter().any(|l| std::ptr::eq(l, log))
                 || (sink_logs(cp, ctx).len() == 1 && !read_by_a_source(cp, log));
-            out.extend(behind_commits(cp, log, latest).filter(|_| own));
+            out.extend(behind_commits(cp, ctx, log, latest).filter(|_| own));
             continue;
         }
         let next_compact = (latest + interval + 1) / interval * interval - 1;
@@ -96,14 +119,15 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                     if missing.iter().any(|m| log.listed.contains_key(m)) { " (or they do not parse)" } else { "" }
                 ),
             )
-            .classes(&["BATCH_METADATA_NOT_FOUND"])
+            .classes(&batch_not_found(ctx).0.into_iter().collect::<Vec<_>>())
             .evidence(&log.dir, format!(
                 "latest batch {latest}, compaction interval {interval} (from the .compact files listed); reading the log needs {}; not listed: {}",
                 match files_needed(latest, interval) { (Some(c), r) => format!("{c}.compact and batches {}..={}", r.start(), r.end()), (None, r) => format!("batches {}..={}", r.start(), r.end()) },
                 missing.iter().take(20).map(|i| batch_path(log, *i)).collect::<Vec<_>>().join(", ")
             ), None)
             .why(format!(
-                "Spark reads a file sink's log from its newest compaction file and the batches after it (CompactibleFileStreamLog.allFiles). Readers of the output through the log fail with java.lang.IllegalStateException \"{first} doesn't exist (latestId: {latest}, compactInterval: {interval})\"; the restarted query itself runs until its next compaction batch {next_compact}, which reads the same files and fails with BATCH_METADATA_NOT_FOUND (\"Unable to find batch {first}\")."
+                "Spark reads a file sink's log from its newest compaction file and the batches after it (CompactibleFileStreamLog.allFiles). Readers of the output through the log fail with java.lang.IllegalStateException \"{first} doesn't exist (latestId: {latest}, compactInterval: {interval})\"; the restarted query itself runs until its next compaction batch {next_compact}, which reads the same files and fails with {} (\"Unable to find batch {first}\").",
+                batch_not_found_words(ctx)
             ))
             .fix(&[
                 SINK_BACKUP.to_string(),
@@ -112,16 +136,13 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             ]);
         if let Some(r) = compacts_now {
             // The compaction reads the batches in order; the first bad one decides: an absent file is
-            // BATCH_METADATA_NOT_FOUND (recorded with 4.1.4), a file that does not parse the log reader's
-            // IllegalStateException ("Failed to read log file ...").
+            // `batch_not_found` (BATCH_METADATA_NOT_FOUND recorded with 4.1.4), a file that does not parse the log
+            // reader's IllegalStateException ("Failed to read log file ...").
             f = if log.listed.contains_key(&needed_now[0]) {
                 f.fails(RestartStage::SinkCommit, None, "java.lang.IllegalStateException")
             } else {
-                f.fails(
-                    RestartStage::SinkCommit,
-                    Some("BATCH_METADATA_NOT_FOUND"),
-                    "org.apache.spark.SparkFileNotFoundException",
-                )
+                let (class, exception) = batch_not_found(ctx);
+                f.fails(RestartStage::SinkCommit, class, exception)
             };
             f.title = format!("{} (the restart's batch {r} compacts the log and fails)", f.title);
         }
@@ -152,7 +173,7 @@ fn read_by_a_source(cp: &Checkpoint, log: &FileLog) -> bool {
 /// compaction batch fails. `FileStreamSink.addBatch` writes a batch's log file before the query commits it, and a
 /// committed batch is never written again (real Spark 3.5.9, 4.1.4, 4.3.0: `tools/spark-gen/sink_log.py`
 /// `sink-log-latest-missing-mid-interval`, its output files after the restart against its log).
-fn behind_commits(cp: &Checkpoint, log: &FileLog, latest: i64) -> Option<Finding> {
+fn behind_commits(cp: &Checkpoint, ctx: &Context, log: &FileLog, latest: i64) -> Option<Finding> {
     let committed = cp.last_committed_batch_id().filter(|c| *c > latest)?;
     let interval = log.compact_interval.max(1);
     let restart = cp.restart_batch()?;
@@ -169,11 +190,12 @@ fn behind_commits(cp: &Checkpoint, log: &FileLog, latest: i64) -> Option<Finding
                 log.dir
             ),
         )
-        .classes(&["BATCH_METADATA_NOT_FOUND"])
+        .classes(&batch_not_found(ctx).0.into_iter().collect::<Vec<_>>())
         .evidence(&log.dir, format!("latest batch {latest}; commits/{committed} is the latest commit; not listed: {}", super::some_of(&missing, count)), None)
         .why(format!(
-            "A file sink writes each batch's log file before the query commits the batch, so every committed batch had one; {} deleted. The restarted query runs batch {restart} and does not write committed batches again: their data files stay in the output folder, but readers through the log (spark.read on the folder, a file source on it) do not see them. The sink's compaction batch {compaction} reads every batch since the previous compaction and fails with BATCH_METADATA_NOT_FOUND (\"Unable to find batch {}\").",
+            "A file sink writes each batch's log file before the query commits the batch, so every committed batch had one; {} deleted. The restarted query runs batch {restart} and does not write committed batches again: their data files stay in the output folder, but readers through the log (spark.read on the folder, a file source on it) do not see them. The sink's compaction batch {compaction} reads every batch since the previous compaction and fails with {} (\"Unable to find batch {}\").",
             if count == 1 { format!("batch {committed}'s was") } else { "those batches' were".to_string() },
+            batch_not_found_words(ctx),
             missing[0]
         ))
         .fix(&[
@@ -431,6 +453,10 @@ mod restart_compaction_tests {
     /// Real Spark 4.1.4: the checkpoint (chk/, committed up to batch 7) and its intact output (out/, log 0..=7,
     /// 2.compact and 5.compact), with `change` applied to the output.
     fn chk_and_out(change: impl Fn(&mut Files)) -> CheckpointReport {
+        chk_and_out_on("4.1.4", change)
+    }
+
+    fn chk_and_out_on(v: &str, change: impl Fn(&mut Files)) -> CheckpointReport {
         let mut files: Files = generated("sink-log-batch-after-compact-missing-4.1.4")
             .into_iter()
             .filter(|(p, _)| p.starts_with("chk/"))
@@ -438,8 +464,29 @@ mod restart_compaction_tests {
             .collect();
         change(&mut files);
         let mut a = MemArchive::new("t", files, Limits::default()).expect("archive");
-        let ctx = Context { spark_version: Some("4.1.4".parse().expect("v")), ..Default::default() };
+        let ctx = Context { spark_version: Some(v.parse().expect("v")), ..Default::default() };
         diagnose(&mut a, &ctx).checkpoints.into_iter().find(|c| c.root == "chk").expect("chk")
+    }
+
+    /// The compaction's failure on an absent batch file per release (QueryExecutionErrors
+    /// .batchMetadataFileNotFoundError): named BATCH_METADATA_NOT_FOUND in 3.5 (SPARK-42299), a legacy class in
+    /// 3.4, a plain FileNotFoundException before the error classes.
+    #[test]
+    fn the_compactions_missing_batch_error_is_each_releases() {
+        let gone = |f: &mut Files| {
+            f.retain(|(p, _)| !p.ends_with("_spark_metadata/7") && !p.ends_with("_spark_metadata/.7.crc"))
+        };
+        for (v, class, exception) in [
+            ("3.5.0", Some("BATCH_METADATA_NOT_FOUND"), "org.apache.spark.SparkFileNotFoundException"),
+            ("3.4.1", Some("_LEGACY_ERROR_TEMP_2206"), "org.apache.spark.SparkFileNotFoundException"),
+            ("3.3.2", None, "java.io.FileNotFoundException"),
+        ] {
+            let r = chk_and_out_on(v, gone);
+            assert_eq!(r.restart.error_class.as_deref(), class, "{v}: {:?}", r.restart);
+            assert_eq!(r.restart.exception.as_deref(), Some(exception), "{v}: {:?}", r.restart);
+            let f = r.findings.iter().find(|f| f.code == crate::report::Code::SinkLogBatchMissing).expect("finding");
+            assert!(f.why.contains(class.unwrap_or(exception)), "{v}: {}", f.why);
+        }
     }
 
     #[test]

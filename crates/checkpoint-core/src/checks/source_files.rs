@@ -24,6 +24,18 @@ fn clip(s: &str, n: usize) -> String {
     }
 }
 
+/// The end `logOffset` in batch `b` of the source `name` (the v2 layout names each source line, whose order
+/// need not be kept) or, without a name, of the source at `index` (Spark pairs v1 lines by position).
+pub(crate) fn log_offset_of(cp: &Checkpoint, b: i64, name: Option<&str>, index: usize) -> Option<i64> {
+    let index = match name {
+        Some(n) => {
+            cp.offsets.get(&b)?.file.content.as_ref().ok()?.offsets.iter().position(|o| o.name.as_deref() == Some(n))?
+        }
+        None => index,
+    };
+    log_offset(cp, b, index)
+}
+
 /// The end `logOffset` of a file source in batch `b`, when readable.
 pub(crate) fn log_offset(cp: &Checkpoint, b: i64, index: usize) -> Option<i64> {
     let o = cp.offsets.get(&b)?.file.content.as_ref().ok()?.offsets.get(index)?;

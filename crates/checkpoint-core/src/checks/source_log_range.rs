@@ -9,9 +9,10 @@
 //! does not find: `java.lang.IllegalStateException: batch <n> doesn't exist`. The chain the source restores when
 //! it starts (the latest `.compact` and the batches after it) is `sink_log::check_source_chain`'s.
 
-use super::source_files::log_offset;
+use super::source_files::{log_offset, log_offset_of};
 use super::{new_checkpoint_step, some_of, BACKUP};
-use crate::log::file_log::is_compaction_batch;
+use crate::log::file_log::{batch_id_to_path, is_compaction_batch};
+use crate::log::offsets::OffsetSeq;
 use crate::model::{Checkpoint, FileLog};
 use crate::report::{CheckpointKind, Code, Finding, RestartStage, Severity};
 use crate::source::SourceKind;
@@ -70,7 +71,7 @@ pub fn check_source_range(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
         let start = match last {
             0 => -1,
             _ if !cp.offsets.contains_key(&(last - 1)) => continue,
-            _ => match log_offset(cp, last - 1, i) {
+            _ => match log_offset_of(cp, last - 1, o.name.as_deref(), i) {
                 Some(s) => s,
                 None => continue,
             },
@@ -81,14 +82,16 @@ pub fn check_source_range(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
             continue;
         }
         if start >= end {
-            out.extend(offset_goes_back(cp, index, log, last, end));
+            out.extend(
+                offset_goes_back(cp, index, log, last, end).or_else(|| files_skipped(index, log, last, latest, end)),
+            );
             continue;
         }
         let missing = unavailable(log, start.saturating_add(1), end);
         let Some(first) = missing.first() else { continue };
         let dir = log.map(|l| l.dir.clone()).unwrap_or_else(|| format!("sources/{index}"));
         let interval = log.map(|l| l.compact_interval).unwrap_or(DEFAULT_INTERVAL);
-        let name = |id: &i64| format!("{dir}/{id}{}", if is_compaction_batch(*id, interval) { ".compact" } else { "" });
+        let name = |id: &i64| batch_id_to_path(&dir, *id, interval);
         let names: Vec<String> = missing.iter().map(name).collect();
         let named = some_of(&names, names.len() as u64);
         out.push(
@@ -166,6 +169,50 @@ fn offset_goes_back(cp: &Checkpoint, index: u32, log: Option<&FileLog>, last: i6
     )
 }
 
+/// A latest batch that read no new file (`logOffset` unchanged) from a source whose log ends exactly one batch
+/// below that `logOffset`: the newest file, at the committed `logOffset`, is gone. Spark resumes, but the source
+/// restarts its log at that batch id (`metadataLogCurrentOffset`, from `metadataLog.getLatest()`) and knows only
+/// the files the remaining log lists (`SeenFilesMap`, from `metadataLog.restore()`): its first listing logs the
+/// lost batch's own files, and every file that arrived meanwhile, as that batch again (`fetchMaxOffset`), whose
+/// offset equals the committed one, so no batch reads them. Real Spark 3.5.9, 4.1.4 and 4.3.0 resume and read
+/// 0 rows of a file that arrived before the restart (`tools/spark-gen/log_accidents.py`
+/// `source-log-latest-deleted`); `-fixed` records the way out, moving such files aside for a first restart.
+fn files_skipped(index: u32, log: Option<&FileLog>, last: i64, latest: &OffsetSeq, end: i64) -> Option<Finding> {
+    let newest = log.and_then(|l| l.listed.keys().next_back().copied()).unwrap_or(-1);
+    if newest.checked_add(1)? != end {
+        return None;
+    }
+    let dir = log.map(|l| l.dir.clone()).unwrap_or_else(|| format!("sources/{index}"));
+    let interval = log.map(|l| l.compact_interval).unwrap_or(DEFAULT_INTERVAL);
+    let lost = batch_id_to_path(&dir, end, interval);
+    let ends = if newest < 0 { format!("{dir}/ has no file") } else { format!("the log ends at batch {newest}") };
+    let since = latest.metadata.as_ref().and_then(|m| m.batch_timestamp_ms).map(crate::time::utc);
+    let arrived = match &since {
+        Some(t) => format!("the files that arrived in the source's folder after batch {last} ran (modified after {t})"),
+        None => format!("the files that arrived in the source's folder after batch {last} ran"),
+    };
+    Some(
+        Finding::new(
+            Code::SourceFilesSkipped,
+            Severity::Warning,
+            format!("File source log of source {index} lost {lost}: the query resumes, but the files that arrived while it was down will be skipped"),
+        )
+        .evidence(
+            &dir,
+            format!("offsets/{last} records logOffset {end}, as offsets/{} did (batch {last} read no new file); {ends}", last - 1),
+            None,
+        )
+        .why(format!(
+            "The file source restarts its log after the newest file it finds (batch {newest}) and knows only the files that log lists. Its first listing logs batch {end}'s own files, with every file that arrived meanwhile, as batch {end} again; that is the logOffset the checkpoint committed, so the offset does not move and no batch reads them (FileStreamSource.fetchMaxOffset). Real Spark 3.5.9, 4.1.4 and 4.3.0 resume and read none of a file that arrived before the restart."
+        ))
+        .fix(&[
+            BACKUP.to_string(),
+            format!("Restore {lost} (with its .crc file) from a backup of the checkpoint or from the storage's history (HDFS trash or snapshots, S3 object versions, ADLS or GCS soft delete), then restart."),
+            format!("If it cannot be restored: before restarting, move {arrived} out of that folder; restart and let one trigger pass (it logs batch {end}'s own files, read before, as batch {end} again); then move the files back: the next batch reads them."),
+        ]),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use crate::archive::{Archive, Limits, MemArchive};
@@ -196,5 +243,31 @@ mod tests {
         let r = diagnose(&mut a, &Context::default());
         let f = r.checkpoints[0].findings.iter().find(|f| f.code == Code::SourceLogBatchMissing).expect("the finding");
         assert!(f.title.contains("sources/0/3") && f.title.contains("more"), "{}", f.title);
+    }
+
+    /// Offsets files in the v2 layout name their sources, in map order: the previous batch's logOffset is the
+    /// same-named source's, wherever its line is (a pairing by position would read another source's offset and
+    /// miss the deleted batch file).
+    #[test]
+    fn a_v2_layout_source_is_paired_by_name_with_the_previous_offsets_file() {
+        let mut z = open_fixture("ss-3.5.9-stateless");
+        let paths: Vec<String> = z.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
+        let mut files: Vec<(String, Vec<u8>)> =
+            paths.into_iter().map(|p| (p.clone(), z.read(&p, 1 << 26).unwrap())).collect();
+        let kafka = "9:{\"t\":{\"0\":5}}";
+        for (path, other_first) in [("offsets/2", true), ("offsets/3", false)] {
+            let f = files.iter_mut().find(|(p, _)| p == path).unwrap();
+            let text = String::from_utf8(f.1.clone()).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            let file = format!("0:{}", lines[2]);
+            let (a, b) = if other_first { (kafka, file.as_str()) } else { (file.as_str(), kafka) };
+            f.1 = format!("v2\n{}\n{a}\n{b}", lines[1]).into_bytes();
+        }
+        files.retain(|(p, _)| !p.starts_with("offsets/.") && p != "sources/0/3" && p != "sources/0/.3.crc");
+        let mut a = MemArchive::new("t", files, Limits::default()).unwrap();
+        let ctx = Context { spark_version: Some("4.3.0".parse().unwrap()), ..Default::default() };
+        let r = diagnose(&mut a, &ctx);
+        let f = r.checkpoints[0].findings.iter().find(|f| f.code == Code::SourceLogBatchMissing).expect("the finding");
+        assert!(f.title.contains("sources/0/3") && f.title.contains("from logOffset 3 to 3"), "{}", f.title);
     }
 }

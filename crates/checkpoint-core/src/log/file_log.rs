@@ -299,6 +299,13 @@ pub fn is_compaction_batch(batch_id: i64, interval: i64) -> bool {
     interval > 0 && batch_id.checked_add(1).is_some_and(|b| b % interval == 0)
 }
 
+/// The path of batch `batch_id`'s file in the log folder `dir` with compaction interval `interval`, as
+/// `CompactibleFileStreamLog.batchIdToPath` names it: `<dir>/<id>.compact` at a compaction batch, `<dir>/<id>`
+/// otherwise.
+pub fn batch_id_to_path(dir: &str, batch_id: i64, interval: i64) -> String {
+    format!("{dir}/{batch_id}{}", if is_compaction_batch(batch_id, interval) { ".compact" } else { "" })
+}
+
 /// Infers the compaction interval the way Spark does when it reopens a log (`deriveCompactInterval`):
 /// with two or more `.compact` files, the difference of the two newest; with exactly one (`c.compact`),
 /// the smallest divisor of `c + 1` that is `>= default_interval` (or `c + 1` itself); with none, the
