@@ -27,7 +27,7 @@ pub fn sink_logs<'a>(cp: &'a Checkpoint, ctx: &'a Context) -> Vec<&'a FileLog> {
     cp.sink_logs.iter().chain(ctx.sink_logs.iter().filter(|l| !inside.contains(&l.dir))).collect()
 }
 
-/// What a file sink's compaction throws for an absent batch file on Spark `v`, as (error class, exception)
+/// What a file sink's compaction throws for an absent batch file on the assumed Spark, as (error class, exception)
 /// (`HDFSMetadataLog.applyFnToBatchByStream`, `QueryExecutionErrors.batchMetadataFileNotFoundError`):
 /// `BATCH_METADATA_NOT_FOUND` since 3.5 (SPARK-42299 named it), `_LEGACY_ERROR_TEMP_2206` in 3.4, both a
 /// SparkFileNotFoundException; a plain java.io.FileNotFoundException before. The message is "Unable to find batch
