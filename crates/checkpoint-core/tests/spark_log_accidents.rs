@@ -114,6 +114,10 @@ fn a_lost_newest_source_log_file_warns_of_the_files_spark_skips() {
         let f = f.unwrap_or_else(|| panic!("{name}: no source-files-skipped"));
         assert!(f.title.contains(lost) && f.restart_failure.is_none(), "{name}: {}", f.title);
         assert!(f.fix.iter().any(|s| s.starts_with(&format!("Restore {lost}"))), "{name}: {:?}", f.fix);
+        // The restart plan's repair says what skipping it costs: the data, not nothing.
+        let plan = r.restart_plan.as_ref().expect("a restart plan");
+        let repair = plan.ways_out.iter().find(|w| w.answers.contains(&Code::SourceFilesSkipped)).expect("the repair");
+        assert!(repair.costs.iter().any(|c| c.contains("skips data without an error")), "{name}: {:?}", repair.costs);
         assert_eq!(j["restart_outcome"]["ok"].as_bool(), Some(true), "{name}");
         let lost_id = lost.trim_start_matches("sources/0/").trim_end_matches(".compact");
         let after = &j["restart_outcome"]["after_restart"];

@@ -35,6 +35,11 @@ fn not_a_repair(code: Code) -> bool {
     )
 }
 
+/// Warnings of a restart that goes on but skips data without an error: their repair is what keeps the data.
+fn restart_skips_data(code: Code) -> bool {
+    matches!(code, Code::SourceFilesSkipped | Code::SinkLogAhead)
+}
+
 /// One repair-in-place (or retry) way out per error or warning finding with in-place steps.
 pub(super) fn ways_out(input: &PlanInput<'_>) -> Vec<WayOut> {
     let mut out = Vec::new();
@@ -59,6 +64,7 @@ pub(super) fn ways_out(input: &PlanInput<'_>) -> Vec<WayOut> {
                 "The checkpoint and its state are kept; the query goes on from {} once this is repaired (nothing replayed beyond the last planned batch).",
                 input.restart.first_batch_id.map(|b| format!("batch {b}")).unwrap_or_else(|| "where it stopped".into())
             ),
+            _ if restart_skips_data(f.code) => "The checkpoint and its state are kept. Without this step the restart goes on too, but skips data without an error (the finding says which).".to_string(),
             _ => "The checkpoint and its state are kept; the restart goes on with or without this step.".to_string(),
         });
         out.push(w);
