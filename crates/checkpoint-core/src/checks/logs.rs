@@ -8,7 +8,8 @@ use crate::report::{CheckpointKind, Code, Finding, RestartStage, Severity};
 use crate::Context;
 
 /// How Spark reports a damaged log file: (error class, exception).
-fn spark_error(e: &LogError, ctx: &Context) -> (Option<&'static str>, &'static str) {
+/// What Spark throws reading a log file with damage `e`, as (error class, exception).
+pub(super) fn spark_error(e: &LogError, ctx: &Context) -> (Option<&'static str>, &'static str) {
     let class = match e {
         LogError::MalformedVersion { .. } if !legacy(ctx) => Some("MALFORMED_LOG_FILE"),
         _ => None,

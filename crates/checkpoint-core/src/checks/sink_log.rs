@@ -53,28 +53,78 @@ fn batch_not_found_words(ctx: &Context) -> &'static str {
 
 /// The batch file name Spark's `batchIdToPath` gives `id` in a log of `interval`.
 fn batch_path(log: &FileLog, id: i64) -> String {
-    crate::log::file_log::batch_id_to_path(&log.dir, id, log.compact_interval)
+    batch_path_at(log, id, log.compact_interval)
+}
+
+/// [`batch_path`] with the interval `interval`.
+fn batch_path_at(log: &FileLog, id: i64, interval: i64) -> String {
+    crate::log::file_log::batch_id_to_path(&log.dir, id, interval)
+}
+
+/// The conf that sets the default compaction interval of a file source's log (`sources/<n>/`).
+pub(super) const SOURCE_INTERVAL_CONF: &str = "spark.sql.streaming.fileSource.log.compactInterval";
+/// The conf that sets the default compaction interval of a file sink's log (`_spark_metadata`).
+pub(super) const SINK_INTERVAL_CONF: &str = "spark.sql.streaming.fileSink.log.compactInterval";
+
+/// The compaction interval a restart reopens `log` with (`CompactibleFileStreamLog.compactInterval`): from its
+/// `.compact` files as listed, with the restarted session's `conf` ([`SOURCE_INTERVAL_CONF`] or
+/// [`SINK_INTERVAL_CONF`]; 10 unset, Spark's default) as the default. It differs from the interval the log was
+/// written with ([`FileLog::compact_interval`]) when the log has at most one `.compact` file and the session sets
+/// another value (`deriveCompactInterval`: the smallest divisor of the compaction's id + 1 from the conf on).
+pub(super) fn restart_interval(log: &FileLog, ctx: &Context, conf: &str) -> i64 {
+    let default = ctx.session_conf.get(conf).and_then(|v| v.trim().parse::<i64>().ok()).filter(|v| *v > 0);
+    let compacts: Vec<i64> = log.listed.iter().filter(|(_, (_, _, c))| *c).map(|(id, _)| *id).take(3).collect();
+    match default {
+        Some(d) => crate::log::file_log::infer_compact_interval(&compacts, d),
+        None => log.compact_interval,
+    }
+}
+
+/// The words of a finding's why when the restart reopens `log` with another interval than it was written with.
+fn interval_change_words(log: &FileLog, interval: i64, conf: &str) -> String {
+    if interval == log.compact_interval {
+        return String::new();
+    }
+    let compacts: Vec<String> =
+        log.listed.iter().filter(|(_, (_, _, c))| *c).map(|(id, _)| format!("{id}.compact")).collect();
+    format!(
+        " The restarted session sets {conf} to another value than the log was written with: from {} Spark derives the interval {interval} (CompactibleFileStreamLog.deriveCompactInterval), not {}, and names the batch files by it (batchIdToPath).",
+        if compacts.is_empty() { "no .compact file".to_string() } else { format!("its one compaction file {}", compacts.join(", ")) },
+        log.compact_interval
+    )
+}
+
+/// The way out of an interval change: the conf back at the interval the log was written with.
+fn interval_change_step(log: &FileLog, interval: i64, conf: &str) -> Option<String> {
+    (interval != log.compact_interval).then(|| {
+        format!(
+            "Restart with {conf}={} (the interval the log was written with{}): the files are then found under their names.",
+            log.compact_interval,
+            if log.compact_interval == 10 { ", Spark's default: or leave it unset" } else { "" }
+        )
+    })
 }
 
 /// Whether batch `id` of the log is listed under the name Spark's `batchIdToPath` gives it (`N.compact` at
 /// compaction batches, `N` otherwise).
-fn listed_as_named(log: &FileLog, id: i64) -> bool {
-    let want_compact = crate::log::file_log::is_compaction_batch(id, log.compact_interval);
+fn listed_as_named(log: &FileLog, id: i64, interval: i64) -> bool {
+    let want_compact = crate::log::file_log::is_compaction_batch(id, interval);
     log.listed.get(&id).is_some_and(|(_, _, c)| *c == want_compact)
 }
 
 /// [`listed_as_named`], and the file parses when it was read.
-fn readable_as_named(log: &FileLog, id: i64) -> bool {
-    listed_as_named(log, id) && log.read.get(&id).is_none_or(|f| f.file.content.is_ok())
+fn readable_as_named(log: &FileLog, id: i64, interval: i64) -> bool {
+    listed_as_named(log, id, interval) && log.read.get(&id).is_none_or(|f| f.file.content.is_ok())
 }
 
 /// The batch files `allFiles` reads up to the latest batch that are not in the listing (or are listed
-/// under the other name: a plain file where a `.compact` belongs), with the latest batch id.
-pub(super) fn missing_in_chain(log: &FileLog) -> Option<(i64, Vec<i64>)> {
+/// under the other name: a plain file where a `.compact` belongs), with the latest batch id, when the log is
+/// opened with the compaction interval `interval`.
+pub(super) fn missing_in_chain(log: &FileLog, interval: i64) -> Option<(i64, Vec<i64>)> {
     let (&latest, _) = log.listed.iter().next_back()?;
-    let (compact, range) = files_needed(latest, log.compact_interval);
+    let (compact, range) = files_needed(latest, interval);
     let missing: Vec<i64> =
-        compact.into_iter().chain(range).filter(|id| !listed_as_named(log, *id)).take(1000).collect();
+        compact.into_iter().chain(range).filter(|id| !listed_as_named(log, *id, interval)).take(1000).collect();
     (!missing.is_empty()).then_some((latest, missing))
 }
 
@@ -83,7 +133,7 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
     for log in sink_logs(cp, ctx) {
         let Some((&latest, _)) = log.listed.iter().next_back() else { continue };
-        let interval = log.compact_interval;
+        let interval = restart_interval(log, ctx, SINK_INTERVAL_CONF);
         // The restart's first batch is a compaction batch past the log's latest: its commit reads the previous
         // compaction and every batch up to it now (`FileStreamSinkLog` compaction,
         // `getValidBatchesBeforeCompactionBatch`), also batches the log never got and files that do not parse.
@@ -92,10 +142,10 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         let needed_now: Vec<i64> = restart
             .map(|r| {
                 let (c, range) = files_needed(r - 1, interval);
-                c.into_iter().chain(range).filter(|id| !readable_as_named(log, *id)).take(1000).collect()
+                c.into_iter().chain(range).filter(|id| !readable_as_named(log, *id, interval)).take(1000).collect()
             })
             .unwrap_or_default();
-        let mut missing = missing_in_chain(log).map(|(_, m)| m).unwrap_or_default();
+        let mut missing = missing_in_chain(log, interval).map(|(_, m)| m).unwrap_or_default();
         missing.extend(needed_now.iter().copied());
         missing.sort_unstable();
         missing.dedup();
@@ -107,8 +157,27 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             continue;
         }
         let next_compact = (latest + interval + 1) / interval * interval - 1;
-        let first = batch_path(log, missing[0]);
+        let first = batch_path_at(log, missing[0], interval);
         let compacts_now = restart.filter(|_| !needed_now.is_empty());
+        // The compaction reads the batches in order; the first bad one decides: an absent file is
+        // `batch_not_found` (BATCH_METADATA_NOT_FOUND recorded with 4.1.4; also a file listed under the other name,
+        // as after an interval change), a file under its name that does not parse the log reader's failure (com.fasterxml.jackson.core.io.JsonEOFException for a line cut short, "Incomplete log
+        // file" for an empty one: real Spark 4.1.4).
+        let first_bad = needed_now.first().or(missing.first()).copied().unwrap_or(latest);
+        let unreadable = log
+            .read
+            .get(&first_bad)
+            .filter(|_| listed_as_named(log, first_bad, interval))
+            .and_then(|f| f.file.content.as_ref().err());
+        let (class, exception) = match unreadable {
+            Some(e) => super::logs::spark_error(e, ctx),
+            None if listed_as_named(log, first_bad, interval) => (None, "java.lang.IllegalStateException"),
+            None => batch_not_found(ctx),
+        };
+        let ending = match unreadable {
+            Some(e) => format!("fails reading {} with {exception} ({e})", batch_path_at(log, first_bad, interval)),
+            None => format!("fails with {} (\"Unable to find batch {first}\")", batch_not_found_words(ctx)),
+        };
         let mut f = Finding::new(
                 Code::SinkLogBatchMissing,
                 Severity::Error,
@@ -121,29 +190,25 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             )
             .classes(&batch_not_found(ctx).0.into_iter().collect::<Vec<_>>())
             .evidence(&log.dir, format!(
-                "latest batch {latest}, compaction interval {interval} (from the .compact files listed); reading the log needs {}; not listed: {}",
+                "latest batch {latest}, compaction interval {interval} (from the .compact files listed{}); reading the log needs {}; not listed: {}",
+                if interval != log.compact_interval { format!(" and {SINK_INTERVAL_CONF}; written with {}", log.compact_interval) } else { String::new() },
                 match files_needed(latest, interval) { (Some(c), r) => format!("{c}.compact and batches {}..={}", r.start(), r.end()), (None, r) => format!("batches {}..={}", r.start(), r.end()) },
-                missing.iter().take(20).map(|i| batch_path(log, *i)).collect::<Vec<_>>().join(", ")
+                missing.iter().take(20).map(|i| batch_path_at(log, *i, interval)).collect::<Vec<_>>().join(", ")
             ), None)
             .why(format!(
-                "Spark reads a file sink's log from its newest compaction file and the batches after it (CompactibleFileStreamLog.allFiles). Readers of the output through the log fail with java.lang.IllegalStateException \"{first} doesn't exist (latestId: {latest}, compactInterval: {interval})\"; the restarted query itself runs until its next compaction batch {next_compact}, which reads the same files and fails with {} (\"Unable to find batch {first}\").",
-                batch_not_found_words(ctx)
+                "Spark reads a file sink's log from its newest compaction file and the batches after it (CompactibleFileStreamLog.allFiles). Readers of the output through the log fail with java.lang.IllegalStateException \"{first} doesn't exist (latestId: {latest}, compactInterval: {interval})\"; the restarted query itself runs until its next compaction batch {next_compact}, which reads the same files and {ending}.{}",
+                interval_change_words(log, interval, SINK_INTERVAL_CONF)
             ))
-            .fix(&[
-                SINK_BACKUP.to_string(),
-                format!("Restore {first} (and the other missing files) from a backup or the storage's versioning; the log cannot be rebuilt from the checkpoint."),
-                format!("Without a backup: write to a new output path (the old output stays readable only as plain files, without the log), or move {} away and accept that readers see every file in the folder, including partial or duplicate ones.", log.dir),
-            ]);
+            .fix(&[SINK_BACKUP.to_string()]
+                .into_iter()
+                .chain(interval_change_step(log, interval, SINK_INTERVAL_CONF))
+                .chain([
+                    format!("Restore {first} (and the other missing files) from a backup or the storage's versioning; the log cannot be rebuilt from the checkpoint."),
+                    format!("Without a backup: write to a new output path (the old output stays readable only as plain files, without the log), or move {} away and accept that readers see every file in the folder, including partial or duplicate ones.", log.dir),
+                ])
+                .collect::<Vec<_>>());
         if let Some(r) = compacts_now {
-            // The compaction reads the batches in order; the first bad one decides: an absent file is
-            // `batch_not_found` (BATCH_METADATA_NOT_FOUND recorded with 4.1.4), a file that does not parse the log
-            // reader's IllegalStateException ("Failed to read log file ...").
-            f = if log.listed.contains_key(&needed_now[0]) {
-                f.fails(RestartStage::SinkCommit, None, "java.lang.IllegalStateException")
-            } else {
-                let (class, exception) = batch_not_found(ctx);
-                f.fails(RestartStage::SinkCommit, class, exception)
-            };
+            f = f.fails(RestartStage::SinkCommit, class, exception);
             f.title = format!("{} (the restart's batch {r} compacts the log and fails)", f.title);
         }
         out.push(f);
@@ -175,7 +240,7 @@ fn read_by_a_source(cp: &Checkpoint, log: &FileLog) -> bool {
 /// `sink-log-latest-missing-mid-interval`, its output files after the restart against its log).
 fn behind_commits(cp: &Checkpoint, ctx: &Context, log: &FileLog, latest: i64) -> Option<Finding> {
     let committed = cp.last_committed_batch_id().filter(|c| *c > latest)?;
-    let interval = log.compact_interval.max(1);
+    let interval = restart_interval(log, ctx, SINK_INTERVAL_CONF).max(1);
     let restart = cp.restart_batch()?;
     // The first compaction batch the restarted query runs: it reads every batch since the previous compaction.
     let compaction = restart.checked_add(1)?.checked_add(interval - 1)? / interval * interval - 1;
@@ -210,7 +275,10 @@ fn behind_commits(cp: &Checkpoint, ctx: &Context, log: &FileLog, latest: i64) ->
 /// restart batch and the latest planned batch: those above both the checkpoint's latest planned batch and
 /// the batch the restart runs.
 fn ahead_range(cp: &Checkpoint, log: &FileLog) -> Option<(i64, i64, i64, i64)> {
-    let restart = cp.restart_batch()?;
+    // A checkpoint with no batch yet (a new one: its query started and wrote `metadata` only) runs batch 0 first.
+    // An output folder read as a root of its own has no `metadata`: it is no checkpoint.
+    let fresh = cp.offsets.is_empty() && cp.commits.is_empty() && cp.has_file("metadata");
+    let restart = cp.restart_batch().or_else(|| fresh.then_some(0))?;
     let planned = cp.last_batch_id().unwrap_or(-1);
     let (&latest, _) = log.listed.iter().next_back()?;
     let first_lost = restart.max(planned + 1);
@@ -232,7 +300,7 @@ pub fn sink_log_info(cp: &Checkpoint, ctx: &Context) -> Vec<SinkLogInfo> {
                 batch_ids_truncated: log.listed.len() > ids.len(),
                 batch_ids: ids,
                 compact_batch_ids: compact.into_iter().rev().take(MAX_IDS).rev().collect(),
-                missing_batch_ids: missing_in_chain(log).map(|(_, m)| m).unwrap_or_default(),
+                missing_batch_ids: missing_in_chain(log, log.compact_interval).map(|(_, m)| m).unwrap_or_default(),
                 skipped_batch_ids: ahead_range(cp, log)
                     .map(|(a, b, _, _)| (a..=b).take(MAX_IDS).collect())
                     .unwrap_or_default(),
@@ -348,12 +416,27 @@ fn listed_as(present: &std::collections::BTreeMap<String, u64>, depth: usize, ur
 
 /// A file source log whose chain misses a file: the source fails when it starts (`FileStreamSource` restores
 /// its seen files with `metadataLog.restore()`, i.e. `allFiles`).
-pub fn check_source_chain(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
+pub fn check_source_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
     for (n, log) in &cp.source_logs {
-        let Some((latest, missing)) = missing_in_chain(log) else { continue };
-        let interval = log.compact_interval;
-        let first = batch_path(log, missing[0]);
+        let interval = restart_interval(log, ctx, SOURCE_INTERVAL_CONF);
+        let Some((latest, missing)) = missing_in_chain(log, interval) else { continue };
+        let first = batch_path_at(log, missing[0], interval);
+        // The source opens its latest batch first (`HDFSMetadataLog.getLatest`): when that file is not under
+        // the name the interval gives it, the open fails (java.io.FileNotFoundException "File ... does not
+        // exist", real Spark 3.5.9, 4.1.4 and 4.3.0 with a changed interval); a missing file of the chain fails
+        // `allFiles` after it.
+        let (exception, words) = if missing.contains(&latest) {
+            (
+                "java.io.FileNotFoundException",
+                format!(
+                    "java.io.FileNotFoundException \"File {} does not exist\"",
+                    batch_path_at(log, latest, interval)
+                ),
+            )
+        } else {
+            ("java.lang.IllegalStateException", format!("java.lang.IllegalStateException \"{first} doesn't exist (latestId: {latest}, compactInterval: {interval})\""))
+        };
         out.push(
             Finding::new(
                 Code::SourceLogBatchMissing,
@@ -361,18 +444,23 @@ pub fn check_source_chain(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
                 format!("File source log of source {n} is missing batch file(s) {} that the source reads when it starts", super::some_of(&missing, missing.len() as u64)),
             )
             .evidence(&log.dir, format!(
-                "latest batch {latest}, compaction interval {interval} (spark.sql.streaming.fileSource.log.compactInterval, default 10, or inferred from the .compact files listed); not listed: {}",
-                missing.iter().take(20).map(|i| batch_path(log, *i)).collect::<Vec<_>>().join(", ")
+                "latest batch {latest}, compaction interval {interval} ({SOURCE_INTERVAL_CONF}, default 10, or inferred from the .compact files listed{}); not listed: {}",
+                if interval != log.compact_interval { format!("; written with {}", log.compact_interval) } else { String::new() },
+                missing.iter().take(20).map(|i| batch_path_at(log, *i, interval)).collect::<Vec<_>>().join(", ")
             ), None)
             .why(format!(
-                "When the query starts, the file source rebuilds the files it has seen from its log: the newest compaction file and the batches after it (FileStreamSourceLog.restore → CompactibleFileStreamLog.allFiles). A missing one stops it with java.lang.IllegalStateException \"{first} doesn't exist (latestId: {latest}, compactInterval: {interval})\"."
+                "When the query starts, the file source opens its log's latest batch and rebuilds the files it has seen from the newest compaction file and the batches after it (HDFSMetadataLog.getLatest, FileStreamSourceLog.restore → CompactibleFileStreamLog.allFiles). A missing one stops it with {words}.{}",
+                interval_change_words(log, interval, SOURCE_INTERVAL_CONF)
             ))
-            .fails(RestartStage::SourceOffsets, None, "java.lang.IllegalStateException")
-            .fix(&[
-                BACKUP.to_string(),
-                format!("Restore {first} (and the other missing files) from a backup of the checkpoint."),
-                super::new_checkpoint_step(cp),
-            ]),
+            .fails(RestartStage::SourceOffsets, None, exception)
+            .fix(&[BACKUP.to_string()]
+                .into_iter()
+                .chain(interval_change_step(log, interval, SOURCE_INTERVAL_CONF))
+                .chain([
+                    format!("Restore {first} (and the other missing files) from a backup of the checkpoint."),
+                    super::new_checkpoint_step(cp),
+                ])
+                .collect::<Vec<_>>()),
         );
     }
     out
@@ -513,6 +601,23 @@ mod restart_compaction_tests {
             (r.restart.outcome, r.restart.exception.as_deref()),
             (RestartOutcome::Fails, Some("java.lang.IllegalStateException"))
         );
+        // Cut in the middle of its JSON line: Jackson's end-of-input (real Spark 4.1.4 failed the compaction of a
+        // `.compact` cut so with com.fasterxml.jackson.core.io.JsonEOFException), not "Unable to find batch".
+        let r = chk_and_out(|f| {
+            for (p, b) in f.iter_mut() {
+                if p.ends_with("_spark_metadata/7") {
+                    let cut = b.len() - 20;
+                    b.truncate(cut);
+                }
+            }
+            f.retain(|(p, _)| !p.ends_with("_spark_metadata/.7.crc"));
+        });
+        assert_eq!(
+            (r.restart.outcome, r.restart.exception.as_deref()),
+            (RestartOutcome::Fails, Some("com.fasterxml.jackson.core.io.JsonEOFException"))
+        );
+        let f = r.findings.iter().find(|f| f.code == crate::report::Code::SinkLogBatchMissing).expect("finding");
+        assert!(f.why.contains("fails reading") && !f.why.contains("Unable to find batch"), "{}", f.why);
     }
 
     #[test]

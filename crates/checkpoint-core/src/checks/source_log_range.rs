@@ -53,7 +53,7 @@ fn unavailable(log: Option<&FileLog>, start: i64, end: i64) -> Vec<i64> {
 }
 
 /// Every file source of the latest offsets file whose range for the restart's batch misses a log file.
-pub fn check_source_range(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
+pub fn check_source_range(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     if cp.kind.0 != CheckpointKind::StructuredStreaming {
         return vec![];
     }
@@ -78,7 +78,10 @@ pub fn check_source_range(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
         };
         let log = cp.source_logs.get(&index);
         // A chain the source restores first is missing a file: Spark stops there (`check_source_chain`).
-        if log.is_some_and(|l| super::sink_log::missing_in_chain(l).is_some()) {
+        if log.is_some_and(|l| {
+            let interval = super::sink_log::restart_interval(l, ctx, super::sink_log::SOURCE_INTERVAL_CONF);
+            super::sink_log::missing_in_chain(l, interval).is_some()
+        }) {
             continue;
         }
         if start >= end {

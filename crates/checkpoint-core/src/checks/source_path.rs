@@ -35,12 +35,40 @@ pub fn normalize(path: &str) -> String {
     } else {
         decoded
     };
+    let p = {
+        let (a, rest) = authority(&p);
+        format!("{a}{}", remove_dot_segments(rest))
+    };
     let t = p.trim_end_matches('/');
     if t.is_empty() && p.starts_with('/') {
         "/".into()
     } else {
         t.to_string()
     }
+}
+
+/// A path without its `.` segments and with each `..` taking the segment before it away, as Hadoop's `Path`
+/// normalizes the URI it builds (`java.net.URI.normalize`): `/data/x/../in/./a` is `/data/in/a`. A `..` with no
+/// segment before it is kept, as `URI.normalize` keeps it.
+fn remove_dot_segments(path: &str) -> String {
+    if !path.split('/').any(|s| s == "." || s == "..") {
+        return path.to_string();
+    }
+    let mut out: Vec<&str> = Vec::new();
+    for seg in path.split('/') {
+        match seg {
+            "." => {}
+            ".." if out.last().is_some_and(|l| !l.is_empty() && *l != "..") => {
+                out.pop();
+            }
+            _ => out.push(seg),
+        }
+    }
+    let mut joined = out.join("/");
+    if path.starts_with('/') && !joined.starts_with('/') {
+        joined.insert(0, '/');
+    }
+    joined
 }
 
 /// The scheme and authority of a normalized path (`s3a://bucket`), or `""` for a plain path.
@@ -637,5 +665,17 @@ mod tests {
         assert_eq!(common_dir(&p(&["file:///w/in/a.json", "file:///w/in/sub/b.json"])), "/w/in");
         assert_eq!(common_dir(&p(&["s3a://b/x/a", "s3a://b/y/a"])), "s3a://b/");
         assert_eq!(common_dir(&p(&["/a", "/b"])), "/");
+    }
+
+    /// Hadoop's `Path` normalizes `.` and `..` (real Spark 3.5.9 and 4.1.4 resumed reading the same folder spelled
+    /// `<case>/../<case>/in`): the same folder is no changed path.
+    #[test]
+    fn dot_segments_are_the_folder_they_name() {
+        assert_eq!(normalize("/tmp/c/../c/in"), "/tmp/c/in");
+        assert_eq!(normalize("file:///tmp/c/./in/"), "/tmp/c/in");
+        assert_eq!(normalize("s3a://b/x/../in"), "s3a://b/in");
+        assert_eq!(normalize("/../in"), "/../in");
+        assert_eq!(normalize("a/../../in"), "../in");
+        assert!(is_under(&normalize("file:/tmp/c/in/part-0.json"), &normalize("/tmp/c/../c/in")));
     }
 }

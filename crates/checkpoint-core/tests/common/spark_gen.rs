@@ -22,6 +22,21 @@ pub fn run(zip: &Path, ctx: &Context) -> CheckpointReport {
     r.checkpoints.remove(0)
 }
 
+/// The report of the checkpoint at the record's `checkpoint_root` (a zip holding `chk/` beside an output folder
+/// `out/`, which is read as a root of its own).
+pub fn run_at_root(zip: &Path, j: &Value, ctx: &Context) -> CheckpointReport {
+    let f = std::fs::File::open(zip).unwrap();
+    let len = f.metadata().unwrap().len();
+    let name = zip.file_name().unwrap().to_string_lossy().to_string();
+    let mut a = ZipInput::open(std::io::BufReader::new(f), len, &name, Limits::default()).unwrap();
+    let root = j["checkpoint_root"].as_str().unwrap_or("");
+    diagnose(&mut a, ctx)
+        .checkpoints
+        .into_iter()
+        .find(|c| c.root == root)
+        .unwrap_or_else(|| panic!("{name}: no {root}"))
+}
+
 /// `(file stem, record)` of every record whose name starts with `prefix`, sorted; at least `min` of them.
 pub fn records(prefix: &str, min: usize) -> Vec<(String, Value)> {
     let mut out: Vec<(String, Value)> = std::fs::read_dir(data_dir())

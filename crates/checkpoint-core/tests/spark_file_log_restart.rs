@@ -1,0 +1,83 @@
+//! File source and sink logs reopened with another compaction interval, and a new checkpoint writing into an old
+//! output, restarted with real Spark 3.5.9, 4.1.4 and 4.3.0 (tests/data/spark/file-log-restart-*, written by
+//! tools/spark-gen/compact_interval.py; a newcomer's restarts found the inspector saying "resumes" where Spark
+//! failed or lost data). Each log holds one `.compact` file (`9.compact`, `10`, `11`), so the restarted session's
+//! `compactInterval` decides the interval Spark reopens it with. `conformance.rs` checks every prediction against
+//! Spark's outcome; these tests check the finding that explains each, against the facts Spark's record holds.
+
+mod common;
+
+use checkpoint_core::report::{Code, Severity};
+use common::spark_gen::{context, data_dir, records, run_at_root};
+
+fn of(kind: &str) -> Vec<(String, serde_json::Value)> {
+    let all = records("file-log-restart-", 12);
+    let v: Vec<_> = all.into_iter().filter(|(_, j)| j["mutation"]["kind"] == kind).collect();
+    assert_eq!(v.len(), 3, "{kind}: one record per release");
+    v
+}
+
+/// `fileSource.log.compactInterval=2` on a source log with only `9.compact`: Spark derives the interval 2 and the
+/// source fails opening `11.compact` (java.io.FileNotFoundException). The finding names that file and the way out,
+/// the conf back at 10, after which the same Spark resumed.
+#[test]
+fn a_smaller_source_interval_fails_opening_the_latest_batch_by_another_name() {
+    for (name, j) in of("source-interval-2") {
+        let ro = &j["restart_outcome"];
+        assert_eq!(ro["exception"].as_str(), Some("java.io.FileNotFoundException"), "{name}");
+        assert!(ro["message_head"].as_str().unwrap().contains("sources/0/11.compact does not exist"), "{name}");
+        let r = run_at_root(&data_dir().join(format!("{name}.zip")), &j, &context(&j, None));
+        let f = r.findings.iter().find(|f| f.code == Code::SourceLogBatchMissing).expect("source-log-batch-missing");
+        assert!(f.restart_failure.is_some() && f.title.contains("11"), "{name}: {}", f.title);
+        assert!(f.why.contains("derives the interval 2"), "{name}: {}", f.why);
+        assert!(
+            f.fix.iter().any(|s| s.contains("spark.sql.streaming.fileSource.log.compactInterval=10")),
+            "{name}: {:?}",
+            f.fix
+        );
+    }
+    for (name, j) in of("source-interval-2-fixed") {
+        assert_eq!(j["restart_outcome"]["ok"].as_bool(), Some(true), "{name}: the way out");
+        assert_eq!(j["query"]["confs"]["spark.sql.streaming.fileSource.log.compactInterval"], "10", "{name}");
+        let r = run_at_root(&data_dir().join(format!("{name}.zip")), &j, &context(&j, None));
+        assert!(!r.findings.iter().any(|f| f.code == Code::SourceLogBatchMissing), "{name}");
+    }
+}
+
+/// `fileSink.log.compactInterval=2` on a sink log with only `9.compact`: the restart's batch runs, but the log's
+/// chain under the interval 2 needs `11.compact` (readers of the output fail on it, as Spark's reader did after
+/// the restart), and the next compaction batch fails.
+#[test]
+fn a_smaller_sink_interval_leaves_a_log_readers_fail_on() {
+    for (name, j) in of("sink-interval-2") {
+        let ro = &j["restart_outcome"];
+        assert_eq!(ro["ok"].as_bool(), Some(true), "{name}");
+        let reader = ro["reader_error_after_restart"].as_str().expect("the reader failed");
+        assert!(reader.contains("11.compact doesn't exist"), "{name}: {reader}");
+        let r = run_at_root(&data_dir().join(format!("{name}.zip")), &j, &context(&j, None));
+        let f = r.findings.iter().find(|f| f.code == Code::SinkLogBatchMissing).expect("sink-log-batch-missing");
+        assert_eq!(f.severity, Severity::Error, "{name}");
+        assert!(f.evidence.iter().any(|e| e.detail.contains("11.compact")), "{name}: {:?}", f.evidence);
+        assert!(
+            f.fix.iter().any(|s| s.contains("spark.sql.streaming.fileSink.log.compactInterval=10")),
+            "{name}: {:?}",
+            f.fix
+        );
+    }
+}
+
+/// A new checkpoint (its query started once, no batch) writing into an output whose log is at batch 11: Spark's
+/// batch 0 planned every input file and the sink wrote nothing (no output file added): the warning names the
+/// batches skipped.
+#[test]
+fn a_new_checkpoint_into_an_old_output_warns_of_the_skipped_batches() {
+    for (name, j) in of("sink-ahead-new-checkpoint") {
+        let ro = &j["restart_outcome"];
+        assert_eq!(ro["ok"].as_bool(), Some(true), "{name}");
+        assert_eq!(ro["output_files_after_restart"], j["mutation"]["output_files_before"], "{name}: nothing written");
+        assert!(ro["batches_run_on_restart"].as_array().unwrap().iter().any(|b| b == 0), "{name}");
+        let r = run_at_root(&data_dir().join(format!("{name}.zip")), &j, &context(&j, None));
+        let f = r.findings.iter().find(|f| f.code == Code::SinkLogAhead).expect("sink-log-ahead");
+        assert!(f.title.contains("batches 0..=11"), "{name}: {}", f.title);
+    }
+}
