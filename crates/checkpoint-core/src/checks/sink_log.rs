@@ -160,9 +160,10 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         let first = batch_path_at(log, missing[0], interval);
         let compacts_now = restart.filter(|_| !needed_now.is_empty());
         // The compaction reads the batches in order; the first bad one decides: an absent file is
-        // `batch_not_found` (BATCH_METADATA_NOT_FOUND recorded with 4.1.4; also a file listed under the other name,
-        // as after an interval change), a file under its name that does not parse the log reader's failure (com.fasterxml.jackson.core.io.JsonEOFException for a line cut short, "Incomplete log
-        // file" for an empty one: real Spark 4.1.4).
+        // `batch_not_found` (BATCH_METADATA_NOT_FOUND recorded with 4.1.4; also a file listed under the other
+        // name, as after an interval change), a file under its name that does not parse the log reader's failure
+        // (com.fasterxml.jackson.core.io.JsonEOFException for a line cut short, "Incomplete log file" for an empty
+        // one: real Spark 4.1.4).
         let first_bad = needed_now.first().or(missing.first()).copied().unwrap_or(latest);
         let unreadable = log
             .read
@@ -188,7 +189,7 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                     if missing.iter().any(|m| log.listed.contains_key(m)) { " (or they do not parse)" } else { "" }
                 ),
             )
-            .classes(&batch_not_found(ctx).0.into_iter().collect::<Vec<_>>())
+            .classes(&class.into_iter().collect::<Vec<_>>())
             .evidence(&log.dir, format!(
                 "latest batch {latest}, compaction interval {interval} (from the .compact files listed{}); reading the log needs {}; not listed: {}",
                 if interval != log.compact_interval { format!(" and {SINK_INTERVAL_CONF}; written with {}", log.compact_interval) } else { String::new() },

@@ -1,5 +1,6 @@
 //! `source-log-batch-missing` for the batch a restart runs or re-reads: the file source log's files from the
-//! previous batch's `logOffset` + 1 to the latest batch's `logOffset` must be there.
+//! previous batch's `logOffset` + 1 to the latest batch's `logOffset` must be there; and `source-files-skipped`
+//! when the newest file, at the committed `logOffset`, is gone (`files_skipped`).
 //!
 //! On restart Spark calls `getBatch(start, end)` of a file source with the offsets of the latest two offsets files
 //! (`MicroBatchExecution.populateStartOffsets` for a committed latest batch; running the batch again for an
