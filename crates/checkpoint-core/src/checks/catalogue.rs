@@ -117,7 +117,7 @@ catalogue! {
         "The input holds a file sink's `_spark_metadata` log: how many batches and files it records.";
     SinkLogUnreadable = "sink-log-unreadable", [Warning], [],
         "A batch file of a file sink's `_spark_metadata` log does not parse; readers of the output and the sink read it.";
-    SinkLogBatchMissing = "sink-log-batch-missing", [Error, Warning], ["BATCH_METADATA_NOT_FOUND", "_LEGACY_ERROR_TEMP_2206"],
+    SinkLogBatchMissing = "sink-log-batch-missing", [Error, Warning], ["BATCH_METADATA_NOT_FOUND", "_LEGACY_ERROR_TEMP_2206", "MALFORMED_LOG_FILE"],
         "A file sink log misses a file: in its chain (the latest `.compact` and the batches after it), readers of the output fail; or a committed batch's (the log behind the commit log), its output is missing from the log; either way the sink's next compaction batch fails.";
     SinkLogAhead = "sink-log-ahead", [Warning], [],
         "A file sink log has batches the checkpoint never planned (a new checkpoint writing into an old output): the sink skips those batches silently, losing their data.";
