@@ -12,6 +12,8 @@ query with the same Spark in a new JVM on the zip's bytes, recording what Spark 
 | `offsets-latest-deleted-fixed` | the same, then the way out: the commit files above the new latest offsets file deleted |
 | `offsets-latest-deleted-ckptv2` | the latest offsets file deleted, RocksDB state with checkpoint format v2 (4.x) |
 | `source-log-latest-deleted` | the file source log's latest batch file (`sources/0/<n>`, and its .crc) deleted; the latest batch read no new file (a batch for the watermark), and a new input file arrives before the restart |
+| `source-log-compact-header-only` | the file source log's newest file `sources/0/9.compact` cut to its version line (its entries lost, the file still parses) |
+| `source-log-newest-header-only` | eleven runs, so the newest file is the plain `sources/0/10`; it is cut to its version line |
 | `source-log-latest-deleted-fixed` | the same, then the way out: the new input file moved aside for a first restart (which logs the deleted batch's own files as that batch again), and back for a second; the record is the second's |
 | `source-log-deleted` | the whole `sources/` folder deleted |
 | `source-log-latest-deleted-stateless`, `source-log-deleted-stateless` | the same on a stateless query (a projection: no watermark, so no batch without data, and the latest batch reads the latest log file) |
@@ -103,13 +105,20 @@ def accident(variant, cp):
         return f"deleted the file source log's latest batch file sources/0/{newest}{way_out}", rm(cp, f"sources/0/{newest}")
     if variant == "source-log-deleted":
         return "deleted the whole sources/ folder", rm(cp, "sources")
+    if variant in ("source-log-compact-header-only", "source-log-newest-header-only"):
+        names = [f for f in os.listdir(os.path.join(cp, "sources", "0")) if f.split(".")[0].isdigit() and not f.endswith(".crc")]
+        newest = max(names, key=lambda f: int(f.split(".")[0]))
+        with open(os.path.join(cp, "sources", "0", newest), "w") as f:
+            f.write("v1")
+        return f"cut the file source log's newest file sources/0/{newest} to its version line", rm(cp, f"sources/0/.{newest}.crc")
     if variant == "operator-state-deleted":
         return "deleted state/0, the first stateful operator's whole state (state/1 kept)", rm(cp, "state/0")
     raise SystemExit(f"unknown variant {variant}")
 
 
 VARIANTS = ["offsets-latest-deleted", "offsets-latest-deleted-fixed", "offsets-latest-deleted-ckptv2",
-            "source-log-latest-deleted", "source-log-latest-deleted-fixed", "source-log-deleted", "operator-state-deleted",
+            "source-log-latest-deleted", "source-log-latest-deleted-fixed",
+            "source-log-compact-header-only", "source-log-newest-header-only", "source-log-deleted", "operator-state-deleted",
             "source-log-latest-deleted-stateless", "source-log-deleted-stateless",
             "commits-two-deleted", "commits-two-deleted-ckptv2"]
 STATELESS = "readStream.json.select(key, v * 2) -> noop"
@@ -128,14 +137,15 @@ def generate(variant):
     work = common.workdir()
     inp, cp = os.path.join(work, "in"), os.path.join(work, "cp")
     spark = common.session(confs, app=name)
-    for i in range(10):
+    runs = 11 if variant == "source-log-newest-header-only" else 10
+    for i in range(runs):
         write_input(inp, i)
         start(spark, inp, cp, two, stateless).awaitTermination(120)
     spark.stop()
     description, gone = accident(variant, cp)
     zip_path = common.zip_checkpoint(cp, name)
     if variant != "source-log-latest-deleted-fixed":  # there, the new file is moved back after a first restart
-        write_input(inp, 10)
+        write_input(inp, runs)
     record = {
         "name": name,
         "spark_version": v,

@@ -27,7 +27,7 @@ fn code_of(kind: &str) -> Code {
 #[test]
 fn predictions_match_what_spark_did() {
     let mut errs = Vec::new();
-    let all = records("log-accident-", 31);
+    let all = records("log-accident-", 37);
     for (name, j) in &all {
         let zip = data_dir().join(format!("{name}.zip"));
         let ro = &j["restart_outcome"];
@@ -61,7 +61,7 @@ fn predictions_match_what_spark_did() {
 /// above the latest offsets file deleted. Its step names them.
 #[test]
 fn the_way_out_of_commits_ahead_is_what_spark_resumed_after() {
-    let all = records("log-accident-", 31);
+    let all = records("log-accident-", 37);
     let mut seen = 0;
     for (name, j) in all.iter().filter(|(n, _)| n.contains("-offsets-latest-deleted-fixed-")) {
         seen += 1;
@@ -99,7 +99,7 @@ fn a_lost_newest_source_log_file_warns_of_the_files_spark_skips() {
             .sum()
     };
     let logged = |j: &serde_json::Value| j["restart_outcome"]["after_restart"]["files_logged_as_newest_batch"].clone();
-    let all = records("log-accident-", 31);
+    let all = records("log-accident-", 37);
     let mut seen = 0;
     for (name, j) in &all {
         let kind = j["mutation"]["kind"].as_str().unwrap();
@@ -138,6 +138,38 @@ fn a_lost_newest_source_log_file_warns_of_the_files_spark_skips() {
         }
     }
     assert_eq!(seen, 6, "records of the accident and its way out");
+}
+
+/// The file source log's newest file cut to its version line (a `.compact` or a plain batch file, still parsing):
+/// Spark resumes and its first batch reads the lost batches' files again (6 rows each, beside the new file's 6).
+/// The warning names exactly those batches, and only for this accident.
+#[test]
+fn lost_source_log_entries_warn_of_the_files_spark_reads_again() {
+    let rows = |j: &serde_json::Value| -> i64 {
+        j["restart_outcome"]["input_rows_on_restart"]
+            .as_object()
+            .expect("rows")
+            .values()
+            .map(|v| v.as_i64().unwrap())
+            .sum()
+    };
+    let mut seen = 0;
+    for (name, j) in &records("log-accident-", 37) {
+        let kind = j["mutation"]["kind"].as_str().unwrap();
+        let r = run(&data_dir().join(format!("{name}.zip")), &context(j, None));
+        let f = r.findings.iter().find(|f| f.code == Code::SourceLogEntriesLost);
+        if !kind.ends_with("-header-only") {
+            assert!(f.is_none(), "{name}: {:?}", f.map(|f| &f.title));
+            continue;
+        }
+        seen += 1;
+        assert_eq!(j["restart_outcome"]["ok"].as_bool(), Some(true), "{name}");
+        let f = f.unwrap_or_else(|| panic!("{name}: no source-log-entries-lost"));
+        let lost = if kind == "source-log-compact-header-only" { ("0..=9", 10) } else { ("10", 1) };
+        assert!(f.title.contains(&format!("batch(es) {}:", lost.0)), "{name}: {}", f.title);
+        assert_eq!(rows(j), 6 * (lost.1 + 1), "{name}: Spark read the lost batches' files again, and the new one");
+    }
+    assert_eq!(seen, 6, "two accidents, three releases");
 }
 
 /// The files of a generated zip, and a diagnosis of them (changed in memory) on Spark `v`.

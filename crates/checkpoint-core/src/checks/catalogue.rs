@@ -127,6 +127,8 @@ catalogue! {
         "A file source log (`sources/<n>/`) misses a file a restart reads: the chain the source restores (the latest `.compact` and the batches after it), the batches of the latest batch's logOffset range, or every batch up to the committed logOffset (the next files then fail the batch).";
     SourceFilesSkipped = "source-files-skipped", [Warning], [],
         "A file source log lost its newest batch file, at the logOffset the checkpoint committed: Spark resumes, but logs the files it lists first (every file that arrived while the query was down) as that committed batch again, and no batch reads them: silent data loss.";
+    SourceLogEntriesLost = "source-log-entries-lost", [Warning], [],
+        "A file of the chain a file source restores parses but lacks the entries of some batches (cut at a line or to its version line): Spark resumes and reads those batches' files again (duplicates).";
     SourceOffsetUnparsable = "source-offset-unparsable", [Error, Warning], [],
         "A source's offset in an offsets file is not valid JSON; an error when a restart reads that file.";
     SourceCountDiffers = "source-count-differs", [Error, Warning], [],

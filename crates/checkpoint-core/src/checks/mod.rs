@@ -23,6 +23,7 @@ pub mod rocksdb_zip_names;
 pub mod schema_file;
 pub mod sink_log;
 pub mod source_files;
+pub mod source_log_entries;
 pub mod source_log_range;
 pub mod source_path;
 pub mod stale_sidecar;
@@ -93,6 +94,7 @@ pub const REGISTRY: &[Rule] = &[
         logs::check_log_files,
     ),
     rule(&[Code::SourceLogBatchMissing], sink_log::check_source_chain),
+    rule(&[Code::SourceLogEntriesLost], source_log_entries::check_source_log_entries),
     rule(&[Code::SourceLogBatchMissing, Code::SourceFilesSkipped], source_log_range::check_source_range),
     rule(&[Code::SinkLogBatchMissing], sink_log::check_sink_chain),
     rule(&[Code::SinkLogAhead], sink_log::check_sink_ahead),

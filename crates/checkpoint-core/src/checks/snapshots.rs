@@ -114,6 +114,7 @@ fn case_for(code: Code) -> Case {
             remove(&mut files, "sources/0/2");
             plain(files, "4.3.0")
         }
+        SourceLogEntriesLost => spark_data("log-accident-source-log-compact-header-only-4.1.4", "4.1.4"),
         SourceFilesSkipped => spark_data("log-accident-source-log-latest-deleted-4.1.4", "4.1.4"),
         SourceOffsetUnparsable => agg(|f| {
             let t = text_of(f, "offsets/11");
