@@ -14,6 +14,7 @@ bytes with one more input file, under the session confs of the variant (recorded
 | `source-interval-2` | `spark.sql.streaming.fileSource.log.compactInterval=2`: Spark derives 2 and opens `sources/0/11.compact` |
 | `source-interval-2-fixed` | the same checkpoint, the conf set back to 10 (the way out) |
 | `sink-interval-2` | `spark.sql.streaming.fileSink.log.compactInterval=2`: the sink log's chain under 2 needs `11.compact`; the record adds what a batch reader of the output through the log gets after the restart |
+| `sink-log-deleted` | the output's whole `_spark_metadata` deleted (the checkpoint kept): the restart's batch 12 runs and starts a new log; the record adds what a batch reader of the output gets after it |
 | `sink-ahead-new-checkpoint` | a NEW checkpoint (its query started once with no input: `metadata` only) writing into the old output, whose log is at batch 11; the record adds the output files before and after the restart (the restart's batch 0 plans every input file) |
 
 Name: `file-log-restart-<variant>-<version>`; `compact_interval.py <variant> ...` writes those variants only.
@@ -32,6 +33,7 @@ RESTART_CONFS = {
     "source-interval-2-fixed": dict(BASE, **{"spark.sql.streaming.fileSource.log.compactInterval": "10"}),
     "sink-interval-2": dict(BASE, **{"spark.sql.streaming.fileSink.log.compactInterval": "2"}),
     "sink-ahead-new-checkpoint": BASE,
+    "sink-log-deleted": BASE,
 }
 VARIANTS = list(RESTART_CONFS)
 
@@ -72,6 +74,8 @@ def generate(variant):
     shutil.copytree(chk, os.path.join(stage, "chk"))
     if not noop:
         shutil.copytree(out, os.path.join(stage, "out"))
+    if variant == "sink-log-deleted":
+        shutil.rmtree(os.path.join(stage, "out", "_spark_metadata"))
     zip_path = common.zip_checkpoint(stage, name)
     # The new checkpoint reads the same input folder: the twelve files there are new to it, and one more arrives.
     write_input(inp, 12)
@@ -89,6 +93,7 @@ def generate(variant):
         "mutation": {"kind": variant,
                      "description": ("a new checkpoint (metadata only) zipped with the old output, whose log is at batch 11"
                                      if variant == "sink-ahead-new-checkpoint" else
+                                     "deleted out/_spark_metadata (the whole sink log)" if variant == "sink-log-deleted" else
                                      "none: the restart's session sets " + ", ".join(f"{k}={val}" for k, val in RESTART_CONFS[variant].items() if "compactInterval" in k)),
                      "source_log_before": sorted(os.listdir(os.path.join(cp, "sources", "0"))),
                      "sink_log_before": None if noop else sorted(os.listdir(os.path.join(out, "_spark_metadata"))),

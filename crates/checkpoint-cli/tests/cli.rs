@@ -317,8 +317,15 @@ fn sink_log_option_takes_the_output_folder_or_its_zip() {
     // Given the _spark_metadata folder itself.
     let meta = diagnose_json(&[chk.to_str().unwrap(), "--sink-log", dir.join("out/_spark_metadata").to_str().unwrap()]);
     assert_eq!(meta["sink_logs"][0]["missing_batch_ids"], serde_json::json!([1]));
+    // The output folder with its whole _spark_metadata deleted: a sink log with no batch, behind the 4 committed
+    // batches (the restart starts a new log there, readers of the output fail on it).
+    std::fs::remove_dir_all(dir.join("out/_spark_metadata")).unwrap();
+    let gone = diagnose_json(&[chk.to_str().unwrap(), "--sink-log", dir.join("out").to_str().unwrap()]);
+    assert!(codes(&gone).contains(&"sink-log-batch-missing".to_string()), "{:?}", codes(&gone));
+    assert_eq!(gone["sink_logs"][0]["batch_ids"], serde_json::json!([]));
     // A path that is not there is a clear error, exit 2.
     let out = bin().args(["diagnose", chk.to_str().unwrap(), "--sink-log", "/nonexistent/out"]).output().unwrap();
+
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--sink-log"), "{}", String::from_utf8_lossy(&out.stderr));
 }

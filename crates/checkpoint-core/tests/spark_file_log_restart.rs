@@ -11,7 +11,7 @@ use checkpoint_core::report::{Code, Severity};
 use common::spark_gen::{context, data_dir, records, run_at_root};
 
 fn of(kind: &str) -> Vec<(String, serde_json::Value)> {
-    let all = records("file-log-restart-", 12);
+    let all = records("file-log-restart-", 15);
     let v: Vec<_> = all.into_iter().filter(|(_, j)| j["mutation"]["kind"] == kind).collect();
     assert_eq!(v.len(), 3, "{kind}: one record per release");
     v
@@ -79,5 +79,40 @@ fn a_new_checkpoint_into_an_old_output_warns_of_the_skipped_batches() {
         let r = run_at_root(&data_dir().join(format!("{name}.zip")), &j, &context(&j, None));
         let f = r.findings.iter().find(|f| f.code == Code::SinkLogAhead).expect("sink-log-ahead");
         assert!(f.title.contains("batches 0..=11"), "{name}: {}", f.title);
+    }
+}
+
+/// The output's whole `_spark_metadata` deleted, the output folder given as the sink's (`--sink-log out`): Spark
+/// resumes and starts a new log at the restart's batch, which readers of the output cannot read (as Spark's
+/// reader failed after the restart); the warning says the committed batches are missing from the log and which
+/// compaction batch will fail.
+#[test]
+fn an_output_folder_without_its_log_is_read_as_a_log_with_no_batch() {
+    use checkpoint_core::archive::Archive;
+    for (name, j) in of("sink-log-deleted") {
+        let ro = &j["restart_outcome"];
+        assert_eq!(ro["ok"].as_bool(), Some(true), "{name}");
+        assert!(
+            ro["reader_error_after_restart"].as_str().expect("the reader failed").contains("doesn't exist"),
+            "{name}"
+        );
+        let zip = data_dir().join(format!("{name}.zip"));
+        let f = std::fs::File::open(&zip).unwrap();
+        let len = f.metadata().unwrap().len();
+        let mut z = checkpoint_core::ZipInput::open(f, len, &name, checkpoint_core::Limits::default()).unwrap();
+        let paths: Vec<String> =
+            z.entries().iter().filter(|e| !e.is_dir && e.path.starts_with("out/")).map(|e| e.path.clone()).collect();
+        let out: Vec<(String, Vec<u8>)> = paths
+            .into_iter()
+            .map(|p| (p.trim_start_matches("out/").to_string(), z.read(&p, 1 << 26).unwrap()))
+            .collect();
+        let mut a = checkpoint_core::MemArchive::new("out", out, checkpoint_core::Limits::default()).unwrap();
+        let mut ctx = context(&j, None);
+        ctx.sink_logs = checkpoint_core::read::file_logs::read_sink_logs(&mut a);
+        assert_eq!(ctx.sink_logs.len(), 1, "{name}: the output folder is a sink log with no batch");
+        let r = run_at_root(&zip, &j, &ctx);
+        let f = r.findings.iter().find(|f| f.code == Code::SinkLogBatchMissing).expect("sink-log-batch-missing");
+        assert_eq!(f.severity, Severity::Warning, "{name}");
+        assert!(f.title.contains("no batch file") && f.title.contains("compaction batch 19"), "{name}: {}", f.title);
     }
 }

@@ -132,7 +132,9 @@ pub(super) fn missing_in_chain(log: &FileLog, interval: i64) -> Option<(i64, Vec
 pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
     for log in sink_logs(cp, ctx) {
-        let Some((&latest, _)) = log.listed.iter().next_back() else { continue };
+        // A log with no batch file: an output folder given without its `_spark_metadata` (deleted, or a new
+        // output path): the sink starts a new log at the restart's batch.
+        let latest = log.listed.keys().next_back().copied().unwrap_or(-1);
         let interval = restart_interval(log, ctx, SINK_INTERVAL_CONF);
         // The restart's first batch is a compaction batch past the log's latest: its commit reads the previous
         // compaction and every batch up to it now (`FileStreamSinkLog` compaction,
@@ -151,8 +153,9 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         missing.dedup();
         if missing.is_empty() {
             // Only a log surely this query's: its own, or the one sink log beside it that it does not read.
+            // A log-less output folder is only ever given as this query's sink (`--sink-log`).
             let own = cp.sink_logs.iter().any(|l| std::ptr::eq(l, log))
-                || (sink_logs(cp, ctx).len() == 1 && !read_by_a_source(cp, log));
+                || (sink_logs(cp, ctx).len() == 1 && (log.listed.is_empty() || !read_by_a_source(cp, log)));
             out.extend(behind_commits(cp, ctx, log, latest).filter(|_| own));
             continue;
         }
@@ -252,8 +255,9 @@ fn behind_commits(cp: &Checkpoint, ctx: &Context, log: &FileLog, latest: i64) ->
             Code::SinkLogBatchMissing,
             Severity::Warning,
             format!(
-                "File sink log {} ends at batch {latest}, but batches up to {committed} are committed: their output is missing from the log, and the compaction batch {compaction} will fail",
-                log.dir
+                "File sink log {} {}, but batches up to {committed} are committed: their output is missing from the log, and the compaction batch {compaction} will fail",
+                log.dir,
+                if latest < 0 { "has no batch file (the output folder has no log)".to_string() } else { format!("ends at batch {latest}") }
             ),
         )
         .classes(&batch_not_found(ctx).0.into_iter().collect::<Vec<_>>())

@@ -230,9 +230,29 @@ pub fn read_sink_logs(archive: &mut dyn crate::archive::Archive) -> Vec<FileLog>
 
 /// [`read_sink_logs`] within `budget`: bytes of entries that may be kept, bytes of file log files that may be
 /// read ([`crate::Context::file_log_entry_bytes`], [`crate::Context::file_log_bytes`]).
+///
+/// An input with neither a `_spark_metadata/` folder nor batch files at its top but with data files (the output
+/// folder of a sink whose log was deleted, or a new output path) gives one sink log with no batch, `_spark_metadata`,
+/// with those files as its output: a file sink writes its log anew there, and its next compaction batch fails.
 pub fn read_sink_logs_within(archive: &mut dyn crate::archive::Archive, budget: (u64, u64)) -> Vec<FileLog> {
     let mut left = budget;
-    read_sink_logs_outside(archive, &[], &mut left)
+    let logs = read_sink_logs_outside(archive, &[], &mut left);
+    if !logs.is_empty() {
+        return logs;
+    }
+    let root = crate::layout::Root { path: String::new(), kind: crate::report::CheckpointKind::Unknown };
+    let cp = super::listing::list(archive.entries(), &root);
+    let sorted = paths_sorted(&cp);
+    match output_files(&cp, &sorted, "_spark_metadata") {
+        Some(files) => vec![FileLog {
+            dir: "_spark_metadata".into(),
+            listed: BTreeMap::new(),
+            compact_interval: 10,
+            read: BTreeMap::new(),
+            output_files: Some(files),
+        }],
+        None => Vec::new(),
+    }
 }
 
 /// [`read_sink_logs`] of the sink logs that are not below one of `inside` (checkpoint roots' folders with a
