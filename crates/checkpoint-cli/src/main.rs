@@ -56,8 +56,8 @@ struct DiagnoseArgs {
     /// The Delta source table's `_delta_log` (zip or directory).
     #[arg(long = "delta-log")]
     delta_log: Option<PathBuf>,
-    /// A file sink's output folder or its `_spark_metadata` log (zip or directory); an output folder without
-    /// `_spark_metadata` (deleted, or a new output path) is a sink log with no batch.
+    /// A file sink's output folder or its `_spark_metadata` log (zip or directory); an output folder whose
+    /// `_spark_metadata` was deleted (its `part-` files kept) is a sink log with no batch.
     #[arg(long = "sink-log")]
     sink_log: Option<PathBuf>,
     /// The Kafka brokers' earliest offsets: Spark's JSON `{"topic":{"0":123}}` or the lines
@@ -238,7 +238,7 @@ fn run_diagnose(a: DiagnoseArgs) -> Result<ExitCode, String> {
         ctx.sink_logs = checkpoint_core::read::file_logs::read_sink_logs_within(log_input.as_mut(), budget);
         if ctx.sink_logs.is_empty() {
             return Err(format!(
-                "--sink-log: {}: no file sink log or output found (no _spark_metadata/ folder, no batch files and no data files at the top level)",
+                "--sink-log: {}: no file sink log or output found (no _spark_metadata/ folder, no batch files and no part- data files at the top level; a Delta table or a checkpoint is neither)",
                 p.display()
             ));
         }

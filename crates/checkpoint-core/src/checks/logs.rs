@@ -7,7 +7,6 @@ use crate::model::Checkpoint;
 use crate::report::{CheckpointKind, Code, Finding, RestartStage, Severity};
 use crate::Context;
 
-/// How Spark reports a damaged log file: (error class, exception).
 /// What Spark throws reading a log file with damage `e`, as (error class, exception).
 pub(super) fn spark_error(e: &LogError, ctx: &Context) -> (Option<&'static str>, &'static str) {
     let class = match e {

@@ -66,16 +66,18 @@ pub(super) const SOURCE_INTERVAL_CONF: &str = "spark.sql.streaming.fileSource.lo
 /// The conf that sets the default compaction interval of a file sink's log (`_spark_metadata`).
 pub(super) const SINK_INTERVAL_CONF: &str = "spark.sql.streaming.fileSink.log.compactInterval";
 
-/// The compaction interval a restart reopens `log` with (`CompactibleFileStreamLog.compactInterval`): from its
-/// `.compact` files as listed, with the restarted session's `conf` ([`SOURCE_INTERVAL_CONF`] or
-/// [`SINK_INTERVAL_CONF`]; 10 unset, Spark's default) as the default. It differs from the interval the log was
-/// written with ([`FileLog::compact_interval`]) when the log has at most one `.compact` file and the session sets
-/// another value (`deriveCompactInterval`: the smallest divisor of the compaction's id + 1 from the conf on).
+/// The compaction interval a restart reopens `log` with (`CompactibleFileStreamLog.compactInterval`): the
+/// difference of its two newest `.compact` files as listed, or, with at most one, `deriveCompactInterval` with the
+/// restarted session's `conf` ([`SOURCE_INTERVAL_CONF`] or [`SINK_INTERVAL_CONF`], an int; 10 unset, Spark's
+/// default) as the default ([`crate::log::file_log::infer_compact_interval`]). It differs from the interval the
+/// log was written with ([`FileLog::compact_interval`]) only when the log has at most one `.compact` file and the
+/// session sets another value. A value that is no positive int is Spark's to refuse, and is not modelled: the
+/// written interval is kept.
 pub(super) fn restart_interval(log: &FileLog, ctx: &Context, conf: &str) -> i64 {
-    let default = ctx.session_conf.get(conf).and_then(|v| v.trim().parse::<i64>().ok()).filter(|v| *v > 0);
-    let compacts: Vec<i64> = log.listed.iter().filter(|(_, (_, _, c))| *c).map(|(id, _)| *id).take(3).collect();
+    let default = ctx.session_conf.get(conf).and_then(|v| v.trim().parse::<i32>().ok()).filter(|v| *v > 0);
+    let newest: Vec<i64> = log.listed.iter().rev().filter(|(_, (_, _, c))| *c).map(|(id, _)| *id).take(2).collect();
     match default {
-        Some(d) => crate::log::file_log::infer_compact_interval(&compacts, d),
+        Some(d) => crate::log::file_log::infer_compact_interval(&newest, i64::from(d)),
         None => log.compact_interval,
     }
 }
@@ -159,7 +161,10 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             out.extend(behind_commits(cp, ctx, log, latest).filter(|_| own));
             continue;
         }
-        let next_compact = (latest + interval + 1) / interval * interval - 1;
+        // The compaction batch that reads the missing files: the restart's own, or the next one after the log.
+        let next_compact = restart.unwrap_or_else(|| {
+            latest.saturating_add(interval).saturating_add(1) / interval.max(1) * interval.max(1) - 1
+        });
         let first = batch_path_at(log, missing[0], interval);
         let compacts_now = restart.filter(|_| !needed_now.is_empty());
         // The compaction reads the batches in order; the first bad one decides: an absent file is
@@ -193,16 +198,30 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 ),
             )
             .classes(&class.into_iter().collect::<Vec<_>>())
-            .evidence(&log.dir, format!(
-                "latest batch {latest}, compaction interval {interval} (from the .compact files listed{}); reading the log needs {}; not listed: {}",
-                if interval != log.compact_interval { format!(" and {SINK_INTERVAL_CONF}; written with {}", log.compact_interval) } else { String::new() },
-                match files_needed(latest, interval) { (Some(c), r) => format!("{c}.compact and batches {}..={}", r.start(), r.end()), (None, r) => format!("batches {}..={}", r.start(), r.end()) },
-                missing.iter().take(20).map(|i| batch_path_at(log, *i, interval)).collect::<Vec<_>>().join(", ")
-            ), None)
-            .why(format!(
-                "Spark reads a file sink's log from its newest compaction file and the batches after it (CompactibleFileStreamLog.allFiles). Readers of the output through the log fail with java.lang.IllegalStateException \"{first} doesn't exist (latestId: {latest}, compactInterval: {interval})\"; the restarted query itself runs until its next compaction batch {next_compact}, which reads the same files and {ending}.{}",
-                interval_change_words(log, interval, SINK_INTERVAL_CONF)
-            ))
+            .evidence(&log.dir, if latest < 0 {
+                format!(
+                    "no batch file (the output folder has no log); compaction interval {interval}; the restart's batch {next_compact} compacts the log and needs: {}",
+                    missing.iter().take(20).map(|i| batch_path_at(log, *i, interval)).collect::<Vec<_>>().join(", ")
+                )
+            } else {
+                format!(
+                    "latest batch {latest}, compaction interval {interval} (from the .compact files listed{}); reading the log needs {}; not listed: {}",
+                    if interval != log.compact_interval { format!(" and {SINK_INTERVAL_CONF}; written with {}", log.compact_interval) } else { String::new() },
+                    match files_needed(latest, interval) { (Some(c), r) => format!("{c}.compact and batches {}..={}", r.start(), r.end()), (None, r) => format!("batches {}..={}", r.start(), r.end()) },
+                    missing.iter().take(20).map(|i| batch_path_at(log, *i, interval)).collect::<Vec<_>>().join(", ")
+                )
+            }, None)
+            .why(if latest < 0 {
+                format!(
+                    "A file sink compacts its log every compactInterval batches (FileStreamSinkLog), reading the previous compaction and the batches after it. This output folder has no log: the restarted query starts one at its own batch, {next_compact}, a compaction batch, which {ending}.{}",
+                    interval_change_words(log, interval, SINK_INTERVAL_CONF)
+                )
+            } else {
+                format!(
+                    "Spark reads a file sink's log from its newest compaction file and the batches after it (CompactibleFileStreamLog.allFiles). Readers of the output through the log fail with java.lang.IllegalStateException \"{first} doesn't exist (latestId: {latest}, compactInterval: {interval})\"; the restarted query itself runs until its next compaction batch {next_compact}, which reads the same files and {ending}.{}",
+                    interval_change_words(log, interval, SINK_INTERVAL_CONF)
+                )
+            })
             .fix(&[SINK_BACKUP.to_string()]
                 .into_iter()
                 .chain(interval_change_step(log, interval, SINK_INTERVAL_CONF))
@@ -261,9 +280,9 @@ fn behind_commits(cp: &Checkpoint, ctx: &Context, log: &FileLog, latest: i64) ->
             ),
         )
         .classes(&batch_not_found(ctx).0.into_iter().collect::<Vec<_>>())
-        .evidence(&log.dir, format!("latest batch {latest}; commits/{committed} is the latest commit; not listed: {}", super::some_of(&missing, count)), None)
+        .evidence(&log.dir, format!("{}; commits/{committed} is the latest commit; not listed: {}", if latest < 0 { "no batch file".to_string() } else { format!("latest batch {latest}") }, super::some_of(&missing, count)), None)
         .why(format!(
-            "A file sink writes each batch's log file before the query commits the batch, so every committed batch had one; {} deleted. The restarted query runs batch {restart} and does not write committed batches again: their data files stay in the output folder, but readers through the log (spark.read on the folder, a file source on it) do not see them. The sink's compaction batch {compaction} reads every batch since the previous compaction and fails with {} (\"Unable to find batch {}\").",
+            "A file sink writes each batch's log file before the query commits the batch, so every committed batch had one; {} deleted. The restarted query runs batch {restart} and does not write committed batches again: their data files stay in the output folder, but once it has written batch {restart}, readers through the log (spark.read on the folder, a file source on it) fail with java.lang.IllegalStateException \"... doesn't exist\" (as Spark's reader did after such a restart). The sink's compaction batch {compaction} reads every batch since the previous compaction and fails with {} (\"Unable to find batch {}\").",
             if count == 1 { format!("batch {committed}'s was") } else { "those batches' were".to_string() },
             batch_not_found_words(ctx),
             missing[0]
@@ -333,8 +352,12 @@ pub fn check_sink_ahead(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             .fix(&[
                 SINK_BACKUP.to_string(),
                 "Write the new query to a new output path (the safest: the old output and its log stay as they are).".to_string(),
-                format!("Or, to keep this output path, move {} away before the restart: the sink starts a new log at batch 0, and readers of the folder then list every file in it (the old output's files without the log's filtering, so partial files of failed batches show up too).", log.dir),
-            ]),
+            ]
+            .into_iter()
+            // Only a log started at batch 0 compacts without the old batches: a restart at a later batch starts it
+            // there, and its first compaction batch fails (BATCH_METADATA_NOT_FOUND).
+            .chain((restart == 0).then(|| format!("Or, to keep this output path, move {} away before the restart: the sink starts a new log at batch 0, and readers of the folder then list every file in it (the old output's files without the log's filtering, so partial files of failed batches show up too).", log.dir)))
+            .collect::<Vec<_>>()),
         );
     }
     out
@@ -559,6 +582,39 @@ mod restart_compaction_tests {
         let mut a = MemArchive::new("t", files, Limits::default()).expect("archive");
         let ctx = Context { spark_version: Some(v.parse().expect("v")), ..Default::default() };
         diagnose(&mut a, &ctx).checkpoints.into_iter().find(|c| c.root == "chk").expect("chk")
+    }
+
+    /// The output folder given alone (`--sink-log`) with its whole `_spark_metadata` deleted: a log with no batch.
+    /// With `compactInterval=3` the restart's batch 8 is a compaction batch and fails at once, as real Spark 4.1.4
+    /// did (BATCH_METADATA_NOT_FOUND, a newcomer's restart); the words name that batch, not a latest batch -1.
+    /// A Delta table or a folder without a sink's `part-` file is no sink output.
+    #[test]
+    fn an_output_folder_without_its_log_compacting_at_the_restart_fails() {
+        let all = generated("sink-log-batch-after-compact-missing-4.1.4");
+        let chk: Files = all.iter().filter(|(p, _)| p.starts_with("chk/")).cloned().collect();
+        let out: Files = all
+            .iter()
+            .filter_map(|(p, b)| p.strip_prefix("out/").map(|r| (r.to_string(), b.clone())))
+            .filter(|(p, _)| !p.starts_with("_spark_metadata"))
+            .collect();
+        let mut o = MemArchive::new("out", out.clone(), Limits::default()).expect("archive");
+        let mut ctx = Context { spark_version: Some("4.1.4".parse().expect("v")), ..Default::default() };
+        ctx.session_conf.insert(super::SINK_INTERVAL_CONF.into(), "3".into());
+        ctx.sink_logs = crate::read::file_logs::read_sink_logs(&mut o);
+        assert_eq!(ctx.sink_logs.len(), 1);
+        let mut a = MemArchive::new("t", chk, Limits::default()).expect("archive");
+        let r = diagnose(&mut a, &ctx).checkpoints.into_iter().find(|c| c.root == "chk").expect("chk");
+        assert_eq!(r.restart.error_class.as_deref(), Some("BATCH_METADATA_NOT_FOUND"), "{:?}", r.restart);
+        let f = r.findings.iter().find(|f| f.code == crate::report::Code::SinkLogBatchMissing).expect("finding");
+        assert!(f.why.contains("has no log") && f.why.contains("batch, 8,") && !f.why.contains("-1"), "{}", f.why);
+        // Not a sink's output: a Delta table; a folder of files no sink names part-...
+        let mut delta = out.clone();
+        delta.push(("_delta_log/00000000000000000000.json".into(), b"{}".to_vec()));
+        let mut d = MemArchive::new("d", delta, Limits::default()).expect("archive");
+        assert!(crate::read::file_logs::read_sink_logs(&mut d).is_empty());
+        let mut i =
+            MemArchive::new("i", vec![("input-1.json".into(), b"{}".to_vec())], Limits::default()).expect("archive");
+        assert!(crate::read::file_logs::read_sink_logs(&mut i).is_empty());
     }
 
     /// The compaction's failure on an absent batch file per release (QueryExecutionErrors

@@ -94,7 +94,7 @@ pub fn check_source_log_entries(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> 
             Code::SourceLogEntriesLost,
             Severity::Warning,
             format!(
-                "File source log of source {n}: {first} lists no file for batch(es) {}: the restart reads their files again",
+                "File source log of source {n}: {first} lists no file for batch(es) {}: the restart reads their files again (at least those)",
                 ranges_text(lost)
             ),
         );
@@ -103,12 +103,12 @@ pub fn check_source_log_entries(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> 
         }
         out.push(
             f.why(format!(
-                "Spark logs a source batch only when it found new files, and a compaction file repeats every entry before it, so each batch up to {latest} had entries: these were lost (a file cut at a line or to its version line) while the file still parses. When the query starts, the file source knows only the files its log's chain lists (FileStreamSourceLog.restore), so the lost batches' files are new to it and its next batch reads them again (those within maxFileAge, 7 days by default, of the newest file seen): duplicates in the sink, and in aggregations and joins unless their watermark drops the rows as late. Real Spark 3.5.9, 4.1.4 and 4.3.0 resumed and read them again."
+                "Spark logs a source batch only when it found new files, and a compaction file repeats every entry before it, so each batch up to {latest} had entries: these were lost (a file cut at a line or to its version line) while the file still parses. When the query starts, the file source knows only the files its log's chain lists (FileStreamSourceLog.restore), so the lost batches' files are new to it and its next batch reads them again (those within maxFileAge, 7 days by default, of the newest file seen; a file cut at a line may also have lost part of one more batch, which cannot be told): duplicates in the sink, and in aggregations and joins unless their watermark drops the rows as late. Real Spark 3.5.9, 4.1.4 and 4.3.0 resumed and read them again."
             ))
             .fix(&[
                 BACKUP.to_string(),
                 format!("Restore {first} (with its .crc file) from a backup of the checkpoint or from the storage's history (HDFS trash or snapshots, S3 object versions, ADLS or GCS soft delete), then restart."),
-                format!("If it cannot be restored: the older batch files of sources/{n}/ may still list those batches' files (Spark deletes them some time after a compaction); move those input files out of the source's folder before restarting, or make the sink idempotent for them: the restart's first batch reads them again."),
+                format!("If it cannot be restored: the older batch files of sources/{n}/ may still list those batches' files (Spark deletes them some time after a compaction, and keeps spark.sql.streaming.minBatchesToRetain batches): rebuild {first} from them (the version line, then their entries, each with its batchId), or move those input files out of the source's folder before restarting, or make the sink idempotent for them: the restart's first batch reads them again."),
             ]),
         );
     }

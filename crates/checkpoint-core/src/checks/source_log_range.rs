@@ -192,8 +192,8 @@ fn files_skipped(index: u32, log: Option<&FileLog>, last: i64, latest: &OffsetSe
     let ends = if newest < 0 { format!("{dir}/ has no file") } else { format!("the log ends at batch {newest}") };
     let since = latest.metadata.as_ref().and_then(|m| m.batch_timestamp_ms).map(crate::time::utc);
     let arrived = match &since {
-        Some(t) => format!("the files that arrived in the source's folder after batch {last} ran (modified after {t})"),
-        None => format!("the files that arrived in the source's folder after batch {last} ran"),
+        Some(t) => format!("the files of the source's folder that {dir}/ does not list (those that arrived after batch {last} ran, {t}; a file renamed into the folder keeps its older modification time)"),
+        None => format!("the files of the source's folder that {dir}/ does not list (those that arrived after batch {last} ran)"),
     };
     Some(
         Finding::new(
@@ -212,7 +212,7 @@ fn files_skipped(index: u32, log: Option<&FileLog>, last: i64, latest: &OffsetSe
         .fix(&[
             BACKUP.to_string(),
             format!("Restore {lost} (with its .crc file) from a backup of the checkpoint or from the storage's history (HDFS trash or snapshots, S3 object versions, ADLS or GCS soft delete), then restart."),
-            format!("If it cannot be restored: before restarting, move {arrived} out of that folder; restart and let one trigger pass (it logs batch {end}'s own files, read before, as batch {end} again); then move the files back: the next batch reads them."),
+            format!("If it cannot be restored: before restarting, move {arrived} out of that folder; restart and let one trigger pass: it logs batch {end}'s own files, read before, as batch {end} again. Check that {lost} is there again before moving the files back (when batch {end}'s own files are gone from the folder, nothing is logged: then put one empty file in the folder first, so that {lost} is written for it); then the next batch reads the files moved back."),
         ]),
     )
 }

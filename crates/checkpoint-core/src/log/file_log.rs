@@ -306,10 +306,11 @@ pub fn batch_id_to_path(dir: &str, batch_id: i64, interval: i64) -> String {
     format!("{dir}/{batch_id}{}", if is_compaction_batch(batch_id, interval) { ".compact" } else { "" })
 }
 
-/// Infers the compaction interval the way Spark does when it reopens a log (`deriveCompactInterval`):
-/// with two or more `.compact` files, the difference of the two newest; with exactly one (`c.compact`),
-/// the smallest divisor of `c + 1` that is `>= default_interval` (or `c + 1` itself); with none, the
-/// configured default. `compact_ids` need not be sorted.
+/// Infers the compaction interval the way Spark does when it reopens a log (`CompactibleFileStreamLog
+/// .compactInterval`): with two or more `.compact` files, the difference of the two newest; with exactly one
+/// (`c.compact`), `deriveCompactInterval(default, c)`: `c + 1` when it is at most the default, else, when the
+/// default is below `(c + 1) / 2`, the smallest divisor of `c + 1` from the default on (`c + 1` itself without
+/// one), else `c + 1`; with none, the configured default. `compact_ids` need not be sorted.
 pub fn infer_compact_interval(compact_ids: &[i64], default_interval: i64) -> i64 {
     let mut ids: Vec<i64> = compact_ids.to_vec();
     ids.sort_unstable();
@@ -317,22 +318,25 @@ pub fn infer_compact_interval(compact_ids: &[i64], default_interval: i64) -> i64
     match ids.len() {
         0 => default_interval,
         1 => {
-            let latest = ids[0].saturating_add(1);
-            if latest <= default_interval {
-                return latest.max(1);
+            let n = ids[0].saturating_add(1);
+            let d = default_interval.max(1);
+            if n <= d {
+                return n.max(1);
             }
-            // Spark: (defaultInterval until latestCompactBatchId + 1).find(latest % _ == 0).getOrElse(latest)
-            let mut d = default_interval.max(1);
-            let limit = latest.min(default_interval.saturating_add(1_000_000));
-            while d < limit {
-                if latest % d == 0 {
-                    return d;
+            if d < n / 2 {
+                // `(min to n/2).view.filter(n % _ == 0) :+ n`, its head; the walk bounded for a hostile id.
+                let limit = (n / 2).min(d.saturating_add(1_000_000));
+                let mut i = d;
+                while i <= limit {
+                    if n % i == 0 {
+                        return i;
+                    }
+                    i += 1;
                 }
-                d += 1;
             }
-            latest
+            n
         }
-        n => ids[n - 1] - ids[n - 2],
+        k => ids[k - 1] - ids[k - 2],
     }
 }
 
@@ -384,6 +388,12 @@ mod tests {
         assert_eq!(infer_compact_interval(&[4], 10), 5);
         assert_eq!(infer_compact_interval(&[29], 10), 10);
         assert_eq!(infer_compact_interval(&[], 7), 7);
+        // deriveCompactInterval searches a divisor only below (c + 1) / 2: 9.compact with 5 is 10, 19.compact
+        // with 10 is 20; 9.compact with 2 is 2, with 3 is 5.
+        assert_eq!(infer_compact_interval(&[9], 5), 10);
+        assert_eq!(infer_compact_interval(&[19], 10), 20);
+        assert_eq!(infer_compact_interval(&[9], 2), 2);
+        assert_eq!(infer_compact_interval(&[9], 3), 5);
         assert_eq!(files_needed(23, 10), (Some(19), 20..=23));
         assert_eq!(files_needed(5, 10), (None, 0..=5));
     }

@@ -231,9 +231,11 @@ pub fn read_sink_logs(archive: &mut dyn crate::archive::Archive) -> Vec<FileLog>
 /// [`read_sink_logs`] within `budget`: bytes of entries that may be kept, bytes of file log files that may be
 /// read ([`crate::Context::file_log_entry_bytes`], [`crate::Context::file_log_bytes`]).
 ///
-/// An input with neither a `_spark_metadata/` folder nor batch files at its top but with data files (the output
-/// folder of a sink whose log was deleted, or a new output path) gives one sink log with no batch, `_spark_metadata`,
-/// with those files as its output: a file sink writes its log anew there, and its next compaction batch fails.
+/// An input with neither a `_spark_metadata/` folder nor batch files at its top but with a sink's data files
+/// (`part-...`: the output folder of a sink whose log was deleted) gives one sink log with no batch,
+/// `_spark_metadata`, with those files as its output: a file sink writes its log anew there, and its next
+/// compaction batch fails. A Delta table (`_delta_log/`) or a checkpoint (`metadata`, `offsets/`, `commits/`) gives
+/// none.
 pub fn read_sink_logs_within(archive: &mut dyn crate::archive::Archive, budget: (u64, u64)) -> Vec<FileLog> {
     let mut left = budget;
     let logs = read_sink_logs_outside(archive, &[], &mut left);
@@ -242,8 +244,16 @@ pub fn read_sink_logs_within(archive: &mut dyn crate::archive::Archive, budget: 
     }
     let root = crate::layout::Root { path: String::new(), kind: crate::report::CheckpointKind::Unknown };
     let cp = super::listing::list(archive.entries(), &root);
+    // Not a file sink's output: a Delta table, a checkpoint, or a folder without a data file a sink names
+    // `part-<n>-<uuid>...` (FileFormatWriter), such as a source's input folder.
+    let top = |name: &str| cp.files.iter().any(|f| f.path == name || f.path.starts_with(&format!("{name}/")));
+    if top("_delta_log") || top("metadata") || top("offsets") || top("commits") {
+        return Vec::new();
+    }
     let sorted = paths_sorted(&cp);
-    match output_files(&cp, &sorted, "_spark_metadata") {
+    match output_files(&cp, &sorted, "_spark_metadata")
+        .filter(|files| files.keys().any(|p| p.rsplit('/').next().is_some_and(|n| n.starts_with("part-"))))
+    {
         Some(files) => vec![FileLog {
             dir: "_spark_metadata".into(),
             listed: BTreeMap::new(),

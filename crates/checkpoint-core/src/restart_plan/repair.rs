@@ -64,7 +64,8 @@ pub(super) fn ways_out(input: &PlanInput<'_>) -> Vec<WayOut> {
                 "The checkpoint and its state are kept; the query goes on from {} once this is repaired (nothing replayed beyond the last planned batch).",
                 input.restart.first_batch_id.map(|b| format!("batch {b}")).unwrap_or_else(|| "where it stopped".into())
             ),
-            _ if f.code == Code::SourceLogEntriesLost => "The checkpoint and its state are kept. Without this step the restart goes on too, but reads data again (the finding says which batches).".to_string(),
+            _ if f.code == Code::SinkLogBatchMissing => "The checkpoint and its state are kept. Without this step the restart goes on, but readers of the output fail and the sink's next compaction batch fails (the finding says which).".to_string(),
+            _ if f.code == Code::SourceLogEntriesLost => "The checkpoint and its state are kept. Without this step the restart goes on too, but reads data again (at least the batches the finding names).".to_string(),
             _ if restart_skips_data(f.code) => "The checkpoint and its state are kept. Without this step the restart goes on too, but skips data without an error (the finding says which).".to_string(),
             _ => "The checkpoint and its state are kept; the restart goes on with or without this step.".to_string(),
         });
