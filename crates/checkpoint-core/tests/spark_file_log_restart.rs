@@ -80,7 +80,7 @@ fn a_new_checkpoint_into_an_old_output_warns_of_the_skipped_batches() {
         let f = r.findings.iter().find(|f| f.code == Code::SinkLogAhead).expect("sink-log-ahead");
         assert!(f.title.contains("batches 0..=11"), "{name}: {}", f.title);
         // A new checkpoint's sink starts a new log at batch 0: moving the old log away is a way out here only.
-        assert!(f.fix.iter().any(|s| s.contains("move _spark_metadata away")), "{name}: {:?}", f.fix);
+        assert!(f.fix.iter().any(|s| s.contains("_spark_metadata away before the restart")), "{name}: {:?}", f.fix);
     }
 }
 
