@@ -8,7 +8,7 @@
 mod common;
 
 use checkpoint_core::report::{Code, Severity};
-use common::spark_gen::{context, data_dir, records, run_at_root};
+use common::spark_gen::{context, data_dir, generated_files, records, run_at_root};
 
 fn of(kind: &str) -> Vec<(String, serde_json::Value)> {
     let all = records("file-log-restart-", 15);
@@ -90,7 +90,6 @@ fn a_new_checkpoint_into_an_old_output_warns_of_the_skipped_batches() {
 /// compaction batch will fail.
 #[test]
 fn an_output_folder_without_its_log_is_read_as_a_log_with_no_batch() {
-    use checkpoint_core::archive::Archive;
     for (name, j) in of("sink-log-deleted") {
         let ro = &j["restart_outcome"];
         assert_eq!(ro["ok"].as_bool(), Some(true), "{name}");
@@ -99,14 +98,9 @@ fn an_output_folder_without_its_log_is_read_as_a_log_with_no_batch() {
             "{name}"
         );
         let zip = data_dir().join(format!("{name}.zip"));
-        let f = std::fs::File::open(&zip).unwrap();
-        let len = f.metadata().unwrap().len();
-        let mut z = checkpoint_core::ZipInput::open(f, len, &name, checkpoint_core::Limits::default()).unwrap();
-        let paths: Vec<String> =
-            z.entries().iter().filter(|e| !e.is_dir && e.path.starts_with("out/")).map(|e| e.path.clone()).collect();
-        let out: Vec<(String, Vec<u8>)> = paths
+        let out: Vec<(String, Vec<u8>)> = generated_files(&name)
             .into_iter()
-            .map(|p| (p.trim_start_matches("out/").to_string(), z.read(&p, 1 << 26).unwrap()))
+            .filter_map(|(p, b)| p.strip_prefix("out/").map(|r| (r.to_string(), b)))
             .collect();
         let mut a = checkpoint_core::MemArchive::new("out", out, checkpoint_core::Limits::default()).unwrap();
         let mut ctx = context(&j, None);

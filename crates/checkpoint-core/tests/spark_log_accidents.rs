@@ -11,7 +11,7 @@
 mod common;
 
 use checkpoint_core::report::Code;
-use common::spark_gen::{check_prediction, context, data_dir, error_text, records, run};
+use common::spark_gen::{check_prediction, context, data_dir, error_text, generated_files as files_of, records, run};
 
 /// The finding that explains a failure of this accident.
 fn code_of(kind: &str) -> Code {
@@ -90,14 +90,6 @@ fn the_way_out_of_commits_ahead_is_what_spark_resumed_after() {
 /// is what Spark read it after. The warning names the lost file and is given only for that accident.
 #[test]
 fn a_lost_newest_source_log_file_warns_of_the_files_spark_skips() {
-    let rows = |j: &serde_json::Value| -> i64 {
-        j["restart_outcome"]["input_rows_on_restart"]
-            .as_object()
-            .expect("rows")
-            .values()
-            .map(|v| v.as_i64().unwrap())
-            .sum()
-    };
     let logged = |j: &serde_json::Value| j["restart_outcome"]["after_restart"]["files_logged_as_newest_batch"].clone();
     let all = records("log-accident-", 37);
     let mut seen = 0;
@@ -122,14 +114,14 @@ fn a_lost_newest_source_log_file_warns_of_the_files_spark_skips() {
         let lost_id = lost.trim_start_matches("sources/0/").trim_end_matches(".compact");
         let after = &j["restart_outcome"]["after_restart"];
         if kind.ends_with("-fixed") {
-            assert_eq!(rows(j), 6, "{name}: the way out reads the new file");
+            assert_eq!(input_rows(j), 6, "{name}: the way out reads the new file");
             assert_ne!(
                 after["source_log_newest"].as_str().unwrap().trim_start_matches("sources/0/"),
                 lost_id,
                 "{name}"
             );
         } else {
-            assert_eq!(rows(j), 0, "{name}: Spark read the new file");
+            assert_eq!(input_rows(j), 0, "{name}: Spark read the new file");
             assert!(
                 after["source_log_newest"].as_str().unwrap().trim_start_matches("sources/0/").starts_with(lost_id),
                 "{name}"
@@ -145,14 +137,6 @@ fn a_lost_newest_source_log_file_warns_of_the_files_spark_skips() {
 /// The warning names exactly those batches, and only for this accident.
 #[test]
 fn lost_source_log_entries_warn_of_the_files_spark_reads_again() {
-    let rows = |j: &serde_json::Value| -> i64 {
-        j["restart_outcome"]["input_rows_on_restart"]
-            .as_object()
-            .expect("rows")
-            .values()
-            .map(|v| v.as_i64().unwrap())
-            .sum()
-    };
     let mut seen = 0;
     for (name, j) in &records("log-accident-", 37) {
         let kind = j["mutation"]["kind"].as_str().unwrap();
@@ -167,22 +151,21 @@ fn lost_source_log_entries_warn_of_the_files_spark_reads_again() {
         let f = f.unwrap_or_else(|| panic!("{name}: no source-log-entries-lost"));
         let lost = if kind == "source-log-compact-header-only" { ("0..=9", 10) } else { ("10", 1) };
         assert!(f.title.contains(&format!("batch(es) {}:", lost.0)), "{name}: {}", f.title);
-        assert_eq!(rows(j), 6 * (lost.1 + 1), "{name}: Spark read the lost batches' files again, and the new one");
+        assert_eq!(
+            input_rows(j),
+            6 * (lost.1 + 1),
+            "{name}: Spark read the lost batches' files again, and the new one"
+        );
     }
     assert_eq!(seen, 6, "two accidents, three releases");
 }
 
-/// The files of a generated zip, and a diagnosis of them (changed in memory) on Spark `v`.
-fn files_of(name: &str) -> Vec<(String, Vec<u8>)> {
-    use checkpoint_core::archive::Archive;
-    let path = data_dir().join(format!("{name}.zip"));
-    let f = std::fs::File::open(&path).unwrap();
-    let len = f.metadata().unwrap().len();
-    let mut z = checkpoint_core::ZipInput::open(f, len, name, checkpoint_core::Limits::default()).unwrap();
-    let paths: Vec<String> = z.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
-    paths.into_iter().map(|p| (p.clone(), z.read(&p, 1 << 26).unwrap())).collect()
+/// The rows Spark's restarted batches read (`numInputRows` of each batch's progress, from the record).
+fn input_rows(j: &serde_json::Value) -> i64 {
+    j["restart_outcome"]["input_rows_on_restart"].as_object().expect("rows").values().map(|v| v.as_i64().unwrap()).sum()
 }
 
+/// A diagnosis of a generated zip's files (changed in memory) on Spark `v`, the checkpoint at `root`.
 fn diagnose_on(files: Vec<(String, Vec<u8>)>, v: &str, root: &str) -> checkpoint_core::report::CheckpointReport {
     let mut a = checkpoint_core::MemArchive::new("t.zip", files, checkpoint_core::Limits::default()).unwrap();
     let ctx = checkpoint_core::Context { spark_version: Some(v.parse().unwrap()), ..Default::default() };

@@ -224,14 +224,18 @@ mod tests {
     use crate::testutil::open_fixture;
     use crate::{diagnose, Context};
 
+    /// The files (path, bytes) of a shared fixture.
+    fn fixture_files(name: &str) -> Vec<(String, Vec<u8>)> {
+        let mut z = open_fixture(name);
+        let paths: Vec<String> = z.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
+        paths.into_iter().map(|p| (p.clone(), z.read(&p, 1 << 26).unwrap())).collect()
+    }
+
     /// A file source's logOffsets from a stranger: a range of 2^63 batches, and a log file named the largest id.
     /// The walk is bounded by the listing (no hang, no overflow), and the finding names the first missing ones.
     #[test]
     fn a_huge_log_offset_range_is_walked_no_further_than_the_listing() {
-        let mut z = open_fixture("ss-3.5.9-stateless");
-        let paths: Vec<String> = z.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
-        let mut files: Vec<(String, Vec<u8>)> =
-            paths.into_iter().map(|p| (p.clone(), z.read(&p, 1 << 26).unwrap())).collect();
+        let mut files = fixture_files("ss-3.5.9-stateless");
         let set_offset = |files: &mut Vec<(String, Vec<u8>)>, path: &str, offset: &str| {
             let f = files.iter_mut().find(|(p, _)| p == path).unwrap();
             let text = String::from_utf8(f.1.clone()).unwrap();
@@ -254,10 +258,7 @@ mod tests {
     /// miss the deleted batch file).
     #[test]
     fn a_v2_layout_source_is_paired_by_name_with_the_previous_offsets_file() {
-        let mut z = open_fixture("ss-3.5.9-stateless");
-        let paths: Vec<String> = z.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
-        let mut files: Vec<(String, Vec<u8>)> =
-            paths.into_iter().map(|p| (p.clone(), z.read(&p, 1 << 26).unwrap())).collect();
+        let mut files = fixture_files("ss-3.5.9-stateless");
         let kafka = "9:{\"t\":{\"0\":5}}";
         for (path, other_first) in [("offsets/2", true), ("offsets/3", false)] {
             let f = files.iter_mut().find(|(p, _)| p == path).unwrap();

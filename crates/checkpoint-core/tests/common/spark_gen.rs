@@ -22,6 +22,17 @@ pub fn run(zip: &Path, ctx: &Context) -> CheckpointReport {
     r.checkpoints.remove(0)
 }
 
+/// The files (path, bytes) of the generated zip `name` in [`data_dir`].
+pub fn generated_files(name: &str) -> Vec<(String, Vec<u8>)> {
+    use checkpoint_core::archive::Archive;
+    let path = data_dir().join(format!("{name}.zip"));
+    let f = std::fs::File::open(&path).unwrap();
+    let len = f.metadata().unwrap().len();
+    let mut z = ZipInput::open(f, len, name, Limits::default()).unwrap();
+    let paths: Vec<String> = z.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
+    paths.into_iter().map(|p| (p.clone(), z.read(&p, 1 << 26).unwrap())).collect()
+}
+
 /// The report of the checkpoint at the record's `checkpoint_root` (a zip holding `chk/` beside an output folder
 /// `out/`, which is read as a root of its own).
 pub fn run_at_root(zip: &Path, j: &Value, ctx: &Context) -> CheckpointReport {
