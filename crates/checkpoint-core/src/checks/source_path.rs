@@ -24,7 +24,7 @@ use crate::Context;
 pub const DEFAULT_MAX_FILE_AGE_MS: i64 = 7 * 24 * 3600 * 1000;
 
 /// The path of a file source's recorded entry or of a given path, as compared: `%XX` decoded, a `file:`
-/// scheme dropped (`file:///a`, `file:/a` → `/a`), no trailing `/`. Other schemes (`s3a://bucket/a`) are kept.
+/// scheme dropped (`file:///a`, `file:/a` → `/a`), `//` as `/`, `.` and `..` segments resolved, no trailing `/`. Other schemes (`s3a://bucket/a`) are kept.
 pub fn normalize(path: &str) -> String {
     let decoded = unescape_once(path.trim()).unwrap_or_else(|| path.trim().to_string());
     let p = if let Some(rest) = decoded.strip_prefix("file://") {
@@ -36,8 +36,13 @@ pub fn normalize(path: &str) -> String {
         decoded
     };
     let p = {
+        // Hadoop's `Path.normalizePath` turns each `//` into `/` (the authority's `//` excepted).
         let (a, rest) = authority(&p);
-        format!("{a}{}", remove_dot_segments(rest))
+        let mut collapsed = rest.to_string();
+        while collapsed.contains("//") {
+            collapsed = collapsed.replace("//", "/");
+        }
+        format!("{a}{}", remove_dot_segments(&collapsed))
     };
     let t = p.trim_end_matches('/');
     if t.is_empty() && p.starts_with('/') {
@@ -71,8 +76,13 @@ fn remove_dot_segments(path: &str) -> String {
     joined
 }
 
-/// The scheme and authority of a normalized path (`s3a://bucket`), or `""` for a plain path.
+/// The scheme and authority of a normalized path (`s3a://bucket`, or `//host` with no scheme, as Hadoop's `Path`
+/// reads a leading `//`), or `""` for a plain path.
 fn authority(p: &str) -> (&str, &str) {
+    if p.len() > 2 && p.starts_with("//") {
+        let end = p[2..].find('/').map(|j| 2 + j).unwrap_or(p.len());
+        return (&p[..end], &p[end..]);
+    }
     match p.find("://") {
         Some(i) => {
             let after = &p[i + 3..];
@@ -502,6 +512,12 @@ mod tests {
         assert_eq!(normalize("/data/in/"), "/data/in");
         assert_eq!(normalize("s3a://bucket/in/"), "s3a://bucket/in");
         assert_eq!(normalize("/"), "/");
+        // Hadoop's Path collapses `//` (and `///`) in the path, never in the authority.
+        assert_eq!(normalize("/data//in///part-0.json"), "/data/in/part-0.json");
+        assert_eq!(normalize("s3a://bucket//in/"), "s3a://bucket/in");
+        assert_eq!(normalize("file:///data//in"), "/data/in");
+        // A leading `//` is an authority to Hadoop (`//host/x` stays so).
+        assert_eq!(normalize("//host//x"), "//host/x");
         assert_eq!(normalize("bad%zz%2"), "bad%zz%2");
     }
 
@@ -608,9 +624,17 @@ mod tests {
     #[test]
     fn the_same_path_or_a_glob_over_it_holds_every_recorded_file() {
         let (old, _) = real_paths();
-        for given in
-            [old.clone(), format!("file://{old}/"), format!("{}/in-*", old.rsplit_once('/').expect("parent").0)]
-        {
+        let doubled = {
+            let (parent, name) = old.rsplit_once('/').expect("parent");
+            format!("{parent}//{name}")
+        };
+        for given in [
+            old.clone(),
+            format!("file://{old}/"),
+            format!("{}/in-*", old.rsplit_once('/').expect("parent").0),
+            // Hadoop's Path collapses `//`: the same folder, no wrong basePath.
+            doubled,
+        ] {
             let f = diagnose_real(&given);
             assert_eq!(f.len(), 1);
             assert_eq!(f[0].severity, Severity::Info, "{given}: {}", f[0].title);
