@@ -19,6 +19,7 @@ query with the same Spark in a new JVM on the zip's bytes, recording what Spark 
 | `source-log-latest-deleted-stateless`, `source-log-deleted-stateless` | the same on a stateless query (a projection: no watermark, so no batch without data, and the latest batch reads the latest log file) |
 | `operator-state-deleted` | two stateful operators; `state/0` (the first operator's whole state) deleted |
 | `commits-two-deleted`, `commits-two-deleted-ckptv2` | the last two commit files deleted: the commit log trails the offset log by two |
+| `uncommitted-input-deleted-stateless` | the stateless projection; the latest commit file deleted (the batch was running when the query died) and the input file that batch's source log entry lists deleted from the input folder (a retention job) |
 
 A successful restart records the rows each batch read (`input_rows_on_restart`) and, for the `source-log-*` variants,
 the file source log after it (`after_restart`): which files its newest batch lists, and the latest logOffset.
@@ -29,6 +30,7 @@ import json
 import os
 import shutil
 import sys
+import urllib.parse
 
 sys.path.insert(0, os.path.dirname(__file__))
 import common  # noqa: E402
@@ -111,6 +113,20 @@ def accident(variant, cp):
         with open(os.path.join(cp, "sources", "0", newest), "w") as f:
             f.write("v1")
         return f"cut the file source log's newest file sources/0/{newest} to its version line", rm(cp, f"sources/0/.{newest}.crc")
+    if variant == "uncommitted-input-deleted":
+        n = latest("commits")
+        gone = rm(cp, f"commits/{n}")
+        # The input files the source log lists for the batch (in `<n>` or `<n>.compact`; its logOffset is its
+        # batch id on this query: one file and one batch per run), deleted from the input folder.
+        name = str(n) if os.path.exists(os.path.join(cp, "sources", "0", str(n))) else f"{n}.compact"
+        lines = open(os.path.join(cp, "sources", "0", name)).read().splitlines()[1:]
+        paths = [e["path"] for e in map(json.loads, filter(str.strip, lines)) if e.get("batchId") == n]
+        for uri in paths:
+            local = urllib.parse.unquote(urllib.parse.urlparse(uri).path)
+            os.remove(local)
+            gone.append(local)
+        return (f"deleted commits/{n} (batch {n} planned, not committed) and the {len(paths)} input file(s) "
+                f"sources/0/{n} lists for it"), gone
     if variant == "operator-state-deleted":
         return "deleted state/0, the first stateful operator's whole state (state/1 kept)", rm(cp, "state/0")
     raise SystemExit(f"unknown variant {variant}")
@@ -120,7 +136,7 @@ VARIANTS = ["offsets-latest-deleted", "offsets-latest-deleted-fixed", "offsets-l
             "source-log-latest-deleted", "source-log-latest-deleted-fixed",
             "source-log-compact-header-only", "source-log-newest-header-only", "source-log-deleted", "operator-state-deleted",
             "source-log-latest-deleted-stateless", "source-log-deleted-stateless",
-            "commits-two-deleted", "commits-two-deleted-ckptv2"]
+            "commits-two-deleted", "commits-two-deleted-ckptv2", "uncommitted-input-deleted-stateless"]
 STATELESS = "readStream.json.select(key, v * 2) -> noop"
 
 

@@ -13,13 +13,16 @@ mod common;
 use checkpoint_core::report::Code;
 use common::spark_gen::{check_prediction, context, data_dir, error_text, generated_files as files_of, records, run};
 
+/// The records of tools/spark-gen/log_accidents.py: 14 accidents (2 of them on Spark 4.x only) on three releases.
+const ACCIDENTS: usize = 40;
+
 /// The finding that explains a failure of this accident.
 fn code_of(kind: &str) -> Code {
     match kind {
         k if k.starts_with("offsets-latest-deleted") => Code::CommitAheadOfOffsets,
         k if k.starts_with("source-log") => Code::SourceLogBatchMissing,
         "operator-state-deleted" => Code::StateOperatorMissing,
-        k if k.starts_with("commits-two-deleted") => Code::LastBatchUncommitted,
+        k if k.starts_with("commits-two-deleted") || k.starts_with("uncommitted-") => Code::LastBatchUncommitted,
         k => panic!("no code for the accident {k}"),
     }
 }
@@ -27,7 +30,7 @@ fn code_of(kind: &str) -> Code {
 #[test]
 fn predictions_match_what_spark_did() {
     let mut errs = Vec::new();
-    let all = records("log-accident-", 37);
+    let all = records("log-accident-", ACCIDENTS);
     for (name, j) in &all {
         let zip = data_dir().join(format!("{name}.zip"));
         let ro = &j["restart_outcome"];
@@ -61,7 +64,7 @@ fn predictions_match_what_spark_did() {
 /// above the latest offsets file deleted. Its step names them.
 #[test]
 fn the_way_out_of_commits_ahead_is_what_spark_resumed_after() {
-    let all = records("log-accident-", 37);
+    let all = records("log-accident-", ACCIDENTS);
     let mut seen = 0;
     for (name, j) in all.iter().filter(|(n, _)| n.contains("-offsets-latest-deleted-fixed-")) {
         seen += 1;
@@ -91,7 +94,7 @@ fn the_way_out_of_commits_ahead_is_what_spark_resumed_after() {
 #[test]
 fn a_lost_newest_source_log_file_warns_of_the_files_spark_skips() {
     let logged = |j: &serde_json::Value| j["restart_outcome"]["after_restart"]["files_logged_as_newest_batch"].clone();
-    let all = records("log-accident-", 37);
+    let all = records("log-accident-", ACCIDENTS);
     let mut seen = 0;
     for (name, j) in &all {
         let kind = j["mutation"]["kind"].as_str().unwrap();
@@ -138,7 +141,7 @@ fn a_lost_newest_source_log_file_warns_of_the_files_spark_skips() {
 #[test]
 fn lost_source_log_entries_warn_of_the_files_spark_reads_again() {
     let mut seen = 0;
-    for (name, j) in &records("log-accident-", 37) {
+    for (name, j) in &records("log-accident-", ACCIDENTS) {
         let kind = j["mutation"]["kind"].as_str().unwrap();
         let r = run(&data_dir().join(format!("{name}.zip")), &context(j, None));
         let f = r.findings.iter().find(|f| f.code == Code::SourceLogEntriesLost);
@@ -158,6 +161,44 @@ fn lost_source_log_entries_warn_of_the_files_spark_reads_again() {
         );
     }
     assert_eq!(seen, 6, "two accidents, three releases");
+}
+
+/// A batch planned, not committed, whose input file was deleted since (a retention job): Spark replays it with
+/// the files its source log lists and reads 0 rows of it, with no error, then goes on (the new file's 6 rows).
+/// The inspector cannot list the input folder: its last-batch-uncommitted note names exactly the files the
+/// replay reads (the deleted one among them), says what a missing one costs, and asks to check them first.
+#[test]
+fn a_replayed_batch_names_the_input_files_it_reads_again() {
+    let mut seen = 0;
+    for (name, j) in &records("log-accident-uncommitted-input-deleted", 3) {
+        seen += 1;
+        let ro = &j["restart_outcome"];
+        assert_eq!(ro["ok"].as_bool(), Some(true), "{name}: Spark resumed");
+        let last = j["facts"]["last_offset_batch"].as_i64().unwrap();
+        let rows = &ro["input_rows_on_restart"];
+        assert_eq!(rows[last.to_string()].as_i64(), Some(0), "{name}: the replayed batch read nothing: {rows}");
+        assert_eq!(input_rows(j), 6, "{name}: then the new file");
+        let deleted: Vec<&str> = j["mutation"]["removed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p.as_str()?.strip_prefix("<input1>/"))
+            .collect();
+        assert_eq!(deleted.len(), 1, "{name}");
+        let r = run(&data_dir().join(format!("{name}.zip")), &context(j, None));
+        let f = r.findings.iter().find(|f| f.code == Code::LastBatchUncommitted).expect("last-batch-uncommitted");
+        assert_eq!(f.severity, checkpoint_core::report::Severity::Info, "{name}");
+        let named = f
+            .evidence
+            .iter()
+            .find(|e| e.path.starts_with("sources/0/"))
+            .unwrap_or_else(|| panic!("{name}: no input files named: {:?}", f.evidence));
+        assert!(named.detail.contains(&format!("batch {last} reads again the 1 file(s)")), "{name}: {}", named.detail);
+        assert!(named.detail.ends_with(&format!("/{}", deleted[0])), "{name}: {}", named.detail);
+        assert!(f.why.contains("read as empty, with no error"), "{name}: {}", f.why);
+        assert!(f.fix[0].starts_with("Before restarting, check that the 1 input file(s)"), "{name}: {:?}", f.fix);
+    }
+    assert_eq!(seen, 3, "three releases");
 }
 
 /// The rows Spark's restarted batches read (`numInputRows` of each batch's progress, from the record).

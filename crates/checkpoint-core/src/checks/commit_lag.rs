@@ -121,7 +121,65 @@ pub(super) fn last_batch_uncommitted(cp: &Checkpoint, last: i64, async_logs: boo
                 f.title = format!("{}: with checkpoint format v2 its state cannot be loaded", f.title);
             }
         }
+        if f.restart_failure.is_none() {
+            f = replayed_input_files(cp, last, f);
+        }
         out.push(f);
     }
     out
+}
+
+/// The input files a replay of batch `last` reads again, per file source: the entries its log lists after
+/// batch `last - 1`'s `logOffset` up to batch `last`'s. `FileStreamSource.getBatch` resolves them with
+/// `checkFilesExist = false`, so one deleted or moved since the batch was planned is read as empty, with no
+/// error: real Spark 3.5.9, 4.1.4 and 4.3.0 read 0 rows for a replayed batch whose file was deleted
+/// (`tools/spark-gen/log_accidents.py uncommitted-input-deleted-stateless`). Named on the finding as evidence,
+/// a why and a step first: the inspector cannot list the input folder.
+fn replayed_input_files(cp: &Checkpoint, last: i64, mut f: Finding) -> Finding {
+    debug_assert!(f.restart_failure.is_none());
+    let mut total = 0usize;
+    for (&n, log) in &cp.source_logs {
+        let r = super::source_path::restored(log);
+        let Some((from, files)) = super::source_path::replanned(cp, n, &r.entries) else { continue };
+        if files.is_empty() {
+            continue;
+        }
+        total += files.len();
+        let names: Vec<&str> = files.iter().take(5).map(|e| e.path.as_str()).collect();
+        let more = if files.len() > 5 { format!(" and {} more", files.len() - 5) } else { String::new() };
+        let partial = if r.not_kept > 0 { " (as far as this inspector kept the log's entries)" } else { "" };
+        // The log batches of the replay, and the newest log file holding them (`<to>` or a `.compact`).
+        let to = files.iter().filter_map(|e| e.batch_id).max().unwrap_or(from.saturating_add(1));
+        let range = if to == from.saturating_add(1) {
+            format!("its batch {to}")
+        } else {
+            format!("its batches {}..={to}", from.saturating_add(1))
+        };
+        let path = log
+            .read
+            .range(from.saturating_add(1)..=to)
+            .next_back()
+            .map(|(_, lf)| lf.file.path.clone())
+            .unwrap_or_else(|| format!("sources/{n}/"));
+        f = f.evidence(
+            path,
+            format!(
+                "batch {last} reads again the {} file(s) the log lists for {range}{partial}: {}{more}",
+                files.len(),
+                names.join(", ")
+            ),
+            None,
+        );
+    }
+    if total == 0 {
+        return f;
+    }
+    f.why = format!(
+        "{} A file source runs it with the files its log lists for it, without checking that they still exist (FileStreamSource.getBatch resolves them with checkFilesExist = false): a file deleted or moved since the batch was planned (a retention job, cleanSource of another query) is read as empty, with no error, and its rows never reach the sink.",
+        f.why
+    );
+    f.fix(&[
+        format!("Before restarting, check that the {total} input file(s) batch {last} reads again (the evidence) still exist at the paths recorded: put back any that was deleted or moved, or its rows are lost without an error."),
+        "Then nothing else to do: the restart replays the batch.".to_string(),
+    ])
 }

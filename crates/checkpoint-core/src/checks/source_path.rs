@@ -228,18 +228,19 @@ fn common_dir(paths: &[String]) -> String {
 
 /// What a restart restores into `seenFiles`: the batch files from the newest `.compact` read on (a compaction
 /// holds all entries before it), as far as they were kept.
-struct Restored<'a> {
+pub(super) struct Restored<'a> {
     /// The entries kept of those files.
-    entries: Vec<&'a FileLogEntry>,
+    pub(super) entries: Vec<&'a FileLogEntry>,
     /// Entries those files hold past the inspector's memory budget for entries (read and well formed, not kept).
-    not_kept: u64,
+    pub(super) not_kept: u64,
     /// The batch ids of the files with entries not kept.
     partial: Vec<i64>,
     /// The newest modification time any of their entries records, kept or not (ms).
     newest_ms: Option<i64>,
 }
 
-fn restored(log: &crate::model::FileLog) -> Restored<'_> {
+/// The entries of `log` a restart restores (see [`Restored`]).
+pub(super) fn restored(log: &crate::model::FileLog) -> Restored<'_> {
     let from = log.read.iter().filter(|(_, f)| f.compact).map(|(b, _)| *b).next_back().unwrap_or(i64::MIN);
     let batches = || log.read.range(from..).filter_map(|(id, f)| f.file.content.as_ref().ok().map(|b| (*id, b)));
     Restored {
@@ -312,7 +313,11 @@ pub fn is_glob(path: &str) -> bool {
 /// The files a restart plans again (`getBatch` of the last batch, committed or not): the log entries of the
 /// file source's log batches after batch `L-1`'s `logOffset` up to batch `L`'s; with that `from` (they are in
 /// the log's files with a higher batch id). `None` when a `logOffset` is not readable.
-fn replanned<'a>(cp: &Checkpoint, n: u32, entries: &[&'a FileLogEntry]) -> Option<(i64, Vec<&'a FileLogEntry>)> {
+pub(super) fn replanned<'a>(
+    cp: &Checkpoint,
+    n: u32,
+    entries: &[&'a FileLogEntry],
+) -> Option<(i64, Vec<&'a FileLogEntry>)> {
     let last = cp.last_batch_id()?;
     let to = log_offset(cp, last, n as usize)?;
     let from = if last == 0 { -1 } else { log_offset(cp, last - 1, n as usize)? };
