@@ -133,6 +133,8 @@ fn batch_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         }
     };
     let mut not_read: Vec<String> = Vec::new();
+    // Version-line warnings per (log folder, version), folded below.
+    let mut too_new: std::collections::BTreeMap<(&str, u32), Vec<Finding>> = std::collections::BTreeMap::new();
     let offsets = cp.offsets.iter().map(|(id, f)| {
         (
             LogKind::Offsets,
@@ -164,7 +166,37 @@ fn batch_log_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             continue;
         }
         let file = LogFileAt { kind, id, path, size, stage: read_stage(kind, id) };
-        out.extend(log_file_finding(cp, ctx, &file, err, version));
+        let Some(f) = log_file_finding(cp, ctx, &file, err, version) else { continue };
+        // A log written by a newer Spark has the version in every file: the files a restart does not read
+        // are one warning per log and version, not one each.
+        match version {
+            Some(v) if f.code == Code::LogVersionUnsupported && f.restart_failure.is_none() => {
+                too_new.entry((if kind == LogKind::Offsets { "offsets" } else { "commits" }, v)).or_default().push(f)
+            }
+            _ => out.push(f),
+        }
+    }
+    for ((dir, v), mut fs) in too_new {
+        if fs.len() == 1 {
+            out.extend(fs);
+            continue;
+        }
+        let n = fs.len();
+        let paths: Vec<String> = fs.iter().filter_map(|f| f.evidence.first().map(|e| e.path.clone())).collect();
+        let mut f = fs.swap_remove(0);
+        f.title = format!(
+            "{n} other {dir} files, {} to {}, have log version v{v}, which Spark {} cannot read (a restart does not read them)",
+            paths.first().map(String::as_str).unwrap_or(dir),
+            paths.last().map(String::as_str).unwrap_or(dir),
+            spark(ctx)
+        );
+        f.evidence.truncate(1);
+        f = f.evidence(
+            dir,
+            format!("the same first line \"v{v}\" in {}", super::some_of(&paths[1..], (n - 1) as u64)),
+            None,
+        );
+        out.push(f);
     }
     if !not_read.is_empty() {
         out.push(
