@@ -319,8 +319,8 @@ catalogue! {
         "A Kafka source's offsets per topic and partition: where the next batch starts (the last committed batch's end offsets) and, when recorded, where the first batch started.";
     KafkaOffsetsBelowEarliest = "kafka-offsets-below-earliest", [Error], ["KAFKA_DATA_LOSS.COULD_NOT_READ_OFFSET_RANGE"],
         "A partition's next offset is below the brokers' earliest: retention deleted records the query never read; the restart fails unless failOnDataLoss=false, which skips them silently.";
-    KafkaOffsetsAheadOfLatest = "kafka-offsets-ahead-of-latest", [Error], ["KAFKA_DATA_LOSS.PARTITION_OFFSET_CHANGED"],
-        "A partition's offset in the checkpoint is beyond the brokers' latest: the topic was re-created, or a broker reports a lower high-water mark (which may be transient).";
+    KafkaOffsetsAheadOfLatest = "kafka-offsets-ahead-of-latest", [Error], ["KAFKA_DATA_LOSS.PARTITION_OFFSET_CHANGED", "KAFKA_DATA_LOSS.COULD_NOT_READ_OFFSET_RANGE"],
+        "A partition's offset in the checkpoint is beyond the brokers' latest (the topic was re-created, or a broker reports a lower high-water mark, which may be transient), or an uncommitted batch recorded an end below its start: the replay fails.";
     KafkaPartitionsRemoved = "kafka-partitions-removed", [Error], ["KAFKA_DATA_LOSS.PARTITIONS_DELETED", "KAFKA_DATA_LOSS.PARTITIONS_DELETED_AND_GROUP_ID_CONFIG_PRESENT"],
         "The brokers no longer have partitions the checkpoint reads (its topic has fewer partitions now): the restart reports them deleted.";
     KafkaTopicMissing = "kafka-topic-missing", [Error, Warning], ["KAFKA_DATA_LOSS.PARTITIONS_DELETED"],
@@ -449,6 +449,9 @@ pub enum RestartStage {
     StateLoad = 70,
     /// The first state row read is validated against the stored schema.
     StateRowValidation = 72,
+    /// Executors read the batch's input: a Kafka source fetches its offset ranges (`KafkaDataConsumer.get`),
+    /// after the task opened its state store.
+    SourceRead = 75,
     /// The batch's sink commits its output; a file sink compacts its log at compaction batches
     /// (`FileStreamSinkLog`, every `compactInterval` batches), reading the previous compaction and the batches after it.
     SinkCommit = 80,
@@ -474,6 +477,7 @@ impl RestartStage {
         RestartStage::StateStoreConfig,
         RestartStage::StateLoad,
         RestartStage::StateRowValidation,
+        RestartStage::SourceRead,
         RestartStage::SinkCommit,
         RestartStage::BatchCommit,
     ];

@@ -10,6 +10,7 @@
 //! 3.5 throws `java.lang.IllegalStateException` with a message; from 4.0 on (SPARK-47135) the same cases are
 //! `KafkaIllegalStateException`s with the `KAFKA_DATA_LOSS.*` error classes (kafka-error-conditions.json).
 
+use super::BACKUP;
 use crate::kafka_offsets::{compare, from_source_offset, KafkaOffsets, PartitionStatus, PartitionView};
 use crate::model::Checkpoint;
 use crate::report::{CheckpointKind, Code, Finding, RestartStage, Severity};
@@ -150,26 +151,76 @@ fn names(v: &[&PartitionView]) -> String {
     v.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ")
 }
 
+/// The end offsets the uncommitted latest batch recorded for Kafka source `index` (which its replay reads up
+/// to), when the latest batch is not committed.
+pub(crate) fn replay_ends(cp: &Checkpoint, index: usize) -> Option<Offsets> {
+    let last = cp.last_batch_id()?;
+    kafka_sources(cp).into_iter().find(|(i, batch, _, _)| *i == index && last > *batch).map(|(_, _, _, until)| until)
+}
+
+/// Per Kafka source, the partitions whose end offset in the uncommitted latest batch is below the start (the
+/// last committed batch's end): `(source index, start batch, latest batch, those partitions' recorded ends)`.
+///
+/// The run that planned the batch saw the brokers' latest offsets go down (a re-created topic, a lower
+/// high-water mark) and wrote them to `offsets/<latest>` (`constructNextBatch` writes the offsets file before
+/// `runBatch`). A restart replays exactly that batch with the recorded ends (`populateStartOffsets`) and asks
+/// the brokers nothing at planning, so `getOffsetRangesFromResolvedOffsets` finds `untilOffset < fromOffset`
+/// again: `reportDataLoss` ("offset was changed from A to B"), an exception with failOnDataLoss=true.
+pub(crate) fn replay_went_back(cp: &Checkpoint) -> Vec<(usize, i64, i64, KafkaOffsets)> {
+    let Some(last) = cp.last_batch_id() else { return Vec::new() };
+    kafka_sources(cp)
+        .into_iter()
+        .filter(|(_, batch, _, _)| last > *batch)
+        .filter_map(|(i, batch, from, until)| {
+            let mut back = KafkaOffsets::default();
+            for (t, parts) in &until {
+                for (p, end) in parts {
+                    if from.get(t).and_then(|m| m.get(p)).is_some_and(|start| end < start) {
+                        back.topics.entry(t.clone()).or_default().insert(*p, *end);
+                    }
+                }
+            }
+            (!back.topics.is_empty()).then_some((i, batch, last, back))
+        })
+        .collect()
+}
+
 /// The checkpoint's offsets against the brokers' view: aged out, ahead of latest, partitions removed or
-/// added, topics missing.
+/// added, topics missing; and, from the checkpoint alone, an uncommitted batch whose recorded end is below
+/// its start ([`replay_went_back`]). Pushed in the order `getOffsetRangesFromResolvedOffsets` reports them
+/// (added partitions, deleted partitions, an offset changed), then what the executors' reads find (aged out,
+/// an end the brokers no longer hold): the verdict takes the first failure of the earliest stage.
 pub fn check_kafka_brokers(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     if cp.kind.0 != CheckpointKind::StructuredStreaming {
         return vec![];
     }
+    let v = ctx.spark_version.unwrap_or(SparkVersion::NEWEST);
+    let explains_change =
+        |name: &str| ctx.error_text.as_deref().is_some_and(|t| t.contains(name) && t.contains("offset was changed"));
+    let mut out = Vec::new();
+    let went_back = replay_went_back(cp);
+    for (i, batch, last, back) in &went_back {
+        let explains = back.topics.iter().any(|(t, ps)| ps.keys().any(|p| explains_change(&format!("{t}-{p}"))));
+        out.push(replayed_end_below_start(cp, &Where { index: *i, batch: *batch, last: *last, v }, back, explains));
+    }
     let from_error = ctx.error_text.as_deref().map(offsets_changed_in_error).filter(|o| !o.topics.is_empty());
     let latest = ctx.kafka_latest.clone().or(from_error.clone());
     if ctx.kafka_earliest.is_none() && latest.is_none() {
-        return vec![];
+        return out;
     }
-    let v = ctx.spark_version.unwrap_or(SparkVersion::NEWEST);
     let latest_src = if ctx.kafka_latest.is_some() { "the brokers' latest offsets given" } else { "the pasted error" };
-    let mut out = Vec::new();
     for (i, batch, from, until) in kafka_sources(cp) {
         let start = compare(&from, ctx.kafka_earliest.as_ref(), latest.as_ref());
         let end = compare(&until, ctx.kafka_earliest.as_ref(), latest.as_ref());
         let last = cp.last_batch_id().unwrap_or(batch);
+        let back = went_back.iter().find(|w| w.0 == i).map(|w| &w.3);
         let by = |s: PartitionStatus, views: &[PartitionView]| -> Vec<PartitionView> {
-            views.iter().filter(|p| p.status == s).cloned().collect()
+            views
+                .iter()
+                .filter(|p| p.status == s)
+                .filter(|p| back.is_none_or(|b| b.get(&p.topic, p.partition).is_none()))
+                .cloned()
+                .collect()
         };
         let below = by(PartitionStatus::BelowEarliest, &start);
         let ahead = by(PartitionStatus::AheadOfLatest, &end);
@@ -178,23 +229,78 @@ pub fn check_kafka_brokers(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         let added = by(PartitionStatus::PartitionAdded, &start);
         let explains = |p: &PartitionView| ctx.error_text.as_deref().is_some_and(|t| t.contains(&p.name()));
         let at = Where { index: i, batch, last, v };
-        if !below.is_empty() {
-            out.push(aged_out(&at, &below, below.iter().any(explains)));
-        }
-        if !ahead.is_empty() {
-            out.push(ahead_of_latest(&at, &ahead, latest_src, ahead.iter().any(explains)));
-        }
-        if !removed.is_empty() {
-            out.push(partitions_removed(&at, &removed, removed.iter().any(explains)));
-        }
         if !missing.is_empty() {
             out.push(topic_missing(i, batch, &missing, ctx, v));
         }
         if !added.is_empty() {
             out.push(partitions_added(i, batch, &added, v));
         }
+        if !removed.is_empty() {
+            out.push(partitions_removed(&at, &removed, removed.iter().any(explains)));
+        }
+        if !ahead.is_empty() {
+            out.push(ahead_of_latest(&at, &ahead, latest_src, ahead.iter().any(explains)));
+        }
+        if !below.is_empty() {
+            out.push(aged_out(&at, &below, below.iter().any(explains)));
+        }
     }
     out
+}
+
+/// An uncommitted batch whose recorded end offsets are below its start ([`replay_went_back`]): its replay fails
+/// at planning whatever the brokers hold now.
+fn replayed_end_below_start(cp: &Checkpoint, at: &Where, back: &KafkaOffsets, explains: bool) -> Finding {
+    let (i, batch, last, v) = (at.index, at.batch, at.last, at.v);
+    let (class, exc) = class_for(v, "KAFKA_DATA_LOSS.PARTITION_OFFSET_CHANGED");
+    let start = |t: &str, p: i32| {
+        cp.offsets
+            .get(&batch)
+            .and_then(|o| o.file.content.as_ref().ok())
+            .and_then(|o| o.offsets.get(i))
+            .and_then(|o| o.json.as_ref())
+            .map(from_source_offset)
+            .and_then(|m| m.get(t).and_then(|ps| ps.get(&p)).copied())
+            .unwrap_or(0)
+    };
+    let parts: Vec<(String, i64, i64)> = back
+        .topics
+        .iter()
+        .flat_map(|(t, ps)| ps.iter().map(move |(p, end)| (t.clone(), *p, *end)))
+        .map(|(t, p, end)| (format!("{t}-{p}"), start(&t, p), end))
+        .collect();
+    let names: Vec<&str> = parts.iter().map(|(n, _, _)| n.as_str()).collect();
+    let mut f = Finding::new(
+        Code::KafkaOffsetsAheadOfLatest,
+        Severity::Error,
+        format!(
+            "Kafka source #{i}: the uncommitted batch {last} ends below where it starts ({}): its replay fails",
+            names.join(", ")
+        ),
+    );
+    for (name, from, end) in &parts {
+        f = f.evidence(
+            format!("offsets/{last}"),
+            format!("{name}: end offset {end} < start {from} (the end of committed batch {batch}, offsets/{batch})"),
+            None,
+        );
+    }
+    let words = class
+        .map(|c| c.to_string())
+        .unwrap_or_else(|| "IllegalStateException \"Partition ...'s offset was changed from A to B\"".into());
+    f = f
+        .classes(&class.into_iter().collect::<Vec<_>>())
+        .why(format!(
+            "Batch {last} was planned (offsets/{last} written) but not committed, and the end offsets recorded for it are below the start: the run that planned it saw the brokers' latest offsets go down (a re-created topic, or a lower high-water mark after an unclean leader election). A restart replays exactly that batch with the recorded offsets (MicroBatchExecution.populateStartOffsets) without asking the brokers, so the Kafka source's planning (getOffsetRangesFromResolvedOffsets) finds the end below the start again: with failOnDataLoss=true (the default) every restart fails ({words}), even once the brokers' offsets are back. With failOnDataLoss=false Spark logs a warning, reads nothing of those partitions in that batch and goes on from the recorded end."
+        ))
+        .fix(&[
+            BACKUP.to_string(),
+            format!("If the brokers' latest offsets are back at or above the start (kafka-get-offsets.sh --time -1; give them to the inspector), delete offsets/{last} and the .{last}.crc beside it (the batch is not committed): the restart plans batch {last} anew from the brokers' current offsets."),
+            "If the topic was re-created: see the restart plan (failOnDataLoss=false on this checkpoint, or a new checkpoint starting the re-created partitions at their earliest).".to_string(),
+        ])
+        .fails(RestartStage::SourceOffsets, class, exc);
+    f.explains_error_text = explains;
+    f
 }
 
 /// Where a Kafka finding points: the source, the start batch, the latest planned batch, the Spark version.
@@ -239,7 +345,8 @@ fn aged_out(at: &Where, below: &[PartitionView], explains: bool) -> Finding {
                 "See the restart plan: failOnDataLoss=false on this checkpoint (a silent gap, state kept), or a new checkpoint starting at the earliest offsets.".to_string(),
                 "For the future, raise the topic's retention.ms above the longest stop you expect.".to_string(),
             ])
-            .fails(RestartStage::SourceOffsets, class, exc);
+            // The executors' read fails (`KafkaDataConsumer.get`), after the planning checks and the state load.
+            .fails(RestartStage::SourceRead, class, exc);
     f.explains_error_text = explains;
     f
 }
@@ -247,7 +354,15 @@ fn aged_out(at: &Where, below: &[PartitionView], explains: bool) -> Finding {
 fn ahead_of_latest(at: &Where, ahead: &[PartitionView], latest_src: &str, explains: bool) -> Finding {
     let (i, last, v) = (at.index, at.last, at.v);
     let a: Vec<&PartitionView> = ahead.iter().collect();
-    let (class, exc) = class_for(v, "KAFKA_DATA_LOSS.PARTITION_OFFSET_CHANGED");
+    // A replayed batch is planned with its recorded ends (no brokers asked): the planning passes, and the
+    // executors' read of offsets the brokers do not hold fails (`KafkaDataConsumer`: OffsetOutOfRange, then
+    // `throwOnDataLoss`). The next batch after a committed one is planned with the brokers' latest below its
+    // start: "offset was changed".
+    let replay = last > at.batch;
+    let (class, exc) = class_for(
+        v,
+        if replay { "KAFKA_DATA_LOSS.COULD_NOT_READ_OFFSET_RANGE" } else { "KAFKA_DATA_LOSS.PARTITION_OFFSET_CHANGED" },
+    );
     let mut f = Finding::new(
             Code::KafkaOffsetsAheadOfLatest,
             Severity::Error,
@@ -266,17 +381,26 @@ fn ahead_of_latest(at: &Where, ahead: &[PartitionView], latest_src: &str, explai
             None,
         );
     }
+    let words = match (class, replay) {
+        (Some(c), _) => c.to_string(),
+        (None, false) => "IllegalStateException \"Partition ...'s offset was changed from A to B\"".into(),
+        (None, true) => "IllegalStateException \"Cannot fetch offset N\"".into(),
+    };
+    let when = if replay {
+        format!(" Batch {last} is not committed: the restart replays it with the end offsets offsets/{last} recorded, so its planning passes and the executors' first read of offsets the brokers no longer hold fails.")
+    } else {
+        String::new()
+    };
     f = f
             .classes(&class.into_iter().collect::<Vec<_>>())
             .why(format!(
-                "Kafka offsets only grow, so a latest offset below the checkpoint's means the topic was deleted and re-created (its offsets restarted from 0), or a broker reports a lower high-water mark (a lagging replica became leader, unclean leader election); the latter may be transient: Spark itself re-reads the latest offsets up to fetchOffset.numRetries (3) times. With failOnDataLoss=true the restart fails ({}); with false Spark drops the range and goes on from the new latest, never reading the re-created topic's records before it.",
-                class.map(|c| c.to_string()).unwrap_or_else(|| "IllegalStateException \"Partition ...'s offset was changed from A to B\"".into())
+                "Kafka offsets only grow, so a latest offset below the checkpoint's means the topic was deleted and re-created (its offsets restarted from 0), or a broker reports a lower high-water mark (a lagging replica became leader, unclean leader election); the latter may be transient: Spark itself re-reads the latest offsets up to fetchOffset.numRetries (3) times.{when} With failOnDataLoss=true the restart fails ({words}); with false Spark drops the range and goes on from the new latest, never reading the re-created topic's records before it."
             ))
             .fix(&[
                 "Read the latest offsets again in a few minutes (kafka-get-offsets.sh --time -1) before discarding anything: a transient lower high-water mark goes away by itself.".to_string(),
                 "If the topic was re-created: see the restart plan (a new checkpoint starting the re-created partitions at their earliest, or failOnDataLoss=false accepting the gap).".to_string(),
             ])
-            .fails(RestartStage::SourceOffsets, class, exc);
+            .fails(if replay { RestartStage::SourceRead } else { RestartStage::SourceOffsets }, class, exc);
     f.explains_error_text = explains;
     f
 }
@@ -381,6 +505,101 @@ fn partitions_added(i: usize, batch: i64, added: &[PartitionView], v: SparkVersi
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::archive::{Limits, MemArchive};
+    use crate::kafka_offsets::parse;
+    use crate::report::RestartOutcome;
+
+    /// A Kafka checkpoint: batch 0 committed at `committed`, and, when given, an uncommitted batch 1 ending at
+    /// `planned`, diagnosed on Spark `v` with the brokers' view `earliest`/`latest` (lines `t:p:offset`).
+    fn diagnose(
+        committed: &str,
+        planned: Option<&str>,
+        v: &str,
+        view: Option<(&str, &str)>,
+    ) -> crate::report::CheckpointReport {
+        let line = |off: &str| format!("v1\n{{\"batchWatermarkMs\":0,\"batchTimestampMs\":1000,\"conf\":{{}}}}\n{off}");
+        let mut files = vec![
+            ("metadata".to_string(), br#"{"id":"q"}"#.to_vec()),
+            ("offsets/0".to_string(), line(committed).into_bytes()),
+            ("commits/0".to_string(), b"v1\n{\"nextBatchWatermarkMs\":0}".to_vec()),
+        ];
+        if let Some(p) = planned {
+            files.push(("offsets/1".to_string(), line(p).into_bytes()));
+        }
+        let ctx = Context {
+            spark_version: Some(v.parse().unwrap()),
+            now_ms: Some(2_000),
+            kafka_earliest: view.map(|(e, _)| parse(e).unwrap()),
+            kafka_latest: view.map(|(_, l)| parse(l).unwrap()),
+            ..Default::default()
+        };
+        let mut a = MemArchive::new("t.zip", files, Limits::default()).unwrap();
+        crate::diagnose(&mut a, &ctx).checkpoints.remove(0)
+    }
+
+    /// The run that planned batch 1 saw the brokers' latest go down and recorded it: the replay plans with the
+    /// recorded ends (no brokers asked) and `getOffsetRangesFromResolvedOffsets` reports "offset was changed"
+    /// again, whatever the brokers hold now. The way out deletes the uncommitted offsets file first.
+    #[test]
+    fn an_uncommitted_batch_ending_below_its_start_fails_its_replay_from_the_files_alone() {
+        for (v, class, exc) in [
+            (
+                "4.0.1",
+                Some("KAFKA_DATA_LOSS.PARTITION_OFFSET_CHANGED"),
+                "org.apache.spark.sql.kafka010.KafkaIllegalStateException",
+            ),
+            ("3.5.7", None, "java.lang.IllegalStateException"),
+        ] {
+            // t-1 went forward as usual; t-0 went back from 500 to 300.
+            let r = diagnose(r#"{"t":{"0":500,"1":480}}"#, Some(r#"{"t":{"0":300,"1":490}}"#), v, None);
+            assert_eq!(r.restart.outcome, RestartOutcome::Fails, "{v}");
+            assert_eq!(r.restart.error_class.as_deref(), class, "{v}");
+            assert_eq!(r.restart.exception.as_deref(), Some(exc), "{v}");
+            let f = r.findings.iter().find(|f| f.code == Code::KafkaOffsetsAheadOfLatest).expect("the finding");
+            assert!(f.title.contains("the uncommitted batch 1 ends below where it starts (t-0)"), "{}", f.title);
+            assert_eq!(f.restart_failure.as_ref().unwrap().stage, RestartStage::SourceOffsets);
+            assert!(f
+                .evidence
+                .iter()
+                .any(|e| e.path == "offsets/1" && e.detail.contains("t-0: end offset 300 < start 500")));
+            assert!(f.fix.iter().any(|s| s.contains("delete offsets/1")), "{:?}", f.fix);
+            let plan = r.restart_plan.as_ref().expect("a plan");
+            let retry = plan.ways_out.iter().find(|w| w.kind == crate::restart_plan::WayOutKind::Retry).expect("retry");
+            assert!(retry.steps.iter().any(|s| s.contains("delete offsets/1")), "{:?}", retry.steps);
+            assert!(plan.ways_out.iter().any(|w| w.kind == crate::restart_plan::WayOutKind::FailOnDataLossFalse));
+        }
+        // The same batch going forward is a plain replay.
+        let r = diagnose(r#"{"t":{"0":500}}"#, Some(r#"{"t":{"0":600}}"#), "4.0.1", None);
+        assert_eq!(r.restart.outcome, RestartOutcome::ReplaysLastBatch);
+        assert!(!r.findings.iter().any(|f| f.code == Code::KafkaOffsetsAheadOfLatest));
+    }
+
+    /// A replayed batch is planned with its recorded ends: an end the brokers no longer hold passes the
+    /// planning and fails the executors' read (COULD_NOT_READ_OFFSET_RANGE), not "offset was changed"; the plan
+    /// offers the retry and failOnDataLoss=false for it.
+    #[test]
+    fn a_replayed_end_above_the_brokers_latest_fails_the_read_not_the_planning() {
+        let r = diagnose(r#"{"t":{"0":40}}"#, Some(r#"{"t":{"0":100}}"#), "4.0.1", Some(("t:0:0", "t:0:80")));
+        assert_eq!(r.restart.error_class.as_deref(), Some("KAFKA_DATA_LOSS.COULD_NOT_READ_OFFSET_RANGE"));
+        let f = r.findings.iter().find(|f| f.code == Code::KafkaOffsetsAheadOfLatest).expect("the finding");
+        assert_eq!(f.restart_failure.as_ref().unwrap().stage, RestartStage::SourceRead);
+        let kinds: Vec<_> = r.restart_plan.as_ref().unwrap().ways_out.iter().map(|w| w.kind).collect();
+        assert!(kinds.contains(&crate::restart_plan::WayOutKind::Retry), "{kinds:?}");
+        assert!(kinds.contains(&crate::restart_plan::WayOutKind::FailOnDataLossFalse), "{kinds:?}");
+        // After a committed batch the next one is planned with the brokers' latest: "offset was changed".
+        let r = diagnose(r#"{"t":{"0":100}}"#, None, "4.0.1", Some(("t:0:0", "t:0:80")));
+        assert_eq!(r.restart.error_class.as_deref(), Some("KAFKA_DATA_LOSS.PARTITION_OFFSET_CHANGED"));
+    }
+
+    /// The planning's reports come before the executors' reads: with one partition aged out and another ahead
+    /// of the brokers' latest, Spark fails planning on the second ("offset was changed").
+    #[test]
+    fn the_planning_failure_comes_before_an_aged_out_read() {
+        let r = diagnose(r#"{"t":{"0":40,"1":41}}"#, None, "4.0.1", Some(("t:0:50\nt:1:0", "t:0:90\nt:1:30")));
+        assert_eq!(r.restart.error_class.as_deref(), Some("KAFKA_DATA_LOSS.PARTITION_OFFSET_CHANGED"));
+        let aged = r.findings.iter().find(|f| f.code == Code::KafkaOffsetsBelowEarliest).expect("aged out");
+        assert_eq!(aged.restart_failure.as_ref().unwrap().stage, RestartStage::SourceRead);
+    }
 
     #[test]
     fn reads_the_offset_change_from_spark_3_5_and_4_0_messages() {

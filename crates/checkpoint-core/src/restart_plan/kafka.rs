@@ -24,15 +24,35 @@ pub(super) const PLANNER: SourcePlanner = SourcePlanner { kind: SourceKind::Kafk
 /// The checkpoint's offsets of a source compared with the brokers' view the user gave.
 pub(super) fn views(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<PartitionView> {
     let committed = at.offset.json.as_ref().map(from_source_offset).unwrap_or_default();
-    // The brokers' latest as given, else what the pasted error says ("offset was changed from A to B").
-    let from_error = input
+    compare(&committed, input.ctx.kafka_earliest.as_ref(), latest_view(input, at).as_ref())
+}
+
+/// The brokers' latest offsets as given, else what the pasted error says ("offset was changed from A to B"),
+/// else the ends an uncommitted batch recorded below its start (the latest the run that planned it saw).
+fn latest_view(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Option<crate::kafka_offsets::KafkaOffsets> {
+    input
         .ctx
-        .error_text
-        .as_deref()
-        .map(crate::checks::kafka::offsets_changed_in_error)
-        .filter(|o| !o.topics.is_empty());
-    let latest = input.ctx.kafka_latest.as_ref().or(from_error.as_ref());
-    compare(&committed, input.ctx.kafka_earliest.as_ref(), latest)
+        .kafka_latest
+        .clone()
+        .or_else(|| {
+            input
+                .ctx
+                .error_text
+                .as_deref()
+                .map(crate::checks::kafka::offsets_changed_in_error)
+                .filter(|o| !o.topics.is_empty())
+        })
+        .or_else(|| went_back(input, at))
+}
+
+/// The ends below the start that the uncommitted latest batch recorded for this source
+/// ([`crate::checks::kafka::replay_went_back`]), with that batch's id.
+fn went_back_at(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Option<(i64, crate::kafka_offsets::KafkaOffsets)> {
+    crate::checks::kafka::replay_went_back(input.cp).into_iter().find(|w| w.0 == at.index).map(|w| (w.2, w.3))
+}
+
+fn went_back(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Option<crate::kafka_offsets::KafkaOffsets> {
+    went_back_at(input, at).map(|w| w.1)
 }
 
 fn names(v: &[&PartitionView]) -> String {
@@ -47,7 +67,17 @@ fn ways_out(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<WayOut> {
     let v = views(input, at);
     let kinds: Vec<SourceKind> = vec![SourceKind::Kafka; at.index + 1];
     let below: Vec<&PartitionView> = v.iter().filter(|p| p.status == PartitionStatus::BelowEarliest).collect();
-    let ahead: Vec<&PartitionView> = v.iter().filter(|p| p.status == PartitionStatus::AheadOfLatest).collect();
+    // Ahead at the start, or (an uncommitted batch replayed) at the end its replay reads up to.
+    let latest = latest_view(input, at);
+    let replay: Vec<PartitionView> = crate::checks::kafka::replay_ends(input.cp, at.index)
+        .map(|until| compare(&until, input.ctx.kafka_earliest.as_ref(), latest.as_ref()))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| p.status == PartitionStatus::AheadOfLatest)
+        .filter(|p| !v.iter().any(|q| q.status == PartitionStatus::AheadOfLatest && q.name() == p.name()))
+        .collect();
+    let ahead: Vec<&PartitionView> =
+        v.iter().filter(|p| p.status == PartitionStatus::AheadOfLatest).chain(replay.iter()).collect();
     let gone: Vec<&PartitionView> = v
         .iter()
         .filter(|p| matches!(p.status, PartitionStatus::PartitionRemoved | PartitionStatus::TopicMissing))
@@ -67,7 +97,17 @@ fn ways_out(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<WayOut> {
              fetchOffset.numRetries (3) times, fetchOffset.retryIntervalMs (1 s) apart."
                 .into(),
         );
-        w.steps.push("If the offsets are back at or above the checkpoint's, restart the query unchanged.".into());
+        match went_back_at(input, at) {
+            // The replay keeps the recorded ends: only a batch planned anew reads the brokers' offsets again.
+            Some((last, _)) => w.steps.push(format!(
+                "If the offsets are back at or above the checkpoint's: copy the checkpoint, delete offsets/{last} \
+                 and the .{last}.crc beside it (batch {last} is not committed and recorded the lower offsets, which \
+                 its replay would use again), and restart the query unchanged."
+            )),
+            None => w
+                .steps
+                .push("If the offsets are back at or above the checkpoint's, restart the query unchanged.".into()),
+        }
         w.costs.push(
             "None if the brokers recover: the checkpoint, its state and the exactly-once bookkeeping are kept.".into(),
         );
