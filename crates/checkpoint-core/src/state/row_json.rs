@@ -14,28 +14,13 @@ use serde_json::Value;
 /// Writes one UnsafeRow as the JSON text Spark's `toJSON` writes (fields in schema order, null fields left out),
 /// appending to `out`, without building a [`Value`] (several times faster, for bulk output). When it succeeds the
 /// text is exactly `decode_row(bytes, schema)?.to_string()` for a schema without two fields of one name in a
-/// struct (see [`has_duplicate_field_names`]: [`decode_row`](super::unsafe_row::decode_row) keeps one of them). It fails on every row
+/// struct; with them it keeps every field, as Spark's `toJSON` does ([`decode_row`](super::unsafe_row::decode_row)'s
+/// values keep one). It fails on every row
 /// [`decode_row`](super::unsafe_row::decode_row) fails on (possibly with another message: take [`decode_row`](super::unsafe_row::decode_row)'s for errors). On error `out` may
 /// hold a partial row.
 pub fn write_row_json(bytes: &[u8], schema: &StructType, out: &mut String) -> Result<(), RowError> {
     let budget = RowBudget::for_row(bytes.len());
     write_struct(Slice::new(bytes, &budget), schema, 0, "", out)
-}
-
-/// Whether a struct of `schema` (at any depth: nested structs, array elements, map keys and values) has two
-/// fields of the same name, where [`write_row_json`] and [`decode_row`](super::unsafe_row::decode_row) differ.
-pub fn has_duplicate_field_names(schema: &StructType) -> bool {
-    fn in_type(t: &DataType) -> bool {
-        match t {
-            DataType::Struct(s) => has_duplicate_field_names(s),
-            DataType::Array { element, .. } => in_type(element),
-            DataType::Map { key, value, .. } => in_type(key) || in_type(value),
-            _ => false,
-        }
-    }
-    let f = &schema.fields;
-    f.iter().enumerate().any(|(i, a)| f[..i].iter().any(|b| b.name == a.name))
-        || f.iter().any(|x| in_type(&x.data_type))
 }
 
 /// `v` in decimal, as `Display` writes it, without the formatting machinery.

@@ -381,9 +381,9 @@ pub enum TextEnd {
 /// on another thread than the loads.
 #[derive(Debug)]
 pub struct StoreTextWriter {
-    /// Rows are written straight from their UnsafeRows (`None` when a schema repeats a field name: the JSON
-    /// values keep one of them, so each row is written from its values).
-    direct: Option<(unsafe_row::RowJsonWriter, unsafe_row::RowJsonWriter)>,
+    /// Rows are written straight from their UnsafeRows, every field of a struct that repeats a name kept, as
+    /// Spark's `toJSON` writes them (an aggregation buffer repeats names: `sum`, `count` of `avg(x), sum(y)`).
+    direct: (unsafe_row::RowJsonWriter, unsafe_row::RowJsonWriter),
     key_schema: StructType,
     value_schema: StructType,
     line: String,
@@ -397,11 +397,8 @@ impl StoreTextWriter {
         let raw = &store.raw;
         for (i, (k, v)) in raw.iter().enumerate() {
             self.line.clear();
-            let written = match &mut self.direct {
-                Some(w) => write_pair_json(raw, k, v, w, store.partition, &mut self.line).is_ok(),
-                None => false,
-            };
-            if !written {
+            // A row that does not write straight is decoded for the error (`decode_row`'s words).
+            if write_pair_json(raw, k, v, &mut self.direct, store.partition, &mut self.line).is_err() {
                 match decode_pair(raw, k, v, &self.key_schema, &self.value_schema, &store.dir) {
                     Ok((key, value)) => {
                         self.line.clear();
@@ -444,12 +441,11 @@ impl PlainStoreRead {
 
     /// The writer of the stores' rows as JSON text.
     pub fn text_writer(&self) -> StoreTextWriter {
-        let direct = !unsafe_row::has_duplicate_field_names(&self.key_schema)
-            && !unsafe_row::has_duplicate_field_names(&self.value_schema);
         StoreTextWriter {
-            direct: direct.then(|| {
-                (unsafe_row::RowJsonWriter::new(&self.key_schema), unsafe_row::RowJsonWriter::new(&self.value_schema))
-            }),
+            direct: (
+                unsafe_row::RowJsonWriter::new(&self.key_schema),
+                unsafe_row::RowJsonWriter::new(&self.value_schema),
+            ),
             key_schema: self.key_schema.clone(),
             value_schema: self.value_schema.clone(),
             line: String::with_capacity(1024),

@@ -163,14 +163,20 @@ fn non_compact_decimals_negative_and_null() {
     assert_eq!(decode_row(&r, &s).unwrap(), json!({"a": -1.5, "b": -5}));
     // §20.1: 0x0096 = 150 → 1.50 with scale 2.
     let r = row(&[W::Dec16(Some(vec![0x00, 0x96])), W::Dec16(Some(be_bytes(i128::from(i64::MAX) + 1))), W::Null]);
-    assert_eq!(decode_row(&r, &s).unwrap(), json!({"a": 1.5, "b": 9.223_372_036_854_776e18}));
+    assert_eq!(decode_row(&r, &s).unwrap(), json!({"a": 1.5, "b": "9223372036854775808"}));
     assert_eq!(decimal_string(-12_345, 2), "-123.45");
     assert_eq!(decimal_string(5, 3), "0.005");
     assert_eq!(decimal_string(-(10i128.pow(37)), 0), format!("-1{}", "0".repeat(37)));
     let big = -(10i128.pow(37)) - 1;
     assert_eq!(be_bytes(big).len(), 16);
     let r = row(&[W::Null, W::Dec16(Some(be_bytes(big))), W::Null]);
-    assert_eq!(decode_row(&r, &s).unwrap()["b"].as_f64().unwrap(), -1e37);
+    // Past a double's digits: the exact digits (Spark's toJSON writes them all), never -1e37.
+    assert_eq!(decode_row(&r, &s).unwrap()["b"], json!("-10000000000000000000000000000000000001"));
+    let r = row(&[W::Null, W::Null, W::Dec16(Some(be_bytes(1_000_000_000_000_000_000_030_000_000_007)))]);
+    assert_eq!(decode_row(&r, &s).unwrap()["c"], json!("100000000000000000003.0000000007"));
+    let mut text = String::new();
+    write_row_json(&r, &s, &mut text).unwrap();
+    assert_eq!(text, r#"{"c":"100000000000000000003.0000000007"}"#);
     // 17 bytes cannot be a decimal(38).
     let mut bad = row(&[W::Null, W::Dec16(Some(be_bytes(1))), W::Null]);
     bad[16..24].copy_from_slice(&((40u64 << 32) | 17).to_le_bytes());
@@ -915,29 +921,25 @@ fn text_writer_matches_value_decoder() {
     }
 }
 
-/// Schemas where a struct repeats a field name (at any depth) are found: there the text writer and the Value
-/// decoder (which keeps one of the fields) differ, so the `state` text path takes the values.
+/// A struct that repeats a field name (an aggregation buffer does: `avg(x), sum(y)` keeps `sum` and `count`
+/// twice) is written with every field, in schema order, as Spark's `toJSON` writes it (real Spark 4.1.4's
+/// `statestore` rows of `agg(avg, sum, max...)` keep them all), at any depth; the Value decoder keeps one.
 #[test]
-fn duplicate_field_names_are_found_at_any_depth() {
-    use super::unsafe_row::has_duplicate_field_names;
-    let plain = schema(&[("a", json!("long")), ("b", json!("string"))]);
-    assert!(!has_duplicate_field_names(&plain));
+fn repeated_field_names_are_all_written_as_spark_does() {
     let top = schema(&[("a", json!("long")), ("a", json!("string"))]);
-    assert!(has_duplicate_field_names(&top));
-    let inner = json!({"type": "struct", "fields": [
-        {"name": "x", "type": "long", "nullable": true, "metadata": {}},
-        {"name": "x", "type": "long", "nullable": true, "metadata": {}}]});
-    let in_array = schema(&[("l", json!({"type": "array", "elementType": inner, "containsNull": true}))]);
-    assert!(has_duplicate_field_names(&in_array));
-    let in_map =
-        schema(&[("m", json!({"type": "map", "keyType": "string", "valueType": inner, "valueContainsNull": true}))]);
-    assert!(has_duplicate_field_names(&in_map));
     let dup = row(&[W::Fixed(1), W::Var(b"x".to_vec())]);
     let mut text = String::new();
     write_row_json(&dup, &top, &mut text).unwrap();
-    // The writer keeps both fields, the values one: that is why the text path checks.
     assert_eq!(text, r#"{"a":1,"a":"x"}"#);
     assert_eq!(decode_row(&dup, &top).unwrap().as_object().map(|m| m.len()), Some(1));
+    let inner = json!({"type": "struct", "fields": [
+        {"name": "x", "type": "long", "nullable": true, "metadata": {}},
+        {"name": "x", "type": "long", "nullable": true, "metadata": {}}]});
+    let nested = schema(&[("s", inner)]);
+    let r = row(&[W::Var(row(&[W::Fixed(7), W::Fixed(8)]))]);
+    let mut text = String::new();
+    write_row_json(&r, &nested, &mut text).unwrap();
+    assert_eq!(text, r#"{"s":{"x":7,"x":8}}"#);
 }
 
 /// Spark 4.3 HDFS stores with row checksums: values carry a CRC32C prefix, removal keys too; Spark < 2.3 values

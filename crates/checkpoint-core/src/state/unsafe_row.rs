@@ -22,7 +22,7 @@ use super::schema::{DataType, StructType};
 use serde_json::{Map, Value};
 use std::cell::Cell;
 
-pub use super::row_json::{has_duplicate_field_names, write_row_json, RowJsonWriter};
+pub use super::row_json::{write_row_json, RowJsonWriter};
 pub use super::value_text::*;
 
 crate::parse_error::parse_error_type!(

@@ -46,8 +46,10 @@ pub fn decimal_string(unscaled: i128, scale: u8) -> String {
     }
 }
 
-/// A decimal as a JSON number: exact for integers that fit 64 bits, otherwise the nearest double (serde_json
-/// has no arbitrary-precision numbers here).
+/// A decimal as JSON: a number when it is one exactly (an integer that fits 64 bits, or a double whose value is
+/// the decimal's: `-1.50` is -1.5), else its exact digits as a string (`"100000000000000000003.0000000007"` of a
+/// decimal(38,10)), never a rounded double: serde_json has no arbitrary-precision numbers here, and Spark's
+/// `toJSON` writes every digit (Jackson's `BigDecimal`).
 pub(crate) fn decimal_value(unscaled: i128, scale: u8) -> Value {
     if scale == 0 {
         if let Ok(i) = i64::try_from(unscaled) {
@@ -55,7 +57,19 @@ pub(crate) fn decimal_value(unscaled: i128, scale: u8) -> Value {
         }
     }
     let s = decimal_string(unscaled, scale);
-    s.parse::<f64>().ok().and_then(Number::from_f64).map(Value::Number).unwrap_or(Value::String(s))
+    match s.parse::<f64>().ok().and_then(Number::from_f64) {
+        Some(n) if n.as_f64().is_some_and(|f| plain_digits(&f.to_string()) == plain_digits(&s)) => Value::Number(n),
+        _ => Value::String(s),
+    }
+}
+
+/// A plain decimal string without the zeros that do not change its value (`-1.50` → `-1.5`, `2.0` → `2`).
+fn plain_digits(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
 }
 
 /// Year as Java's `uuuu` pattern prints it: 4 digits, a sign beyond.
