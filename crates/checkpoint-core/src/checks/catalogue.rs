@@ -179,6 +179,8 @@ catalogue! {
         "No offsets file, but `state/` (or `commits/`) still holds files: Spark 4.1+ refuses to start batch 0 on it; 3.5 and 4.0 start over and overwrite the old state.";
     CheckpointIdsNotSupported = "checkpoint-ids-not-supported", [Error], ["STATE_STORE_CHECKPOINT_IDS_NOT_SUPPORTED"],
         "The HDFS state store provider is asked to use state checkpoint format v2, which only RocksDB implements.";
+    OperatorMetadataMissing = "operator-metadata-missing", [Error], ["STDS_FAILED_TO_READ_OPERATOR_METADATA"],
+        "A transformWithState operator (its state schema files under `state/<op>/_stateSchema/`) has no operator metadata left (`state/<op>/_metadata/v2/`): Spark 4.x reads it at the restart's planning to find the schema files, and fails.";
     StateEncodingFormatUnsupported = "state-encoding-format-unsupported", [Error], ["_LEGACY_ERROR_TEMP_3102"],
         "The restarting session sets spark.sql.streaming.stateStore.encodingFormat=avro and the query has a stateful operator other than transformWithState: the query fails when it starts, before the checkpoint's recorded value could apply.";
     // Loading the state version a restart needs.

@@ -131,6 +131,7 @@ pub const REGISTRY: &[Rule] = &[
     ),
     rule(&[Code::CheckpointIdsNotSupported], state::check_config),
     rule(&[Code::StateEncodingFormatUnsupported], state::check_encoding_format),
+    rule(&[Code::OperatorMetadataMissing], state::check_tws_operator_metadata),
     rule(&[Code::LogsGoneStateKept], fresh_start::check_logs_gone),
     rule(
         &[
@@ -249,6 +250,7 @@ const ABSENCE_CODES: &[Code] = &[
     Code::SinkLogBatchMissing,
     Code::SinkLogFileMissing,
     Code::StateOperatorMissing,
+    Code::OperatorMetadataMissing,
     Code::StatePartitionMissing,
     Code::StateDirEmpty,
     Code::LogsGoneStateKept,

@@ -191,6 +191,11 @@ fn case_for(code: Code) -> Case {
         }
         StateFileCorrupt => with_error("fixtures", "broken-ss-4.3.0-corrupt-state-file-norepair-agg-hdfs", "4.3.0"),
         StateCodecMismatch => spark_data("codec-mismatch-hdfs-snappy-unrecorded-4.1.4", "4.1.4"),
+        OperatorMetadataMissing => {
+            let mut c = timed("ss-4.3.0-tws-pandas", "4.3.0");
+            c.files.retain(|(p, _)| !p.starts_with("state/0/_metadata/"));
+            c
+        }
         StateEncodingFormatUnsupported => {
             let mut c = spark_data("encoding-format-avro-session-4.1.4", "4.1.4");
             c.ctx.session_conf.insert("spark.sql.streaming.stateStore.encodingFormat".into(), "avro".into());

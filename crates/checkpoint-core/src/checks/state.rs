@@ -169,6 +169,60 @@ fn operator_state_not_found(cp: &Checkpoint, ctx: &Context, f: Finding, missing:
     f
 }
 
+/// `operator-metadata-missing`: a transformWithState operator whose operator metadata is gone. Its state schema
+/// files (v3, `state/<op>/_stateSchema/<store>/<batch>_<uuid>`) are found through the operator metadata
+/// (`state/<op>/_metadata/v2/<batch>`, which names them): on restart Spark 4.x reads the latest one to check and
+/// evolve the schema, and with none left it fails before any state loads (real Spark 4.1.4 and 4.3.0, a
+/// newcomer's transformWithState restarts with `state/0/_metadata` deleted: `StateDataSourceReadOperatorMetadataFailure`
+/// `[STDS_FAILED_TO_READ_OPERATOR_METADATA] Failed to read the operator metadata for checkpointLocation=.../state/0
+/// and batchId=3`; with only the newest `_metadata/v2/<batch>` deleted it resumed, and a join with `_metadata`
+/// deleted resumed too). Only operators with schema v3 files: other operators' metadata is optional.
+pub fn check_tws_operator_metadata(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
+    if cp.kind.0 != CheckpointKind::StructuredStreaming || !spark(ctx).at_least(4, 0) {
+        return vec![];
+    }
+    let Some(batch) = cp.restart_batch().filter(|b| *b > 0) else { return vec![] };
+    let class = "STDS_FAILED_TO_READ_OPERATOR_METADATA";
+    cp.state
+        .operators
+        .values()
+        .filter(|o| !o.schema_v3.is_empty() && o.metadata_v2.is_empty())
+        .map(|o| {
+            let id = o.operator_id;
+            let schema = &o.schema_v3[0];
+            Finding::new(
+                Code::OperatorMetadataMissing,
+                Severity::Error,
+                format!("state/{id}/_metadata is gone: transformWithState operator {id}'s restart cannot find its state schema"),
+            )
+            .classes(&[class])
+            .evidence_sized(
+                &schema.path,
+                schema.size,
+                format!(
+                    "{} state schema file(s) (v3) under state/{id}/_stateSchema/, and no operator metadata file under state/{id}/_metadata/v2/",
+                    o.schema_v3.len()
+                ),
+                None,
+            )
+            .why(format!(
+                "A transformWithState operator keeps its state variables' schemas in state/{id}/_stateSchema/ and names the current ones in its operator metadata (state/{id}/_metadata/v2/<batch>). On restart Spark {} reads the latest operator metadata to check and evolve the schemas before it runs batch {batch}; with none left it fails: {class} (\"Failed to read the operator metadata for checkpointLocation=.../state/{id} and batchId={batch}\"). Rerunning does not write it again: every restart fails the same way.",
+                spark(ctx)
+            ))
+            .fix(&[
+                super::BACKUP.to_string(),
+                format!("Restore state/{id}/_metadata/ (its v2/<batch> files) from a backup or another copy of the checkpoint: any of them lets the restart read the schema (the newest is best)."),
+                super::new_checkpoint_step(cp),
+            ])
+            .fails(
+                RestartStage::StateSchema,
+                Some(class),
+                "org.apache.spark.sql.execution.datasources.v2.state.StateDataSourceReadOperatorMetadataFailure",
+            )
+        })
+        .collect()
+}
+
 /// The conf naming how state rows are encoded (Spark 4.0+: `unsaferow`, or `avro` for transformWithState).
 const ENCODING_CONF: &str = "spark.sql.streaming.stateStore.encodingFormat";
 
