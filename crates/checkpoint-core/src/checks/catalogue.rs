@@ -195,7 +195,7 @@ catalogue! {
             "CANNOT_LOAD_STATE_STORE.AUTO_SNAPSHOT_REPAIR_FAILED",
             "CANNOT_LOAD_STATE_STORE.CANNOT_READ_STREAMING_STATE_FILE",
         ],
-        "With state checkpoint format v2, no snapshot zip of the lineage of the restart's state version is left to start the chain from (the error class Spark raises differs by release).";
+        "No snapshot zip is left to start the restart's state chain from where one is needed: with state checkpoint format v2, none of the lineage of the version loaded (the error class Spark raises differs by release); for a transformWithState store, none at all (its column families' mapping is in a zip, so its changelogs cannot be replayed onto an empty store).";
     StateFileCorrupt = "state-file-corrupt", [Error, Warning], [
         "CANNOT_LOAD_STATE_STORE.UNCATEGORIZED",
         "CANNOT_LOAD_STATE_STORE.CANNOT_READ_CHECKPOINT",

@@ -341,6 +341,9 @@ fn chain_outcome(at: &StoreAt<'_>) -> Vec<Outcome> {
                 .fails(RestartStage::StateLoad, Some(class), exc),
         )];
     }
+    if let Some(f) = column_families_without_snapshot(at, &chain) {
+        return vec![Outcome::Finding(f)];
+    }
     // Damaged files in the chain: the first one Spark notices decides; a stale sidecar Spark does not
     // verify is reported and the chain goes on.
     let mut out = Vec::new();
@@ -377,6 +380,50 @@ fn chain_outcome(at: &StoreAt<'_>) -> Vec<Outcome> {
         return out;
     }
     out
+}
+
+/// The operator id of a store folder `[<root>/]state/<op>/<partition>[/<store>]`.
+fn operator_of(dir: &str) -> Option<i64> {
+    let rest = dir.rsplit_once("state/").map(|(_, r)| r)?;
+    rest.split('/').next()?.parse().ok()
+}
+
+/// `state-base-snapshot-missing` for a transformWithState store (its operator keeps state schema v3 files: its
+/// state variables are RocksDB column families) whose chain starts from nothing: changelogs only, no snapshot
+/// zip at or below the version loaded. The mapping of the column families' ids, which every changelog record's
+/// key starts with, is kept in a snapshot zip's metadata (transformWithState writes a zip on its first commit);
+/// replayed onto an empty store the records name no known column family, and the load fails (real Spark 4.1.4
+/// and 4.3.0, a newcomer's restarts with `state/0/1/1.zip` deleted and changelogs 1..3 kept:
+/// `CANNOT_LOAD_STATE_STORE.UNCATEGORIZED` caused by a NullPointerException in `RocksDB.getColumnFamilyInfo`
+/// during `replayChangelog`; an aggregation's default column family replays from nothing and resumed).
+fn column_families_without_snapshot(at: &StoreAt<'_>, chain: &crate::restart_chain::LoadChain) -> Option<Finding> {
+    let op = operator_of(&at.dir)?;
+    let tws = at.cp.state.operators.get(&op).is_some_and(|o| !o.schema_v3.is_empty());
+    let from_nothing = !chain.steps.is_empty() && chain.steps.iter().all(|s| s.kind == ChainFileKind::Changelog);
+    if !tws || !from_nothing || at.version < 1 || !at.v.at_least(4, 0) {
+        return None;
+    }
+    let (v, version, where_, dir) = (at.v, at.version, &at.where_, &at.dir);
+    let (class, exc) = ("CANNOT_LOAD_STATE_STORE.UNCATEGORIZED", "org.apache.spark.SparkException");
+    let first = &chain.steps[0];
+    Some(
+        Finding::new(
+            Code::StateBaseSnapshotMissing,
+            Severity::Error,
+            format!("State version {version} of {where_} has no snapshot zip: its transformWithState column families cannot be replayed from changelogs alone"),
+        )
+        .classes(&[class])
+        .evidence(&first.path, format!("the chain of version {version} starts from nothing: {} changelog(s) from version {}, no .zip at or below {version} in {dir}", chain.steps.len(), first.version), None)
+        .why(format!(
+            "A transformWithState operator keeps each state variable (and its timers) in a RocksDB column family; every changelog record's key starts with the column family's id, and the mapping of ids to names is kept in a snapshot zip's metadata (the operator writes a zip with its first commit). The restart loads state version {version}: with no zip at or below it, Spark {v} starts from an empty store, which knows no column family, and replaying the changelogs fails ({class}, caused by a NullPointerException in RocksDB.getColumnFamilyInfo)."
+        ))
+        .fix(&[
+            BACKUP.to_string(),
+            format!("Restore the deleted .zip files of {dir} (the lowest one is enough for the changelogs after it) from the original checkpoint or a backup."),
+            super::new_checkpoint_step(at.cp),
+        ])
+        .fails(RestartStage::StateLoad, Some(class), exc),
+    )
 }
 
 /// `stale-checksum-sidecar` for a chain file that decodes: the sidecar is blamed, and the restart fails only
@@ -559,4 +606,51 @@ fn damaged_finding(at: &StoreAt<'_>, step: &crate::restart_chain::ChainStep, d: 
             .fails(RestartStage::StateLoad, class, exc);
     }
     f
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::archive::{Archive, Limits, MemArchive};
+    use crate::report::{Code, RestartOutcome};
+
+    /// `ss-4.3.0-tws-pandas` (a real transformWithStateInPandas, RocksDB, zips 1..=4 per partition) with
+    /// partition 0's zips replaced by changelogs 1..=4 (only the chain's file names matter here), and its
+    /// `_stateSchema` kept (`tws`) or removed.
+    fn changelogs_only(tws: bool) -> crate::report::CheckpointReport {
+        let mut z = crate::testutil::open_fixture("ss-4.3.0-tws-pandas");
+        let paths: Vec<String> = z.entries().iter().filter(|e| !e.is_dir).map(|e| e.path.clone()).collect();
+        let mut files: Vec<(String, Vec<u8>)> = paths
+            .into_iter()
+            .filter(|p| !(p.starts_with("state/0/0/") && p.contains(".zip")))
+            .filter(|p| tws || !p.starts_with("state/0/_stateSchema/"))
+            .map(|p| {
+                let b = z.read(&p, 1 << 26).expect("entry reads");
+                (p, b)
+            })
+            .collect();
+        for v in 1..=4 {
+            files.push((format!("state/0/0/{v}.changelog"), Vec::new()));
+        }
+        let mut a = MemArchive::new("t.zip", files, Limits::default()).expect("archive");
+        let ctx = crate::Context { spark_version: Some("4.3.0".parse().unwrap()), ..Default::default() };
+        crate::diagnose(&mut a, &ctx).checkpoints.remove(0)
+    }
+
+    /// A transformWithState store whose restart chain starts from nothing fails: its column families' mapping
+    /// is in a snapshot zip (a newcomer's real Spark 4.1.4 and 4.3.0 restarts with a partition's `1.zip`
+    /// deleted: CANNOT_LOAD_STATE_STORE.UNCATEGORIZED). A store without schema v3 files is not judged so.
+    #[test]
+    fn a_transform_with_state_store_without_any_zip_cannot_replay_its_changelogs() {
+        let r = changelogs_only(true);
+        assert_eq!(r.restart.outcome, RestartOutcome::Fails);
+        assert_eq!(r.restart.error_class.as_deref(), Some("CANNOT_LOAD_STATE_STORE.UNCATEGORIZED"));
+        let f = r.findings.iter().find(|f| f.code == Code::StateBaseSnapshotMissing).expect("the finding");
+        assert!(f.title.contains("operator 0, partition 0") && f.title.contains("column families"), "{}", f.title);
+        assert!(f.evidence[0].path.ends_with("state/0/0/1.changelog"), "{:?}", f.evidence);
+        let r = changelogs_only(false);
+        assert!(!r
+            .findings
+            .iter()
+            .any(|f| f.code == Code::StateBaseSnapshotMissing && f.title.contains("column families")));
+    }
 }
