@@ -13,8 +13,9 @@ mod common;
 use checkpoint_core::report::Code;
 use common::spark_gen::{check_prediction, context, data_dir, error_text, generated_files as files_of, records, run};
 
-/// The records of tools/spark-gen/log_accidents.py: 14 accidents (2 of them on Spark 4.x only) on three releases.
-const ACCIDENTS: usize = 40;
+/// The records of tools/spark-gen/log_accidents.py: 14 accidents (2 of them on Spark 4.x only) on three releases,
+/// and the latest offsets file deleted on 3.4.4.
+const ACCIDENTS: usize = 41;
 
 /// The finding that explains a failure of this accident.
 fn code_of(kind: &str) -> Code {
@@ -215,8 +216,9 @@ fn diagnose_on(files: Vec<(String, Vec<u8>)>, v: &str, root: &str) -> checkpoint
 
 /// Commits ahead of the offset log with the latest batch's own commit gone too: batch `last` commits, and the
 /// collision comes with the next batch, at the first commit above (no commit there to collide with at `last`).
-/// What `commitLog.add` throws per release: the class since 3.4, an IllegalStateException in 3.2–3.3, an assert
-/// before (from Spark's source).
+/// What `commitLog.add` throws per release: the class from 3.5 on, `MicroBatchExecution`'s assert before (real
+/// Spark 3.4.4: `log-accident-offsets-latest-deleted-3.4.4`, "assertion failed: Concurrent update to the commit
+/// log").
 #[test]
 fn commits_ahead_with_a_gap_collide_at_the_first_commit_above() {
     let name = "log-accident-offsets-latest-deleted-4.1.4";
@@ -225,7 +227,7 @@ fn commits_ahead_with_a_gap_collide_at_the_first_commit_above() {
     let r = diagnose_on(files.clone(), "4.1.4", "");
     let f = r.findings.iter().find(|f| f.code == Code::CommitAheadOfOffsets).expect("commit-ahead-of-offsets");
     assert!(f.why.contains("the next batch, 19") && f.why.contains("detected for 19"), "{}", f.why);
-    for (v, exception) in [("3.3.4", "java.lang.IllegalStateException"), ("3.1.3", "java.lang.AssertionError")] {
+    for (v, exception) in [("3.4.4", "java.lang.AssertionError"), ("3.3.4", "java.lang.AssertionError")] {
         let r = diagnose_on(files.clone(), v, "");
         assert_eq!((r.restart.error_class.as_deref(), r.restart.exception.as_deref()), (None, Some(exception)), "{v}");
     }

@@ -54,20 +54,26 @@ pub(super) fn commit_ahead(cp: &Checkpoint, ctx: &Context, last: i64, ahead: &[i
             "org.apache.spark.SparkException",
         )
     } else {
-        // `commitLog.add` refuses a commit file that exists: a SparkException with the class since 3.4, an
-        // IllegalStateException in 3.2–3.3, an `assert` (AssertionError) before.
-        let class = v.at_least(3, 4).then_some("CONCURRENT_STREAM_LOG_UPDATE");
-        let exception = match (class.is_some(), v.at_least(3, 2)) {
-            (true, _) => "org.apache.spark.SparkException",
-            (false, true) => "java.lang.IllegalStateException",
-            (false, false) => "java.lang.AssertionError",
+        // `commitLog.add` refuses a commit file that exists: a SparkException with the class from 3.5 on; before,
+        // `MicroBatchExecution` asserted it (real Spark 3.4.4, log_accidents.py offsets-latest-deleted:
+        // "java.lang.AssertionError: assertion failed: Concurrent update to the commit log. Multiple streaming
+        // jobs detected for 18").
+        let class = v.at_least(3, 5).then_some("CONCURRENT_STREAM_LOG_UPDATE");
+        let exception = if class.is_some() { "org.apache.spark.SparkException" } else { "java.lang.AssertionError" };
+        let words = if class.is_some() {
+            "Concurrent update to the log. Multiple streaming jobs detected for"
+        } else {
+            "assertion failed: Concurrent update to the commit log. Multiple streaming jobs detected for"
         };
         // The first commit that collides: batch `last`'s own, or (its commit gone too) the first one above it,
         // when the restart builds that batch after committing `last`.
         let clash = if cp.commits.contains_key(&last) {
-            format!("then writing commits/{last} finds the file there: \"Concurrent update to the log. Multiple streaming jobs detected for {last}\"")
+            format!("then writing commits/{last} finds the file there: \"{words} {last}\"")
         } else {
-            format!("its commit is written, and the next batch, {}, once it runs, finds commits/{} there: \"Concurrent update to the log. Multiple streaming jobs detected for {}\"", ahead[0], ahead[0], ahead[0])
+            format!(
+                "its commit is written, and the next batch, {}, once it runs, finds commits/{} there: \"{words} {}\"",
+                ahead[0], ahead[0], ahead[0]
+            )
         };
         f.classes(&class.into_iter().collect::<Vec<_>>())
             .why(format!("{plan} The batch runs and its sink writes the output again (a file sink skips a batch its log has); {clash}. Every restart does the same."))
