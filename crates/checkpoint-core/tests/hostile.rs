@@ -625,10 +625,11 @@ fn absurd_explicit_batch_ids_are_clear_errors() {
             assert!(e.message.contains(&b.to_string()), "{e}");
         }
     }
-    // The largest accepted id: no state for it, an error (not a panic).
+    // The largest accepted id: no committed batch of it, as Spark's reader says (not a panic).
     let q = StateQuery { batch_id: Some(1i64 << 60), ..Default::default() };
     let e = bounded("read_state", Duration::from_secs(5), || state::read_state(&mut a, "", &q)).unwrap_err();
-    assert!(e.path.starts_with("state/0/"), "{e}");
+    assert_eq!(e.error_class.as_deref(), Some("STDS_COMMITTED_BATCH_UNAVAILABLE"), "{e}");
+    assert!(e.path.starts_with("commits"), "{e}");
 }
 
 /// Operator metadata claiming absurd `numPartitions` (2^31-1, negative, i64::MAX): the reader finds the first

@@ -175,6 +175,17 @@ pub fn resolve_options(a: &dyn Archive, root: &str, q: &StateQuery) -> Result<Re
             }
             Ok(ReadMode::FromSnapshot { batch, snapshot_batch, partition })
         }
+        // Spark 4.x reads the batch's offsets and commit for its confs and state ids: a batch planned but not
+        // committed, or beyond the log, has none (real Spark 4.1.4, a newcomer's reads of a query killed in
+        // batch 2 with batchId 2 and 5: STDS_COMMITTED_BATCH_UNAVAILABLE, on HDFS and RocksDB).
+        (None, None)
+            if q.batch_id.is_some() && super::store::committed_batches(a, root).binary_search(&batch).is_err() =>
+        {
+            Err(no_committed_batch(
+                root,
+                format!("No committed batch found for batchId {batch} (last committed: {})", last_text()),
+            ))
+        }
         (None, None) => Ok(ReadMode::State { batch }),
     }
 }

@@ -1355,3 +1355,20 @@ fn compiled_writer_keeps_dates_right_across_rows() {
         assert_eq!(a, decode_row(&r, &s).unwrap().to_string());
     }
 }
+
+/// An explicit batch id that was planned but not committed (or is beyond the log) has no committed batch to read,
+/// as Spark 4.x's `statestore` reader says (a newcomer's real Spark 4.1.4 reads of a query killed mid-batch:
+/// STDS_COMMITTED_BATCH_UNAVAILABLE on HDFS and RocksDB); a committed one reads.
+#[test]
+fn an_uncommitted_batch_id_has_no_committed_batch_to_read() {
+    use super::{read_state, StateQuery};
+    // The last two commits deleted: offsets 0..=19, commits 0..=17.
+    let files = generated_files("log-accident-commits-two-deleted-4.1.4");
+    let mut a = crate::archive::MemArchive::new("t.zip", files, crate::archive::Limits::default()).unwrap();
+    for b in [18, 19, 25] {
+        let e = read_state(&mut a, "", &StateQuery { batch_id: Some(b), ..Default::default() }).unwrap_err();
+        assert_eq!(e.error_class.as_deref(), Some("STDS_COMMITTED_BATCH_UNAVAILABLE"), "{b}: {e}");
+        assert!(e.message.contains(&format!("batchId {b} (last committed: 17)")), "{e}");
+    }
+    assert!(!read_state(&mut a, "", &StateQuery { batch_id: Some(17), ..Default::default() }).unwrap().is_empty());
+}
