@@ -462,7 +462,13 @@ fn needs(cp: &Checkpoint, ctx: &Context) -> Vec<Hint> {
     if !cp.unverified.is_empty() {
         out.push(Hint::StateNotVerified { count: cp.unverified.len() });
     }
-    if ctx.kafka_earliest.is_none() && ctx.kafka_latest.is_none() {
+    let given = match (ctx.kafka_earliest.is_some(), ctx.kafka_latest.is_some()) {
+        (true, true) => None,
+        (true, false) => Some(Some("earliest".to_string())),
+        (false, true) => Some(Some("latest".to_string())),
+        (false, false) => Some(None),
+    };
+    if let Some(given) = given {
         let kafka: Vec<usize> = cp
             .latest_readable_offsets()
             .map(|(_, o)| {
@@ -475,7 +481,7 @@ fn needs(cp: &Checkpoint, ctx: &Context) -> Vec<Hint> {
             })
             .unwrap_or_default();
         if !kafka.is_empty() {
-            out.push(Hint::KafkaOffsetsNotGiven { sources: kafka });
+            out.push(Hint::KafkaOffsetsNotGiven { sources: kafka, given });
         }
     }
     let file_sources: Vec<usize> = cp

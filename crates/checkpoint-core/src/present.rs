@@ -73,10 +73,13 @@ pub enum Hint {
         key: String,
     },
     /// The checkpoint reads Kafka (`sources` = their indexes) and no brokers' offsets were given, so retention
-    /// and re-created topics are not checked.
+    /// and re-created topics are not checked; or only one half of them (`given`).
     KafkaOffsetsNotGiven {
         /// The Kafka sources' indexes.
         sources: Vec<usize>,
+        /// The half of the brokers' view that was given (`earliest` or `latest`); `None` when neither was.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        given: Option<String>,
     },
     /// The checkpoint has file sources (`sources` = their indexes) whose path the query reads now was not
     /// given, so a changed path (which fails the restart when it is not a glob) is not checked.
@@ -153,7 +156,24 @@ impl Hint {
                     }
                 }
             }
-            Hint::KafkaOffsetsNotGiven { sources } => {
+            Hint::KafkaOffsetsNotGiven { sources, given: Some(half) } => {
+                let list: Vec<String> = sources.iter().map(|i| format!("#{i}")).collect();
+                let (other, unchecked) = if half == "latest" {
+                    ("earliest", "records aged out (offsets below the brokers' earliest) are not checked")
+                } else {
+                    ("latest", "a re-created topic or a lower high-water mark (offsets above the brokers' latest) is not checked")
+                };
+                let fact = format!(
+                    "Kafka source {} checked against the brokers' {half} offsets only: {unchecked}",
+                    list.join(", ")
+                );
+                match fe {
+                    Frontend::Cli => format!("{fact}; give --kafka-{other} too (kafka-get-offsets.sh --time {})." , if other == "earliest" { -2 } else { -1 }),
+                    Frontend::Page => format!("{fact}; paste the {other} offsets too."),
+                    Frontend::Document => format!("{fact}."),
+                }
+            }
+            Hint::KafkaOffsetsNotGiven { sources, given: None } => {
                 let list: Vec<String> = sources.iter().map(|i| format!("#{i}")).collect();
                 let fact = format!(
                     "Kafka source {} not checked against the brokers: the verdict assumes the topics still hold the checkpoint's offsets (not aged out, not re-created)",

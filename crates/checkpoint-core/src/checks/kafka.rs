@@ -591,6 +591,34 @@ mod tests {
         assert_eq!(r.restart.error_class.as_deref(), Some("KAFKA_DATA_LOSS.PARTITION_OFFSET_CHANGED"));
     }
 
+    /// One half of the brokers' view given: the half not checked is said, not silently dropped.
+    #[test]
+    fn a_half_given_brokers_view_says_what_is_not_checked() {
+        use crate::present::Hint;
+        let line = "v1\n{\"batchWatermarkMs\":0,\"batchTimestampMs\":1000,\"conf\":{}}\n{\"t\":{\"0\":40}}";
+        for (earliest, latest, given) in
+            [(None, Some("t:0:90"), Some("latest")), (Some("t:0:0"), None, Some("earliest")), (None, None, None)]
+        {
+            let files = vec![
+                ("metadata".to_string(), br#"{"id":"q"}"#.to_vec()),
+                ("offsets/0".to_string(), line.as_bytes().to_vec()),
+                ("commits/0".to_string(), b"v1\n{\"nextBatchWatermarkMs\":0}".to_vec()),
+            ];
+            let ctx = Context {
+                kafka_earliest: earliest.map(|e| parse(e).unwrap()),
+                kafka_latest: latest.map(|l| parse(l).unwrap()),
+                ..Default::default()
+            };
+            let mut a = MemArchive::new("t.zip", files, Limits::default()).unwrap();
+            let r = crate::diagnose(&mut a, &ctx).checkpoints.remove(0);
+            let hint = r.hints.iter().find_map(|h| match h {
+                Hint::KafkaOffsetsNotGiven { sources, given } => Some((sources.clone(), given.clone())),
+                _ => None,
+            });
+            assert_eq!(hint, Some((vec![0], given.map(str::to_string))), "{earliest:?} {latest:?}");
+        }
+    }
+
     /// The planning's reports come before the executors' reads: with one partition aged out and another ahead
     /// of the brokers' latest, Spark fails planning on the second ("offset was changed").
     #[test]

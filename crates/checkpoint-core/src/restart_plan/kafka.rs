@@ -82,6 +82,10 @@ fn ways_out(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<WayOut> {
         .iter()
         .filter(|p| matches!(p.status, PartitionStatus::PartitionRemoved | PartitionStatus::TopicMissing))
         .collect();
+    // Partitions new since the checkpoint whose earliest is not 0: `ADDED_PARTITION_DOES_NOT_START_FROM_OFFSET_ZERO`,
+    // a warning with failOnDataLoss=false (the partition is read from its earliest).
+    let late: Vec<&PartitionView> =
+        v.iter().filter(|p| p.status == PartitionStatus::PartitionAdded && p.earliest.is_some_and(|e| e > 0)).collect();
     let mut out = Vec::new();
     if !ahead.is_empty() {
         let mut w = WayOut::new(
@@ -113,7 +117,7 @@ fn ways_out(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<WayOut> {
         );
         out.push(w);
     }
-    if !below.is_empty() || !ahead.is_empty() || !gone.is_empty() {
+    if !below.is_empty() || !ahead.is_empty() || !gone.is_empty() || !late.is_empty() {
         let mut w = WayOut::new(
             WayOutKind::FailOnDataLossFalse,
             "Keep this checkpoint and let the Kafka source skip what is gone (failOnDataLoss=false)",
@@ -142,11 +146,21 @@ fn ways_out(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<WayOut> {
         if !gone.is_empty() {
             w.costs.push(format!("{}: no longer read; their unread records are lost", names(&gone)));
         }
+        for p in &late {
+            w.costs.push(format!(
+                "{}: new since the checkpoint, read from its earliest offset {}: records 0..{} aged out before the \
+                 query saw the partition (Spark only logs a warning)",
+                p.name(),
+                p.earliest.unwrap_or(0),
+                p.earliest.unwrap_or(0).saturating_sub(1)
+            ));
+        }
         for (cond, code) in [
             (!below.is_empty(), Code::KafkaOffsetsBelowEarliest),
             (!ahead.is_empty(), Code::KafkaOffsetsAheadOfLatest),
             (gone.iter().any(|p| p.status == PartitionStatus::PartitionRemoved), Code::KafkaPartitionsRemoved),
             (gone.iter().any(|p| p.status == PartitionStatus::TopicMissing), Code::KafkaTopicMissing),
+            (!late.is_empty(), Code::KafkaPartitionsAdded),
         ] {
             if cond {
                 w.answers.push(code);
@@ -365,6 +379,32 @@ mod tests {
             .snippets
             .iter()
             .any(|s| s.language == "scala" && s.code.contains(r#""""{"t":{"0":-2,"1":41,"3":-2}}""""#)));
+    }
+
+    /// A partition added since the checkpoint whose earliest is not 0 fails the restart
+    /// (ADDED_PARTITION_DOES_NOT_START_FROM_OFFSET_ZERO); failOnDataLoss=false reads it from its earliest, and
+    /// the plan offers that, with what it costs.
+    #[test]
+    fn a_late_added_partition_has_the_fail_on_data_loss_way_out() {
+        let ctx = Context {
+            now_ms: Some(2_000),
+            kafka_earliest: Some(parse("t:0:0\nt:1:0\nt:2:0\nt:3:7").unwrap()),
+            kafka_latest: Some(parse("t:0:90\nt:1:60\nt:2:20\nt:3:20").unwrap()),
+            ..Default::default()
+        };
+        let r = report(&ctx);
+        assert_eq!(
+            r.restart.error_class.as_deref(),
+            Some("KAFKA_DATA_LOSS.ADDED_PARTITION_DOES_NOT_START_FROM_OFFSET_ZERO")
+        );
+        let plan = r.restart_plan.expect("a plan");
+        let w = plan.ways_out.iter().find(|w| w.kind == WayOutKind::FailOnDataLossFalse).expect("failOnDataLoss=false");
+        assert!(w.answers.contains(&crate::report::Code::KafkaPartitionsAdded));
+        assert!(
+            w.costs.iter().any(|c| c.contains("t-3: new since the checkpoint") && c.contains("records 0..6")),
+            "{:?}",
+            w.costs
+        );
     }
 
     #[test]
