@@ -462,7 +462,13 @@ fn needs(cp: &Checkpoint, ctx: &Context) -> Vec<Hint> {
     if !cp.unverified.is_empty() {
         out.push(Hint::StateNotVerified { count: cp.unverified.len() });
     }
-    let given = match (ctx.kafka_earliest.is_some(), ctx.kafka_latest.is_some()) {
+    // The pasted error's "offset was changed from A to B" gives the brokers' latest of its partitions.
+    let latest_known = ctx.kafka_latest.is_some()
+        || ctx
+            .error_text
+            .as_deref()
+            .is_some_and(|t| !crate::checks::kafka::offsets_changed_in_error(t).topics.is_empty());
+    let given = match (ctx.kafka_earliest.is_some(), latest_known) {
         (true, true) => None,
         (true, false) => Some(Some("earliest".to_string())),
         (false, true) => Some(Some("latest".to_string())),

@@ -33,10 +33,13 @@ fn version_issue(kind: LogKind, found: u32, cp: &Checkpoint, ctx: &Context) -> O
     let v = spark(ctx);
     if kind == LogKind::Commits && v.at_least(4, 0) {
         // The commit log accepts exactly the configured state checkpoint format version. It is not
-        // recorded in the offset log; without the user's session conf we assume it matches the files.
+        // recorded in the offset log; without the user's session conf we assume it matches the files, unless
+        // the pasted error names the version the restart accepted (a session without the conf reads only v1:
+        // a newcomer's real Spark 4.1.4 restart of a format v2 checkpoint with default confs).
         let configured: u32 =
             super::effective_conf_value(cp, ctx, "spark.sql.streaming.stateStore.checkpointFormatVersion")
                 .and_then(|s| s.trim().parse().ok())
+                .or_else(|| ctx.error_text.as_deref().and_then(exact_version_in_error))
                 .unwrap_or(if found <= 2 { found } else { 1 });
         if found != configured {
             return Some(VersionIssue {
@@ -61,6 +64,15 @@ fn version_issue(kind: LogKind, found: u32, cp: &Checkpoint, ctx: &Context) -> O
         });
     }
     None
+}
+
+/// The version `INVALID_LOG_VERSION.EXACT_MATCH_VERSION` says the restart accepted: "The only supported log version
+/// is v1, but encountered v2" (`HDFSMetadataLog.validateVersionExactMatch`).
+pub(crate) fn exact_version_in_error(text: &str) -> Option<u32> {
+    let key = "only supported log version is v";
+    let at = text.find(key)? + key.len();
+    let digits: String = text[at..].chars().take_while(|c| c.is_ascii_digit()).take(9).collect();
+    digits.parse().ok()
 }
 
 /// A zip entry the archive reader cannot inflate (`ArchiveError::Corrupt`; [`crate::ArchiveError::is_entry_damage`],
@@ -295,15 +307,23 @@ fn log_file_finding(
                 "Spark validates the version line of every log file it reads (MetadataVersionUtil): {}.",
                 issue.message
             ))
-            .fix(&[
-                format!("Restart with the Spark version (or newer) that wrote this checkpoint; a v{found} {dir} file is written by a newer Spark or by a different state checkpoint format."),
-                if kind == LogKind::Commits && found == 2 {
-                    "A v2 commit log means spark.sql.streaming.stateStore.checkpointFormatVersion=2 (RocksDB checkpoint format v2): restart with Spark 4.0+ and that conf set.".to_string()
-                } else {
-                    "Do not edit the version line by hand: the content after it is in the newer format.".to_string()
-                },
-                super::new_checkpoint_step(cp),
-            ]);
+            .fix(&if kind == LogKind::Commits && found == 2 && spark(ctx).at_least(4, 0) {
+                // Spark reads v2 commits: only the session's format conf is wrong.
+                vec![
+                    "A v2 commit log means the checkpoint was written with state checkpoint format v2: restart with .config(\"spark.sql.streaming.stateStore.checkpointFormatVersion\", \"2\") (and the RocksDB state store provider), as it was written.".to_string(),
+                    super::new_checkpoint_step(cp),
+                ]
+            } else {
+                vec![
+                    format!("Restart with the Spark version (or newer) that wrote this checkpoint; a v{found} {dir} file is written by a newer Spark or by a different state checkpoint format."),
+                    if kind == LogKind::Commits && found == 2 {
+                        "A v2 commit log means spark.sql.streaming.stateStore.checkpointFormatVersion=2 (RocksDB checkpoint format v2): restart with Spark 4.0+ and that conf set.".to_string()
+                    } else {
+                        "Do not edit the version line by hand: the content after it is in the newer format.".to_string()
+                    },
+                    super::new_checkpoint_step(cp),
+                ]
+            });
             if let Some(s) = stage {
                 f = f.fails(s, issue.class, "java.lang.IllegalStateException");
             }
@@ -688,6 +708,36 @@ mod tests {
     use crate::report::{Code, RestartOutcome};
     use crate::testutil::open_fixture;
     use crate::{diagnose, Context};
+
+    /// A checkpoint written with state checkpoint format v2 (v2 commits), restarted with the default format:
+    /// without the session conf the verdict assumes the format was kept; the pasted error's "only supported log
+    /// version is v1" says it was not, and the latest commit explains it, the conf first in its fix (a
+    /// newcomer's real Spark 4.1.4 restart with default confs failed so).
+    #[test]
+    fn a_pasted_exact_version_error_says_the_restart_dropped_format_v2() {
+        assert_eq!(super::exact_version_in_error("The only supported log version is v1, but encountered v2."), Some(1));
+        assert_eq!(super::exact_version_in_error("nothing"), None);
+        let run = |error_text: Option<&str>| {
+            let mut z = open_fixture("broken-ss-4.3.0-agg-rocksdb-ckptv2-restarted-on-3.5.9");
+            let ctx = Context {
+                spark_version: Some("4.3.0".parse().unwrap()),
+                error_text: error_text.map(str::to_string),
+                ..Default::default()
+            };
+            diagnose(&mut z, &ctx).checkpoints.remove(0)
+        };
+        assert_ne!(run(None).restart.outcome, RestartOutcome::Fails);
+        let text = "org.apache.spark.SparkException: [INVALID_LOG_VERSION.EXACT_MATCH_VERSION] UnsupportedLogVersion. The only supported log version is v1, but encountered v2. SQLSTATE: KD002";
+        let r = run(Some(text));
+        assert_eq!(r.restart.error_class.as_deref(), Some("INVALID_LOG_VERSION.EXACT_MATCH_VERSION"));
+        let f = r
+            .findings
+            .iter()
+            .find(|f| f.code == Code::LogVersionUnsupported && f.restart_failure.is_some())
+            .expect("the latest commit's finding");
+        assert!(f.explains_error_text, "{}", f.title);
+        assert!(f.fix[0].contains("checkpointFormatVersion\", \"2\""), "{:?}", f.fix);
+    }
 
     #[test]
     fn the_latest_offsets_file_alone_is_a_gap_before_it() {
