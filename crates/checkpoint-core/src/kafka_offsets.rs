@@ -13,6 +13,9 @@ pub struct KafkaOffsets {
     pub topics: BTreeMap<String, BTreeMap<i32, i64>>,
     /// Lines of pasted text that named a partition without an offset (`topic:0:`), kept to say so.
     pub without_offset: Vec<String>,
+    /// The view names only some partitions (those a pasted error names, or an uncommitted batch recorded): a
+    /// partition it does not name is not judged by it (neither removed nor added nor a missing topic).
+    pub partial: bool,
 }
 
 impl KafkaOffsets {
@@ -195,8 +198,9 @@ impl PartitionView {
 }
 
 /// Compares the checkpoint's offsets with the brokers' earliest and latest offsets (either may be absent).
-/// A topic is judged only by a view that names at least one of its partitions; a view naming none of a
-/// topic's partitions makes it `TopicMissing`. Partitions of topics the checkpoint does not hold are left
+/// A topic is judged only by a view that names at least one of its partitions; a complete view naming none of
+/// a topic's partitions makes it `TopicMissing`. A [`KafkaOffsets::partial`] view judges only the partitions it
+/// names (ahead of its latest, below its earliest). Partitions of topics the checkpoint does not hold are left
 /// out. Ordered by topic, then partition.
 pub fn compare(
     checkpoint: &BTreeMap<String, BTreeMap<i32, i64>>,
@@ -205,10 +209,11 @@ pub fn compare(
 ) -> Vec<PartitionView> {
     let mut out = Vec::new();
     let views: Vec<&KafkaOffsets> = earliest.into_iter().chain(latest).collect();
+    let complete: Vec<&KafkaOffsets> = views.iter().copied().filter(|v| !v.partial).collect();
     for (topic, parts) in checkpoint {
-        let known = views.iter().any(|v| v.has_topic(topic));
+        let known = complete.iter().any(|v| v.has_topic(topic));
         let mut all: std::collections::BTreeSet<i32> = parts.keys().copied().collect();
-        for v in &views {
+        for v in &complete {
             if let Some(p) = v.topics.get(topic) {
                 all.extend(p.keys().copied());
             }
@@ -216,12 +221,13 @@ pub fn compare(
         for p in all {
             let e = earliest.and_then(|v| v.get(topic, p));
             let l = latest.and_then(|v| v.get(topic, p));
+            let listed = complete.iter().any(|v| v.get(topic, p).is_some());
             let c = parts.get(&p).copied();
             let status = match c {
                 None => PartitionStatus::PartitionAdded,
                 Some(_) if views.is_empty() => PartitionStatus::Ok,
-                Some(_) if !known => PartitionStatus::TopicMissing,
-                Some(_) if e.is_none() && l.is_none() => PartitionStatus::PartitionRemoved,
+                Some(_) if !complete.is_empty() && !known => PartitionStatus::TopicMissing,
+                Some(_) if !complete.is_empty() && !listed => PartitionStatus::PartitionRemoved,
                 Some(c) if l.is_some_and(|l| c > l) => PartitionStatus::AheadOfLatest,
                 Some(c) if e.is_some_and(|e| c < e) => PartitionStatus::BelowEarliest,
                 Some(_) => PartitionStatus::Ok,
@@ -242,6 +248,22 @@ pub fn compare(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A partial view (a pasted error naming one partition) judges that partition only: the others are neither
+    /// removed nor a missing topic.
+    #[test]
+    fn a_partial_view_judges_only_the_partitions_it_names() {
+        let cp: BTreeMap<String, BTreeMap<i32, i64>> =
+            [("t".to_string(), [(0, 500), (1, 480)].into_iter().collect())].into_iter().collect();
+        let mut latest = parse("t:0:300").unwrap();
+        latest.partial = true;
+        let v = compare(&cp, None, Some(&latest));
+        let st: Vec<PartitionStatus> = v.iter().map(|p| p.status).collect();
+        assert_eq!(st, vec![PartitionStatus::AheadOfLatest, PartitionStatus::Ok]);
+        latest.partial = false;
+        let st: Vec<PartitionStatus> = compare(&cp, None, Some(&latest)).iter().map(|p| p.status).collect();
+        assert_eq!(st, vec![PartitionStatus::AheadOfLatest, PartitionStatus::PartitionRemoved]);
+    }
 
     #[test]
     fn parses_spark_json() {

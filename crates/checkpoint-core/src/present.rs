@@ -156,38 +156,7 @@ impl Hint {
                     }
                 }
             }
-            Hint::KafkaOffsetsNotGiven { sources, given: Some(half) } => {
-                let list: Vec<String> = sources.iter().map(|i| format!("#{i}")).collect();
-                let (other, unchecked) = if half == "latest" {
-                    ("earliest", "records aged out (offsets below the brokers' earliest) are not checked")
-                } else {
-                    ("latest", "a re-created topic or a lower high-water mark (offsets above the brokers' latest) is not checked")
-                };
-                let fact = format!(
-                    "Kafka source {} checked against the brokers' {half} offsets only: {unchecked}",
-                    list.join(", ")
-                );
-                match fe {
-                    Frontend::Cli => format!("{fact}; give --kafka-{other} too (kafka-get-offsets.sh --time {})." , if other == "earliest" { -2 } else { -1 }),
-                    Frontend::Page => format!("{fact}; paste the {other} offsets too."),
-                    Frontend::Document => format!("{fact}."),
-                }
-            }
-            Hint::KafkaOffsetsNotGiven { sources, given: None } => {
-                let list: Vec<String> = sources.iter().map(|i| format!("#{i}")).collect();
-                let fact = format!(
-                    "Kafka source {} not checked against the brokers: the verdict assumes the topics still hold the checkpoint's offsets (not aged out, not re-created)",
-                    list.join(", ")
-                );
-                let get = "kafka-get-offsets.sh --bootstrap-server <brokers> --topic <topic> --time -2 (earliest) and --time -1 (latest)";
-                match fe {
-                    Frontend::Cli => format!(
-                        "{fact}; give --kafka-earliest and --kafka-latest (the output of {get}, or Spark's JSON)."
-                    ),
-                    Frontend::Page => format!("{fact}; paste the output of {get} in the Kafka offsets boxes above."),
-                    Frontend::Document => format!("{fact}."),
-                }
-            }
+            Hint::KafkaOffsetsNotGiven { sources, given } => kafka_offsets_words(sources, given.as_deref(), fe),
             Hint::SourcePathNotGiven { sources } => {
                 let list: Vec<String> = sources.iter().map(|i| format!("#{i}")).collect();
                 let fact = format!(
@@ -377,6 +346,40 @@ pub fn present(c: &CheckpointReport, fe: Frontend) -> CheckpointPresentation {
         assumption: assumption(c, fe),
         needs: needs(c, fe),
         finding_order: finding_order(c),
+    }
+}
+
+/// The words of [`Hint::KafkaOffsetsNotGiven`]: no brokers' view (`given` = `None`), or only its `given` half.
+fn kafka_offsets_words(sources: &[usize], given: Option<&str>, fe: Frontend) -> String {
+    let list: Vec<String> = sources.iter().map(|i| format!("#{i}")).collect();
+    let list = list.join(", ");
+    let Some(half) = given else {
+        let fact = format!(
+            "Kafka source {list} not checked against the brokers: the verdict assumes the topics still hold the checkpoint's offsets (not aged out, not re-created)"
+        );
+        let get = "kafka-get-offsets.sh --bootstrap-server <brokers> --topic <topic> --time -2 (earliest) and --time -1 (latest)";
+        return match fe {
+            Frontend::Cli => {
+                format!("{fact}; give --kafka-earliest and --kafka-latest (the output of {get}, or Spark's JSON).")
+            }
+            Frontend::Page => format!("{fact}; paste the output of {get} in the Kafka offsets boxes above."),
+            Frontend::Document => format!("{fact}."),
+        };
+    };
+    let (other, time, unchecked) = if half == "latest" {
+        ("earliest", -2, "records aged out (offsets below the brokers' earliest) are not checked")
+    } else {
+        (
+            "latest",
+            -1,
+            "a re-created topic or a lower high-water mark (offsets above the brokers' latest) is not checked",
+        )
+    };
+    let fact = format!("Kafka source {list} checked against the brokers' {half} offsets only: {unchecked}");
+    match fe {
+        Frontend::Cli => format!("{fact}; give --kafka-{other} too (kafka-get-offsets.sh --time {time})."),
+        Frontend::Page => format!("{fact}; paste the {other} offsets too."),
+        Frontend::Document => format!("{fact}."),
     }
 }
 

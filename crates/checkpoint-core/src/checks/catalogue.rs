@@ -445,15 +445,15 @@ pub enum RestartStage {
     LogWrite = 50,
     /// Stateful operators look for their state directory.
     StateDirectory = 55,
+    /// Executors read the batch's input: a Kafka source fetches its offset ranges (`KafkaDataConsumer.get`). The
+    /// scan runs in the stage before the shuffle that feeds the stateful operators, so before their stores open.
+    SourceRead = 58,
     /// The state store configuration is validated when the first store opens.
     StateStoreConfig = 60,
     /// Executors load the state version `last commit + 1` in every partition.
     StateLoad = 70,
     /// The first state row read is validated against the stored schema.
     StateRowValidation = 72,
-    /// Executors read the batch's input: a Kafka source fetches its offset ranges (`KafkaDataConsumer.get`),
-    /// after the task opened its state store.
-    SourceRead = 75,
     /// The batch's sink commits its output; a file sink compacts its log at compaction batches
     /// (`FileStreamSinkLog`, every `compactInterval` batches), reading the previous compaction and the batches after it.
     SinkCommit = 80,
@@ -476,10 +476,10 @@ impl RestartStage {
         RestartStage::StateSchema,
         RestartStage::LogWrite,
         RestartStage::StateDirectory,
+        RestartStage::SourceRead,
         RestartStage::StateStoreConfig,
         RestartStage::StateLoad,
         RestartStage::StateRowValidation,
-        RestartStage::SourceRead,
         RestartStage::SinkCommit,
         RestartStage::BatchCommit,
     ];

@@ -23,7 +23,7 @@ fn ids_of_another_version(last: i64, commit: i64) -> String {
 /// branch for a commit ahead of it: the restart runs batch `last` again, as if it were not committed. With state
 /// checkpoint format v2 its state version `last` is loaded with the unique ids of the latest commit, which name a
 /// later version, so the file is not found; otherwise the batch runs and writes its output, and `commitLog.add`
-/// finds `commits/<last>` there: `CONCURRENT_STREAM_LOG_UPDATE` (a `SparkException` since 3.4). Real Spark 3.5.9,
+/// finds `commits/<last>` there: `CONCURRENT_STREAM_LOG_UPDATE` (a `SparkException` from 3.5; an `AssertionError` before). Real Spark 3.5.9,
 /// 4.1.4 and 4.3.0 (`tools/spark-gen/log_accidents.py`, `tests/spark_log_accidents.rs`).
 pub(super) fn commit_ahead(cp: &Checkpoint, ctx: &Context, last: i64, ahead: &[i64]) -> Finding {
     let v = spark(ctx);
@@ -106,7 +106,7 @@ pub(super) fn last_batch_uncommitted(cp: &Checkpoint, last: i64, async_logs: boo
         )
         .evidence(&path, format!("offsets/{last} present, commits/{last} absent (last commit: {})", lc.map(|c| c.to_string()).unwrap_or_else(|| "none".into())), None)
         .why("The query stopped after planning the batch and before committing it. On restart Spark re-runs exactly that batch with the recorded offsets (normal after a crash or a stop during a batch); sinks that are not idempotent may see its output twice.")
-        .fix(&["Nothing to do: the restart replays the batch."]);
+        .fix(&["Nothing more for the replay itself: the restart runs the batch again (other findings may still stop it)."]);
         if let Some(c) = lc.filter(|c| *c < last - 1 && !async_logs) {
             f.severity = Severity::Warning;
             f.title = format!("The commit log trails the offset log by {} batches", last - c);
@@ -186,6 +186,6 @@ fn replayed_input_files(cp: &Checkpoint, last: i64, mut f: Finding) -> Finding {
     );
     f.fix(&[
         format!("Before restarting, check that the {total} input file(s) batch {last} reads again (the evidence) still exist at the paths recorded: put back any that was deleted or moved, or its rows are lost without an error."),
-        "Then nothing else to do: the restart replays the batch.".to_string(),
+        "Nothing more for the replay itself: the restart runs the batch again (other findings may still stop it).".to_string(),
     ])
 }

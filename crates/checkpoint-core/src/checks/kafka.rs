@@ -119,7 +119,8 @@ pub fn check_kafka_offsets(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
 /// `Partition <topic>-<p>'s offset was changed from A to B` (3.5) / `Partition <topic>-<p> offset was changed
 /// from A to B` (4.0+, `KAFKA_DATA_LOSS.PARTITION_OFFSET_CHANGED`) in the pasted error: the brokers' latest B.
 pub fn offsets_changed_in_error(text: &str) -> KafkaOffsets {
-    let mut out = KafkaOffsets::default();
+    // It names the partitions that failed, not every partition the brokers have.
+    let mut out = KafkaOffsets { partial: true, ..Default::default() };
     let key = "offset was changed from ";
     for (i, _) in text.match_indices(key) {
         let before = &text[..i];
@@ -172,7 +173,7 @@ pub(crate) fn replay_went_back(cp: &Checkpoint) -> Vec<(usize, i64, i64, KafkaOf
         .into_iter()
         .filter(|(_, batch, _, _)| last > *batch)
         .filter_map(|(i, batch, from, until)| {
-            let mut back = KafkaOffsets::default();
+            let mut back = KafkaOffsets { partial: true, ..Default::default() };
             for (t, parts) in &until {
                 for (p, end) in parts {
                     if from.get(t).and_then(|m| m.get(p)).is_some_and(|start| end < start) {
@@ -187,7 +188,7 @@ pub(crate) fn replay_went_back(cp: &Checkpoint) -> Vec<(usize, i64, i64, KafkaOf
 
 /// The checkpoint's offsets against the brokers' view: aged out, ahead of latest, partitions removed or
 /// added, topics missing; and, from the checkpoint alone, an uncommitted batch whose recorded end is below
-/// its start ([`replay_went_back`]). Pushed in the order `getOffsetRangesFromResolvedOffsets` reports them
+/// its start (`replay_went_back`). Pushed in the order `getOffsetRangesFromResolvedOffsets` reports them
 /// (added partitions, deleted partitions, an offset changed), then what the executors' reads find (aged out,
 /// an end the brokers no longer hold): the verdict takes the first failure of the earliest stage.
 pub fn check_kafka_brokers(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
@@ -195,12 +196,13 @@ pub fn check_kafka_brokers(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         return vec![];
     }
     let v = ctx.spark_version.unwrap_or(SparkVersion::NEWEST);
-    let explains_change =
-        |name: &str| ctx.error_text.as_deref().is_some_and(|t| t.contains(name) && t.contains("offset was changed"));
+    // The partitions the pasted error says changed ("t-1" is not "t-10").
+    let changed = ctx.error_text.as_deref().map(offsets_changed_in_error).unwrap_or_default();
+    let explains_change = |t: &str, p: i32| changed.get(t, p).is_some();
     let mut out = Vec::new();
     let went_back = replay_went_back(cp);
     for (i, batch, last, back) in &went_back {
-        let explains = back.topics.iter().any(|(t, ps)| ps.keys().any(|p| explains_change(&format!("{t}-{p}"))));
+        let explains = back.topics.iter().any(|(t, ps)| ps.keys().any(|p| explains_change(t, *p)));
         out.push(replayed_end_below_start(cp, &Where { index: *i, batch: *batch, last: *last, v }, back, explains));
     }
     let from_error = ctx.error_text.as_deref().map(offsets_changed_in_error).filter(|o| !o.topics.is_empty());
@@ -229,11 +231,11 @@ pub fn check_kafka_brokers(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         let added = by(PartitionStatus::PartitionAdded, &start);
         let explains = |p: &PartitionView| ctx.error_text.as_deref().is_some_and(|t| t.contains(&p.name()));
         let at = Where { index: i, batch, last, v };
-        if !missing.is_empty() {
-            out.push(topic_missing(i, batch, &missing, ctx, v));
-        }
         if !added.is_empty() {
             out.push(partitions_added(i, batch, &added, v));
+        }
+        if !missing.is_empty() {
+            out.push(topic_missing(i, batch, &missing, ctx, v));
         }
         if !removed.is_empty() {
             out.push(partitions_removed(&at, &removed, removed.iter().any(explains)));
@@ -567,7 +569,18 @@ mod tests {
             let retry = plan.ways_out.iter().find(|w| w.kind == crate::restart_plan::WayOutKind::Retry).expect("retry");
             assert!(retry.steps.iter().any(|s| s.contains("delete offsets/1")), "{:?}", retry.steps);
             assert!(plan.ways_out.iter().any(|w| w.kind == crate::restart_plan::WayOutKind::FailOnDataLossFalse));
+            // The recorded ends name only t-0: t-1 is neither removed nor left out of a new start.
+            assert!(!plan.ways_out.iter().flat_map(|w| &w.costs).any(|c| c.contains("t-1")), "{:?}", plan.ways_out);
+            let start = plan.ways_out.iter().flat_map(|w| &w.options).find(|o| o.key == "startingOffsets");
+            assert_eq!(start.map(|o| o.value.as_str()), Some(r#"{"t":{"0":-2,"1":480}}"#));
         }
+        // The brokers back above the start: the replay still fails (recorded ends), and the retry deletes the
+        // uncommitted offsets file first.
+        let r = diagnose(r#"{"t":{"0":500}}"#, Some(r#"{"t":{"0":300}}"#), "4.0.1", Some(("t:0:0", "t:0:600")));
+        assert_eq!(r.restart.error_class.as_deref(), Some("KAFKA_DATA_LOSS.PARTITION_OFFSET_CHANGED"));
+        let plan = r.restart_plan.as_ref().expect("a plan");
+        let retry = plan.ways_out.iter().find(|w| w.kind == crate::restart_plan::WayOutKind::Retry).expect("retry");
+        assert!(retry.steps.iter().any(|s| s.contains("delete offsets/1")), "{:?}", retry.steps);
         // The same batch going forward is a plain replay.
         let r = diagnose(r#"{"t":{"0":500}}"#, Some(r#"{"t":{"0":600}}"#), "4.0.1", None);
         assert_eq!(r.restart.outcome, RestartOutcome::ReplaysLastBatch);
@@ -617,6 +630,30 @@ mod tests {
             });
             assert_eq!(hint, Some((vec![0], given.map(str::to_string))), "{earliest:?} {latest:?}");
         }
+    }
+
+    /// A pasted "offset was changed" names the partitions that changed, not all the brokers have: the others are
+    /// not judged removed, and the verdict cites the change.
+    #[test]
+    fn a_pasted_offset_change_judges_only_the_partitions_it_names() {
+        let line = "v1\n{\"batchWatermarkMs\":0,\"batchTimestampMs\":1000,\"conf\":{}}\n{\"t\":{\"0\":500,\"1\":480}}";
+        let files = vec![
+            ("metadata".to_string(), br#"{"id":"q"}"#.to_vec()),
+            ("offsets/0".to_string(), line.as_bytes().to_vec()),
+            ("commits/0".to_string(), b"v1\n{\"nextBatchWatermarkMs\":0}".to_vec()),
+        ];
+        let ctx = Context {
+            spark_version: Some("4.0.1".parse().unwrap()),
+            error_text: Some(
+                "[KAFKA_DATA_LOSS.PARTITION_OFFSET_CHANGED] Partition t-0 offset was changed from 500 to 300.".into(),
+            ),
+            ..Default::default()
+        };
+        let mut a = MemArchive::new("t.zip", files, Limits::default()).unwrap();
+        let r = crate::diagnose(&mut a, &ctx).checkpoints.remove(0);
+        assert!(!r.findings.iter().any(|f| f.code == Code::KafkaPartitionsRemoved), "{:?}", r.findings);
+        let f = r.findings.iter().find(|f| f.explains_error_text).expect("a finding explains it");
+        assert_eq!(f.code, Code::KafkaOffsetsAheadOfLatest, "{}", f.title);
     }
 
     /// The planning's reports come before the executors' reads: with one partition aged out and another ahead

@@ -307,7 +307,13 @@ fn log_file_finding(
                 "Spark validates the version line of every log file it reads (MetadataVersionUtil): {}.",
                 issue.message
             ))
-            .fix(&if kind == LogKind::Commits && found == 2 && spark(ctx).at_least(4, 0) {
+            .fix(&if kind == LogKind::Commits && found == 1 && spark(ctx).at_least(4, 0) {
+                // Written with format v1, restarted asking for v2.
+                vec![
+                    "A v1 commit log means the checkpoint was written with state checkpoint format v1: restart without spark.sql.streaming.stateStore.checkpointFormatVersion=2 (or with it set to 1), as it was written.".to_string(),
+                    super::new_checkpoint_step(cp),
+                ]
+            } else if kind == LogKind::Commits && found == 2 && spark(ctx).at_least(4, 0) {
                 // Spark reads v2 commits: only the session's format conf is wrong.
                 vec![
                     "A v2 commit log means the checkpoint was written with state checkpoint format v2: restart with .config(\"spark.sql.streaming.stateStore.checkpointFormatVersion\", \"2\") (and the RocksDB state store provider), as it was written.".to_string(),

@@ -205,6 +205,7 @@ pub fn check_tws_operator_metadata(cp: &Checkpoint, ctx: &Context) -> Vec<Findin
                 ),
                 None,
             )
+            .evidence(format!("state/{id}/_metadata/v2/"), "absent: no operator metadata file", None)
             .why(format!(
                 "A transformWithState operator keeps its state variables' schemas in state/{id}/_stateSchema/ and names the current ones in its operator metadata (state/{id}/_metadata/v2/<batch>). On restart Spark {} reads the latest operator metadata to check and evolve the schemas before it runs batch {batch}; with none left it fails: {class} (\"Failed to read the operator metadata for checkpointLocation=.../state/{id} and batchId={batch}\"). Rerunning does not write it again: every restart fails the same way.",
                 spark(ctx)

@@ -87,36 +87,7 @@ fn ways_out(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<WayOut> {
     let late: Vec<&PartitionView> =
         v.iter().filter(|p| p.status == PartitionStatus::PartitionAdded && p.earliest.is_some_and(|e| e > 0)).collect();
     let mut out = Vec::new();
-    if !ahead.is_empty() {
-        let mut w = WayOut::new(
-            WayOutKind::Retry,
-            format!("Retry before discarding anything: {} may be transient", names(&ahead)),
-        );
-        w.source_index = Some(at.index);
-        w.answers.push(Code::KafkaOffsetsAheadOfLatest);
-        w.steps.push(
-            "Read the latest offsets again in a few minutes (kafka-get-offsets.sh --bootstrap-server <brokers> \
-             --topic <topic> --time -1): a lagging replica that became leader (unclean leader election) can \
-             report a lower high-water mark for a while; Spark itself re-reads the latest offsets \
-             fetchOffset.numRetries (3) times, fetchOffset.retryIntervalMs (1 s) apart."
-                .into(),
-        );
-        match went_back_at(input, at) {
-            // The replay keeps the recorded ends: only a batch planned anew reads the brokers' offsets again.
-            Some((last, _)) => w.steps.push(format!(
-                "If the offsets are back at or above the checkpoint's: copy the checkpoint, delete offsets/{last} \
-                 and the .{last}.crc beside it (batch {last} is not committed and recorded the lower offsets, which \
-                 its replay would use again), and restart the query unchanged."
-            )),
-            None => w
-                .steps
-                .push("If the offsets are back at or above the checkpoint's, restart the query unchanged.".into()),
-        }
-        w.costs.push(
-            "None if the brokers recover: the checkpoint, its state and the exactly-once bookkeeping are kept.".into(),
-        );
-        out.push(w);
-    }
+    out.extend(retry(input, at, &ahead));
     if !below.is_empty() || !ahead.is_empty() || !gone.is_empty() || !late.is_empty() {
         let mut w = WayOut::new(
             WayOutKind::FailOnDataLossFalse,
@@ -206,6 +177,50 @@ fn ways_out(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<WayOut> {
         }
     }
     out
+}
+
+/// The retry way out: partitions `ahead` of the brokers' latest may be a transient lower high-water mark; an
+/// uncommitted batch that recorded ends below its start needs its offsets file deleted first, whatever the
+/// brokers hold now (its replay would use the recorded ends again).
+fn retry(input: &PlanInput<'_>, at: &SourceAt<'_>, ahead: &[&PartitionView]) -> Option<WayOut> {
+    let went_back = went_back_at(input, at);
+    if ahead.is_empty() && went_back.is_none() {
+        return None;
+    }
+    let which = match (&went_back, ahead.is_empty()) {
+        (Some((_, back)), true) => back
+            .topics
+            .iter()
+            .flat_map(|(t, ps)| ps.keys().map(move |p| format!("{t}-{p}")))
+            .collect::<Vec<_>>()
+            .join(", "),
+        _ => names(ahead),
+    };
+    let mut w = WayOut::new(WayOutKind::Retry, format!("Retry before discarding anything: {which} may be transient"));
+    w.source_index = Some(at.index);
+    w.answers.push(Code::KafkaOffsetsAheadOfLatest);
+    w.steps.push(
+        "Read the latest offsets again in a few minutes (kafka-get-offsets.sh --bootstrap-server <brokers> \
+         --topic <topic> --time -1): a lagging replica that became leader (unclean leader election) can \
+         report a lower high-water mark for a while; Spark itself re-reads the latest offsets \
+         fetchOffset.numRetries (3) times, fetchOffset.retryIntervalMs (1 s) apart."
+            .into(),
+    );
+    match went_back {
+        // The replay keeps the recorded ends: only a batch planned anew reads the brokers' offsets again.
+        Some((last, _)) => w.steps.push(format!(
+            "If the offsets are back at or above the checkpoint's: copy the checkpoint, delete offsets/{last} \
+             and the .{last}.crc beside it (batch {last} is not committed and recorded the lower offsets, which \
+             its replay would use again), and restart the query unchanged."
+        )),
+        None => {
+            w.steps.push("If the offsets are back at or above the checkpoint's, restart the query unchanged.".into())
+        }
+    }
+    w.costs.push(
+        "None if the brokers recover: the checkpoint, its state and the exactly-once bookkeeping are kept.".into(),
+    );
+    Some(w)
 }
 
 fn start(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Option<SourceStart> {

@@ -1,5 +1,6 @@
 //! UnsafeRows written straight as the JSON text Spark's `toJSON` writes (the bulk path of `state`): the same
-//! text as [`super::unsafe_row::decode_row`]'s values serialized, without building them. [`RowJsonWriter`]
+//! text as [`super::unsafe_row::decode_row`]'s values serialized (but for decimals a double does not hold: their
+//! exact digits, unquoted, where the values keep a string), without building them. [`RowJsonWriter`]
 //! compiles a schema once (field names escaped, null-typed fields dropped) and keeps the date of the last
 //! timestamp, for millions of rows of one store.
 
@@ -76,6 +77,17 @@ fn write_json_str(s: &str, out: &mut String) {
     out.push('"');
 }
 
+/// A decimal as a JSON number, as Spark's `toJSON` writes it, never rounded: the Value path's number when a double
+/// holds the value exactly (`3.0`, where Spark writes every digit of the scale, `3.00`: the same value), else its
+/// exact digits unquoted (`100000000000000000003.0000000007`, where [`decimal_value`] keeps them as a string).
+fn write_decimal(unscaled: i128, scale: u8, out: &mut String) {
+    match decimal_value(unscaled, scale) {
+        // Only digits, a sign and a point: a valid JSON number.
+        Value::String(digits) => out.push_str(&digits),
+        other => write_value(&other, out),
+    }
+}
+
 fn write_value(v: &Value, out: &mut String) {
     match v {
         Value::String(s) => write_json_str(s, out),
@@ -142,8 +154,8 @@ fn write_fixed(raw: u64, t: &DataType, out: &mut String) {
             push_timestamp(raw as i64, false, out);
             out.push('"');
         }
-        // As the Value path: a JSON number (see `decimal_value`).
-        DataType::Decimal { scale, .. } => write_value(&decimal_value(i128::from(raw as i64), *scale), out),
+        // A JSON number, every digit kept (see `write_decimal`).
+        DataType::Decimal { scale, .. } => write_decimal(i128::from(raw as i64), *scale, out),
         other => {
             // float, double, date, intervals: through the Value path (rarer types).
             let v = match other {
@@ -182,7 +194,7 @@ fn write_var(v: Slice<'_>, t: &DataType, depth: usize, p: &str, out: &mut String
         }
         DataType::Decimal { scale, .. } => {
             v.charge(0, v.b.len())?;
-            write_value(&decimal_value(decimal_unscaled(v, p)?, *scale), out)
+            write_decimal(decimal_unscaled(v, p)?, *scale, out)
         }
         DataType::Struct(s) => write_struct(v, s, depth + 1, p, out)?,
         DataType::Array { element, .. } => {
