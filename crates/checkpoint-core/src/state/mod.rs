@@ -307,6 +307,12 @@ pub struct StateMetadataRow {
     /// written before Spark 4.0 have no metadata): join store names → `symmetricHashJoin`, a value row of one
     /// `void` field → `dedupe`.
     pub operator_name_inferred: bool,
+    /// The operator metadata file the row was read from (`state/<op>/_metadata/v2/<batch>` or
+    /// `state/<op>/_metadata/metadata`); `None` when the operator has none and the row comes from the state
+    /// folders. Spark's `state-metadata` source then returns no row at all, for any operator of the checkpoint
+    /// (`StateMetadataPartitionReader.allOperatorStateMetadata` catches the failure to read one operator's
+    /// metadata and returns an empty array).
+    pub metadata_file: Option<String>,
 }
 
 impl StateMetadataRow {

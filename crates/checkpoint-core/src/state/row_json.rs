@@ -1,8 +1,8 @@
 //! UnsafeRows written straight as the JSON text Spark's `toJSON` writes (the bulk path of `state`): the same
-//! text as [`super::unsafe_row::decode_row`]'s values serialized (but for decimals a double does not hold: their
-//! exact digits, unquoted, where the values keep a string), without building them. [`RowJsonWriter`]
-//! compiles a schema once (field names escaped, null-typed fields dropped) and keeps the date of the last
-//! timestamp, for millions of rows of one store.
+//! text as [`super::unsafe_row::decode_row`]'s values serialized, but for decimals, doubles and floats, written
+//! as Spark writes them (Java's `BigDecimal.toString`: `3.00`, every digit, and `Double.toString`: `1.0E-300`,
+//! where the values keep a double or a string of the same value), without building them. [`RowJsonWriter`] compiles a schema once (field names escaped, null-typed
+//! fields dropped) and keeps the date of the last timestamp, for millions of rows of one store.
 
 use super::schema::{DataType, StructType};
 use super::unsafe_row::{
@@ -14,11 +14,13 @@ use serde_json::Value;
 
 /// Writes one UnsafeRow as the JSON text Spark's `toJSON` writes (fields in schema order, null fields left out),
 /// appending to `out`, without building a [`Value`] (several times faster, for bulk output). When it succeeds the
-/// text is exactly `decode_row(bytes, schema)?.to_string()` for a schema without two fields of one name in a
-/// struct; with them it keeps every field, as Spark's `toJSON` does ([`decode_row`](super::unsafe_row::decode_row)'s
-/// values keep one). It fails on every row
-/// [`decode_row`](super::unsafe_row::decode_row) fails on (possibly with another message: take [`decode_row`](super::unsafe_row::decode_row)'s for errors). On error `out` may
-/// hold a partial row.
+/// text is exactly `decode_row(bytes, schema)?.to_string()`, but for two things written as Spark writes them:
+/// numbers, as Java's `BigDecimal.toString` (`3.00` where the value is the double 3.0) and `Double.toString`
+/// (`1.0E-300` where serde writes `1e-300`), and a struct with two
+/// fields of one name, whose every field is kept ([`decode_row`](super::unsafe_row::decode_row)'s values keep
+/// one). It fails on every row [`decode_row`](super::unsafe_row::decode_row) fails on (possibly with another
+/// message: take [`decode_row`](super::unsafe_row::decode_row)'s for errors). On error `out` may hold a partial
+/// row.
 pub fn write_row_json(bytes: &[u8], schema: &StructType, out: &mut String) -> Result<(), RowError> {
     let budget = RowBudget::for_row(bytes.len());
     write_struct(Slice::new(bytes, &budget), schema, 0, "", out)
@@ -77,15 +79,12 @@ fn write_json_str(s: &str, out: &mut String) {
     out.push('"');
 }
 
-/// A decimal as a JSON number, as Spark's `toJSON` writes it, never rounded: the Value path's number when a double
-/// holds the value exactly (`3.0`, where Spark writes every digit of the scale, `3.00`: the same value), else its
-/// exact digits unquoted (`100000000000000000003.0000000007`, where [`decimal_value`] keeps them as a string).
+/// A decimal as a JSON number, as Spark's `toJSON` writes it, never rounded: Java's `BigDecimal.toString`
+/// ([`java_decimal_string`]): `3.00` of a decimal(5,2), `100000000000000000003.0000000007` and `0E-10` of a
+/// decimal(38,10). The Value path ([`decimal_value`]) has the same value, as a double when one holds it exactly,
+/// else as a string of its digits.
 fn write_decimal(unscaled: i128, scale: u8, out: &mut String) {
-    match decimal_value(unscaled, scale) {
-        // Only digits, a sign and a point: a valid JSON number.
-        Value::String(digits) => out.push_str(&digits),
-        other => write_value(&other, out),
-    }
+    out.push_str(&java_decimal_string(unscaled, scale));
 }
 
 fn write_value(v: &Value, out: &mut String) {
@@ -156,6 +155,11 @@ fn write_fixed(raw: u64, t: &DataType, out: &mut String) {
         }
         // A JSON number, every digit kept (see `write_decimal`).
         DataType::Decimal { scale, .. } => write_decimal(i128::from(raw as i64), *scale, out),
+        // Java's Double.toString / Float.toString, as Spark's toJSON (`1.0E-300`); NaN and infinities quoted.
+        DataType::Double if f64::from_bits(raw).is_finite() => out.push_str(&java_double_string(f64::from_bits(raw))),
+        DataType::Float if f32::from_bits(raw as u32).is_finite() => {
+            out.push_str(&java_float_string(f32::from_bits(raw as u32)));
+        }
         other => {
             // float, double, date, intervals: through the Value path (rarer types).
             let v = match other {

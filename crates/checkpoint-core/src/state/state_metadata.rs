@@ -7,8 +7,9 @@ use crate::dir_index::DirIndex;
 
 /// Reads the `state-metadata` view: one row per operator and store. Operator name, store names and partition
 /// counts come from the operator metadata (v2 for the latest batch if present, else v1); when a checkpoint has
-/// none (Spark 3.5), from the folders on disk. `minBatchId`/`maxBatchId` are the first and last batches in
-/// `commits/`.
+/// none (Spark 3.5), from the folders on disk, where Spark's source returns no row at all
+/// ([`StateMetadataRow::metadata_file`] is `None`: a front end says so). `minBatchId`/`maxBatchId` are the first
+/// and last batches in `commits/`.
 pub fn read_state_metadata(a: &mut dyn Archive, root: &str) -> Result<Vec<StateMetadataRow>, StateError> {
     let batches = committed_batches(a, root);
     let (min_b, max_b) = (batches.first().copied().unwrap_or(-1), batches.last().copied().unwrap_or(-1));
@@ -41,6 +42,7 @@ pub fn read_state_metadata(a: &mut dyn Archive, root: &str) -> Result<Vec<StateM
                     num_cols_prefix_key: s.num_cols_prefix_key,
                     provider: provider_of(a, &s.store_name),
                     operator_name_inferred: false,
+                    metadata_file: Some(path.clone()),
                 });
             }
             continue;
@@ -60,6 +62,7 @@ pub fn read_state_metadata(a: &mut dyn Archive, root: &str) -> Result<Vec<StateM
                 max_batch_id: max_b,
                 operator_properties: None,
                 num_cols_prefix_key: 0,
+                metadata_file: None,
             });
         }
     }

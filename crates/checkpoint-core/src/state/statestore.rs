@@ -69,7 +69,9 @@ pub fn read_state_each(
 }
 
 /// Reads state rows as [`read_state_each`] does, handing each row to `sink` as its JSON text (one object, no
-/// newline): exactly the text of [`StateRow::to_json`] for the row [`read_state_each`] gives, the rows in the same
+/// newline): the text of [`StateRow::to_json`] for the row [`read_state_each`] gives, but for numbers, written as
+/// Spark's `toJSON` writes them (Java's `BigDecimal.toString` and `Double.toString`: `3.00`, `1.0E-300`, where
+/// the values hold the same number), the rows in the same
 /// order, the same errors. Rows of plain stores are written straight from their UnsafeRows into one reused
 /// buffer (no JSON values built, no allocation per row): the fast way to print a large store.
 pub fn read_state_text_each(

@@ -46,6 +46,70 @@ pub fn decimal_string(unscaled: i128, scale: u8) -> String {
     }
 }
 
+/// A finite double's text as Java's `Double.toString` writes it, which is what Spark's `toJSON` writes
+/// (Jackson's `writeNumber(double)`): the shortest digits that read back as the same double, plain between
+/// 10^-3 and 10^7 (`3.0`, `0.001`, `1234567.5`), else `d.dddE<n>` (`1.0E-300`, `1.0E7`, `-2.5E-4`). Real Spark
+/// 4.1.4 rows: `"sum":1.0E-300`. (Java before 19 can give a longer form for a few doubles, `2.0000000000000002E23`
+/// for 2e23, JDK-4511638; Spark 4 runs on 17 and 21.)
+pub(crate) fn java_double_string(x: f64) -> String {
+    // Java never picks one digit: of the two-digit decimals, the one nearest the double (Double.MIN_VALUE is
+    // 4.9E-324, not 5.0E-324).
+    let shortest = format!("{x:e}");
+    let sci = if shortest.trim_start_matches('-').contains('.') { shortest } else { format!("{x:.1e}") };
+    java_layout(&sci, x.abs() >= 1e-3 && x.abs() < 1e7)
+}
+
+/// [`java_double_string`] for a float (`Float.toString`: the shortest digits of the float, same layout).
+pub(crate) fn java_float_string(x: f32) -> String {
+    let shortest = format!("{x:e}");
+    let sci = if shortest.trim_start_matches('-').contains('.') { shortest } else { format!("{x:.1e}") };
+    java_layout(&sci, x.abs() >= 1e-3 && x.abs() < 1e7)
+}
+
+/// Java's layout of a scientific form (`-1.25e-4`: sign, digits, exponent of the first digit), trailing zeros
+/// of the digits dropped (`1.0e-1` is `0.1`).
+fn java_layout(sci: &str, plain: bool) -> String {
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
+    let exp: i64 = exp.parse().unwrap_or(0);
+    let (sign, mantissa) = mantissa.strip_prefix('-').map_or(("", mantissa), |m| ("-", m));
+    let all: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let kept = all.trim_end_matches('0').len().max(1);
+    let digits = &all[..kept];
+    if digits.bytes().all(|d| d == b'0') {
+        return format!("{sign}0.0");
+    }
+    let (first, rest) = digits.split_at(1);
+    if !plain {
+        let rest = if rest.is_empty() { "0" } else { rest };
+        return format!("{sign}{first}.{rest}E{exp}");
+    }
+    if exp < 0 {
+        return format!("{sign}0.{}{digits}", "0".repeat((-exp - 1) as usize));
+    }
+    let int_len = exp as usize + 1;
+    if digits.len() <= int_len {
+        format!("{sign}{digits}{}.0", "0".repeat(int_len - digits.len()))
+    } else {
+        format!("{sign}{}.{}", &digits[..int_len], &digits[int_len..])
+    }
+}
+
+/// A decimal's text as Java's `BigDecimal.toString` writes it, which is what Spark's `toJSON` writes (Jackson's
+/// `writeNumber(BigDecimal)` without `WRITE_BIGDECIMAL_AS_PLAIN`): every digit of the scale (`3.00` of a
+/// decimal(5,2)), in scientific notation when the adjusted exponent is below -6 (`0E-10`, `1.23E-8` of a
+/// decimal(38,10)). Always a valid JSON number. Spark's scales are never negative.
+pub(crate) fn java_decimal_string(unscaled: i128, scale: u8) -> String {
+    let digits = unscaled.unsigned_abs().to_string();
+    let adjusted = digits.len() as i64 - 1 - i64::from(scale);
+    if scale == 0 || adjusted >= -6 {
+        return decimal_string(unscaled, scale);
+    }
+    let sign = if unscaled < 0 { "-" } else { "" };
+    let (first, rest) = digits.split_at(1);
+    let point = if rest.is_empty() { "" } else { "." };
+    format!("{sign}{first}{point}{rest}E{adjusted}")
+}
+
 /// A decimal as JSON: a number when it is one exactly (an integer that fits 64 bits, or a double whose value is
 /// the decimal's: `-1.50` is -1.5), else its exact digits as a string (`"100000000000000000003.0000000007"` of a
 /// decimal(38,10)), never a rounded double: serde_json has no arbitrary-precision numbers here, and Spark's
