@@ -124,10 +124,15 @@ pub fn run(args: &StateArgs, archive: &mut dyn Archive) -> ExitCode {
     };
     let result = if args.metadata {
         state::read_state_metadata(archive, &root).map(|rows| {
-            for r in rows {
+            let from_folders: Vec<i64> =
+                rows.iter().filter(|r| r.metadata_file.is_none()).map(|r| r.operator_id).collect();
+            for r in &rows {
                 if sink(&r.to_json().to_string()).is_break() {
                     break;
                 }
+            }
+            if let Some(note) = folders_note(&from_folders) {
+                eprintln!("{note}");
             }
         })
     } else {
@@ -156,6 +161,24 @@ pub fn run(args: &StateArgs, archive: &mut dyn Archive) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// The note of a `--metadata` view with rows read from the state folders (`operators`: their operator ids, one
+/// per row): Spark's `state-metadata` source returns no row for such a checkpoint.
+fn folders_note(operators: &[i64]) -> Option<String> {
+    let mut ops = operators.to_vec();
+    ops.dedup();
+    if ops.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = ops.iter().map(|o| format!("state/{o}/_metadata")).collect();
+    Some(format!(
+        "checkpoint-inspector: note: no operator metadata for operator(s) {} ({}: written before Spark 4.0, or \
+         deleted); their rows come from the state folders. Spark's state-metadata source returns no row at all \
+         for this checkpoint (it cannot read one operator's metadata).",
+        ops.iter().map(i64::to_string).collect::<Vec<_>>().join(", "),
+        list.join(", ")
+    ))
 }
 
 /// The `--root` given, without a trailing `/`, when it is one of the archive's folders holding `state/<op>/`

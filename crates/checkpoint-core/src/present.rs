@@ -56,7 +56,9 @@ pub enum Hint {
         written_by_at_least: String,
     },
     /// The commit log is v2: Spark reads it only when the restarted session sets `key`
-    /// (`spark.sql.streaming.stateStore.checkpointFormatVersion`) to 2; the prediction assumes it does.
+    /// (`spark.sql.streaming.stateStore.checkpointFormatVersion`) to 2; the prediction assumes it does. Spark
+    /// 4.0–4.3 keep that conf in no offset log (real 4.1.4 and 4.3.0 offsets), so a session without it reads the
+    /// log as v1 and fails with `INVALID_LOG_VERSION.EXACT_MATCH_VERSION` (a real 4.1.4 restart).
     CommitLogV2FormatAssumed {
         /// The conf key.
         key: String,
@@ -124,7 +126,8 @@ impl Hint {
             }
             Hint::CommitLogV2FormatAssumed { key } => {
                 let fact = format!(
-                    "The commit log is v2 (state checkpoint format v2). Spark reads it only when the restarted session sets {key}=2"
+                    "The commit log is v2 (state checkpoint format v2). Spark reads it only when the restarted session sets {key}=2, \
+                     which the checkpoint does not record: a restart without it fails with INVALID_LOG_VERSION.EXACT_MATCH_VERSION"
                 );
                 match fe {
                     Frontend::Cli => format!("{fact}; give --conf {key}=<your value> (the prediction assumes 2)."),
