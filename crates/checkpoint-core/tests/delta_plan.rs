@@ -2,6 +2,7 @@
 //! mean decides the expectations (a `startingVersion` the log still holds, `failOnDataLoss=false` as a
 //! silent gap, `startingVersion` honoured only on a new checkpoint), not our own output.
 
+use checkpoint_core::archive::Archive;
 use checkpoint_core::delta::reader::read_delta_logs;
 use checkpoint_core::restart_plan::WayOutKind;
 use checkpoint_core::{diagnose, Context, Limits, ZipInput};
@@ -75,4 +76,80 @@ fn a_drop_on_a_table_without_column_mapping_starts_after_the_change() {
         .ways_out
         .iter()
         .any(|w| w.kind == WayOutKind::RepairInPlace && w.options.iter().any(|o| o.key == "schemaTrackingLocation")));
+}
+
+/// Case 13 with its last committed batch moved past the gap: offsets/12 ends at version 50, which the log holds,
+/// and offsets/11 at 39, which it lost. A restart still reads from 39: Spark calls `getBatch(offsets/11,
+/// offsets/12)` on every V1 source even when batch 12 is committed (MicroBatchExecution.populateStartOffsets),
+/// and DeltaSource.getBatch lists the commits from 39 (DeltaLog.getChangeLogFiles fails on the gap). The unread
+/// data starts at 50: a new checkpoint there skips nothing, and failOnDataLoss=false loses no unread version.
+/// Case 13's checkpoint files, each `(file, from, to)` edit applied, and its table's log.
+fn case13_with(edits: &[(&str, &str, &str)]) -> (Vec<(String, Vec<u8>)>, Vec<checkpoint_core::delta::table::DeltaLog>) {
+    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/cases"));
+    let zip = |p: PathBuf| {
+        let f = std::fs::File::open(&p).unwrap();
+        let len = f.metadata().unwrap().len();
+        ZipInput::open(f, len, "case.zip", Limits::default()).unwrap()
+    };
+    let mut z = zip(dir.join("case-13-delta-log-expired.zip"));
+    let names: Vec<String> = z.entries().iter().map(|e| e.path.clone()).collect();
+    let mut files = Vec::new();
+    for n in names {
+        let mut text = String::from_utf8(z.read(&n, 1 << 20).unwrap()).unwrap();
+        for (file, from, to) in edits {
+            if n == *file {
+                assert!(text.contains(from), "{n}: {from}");
+                text = text.replace(from, to);
+            }
+        }
+        files.push((n, text.into_bytes()));
+    }
+    (files, read_delta_logs(&mut zip(dir.join("case-13-delta-log-expired.delta_log.zip"))))
+}
+
+fn diagnose_files(
+    files: Vec<(String, Vec<u8>)>,
+    logs: Vec<checkpoint_core::delta::table::DeltaLog>,
+    now: &str,
+) -> checkpoint_core::report::CheckpointReport {
+    let mut ctx = Context { now_ms: Some(checkpoint_core::time::parse_now(now).unwrap()), ..Default::default() };
+    ctx.delta_logs = logs;
+    let mut a = checkpoint_core::archive::MemArchive::new("in.zip", files, Limits::default()).unwrap();
+    diagnose(&mut a, &ctx).checkpoints.remove(0)
+}
+
+#[test]
+fn a_restart_reads_the_log_from_the_batch_before_the_latest() {
+    let (files, logs) = case13_with(&[("offsets/12", "\"reservoirVersion\":40", "\"reservoirVersion\":50")]);
+    let c = diagnose_files(files, logs, "2026-11-27T00:00:00Z");
+    let expired = c.findings.iter().find(|f| f.code.as_str() == "delta-version-expired").expect("version 39 is gone");
+    assert!(expired.restart_failure.is_some());
+    assert_eq!(c.restart.error_class.as_deref(), Some("DELTA_MISSING_FILES_UNEXPECTED_VERSION"));
+    assert!(expired.evidence.iter().any(|e| e.path == "offsets/11"), "{:?}", expired.evidence);
+    let text = expired.fix.join("\n");
+    assert!(text.contains("no unread version is skipped"), "{text}");
+    let plan = c.restart_plan.expect("a failing verdict has a plan");
+    let fresh = plan.ways_out.iter().find(|w| w.kind == WayOutKind::NewCheckpointBoundedStart).unwrap();
+    assert!(fresh.options.iter().any(|o| o.key == "startingVersion" && o.value == "50"), "{:?}", fresh.options);
+    let gap = plan.ways_out.iter().find(|w| w.kind == WayOutKind::FailOnDataLossFalse).unwrap();
+    assert!(gap.costs.iter().any(|c| c.starts_with("No unread version is lost")), "{:?}", gap.costs);
+    assert!(gap.steps.iter().any(|s| s.contains("two batches have committed")));
+}
+
+/// The offsets of the batch before the latest are read back on every restart, so one Delta cannot read fails it
+/// even when the latest batch is committed (DeltaSourceOffset's deserializer: sourceVersion 4 is unknown).
+#[test]
+fn an_unreadable_offset_of_the_batch_before_the_latest_fails_the_restart() {
+    let (files, _) = case13_with(&[("offsets/11", "\"sourceVersion\":1", "\"sourceVersion\":4")]);
+    let c = diagnose_files(files, Vec::new(), "2026-11-20T00:00:00Z");
+    assert_eq!(c.restart.error_class.as_deref(), Some("DELTA_INVALID_FORMAT_FROM_SOURCE_VERSION"));
+    let f = c.findings.iter().find(|f| f.code.as_str() == "delta-offset-invalid").unwrap();
+    assert_eq!(f.severity, checkpoint_core::report::Severity::Error);
+    // An uncommitted batch whose end moved back is re-run without Delta's order check: duplicates, no failure.
+    let (mut files, _) = case13_with(&[("offsets/11", "\"reservoirVersion\":39", "\"reservoirVersion\":41")]);
+    files.retain(|(n, _)| n != "commits/12");
+    let c = diagnose_files(files, Vec::new(), "2026-11-20T00:00:00Z");
+    let f = c.findings.iter().find(|f| f.code.as_str() == "delta-offset-moved-back").unwrap();
+    assert_eq!(f.severity, checkpoint_core::report::Severity::Warning);
+    assert!(f.restart_failure.is_none() && c.restart.error_class.is_none(), "{:?}", c.restart);
 }

@@ -283,8 +283,8 @@ catalogue! {
         "A file of the given `_delta_log` (a commit, checkpoint or `_last_checkpoint`) does not read or parse.";
     DeltaOffsetInvalid = "delta-offset-invalid", [Error, Warning], ["DELTA_INVALID_SOURCE_OFFSET_FORMAT", "DELTA_INVALID_SOURCE_VERSION", "DELTA_INVALID_FORMAT_FROM_SOURCE_VERSION"],
         "A Delta source offset that Delta refuses to read back (unknown or reserved sourceVersion, fields that do not parse); an error when a restart reads it.";
-    DeltaOffsetMovedBack = "delta-offset-moved-back", [Error], [],
-        "The batch a restart re-runs has a Delta end offset behind its start (version, index or the initial-snapshot flag moved back).";
+    DeltaOffsetMovedBack = "delta-offset-moved-back", [Warning], [],
+        "The batch a restart re-runs has a Delta end offset behind its start (version, index or the initial-snapshot flag moved back): Delta does not check offsets it reads back, so the rows between them are read twice.";
     DeltaTableUnreconstructable = "delta-table-unreconstructable", [Error], ["DELTA_TRUNCATED_TRANSACTION_LOG", "DELTA_VERSIONS_NOT_CONTIGUOUS", "DELTA_MISSING_PART_FILES"],
         "The Delta source table's log cannot rebuild its latest snapshot (commits missing after the newest checkpoint, or no checkpoint and no commit 0): no reader can open the table.";
     DeltaTableReplaced = "delta-table-replaced", [Error], ["DIFFERENT_DELTA_TABLE_READ_BY_STREAMING_SOURCE"],

@@ -65,7 +65,9 @@ pub fn check_offsets(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
         for (i, o) in seq.offsets.iter().enumerate().filter(|(_, o)| o.kind == SourceKind::Delta) {
             let Some(json) = o.json.as_ref() else { continue };
             let Err(rej) = crate::delta::offset::parse(json) else { continue };
-            let read = Some(id) == latest || uncommitted;
+            // A restart reads the latest offsets and the ones before (`getBatch(previous, latest)` whether or not
+            // the latest batch is committed: MicroBatchExecution.populateStartOffsets).
+            let read = latest.is_some_and(|l| id == l || id == l - 1);
             let sev = if read { Severity::Error } else { Severity::Warning };
             let mut f = Finding::new(
                 Code::DeltaOffsetInvalid,
@@ -88,7 +90,10 @@ pub fn check_offsets(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
             out.push(f);
         }
     }
-    // validateOffsets: a batch re-run on restart (the latest, uncommitted) must not move back.
+    // An uncommitted batch whose end is behind its start: Delta checks the order (DeltaSourceOffset
+    // .validateOffsets) only of an offset it computes (`latestOffsetInternal`), never of two read back, so the
+    // batch runs again with what lies between (nothing, or part) and the next batch reads on from the moved-back
+    // end: rows read twice.
     if let (Some(l), Some((p, prev)), true) = (latest, previous, uncommitted) {
         let cur = cp.offsets.get(&l).and_then(|f| f.file.content.as_ref().ok());
         for (i, (a, b)) in prev.offsets.iter().zip(cur.map(|c| c.offsets.as_slice()).unwrap_or(&[])).enumerate() {
@@ -101,14 +106,13 @@ pub fn check_offsets(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
                 out.push(
                     Finding::new(
                         Code::DeltaOffsetMovedBack,
-                        Severity::Error,
-                        format!("Delta source #{i}: offsets/{l} moves back from offsets/{p} ({why})"),
+                        Severity::Warning,
+                        format!("Delta source #{i}: offsets/{l} moves back from offsets/{p} ({why}): the restart reads those rows again"),
                     )
                     .evidence(format!("offsets/{p}"), format!("reservoirVersion {}, index {}", a.reservoir_version, a.index), None)
                     .evidence(format!("offsets/{l}"), format!("reservoirVersion {}, index {}", b.reservoir_version, b.index), None)
-                    .why("Delta checks that a batch's end offset is not behind its start (DeltaSourceOffset.validateOffsets) when it re-runs the batch, so that data is not processed twice; an offset that moved back was edited or copied from another run.")
-                    .fix(&[BACKUP.to_string(), format!("Restore offsets/{l} from a backup, or delete it (the uncommitted batch {l} is then planned again from offsets/{p}).")])
-                    .fails(RestartStage::SourceOffsets, None, "java.lang.IllegalStateException"),
+                    .why("Delta checks that an end offset is not behind its start (DeltaSourceOffset.validateOffsets) only for an offset it computes itself (latestOffsetInternal), never for the two a restart reads back. The uncommitted batch runs again between them (nothing, or part of a version), and the next batch reads on from the moved-back end: the rows between the two offsets reach the sink twice. An offset that moved back was edited or copied from another run.")
+                    .fix(&[BACKUP.to_string(), format!("Restore offsets/{l} from a backup, or delete it (the uncommitted batch {l} is then planned again from offsets/{p}, and nothing is read twice).")]),
                 );
             }
         }
@@ -172,7 +176,8 @@ fn countdown(s: &DeltaSourceFacts<'_>, now: i64) -> Option<Finding> {
     let from = match s.needed_commit_ms() {
         Some(t) => format!("version {v} was committed at {}", utc(t)),
         None => format!(
-            "counted from the last batch's start (batchTimestampMs {}, {}): version {v} {}",
+            "counted from batch {}'s start (batchTimestampMs {}, {}): version {v} {}",
+            s.batch,
             s.batch_timestamp_ms.unwrap_or(start),
             utc(start),
             if initial || s.offset.as_ref().is_ok_and(|o| o.index >= 0) {
@@ -202,7 +207,7 @@ fn countdown(s: &DeltaSourceFacts<'_>, now: i64) -> Option<Finding> {
     }
     let deleted = crate::delta::facts::next_utc_midnight(start).saturating_add(s.deleted_file_retention.ms);
     f = f.why(format!(
-        "A restart reads the table's commits from version {v} on{}. Delta's log cleanup (run after each checkpoint of the table) deletes commit files older than now minus delta.logRetentionDuration, cut to the UTC day, below the newest checkpoint; once version {v} is gone the stream stops with {class}. {} Data files are a second clock: files the stream has not read yet and that were rewritten since (OPTIMIZE, overwrite, delete) can be removed by VACUUM delta.deletedFileRetentionDuration ({}{}) after the rewrite, from {} on at the earliest. Window used: {} of {} ({} elapsed).",
+        "A restart reads the table's commits from version {v} on{} (the offsets of the batch before the latest: Spark's restart calls getBatch from them, whether or not the latest batch is committed). Delta's log cleanup (run after each checkpoint of the table) deletes commit files older than now minus delta.logRetentionDuration, cut to the UTC day, below the newest checkpoint; once version {v} is gone the stream stops with {class}. {} Data files are a second clock: files the stream has not read yet and that were rewritten since (OPTIMIZE, overwrite, delete) can be removed by VACUUM delta.deletedFileRetentionDuration ({}{}) after the rewrite, from {} on at the earliest. Window used: {} of {} ({} elapsed).",
         if initial { " after rebuilding the snapshot at that version (it is still reading the initial snapshot)" } else { "" },
         if log.is_some() { "These dates come from the table's own log." } else { "Without the table's _delta_log these dates use Delta's defaults: the table's own setting decides (give the table's _delta_log to check it)." },
         describe_ms(s.deleted_file_retention.ms),

@@ -255,7 +255,7 @@ fn replaced(s: &DeltaSourceFacts<'_>, log: &DeltaLog) -> Option<Finding> {
 }
 
 /// The version the stream needs is gone from the log.
-fn expired(s: &DeltaSourceFacts<'_>, log: &DeltaLog, now: Option<i64>) -> Option<Finding> {
+fn expired(s: &DeltaSourceFacts<'_>, log: &DeltaLog, cp: &Checkpoint, now: Option<i64>) -> Option<Finding> {
     let v = s.needed_version()?;
     let latest = log.latest_version()?;
     let initial = s.offset.as_ref().is_ok_and(|o| o.is_initial_snapshot);
@@ -291,29 +291,43 @@ fn expired(s: &DeltaSourceFacts<'_>, log: &DeltaLog, now: Option<i64>) -> Option
     };
     let oldest = seen.map(|x| x.to_string()).unwrap_or_else(|| "none".into());
     let mut fix = vec![BACKUP.to_string()];
+    // The stream's unread data starts at `u` (the last committed batch's end); the restart lists the log from `v`.
+    let u = s.unread_version().unwrap_or(v).max(v);
     if let (Some(now), Some((start, ts, stale))) = (now, s.bounded_start(now.unwrap_or(0), DAY_MS)) {
         let _ = now;
+        let skipped = if start <= u {
+            format!("no unread version is skipped (version {u} is the first the stream has not read; the versions gone were read by the last committed batch)")
+        } else {
+            format!(
+                "versions {u}..{} are skipped (a gap{})",
+                start - 1,
+                match (log.commits.get(&u).and_then(|c| c.timestamp()), ts) {
+                    (Some(a), Some(b)) => format!(" from {} to {}", utc(a), utc(b)),
+                    (_, Some(b)) => format!(" up to {}", utc(b)),
+                    _ => String::new(),
+                }
+            )
+        };
         fix.push(format!(
-            "A NEW checkpoint with .option(\"startingVersion\", \"{start}\"){} and .option(\"maxBytesPerTrigger\", \"1g\") for a bounded first batch: versions {v}..{} are skipped (a gap{}); this start is inside the retained window with at least a day's margin and must be recomputed after {}.",
+            "A NEW checkpoint with .option(\"startingVersion\", \"{start}\"){} and .option(\"maxBytesPerTrigger\", \"1g\") for a bounded first batch: {skipped}; this start is inside the retained window with at least a day's margin and must be recomputed after {}.",
             ts.map(|t| format!(" (or .option(\"startingTimestamp\", \"{}\"))", utc(t))).unwrap_or_default(),
-            start - 1,
-            match (log.commits.get(&v).and_then(|c| c.timestamp()), ts) {
-                (Some(a), Some(b)) => format!(" from {} to {}", utc(a), utc(b)),
-                (_, Some(b)) => format!(" up to {}", utc(b)),
-                _ => String::new(),
-            },
             utc(stale)
         ));
     } else {
         fix.push(format!("A NEW checkpoint with .option(\"startingVersion\", <a version the log still holds, e.g. {oldest}>) and .option(\"maxBytesPerTrigger\", \"1g\"): the versions in between are skipped."));
     }
-    if !initial {
-        fix.push("Or restart this checkpoint with .option(\"failOnDataLoss\", \"false\"): the stream silently skips the lost versions (a gap nobody is told about).".to_string());
+    if s.tracks_schema(cp) {
+        fix.push("failOnDataLoss=false does not help here: the query tracks the schema (schemaTrackingLocation), and Delta then refuses to skip missing commits (IllegalArgumentException: Using schema from schema tracking log cannot tolerate missing commit files).".to_string());
+    } else if !initial {
+        fix.push("Or restart this checkpoint with .option(\"failOnDataLoss\", \"false\"): the stream silently skips the lost versions it has not read (a gap nobody is told about); keep it until two batches have committed after the restart (until then a restart lists the log from before the gap again).".to_string());
     }
     fix.push(format!("To keep it from happening again, raise the table's retention above the longest pause: ALTER TABLE <table> SET TBLPROPERTIES ('delta.logRetentionDuration' = 'interval 60 days') (today {retention}; costs log storage only)."));
     let age = now
         .zip(s.batch_timestamp_ms)
-        .map(|(n, b)| format!(" The last batch started {}.", crate::checks::timing::ago(n.saturating_sub(b))))
+        .map(|(n, b)| {
+            let ago = crate::checks::timing::ago(n.saturating_sub(b));
+            format!(" Batch {}, whose offsets the restart reads from, started {ago}.", s.batch)
+        })
         .unwrap_or_default();
     Some(
         Finding::new(
@@ -333,6 +347,7 @@ fn expired(s: &DeltaSourceFacts<'_>, log: &DeltaLog, now: Option<i64>) -> Option
 /// Non-additive schema changes between the needed version and the latest.
 fn schema_change(s: &DeltaSourceFacts<'_>, log: &DeltaLog, cp: &Checkpoint, ctx: &Context) -> Option<Finding> {
     let v = s.needed_version()?;
+    let u = s.unread_version().unwrap_or(v).max(v);
     let latest = log.latest_version()?;
     if v > latest {
         return None;
@@ -389,11 +404,11 @@ fn schema_change(s: &DeltaSourceFacts<'_>, log: &DeltaLog, cp: &Checkpoint, ctx:
             "Restart this checkpoint with .option(\"schemaTrackingLocation\", \"<checkpoint path>/_schema_log\") (a folder under the checkpoint): Delta then records the schema per version and stops once at the change, asking you to acknowledge it (allowSourceColumnDrop / allowSourceColumnRename, or the matching spark.databricks.delta.streaming.* conf); no data is skipped.".to_string())
     } else {
         ("DELTA_SCHEMA_CHANGED_WITH_VERSION", DELTA_ILLEGAL_STATE, format!("The stream reads every version with the table's latest schema (version {lv}); files written before the change hold data that schema cannot read (SchemaUtils.isReadCompatible: a column missing from the read schema, a changed type, a tightened nullability or changed partition columns). {}Delta's message names the version it checked (the stream's start, {v}); with startingVersion/startingTimestamp set the class is DELTA_SCHEMA_CHANGED_WITH_STARTING_OPTIONS.", if cm { "" } else { "The table has no column mapping, so schemaTrackingLocation does not help. " }),
-            format!("A NEW checkpoint starting after the change: .option(\"startingVersion\", \"{}\") (versions {v}..{at} are not read), with .option(\"maxBytesPerTrigger\", \"1g\").", at + 1))
+            format!("A NEW checkpoint starting after the change: .option(\"startingVersion\", \"{}\") (versions {u}..{at} are not read), with .option(\"maxBytesPerTrigger\", \"1g\").", at + 1))
     };
     let mut steps = vec![BACKUP.to_string(), way];
     if cm && mapping_change {
-        steps.push(format!("Or a NEW checkpoint with .option(\"startingVersion\", \"{}\") (after the change; versions {v}..{at} are not read).", at + 1));
+        steps.push(format!("Or a NEW checkpoint with .option(\"startingVersion\", \"{}\") (after the change; versions {u}..{at} are not read).", at + 1));
     }
     let removes_too = log.commits.get(&at).is_some_and(|c| c.data_change_removes().next().is_some());
     if removes_too {
@@ -461,8 +476,9 @@ fn non_append(s: &DeltaSourceFacts<'_>, log: &DeltaLog) -> Option<Finding> {
 
 /// Data files the stream still has to read that were removed long enough ago for VACUUM to delete them.
 fn vacuumable(s: &DeltaSourceFacts<'_>, log: &DeltaLog, now: i64) -> Option<Finding> {
-    let v = s.needed_version()?;
-    let initial = s.offset.as_ref().is_ok_and(|o| o.is_initial_snapshot);
+    // Data files are read from the unread position on (the restart's listing from the batch before only plans).
+    let v = s.unread_version()?;
+    let initial = s.unread_in_initial_snapshot();
     let cutoff = now.saturating_sub(s.deleted_file_retention.ms);
     let added_after: std::collections::BTreeMap<&str, i64> = log
         .commits
@@ -497,7 +513,7 @@ fn vacuumable(s: &DeltaSourceFacts<'_>, log: &DeltaLog, now: i64) -> Option<Find
             format!("Delta source #{}: {} data file(s) the stream has not read yet were removed from the table (first at version {ver}, {}) longer ago than {retention}: VACUUM may have deleted them", s.index, gone.len(), date(ts)),
         )
         .evidence(log.display_path(&log.commits.get(&ver).map(|c| c.path.clone()).unwrap_or_default()), format!("remove {path}, deletionTimestamp {}: VACUUM may delete it from {} on ({})", utc(ts), date(ts + s.deleted_file_retention.ms), days_left(now, ts + s.deleted_file_retention.ms)), None)
-        .evidence(&s.offsets_path, format!("source #{}: reservoirVersion {v}", s.index), None)
+        .evidence(s.unread_path(), format!("source #{}: reservoirVersion {v}", s.index), None)
         .why("The stream reads the data files of the versions after its position (or of its initial snapshot); a file removed by a later commit stays on storage only until VACUUM deletes files removed longer ago than delta.deletedFileRetentionDuration. The log does not say whether VACUUM ran: if it did, reading that version fails with a file-not-found error.")
         .fix(&[
             "Check that the files still exist in the table folder (e.g. ls <table path>/<file>).",
@@ -577,23 +593,51 @@ pub fn check_with_log(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         if s.offset.is_err() {
             continue;
         }
-        if let Some(f) = unreconstructable(&s, log) {
-            out.push(f);
-            continue;
-        }
-        if let Some(f) = replaced(&s, log) {
-            out.push(f);
-            continue;
-        }
-        if let Some(f) = expired(&s, log, ctx.now_ms) {
-            out.push(f);
-            continue;
-        }
-        out.extend(schema_change(&s, log, cp, ctx));
-        out.extend(non_append(&s, log));
-        if let Some(now) = ctx.now_ms {
-            out.extend(vacuumable(&s, log, now));
+        let first = out.len();
+        source_findings(&s, log, cp, ctx, &mut out);
+        for f in &mut out[first..] {
+            add_unread_evidence(f, &s);
         }
     }
     out
+}
+
+/// The findings of one source, in the order a restart meets them (the first failure ends the list).
+fn source_findings(s: &DeltaSourceFacts<'_>, log: &DeltaLog, cp: &Checkpoint, ctx: &Context, out: &mut Vec<Finding>) {
+    if let Some(f) = unreconstructable(s, log) {
+        out.push(f);
+        return;
+    }
+    if let Some(f) = replaced(s, log) {
+        out.push(f);
+        return;
+    }
+    if let Some(f) = expired(s, log, cp, ctx.now_ms) {
+        out.push(f);
+        return;
+    }
+    out.extend(schema_change(s, log, cp, ctx));
+    out.extend(non_append(s, log));
+    if let Some(now) = ctx.now_ms {
+        out.extend(vacuumable(s, log, now));
+    }
+}
+
+/// Beside the offsets a restart lists the log from (the batch before the latest), the last committed batch's:
+/// where the unread data starts, and the offsets file a reader of the finding looks at first.
+fn add_unread_evidence(f: &mut Finding, s: &DeltaSourceFacts<'_>) {
+    let Some((b, o)) = &s.unread else { return };
+    let path = format!("offsets/{b}");
+    if *b == s.batch || f.evidence.iter().any(|e| e.path == path) {
+        return;
+    }
+    let detail = format!(
+        "source #{}: reservoirId {}, reservoirVersion {}: the last committed batch's end, where the unread data starts (a restart lists the log from {} before it: getBatch({}, {path}))",
+        s.index,
+        o.reservoir_id.as_deref().unwrap_or("(none)"),
+        o.reservoir_version,
+        s.offsets_path,
+        s.offsets_path
+    );
+    f.evidence.push(crate::report::Evidence { path, detail, offset: None, size: None });
 }

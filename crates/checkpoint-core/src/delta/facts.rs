@@ -32,12 +32,17 @@ pub struct Retention {
 pub struct DeltaSourceFacts<'a> {
     /// The source's position in the offset log.
     pub index: usize,
-    /// The batch whose offsets a restart starts from (the last committed one, else the latest).
+    /// The batch whose offsets a restart's first `getBatch` starts from: the one before the latest planned batch
+    /// (committed or not), else the latest ([`delta_sources`]).
     pub batch: i64,
     /// `offsets/<batch>`.
     pub offsets_path: String,
     /// The offset as Delta reads it, or Delta's rejection.
     pub offset: Result<DeltaSourceOffset, OffsetRejection>,
+    /// The last committed batch and the source's offset at its end, when it parses: where its unread data begins,
+    /// and where a NEW checkpoint starts ([`crate::restart_plan::start_batch`]). `None` when nothing was
+    /// committed ([`DeltaSourceFacts::unread_version`] then falls back to the restart's offset).
+    pub unread: Option<(i64, DeltaSourceOffset)>,
     /// `batchTimestampMs` of that batch.
     pub batch_timestamp_ms: Option<i64>,
     /// The table's `_delta_log`, when given and it belongs to this source (or is the only one given).
@@ -72,6 +77,36 @@ impl<'a> DeltaSourceFacts<'a> {
         self.offset.as_ref().ok().map(|o| o.reservoir_version)
     }
 
+    /// The version the stream's unread data starts at: [`DeltaSourceFacts::unread`]'s, else the restart's
+    /// ([`DeltaSourceFacts::needed_version`]). The restart lists the log from the earlier `needed_version`, but
+    /// reads data (and skips, in a new checkpoint) from here.
+    pub fn unread_version(&self) -> Option<i64> {
+        self.unread.as_ref().map(|(_, o)| o.reservoir_version).or_else(|| self.needed_version())
+    }
+
+    /// The offsets file of the unread position (`offsets/<batch>`).
+    pub fn unread_path(&self) -> String {
+        self.unread.as_ref().map_or_else(|| self.offsets_path.clone(), |(b, _)| format!("offsets/{b}"))
+    }
+
+    /// Whether the unread position is still in the table's initial snapshot (`isStartingVersion`).
+    pub fn unread_in_initial_snapshot(&self) -> bool {
+        match &self.unread {
+            Some((_, o)) => o.is_initial_snapshot,
+            None => self.offset.as_ref().is_ok_and(|o| o.is_initial_snapshot),
+        }
+    }
+
+    /// True when the checkpoint holds a schema tracking log of this source's table with an entry: the query
+    /// reads with `schemaTrackingLocation`, and Delta then refuses `failOnDataLoss=false`
+    /// (`DeltaSource.filterAndIndexDeltaLogs`: "requirement failed: Using schema from schema tracking log cannot
+    /// tolerate missing commit files", an IllegalArgumentException).
+    pub fn tracks_schema(&self, cp: &Checkpoint) -> bool {
+        cp.delta_schema_logs
+            .iter()
+            .any(|l| Some(l.dir_table_id.as_str()) == self.reservoir_id() && !l.entries.is_empty())
+    }
+
     /// The table id the checkpoint recorded.
     pub fn reservoir_id(&self) -> Option<&str> {
         self.offset.as_ref().ok().and_then(|o| o.reservoir_id.as_deref())
@@ -95,11 +130,11 @@ impl<'a> DeltaSourceFacts<'a> {
     }
 
     /// A bounded start for a new checkpoint: `(startingVersion, its commit time, date after which it must be
-    /// recomputed)`: the needed version when the log still holds it, else the earliest retained commit whose
+    /// recomputed)`: the unread version when the log still holds it, else the earliest retained commit whose
     /// cleanup is at least `margin_ms` away from `now` (`None` without a log or when nothing qualifies).
     pub fn bounded_start(&self, now_ms: i64, margin_ms: i64) -> Option<(i64, Option<i64>, i64)> {
         let log = self.log?;
-        let needed = self.needed_version()?;
+        let needed = self.unread_version()?;
         let latest = log.latest_version()?;
         let eligible = |v: i64| {
             log.commits.get(&v).and_then(|c| c.timestamp()).map(|t| cleanup_eligible_at(t, self.log_retention.ms))
@@ -125,32 +160,49 @@ fn log_for<'a>(logs: &'a [DeltaLog], id: Option<&str>) -> Option<&'a DeltaLog> {
     by_id.or(if logs.len() == 1 { logs.first() } else { None })
 }
 
-/// The facts of every Delta source of the checkpoint, in source order.
+/// The facts of every Delta source of the checkpoint, in source order. Each source's offset is the one a
+/// restart's first `getBatch` starts from: Spark's `MicroBatchExecution.populateStartOffsets` takes the
+/// offsets of the batch before the latest planned one as committed, and calls `getBatch(that, latest)` on every
+/// V1 source (DeltaSource is one) whether or not the latest batch is committed: to run it again, or "because
+/// certain sources assume on restart the last batch will be executed before getOffset is called again". Delta's
+/// `getBatch` lists the commits from that start's `reservoirVersion` on (`createDataFrame` reads the listing
+/// through). With one batch only, or a source the earlier batch has no offset for, the latest offset (Delta
+/// then starts from the starting options, or the snapshot at that offset).
 pub fn delta_sources<'a>(cp: &Checkpoint, ctx: &'a Context) -> Vec<DeltaSourceFacts<'a>> {
-    let start = crate::restart_plan::start_batch(cp).or_else(|| {
-        cp.offsets.iter().rev().find_map(|(id, f)| f.file.content.as_ref().ok().map(|o| (*id, o.offsets.as_slice())))
-    });
-    let Some((batch, offsets)) = start else { return vec![] };
-    let batch_timestamp_ms = cp
-        .offsets
-        .get(&batch)
+    let Some((latest, latest_seq)) = cp.latest_readable_offsets() else { return vec![] };
+    let committed = crate::restart_plan::start_batch(cp);
+    let previous = latest
+        .checked_sub(1)
+        .and_then(|p| cp.offsets.get(&p))
         .and_then(|f| f.file.content.as_ref().ok())
-        .and_then(|o| o.metadata.as_ref()?.batch_timestamp_ms);
-    offsets
+        .map(|o| (latest - 1, o));
+    let timestamp = |batch: i64| {
+        cp.offsets
+            .get(&batch)
+            .and_then(|f| f.file.content.as_ref().ok())
+            .and_then(|o| o.metadata.as_ref()?.batch_timestamp_ms)
+    };
+    latest_seq
+        .offsets
         .iter()
         .enumerate()
         .filter(|(_, o)| o.kind == SourceKind::Delta)
         .filter_map(|(index, o)| {
-            let json = o.json.as_ref()?;
+            let earlier = previous.and_then(|(b, seq)| seq.offsets.get(index)?.json.as_ref().map(|j| (b, j)));
+            let (batch, json) = earlier.or_else(|| o.json.as_ref().map(|j| (latest, j)))?;
             let parsed = offset::parse(json);
             let id = parsed.as_ref().ok().and_then(|p| p.reservoir_id.clone());
             let log = log_for(&ctx.delta_logs, id.as_deref());
+            let unread = committed
+                .and_then(|(b, seq)| Some((b, seq.get(index)?.json.as_ref()?)))
+                .and_then(|(b, j)| Some((b, offset::parse(j).ok()?)));
             Some(DeltaSourceFacts {
                 index,
                 batch,
                 offsets_path: format!("offsets/{batch}"),
                 offset: parsed,
-                batch_timestamp_ms,
+                unread,
+                batch_timestamp_ms: timestamp(batch),
                 log,
                 log_retention: retention(log, LOG_RETENTION_KEY, DEFAULT_LOG_RETENTION_MS),
                 deleted_file_retention: retention(log, DELETED_FILE_RETENTION_KEY, DEFAULT_DELETED_FILE_RETENTION_MS),

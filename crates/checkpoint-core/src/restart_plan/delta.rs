@@ -72,8 +72,9 @@ fn ways_out(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<WayOut> {
         w.costs.push("Removed data files stay on storage for the longer window: their storage is the cost. Files VACUUM already deleted do not come back.".into());
         out.push(w);
     }
-    if (expired || input.findings_of(Code::DeltaRetentionCountdown).any(|f| f.severity == Severity::Error)) && !initial
-    {
+    let lost = expired || input.findings_of(Code::DeltaRetentionCountdown).any(|f| f.severity == Severity::Error);
+    // Delta refuses failOnDataLoss=false when the query tracks the schema (DeltaSourceFacts::tracks_schema).
+    if lost && !initial && !s.tracks_schema(input.cp) {
         let mut w = WayOut::new(
             WayOutKind::FailOnDataLossFalse,
             "Keep this checkpoint and let the Delta source skip the versions that are gone (failOnDataLoss=false)",
@@ -81,17 +82,22 @@ fn ways_out(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<WayOut> {
         w.source_index = Some(at.index);
         w.answers.extend([Code::DeltaVersionExpired, Code::DeltaRetentionCountdown]);
         w.data_loss = true;
+        // The restart lists the log from `v` (the batch before the latest); unread data starts at `u`.
+        let u = s.unread_version().unwrap_or(v).max(v);
         let first = s.log.and_then(|l| l.commits.range(v..).next().map(|(k, _)| *k));
         w.costs.push(match first {
+            Some(f) if f <= u => format!(
+                "No unread version is lost: the versions gone (before {f}) were read by the last committed batch, and the restart only lists them again."
+            ),
             Some(f) => format!(
-                "Versions {v}..{} are skipped without an error (a silent gap): their data is never read.",
+                "Versions {u}..{} are skipped without an error (a silent gap): their data is never read.",
                 f - 1
             ),
             None => {
-                format!("The versions from {v} that log cleanup removed are skipped without an error (a silent gap).")
+                format!("The versions from {u} that log cleanup removed are skipped without an error (a silent gap).")
             }
         });
-        w.steps.push("Set .option(\"failOnDataLoss\", \"false\") on the Delta source and restart on this checkpoint; set it back to true once a batch has committed.".into());
+        w.steps.push("Set .option(\"failOnDataLoss\", \"false\") on the Delta source and restart on this checkpoint; set it back to true only after two batches have committed (a restart lists the log from the start of the batch before the latest: until that start is past the gap, failOnDataLoss=true fails again).".into());
         w.options.push(SourceOption::new(at.index, "failOnDataLoss", "false", false));
         w.snippets = snippet::source_snippets(&w.options, &kinds(at), false);
         out.push(w);
@@ -152,7 +158,12 @@ fn current(table_value: &Option<String>, ms: i64) -> String {
 
 fn start(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Option<SourceStart> {
     let s = facts(input, at)?;
-    let o = s.offset.as_ref().ok()?;
+    // A new checkpoint starts where the unread data starts (the last committed batch's end), not where the
+    // restart's listing starts.
+    let o = match &s.unread {
+        Some((_, o)) => o,
+        None => s.offset.as_ref().ok()?,
+    };
     let v = o.reservoir_version;
     let mut st = SourceStart::default();
     let idx = at.index;

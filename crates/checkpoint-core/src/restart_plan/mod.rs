@@ -87,7 +87,8 @@ pub enum WayOutKind {
     Retry,
     /// Raise the source's retention so the data the checkpoint needs is kept (before it ages out).
     RaiseRetention,
-    /// Keep this checkpoint and let the source skip what is gone (`failOnDataLoss=false`): a silent gap.
+    /// Keep this checkpoint and let the source skip what is gone (`failOnDataLoss=false`; Delta's
+    /// `skipChangeCommits`, which skips the commits that rewrite data): a silent gap.
     FailOnDataLossFalse,
     /// A NEW checkpoint whose sources start where this one stopped (a bounded start computed from it).
     NewCheckpointBoundedStart,

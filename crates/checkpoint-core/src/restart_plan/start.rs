@@ -51,6 +51,16 @@ fn plan_one(batch: i64, index: usize, o: &SourceOffset) -> Option<String> {
         }
         SourceKind::Delta => {
             let v = json?.get("reservoirVersion")?.as_i64()?;
+            // Still in the initial snapshot: startingVersion v would read only the changes from v on and skip
+            // the rest of the snapshot (DeltaSource.getStartingOffset), so no startingVersion.
+            if json.and_then(|j| j.get("isStartingVersion")).and_then(|b| b.as_bool()) == Some(true) {
+                return Some(format!(
+                    "source #{index} (Delta): no startingVersion — the last committed batch ({from}) was still \
+                     reading the table's initial snapshot (version {v}), which a new checkpoint cannot resume: \
+                     without startingVersion it reads the current snapshot from the start (rows already written \
+                     are written again: deduplicate downstream)"
+                ));
+            }
             let index_in_version = json.and_then(|j| j.get("index")).and_then(|i| i.as_i64()).unwrap_or(-1);
             let partial = if index_in_version >= 0 {
                 format!(
@@ -135,6 +145,18 @@ mod tests {
         let plans = source_plans(&cp);
         assert!(plans[0].step.contains("\"startingVersion\", \"12\""), "{}", plans[0].step);
         assert!(plans[0].step.contains("partly processed"));
+        // Still in the initial snapshot: startingVersion 12 would skip the rest of the snapshot (Delta reads only
+        // the changes from a startingVersion on), so the step names none.
+        let cp = checkpoint(vec![
+            ("metadata", r#"{"id":"q"}"#),
+            (
+                "offsets/0",
+                "v1\n{\"batchWatermarkMs\":0,\"batchTimestampMs\":1,\"conf\":{}}\n{\"sourceVersion\":1,\"reservoirId\":\"r\",\"reservoirVersion\":12,\"index\":3,\"isStartingVersion\":true}",
+            ),
+            ("commits/0", "v1\n{\"nextBatchWatermarkMs\":0}"),
+        ]);
+        let step = &source_plans(&cp)[0].step;
+        assert!(step.contains("no startingVersion") && !step.contains("\"startingVersion\","), "{step}");
     }
 
     #[test]
