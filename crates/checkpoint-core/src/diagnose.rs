@@ -209,6 +209,10 @@ fn explains(f: &Finding, text: &str, cp: &Checkpoint) -> bool {
     {
         return true;
     }
+    // FileStreamSource's path check: "Wrong basePath <given> for the root path: <a recorded file>".
+    if f.code == Code::FileSourcePath && f.restart_failure.is_some() && text.contains("Wrong basePath") {
+        return true;
+    }
     // Damaged state files explain decompression / zip / checksum failures that name no path.
     let damage_words =
         ["Stream is corrupted", "LZ4Exception", "ZipException", "ChecksumException", "invalid entry CRC"];
@@ -286,10 +290,18 @@ fn unexplained_error(cp: &Checkpoint, text: &str) -> Option<Finding> {
     let p = crate::checks::error_text::parse_error_text(text);
     let class = p.error_class().map(str::to_string);
     let exc = p.exception().map(str::to_string);
-    if class.is_none() && exc.is_none() {
+    // PySpark's one line names only the wrapper: "[STREAM_FAILED] Query [...] terminated with exception: <message>".
+    let message = text
+        .split_once("terminated with exception:")
+        .map(|(_, m)| m.lines().next().unwrap_or("").trim().chars().take(300).collect::<String>())
+        .filter(|m| !m.is_empty());
+    if class.is_none() && exc.is_none() && message.is_none() {
         return None;
     }
-    let what = class.clone().or(exc.clone()).unwrap_or_default();
+    let what = class
+        .clone()
+        .or(exc.clone())
+        .unwrap_or_else(|| format!("STREAM_FAILED (\"{}\")", message.as_deref().unwrap_or_default()));
     let meaning = class.as_deref().and_then(class_meaning);
     let mut f = Finding::new(
         Code::ErrorNotExplainedByFiles,
@@ -302,8 +314,11 @@ fn unexplained_error(cp: &Checkpoint, text: &str) -> Option<Finding> {
     ))
     .fix(&[
         "Compare the restarted query with the one that wrote the checkpoint (operators, sources, schema, confs).".to_string(),
-        crate::checks::new_checkpoint_step(cp),
-    ]);
+    ]
+    .into_iter()
+    .chain(text.contains("Wrong basePath").then(|| "\"Wrong basePath\" is the file source's path check (the path it reads now does not hold the files its log recorded): give that path as --source-path <n>=<path> (n: the source's number) to compare it with the log.".to_string()))
+    .chain([crate::checks::new_checkpoint_step(cp)])
+    .collect::<Vec<_>>());
     if let Some(c) = &class {
         f = f.classes(&[c.as_str()]);
     }

@@ -34,10 +34,13 @@ pub fn predict(cp: &Checkpoint, ctx: &Context, findings: &[Finding]) -> RestartP
         .filter_map(|f| f.restart_failure.as_ref().map(|r| (f, r)))
         .min_by_key(|(f, r)| (if f.explains_error_text { 0 } else { 1 }, r.stage));
     let parsed = ctx.error_text.as_deref().map(parse_error_text);
-    if let Some(pe) = parsed.as_ref().filter(|pe| pe.error_class().is_some() || pe.exception().is_some()) {
+    if let Some(pe) = parsed.as_ref().filter(|pe| pe.names_a_failure()) {
         p.outcome = RestartOutcome::Fails;
         p.error_class = pe.error_class().map(str::to_string).or_else(|| legacy_class(failing, pe));
-        p.exception = pe.exception().map(str::to_string).or_else(|| failing.map(|(_, r)| r.exception.clone()));
+        p.exception =
+            pe.exception().map(str::to_string).or_else(|| failing.map(|(_, r)| r.exception.clone())).or_else(|| {
+                pe.stream_failed.then(|| "org.apache.spark.sql.streaming.StreamingQueryException".to_string())
+            });
         let why = findings.iter().find(|f| f.explains_error_text).map(|f| f.title.clone());
         p.summary = match why {
             Some(t) => format!("Fails as in the pasted error: {t}."),

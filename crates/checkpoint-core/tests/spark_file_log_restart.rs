@@ -110,5 +110,47 @@ fn an_output_folder_without_its_log_is_read_as_a_log_with_no_batch() {
         let f = r.findings.iter().find(|f| f.code == Code::SinkLogBatchMissing).expect("sink-log-batch-missing");
         assert_eq!(f.severity, Severity::Warning, "{name}");
         assert!(f.title.contains("no batch file") && f.title.contains("compaction batch 19"), "{name}: {}", f.title);
+        // Spark's log after the restart is batch 12 alone, and its readers failed: keeping this checkpoint without
+        // the old log (or with a new output path) is no way out, and the repair in place does not offer it.
+        let text = f.fix.join("\n");
+        assert!(text.contains("does not work: the sink starts that log at batch 12"), "{name}: {text}");
+        if let Some(plan) = &r.restart_plan {
+            for w in plan.ways_out.iter().filter(|w| w.kind == checkpoint_core::restart_plan::WayOutKind::RepairInPlace)
+            {
+                assert!(w.steps.iter().all(|s| !s.contains("NEW checkpoint")), "{name}: {:?}", w.steps);
+            }
+        }
     }
+}
+
+/// A sink log batch file whose version line says v2 (no Spark writes one): readers of the output fail on it
+/// (real Spark 3.5.9: "UnsupportedLogVersion: maximum supported log version is v1, but encountered v2"), so it
+/// is a warning, not a log that reads fine.
+#[test]
+fn a_sink_log_file_of_another_version_is_flagged() {
+    let (name, j) = of("sink-interval-2").remove(0);
+    let zip = data_dir().join(format!("{name}.zip"));
+    let out: Vec<(String, Vec<u8>)> = generated_files(&name)
+        .into_iter()
+        .filter_map(|(p, b)| p.strip_prefix("out/").map(|r| (r.to_string(), b)))
+        .map(|(p, b)| {
+            if p == "_spark_metadata/11" {
+                let text = String::from_utf8(b).unwrap();
+                (p, text.replacen("v1", "v2", 1).into_bytes())
+            } else {
+                (p, b)
+            }
+        })
+        .collect();
+    let mut a = checkpoint_core::MemArchive::new("out", out, checkpoint_core::Limits::default()).unwrap();
+    let mut ctx = context(&j, None);
+    ctx.sink_logs = checkpoint_core::read::file_logs::read_sink_logs(&mut a);
+    let r = run_at_root(&zip, &j, &ctx);
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.code == Code::SinkLogUnreadable && f.title.contains("v2"))
+        .unwrap_or_else(|| panic!("{name}: {:?}", r.findings.iter().map(|f| &f.title).collect::<Vec<_>>()));
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(f.title.contains("_spark_metadata/11"), "{}", f.title);
 }

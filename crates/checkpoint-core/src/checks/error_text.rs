@@ -15,6 +15,10 @@ pub struct ParsedError {
     pub error_classes: Vec<String>,
     /// Java exception classes in order: `Caused by:` classes first (outermost first), else line starts.
     pub exceptions: Vec<String>,
+    /// The text says the query stopped (`[STREAM_FAILED]`, or "terminated with exception:"), whatever else it
+    /// names: PySpark's one line may name nothing below the wrapper ("... terminated with exception: batch 2
+    /// doesn't exist").
+    pub stream_failed: bool,
 }
 
 impl ParsedError {
@@ -25,6 +29,10 @@ impl ParsedError {
     /// The outermost exception below `StreamingQueryException`.
     pub fn exception(&self) -> Option<&str> {
         self.exceptions.first().map(String::as_str)
+    }
+    /// True when the text says the restart failed: it names an error class, an exception or the query's stop.
+    pub fn names_a_failure(&self) -> bool {
+        self.error_class().is_some() || self.exception().is_some() || self.stream_failed
     }
 }
 
@@ -59,7 +67,10 @@ fn leading_class(s: &str) -> Option<String> {
 
 /// Extracts error classes (`[NAME]` / `[NAME.SUB]` with an underscore) and exception class names.
 pub fn parse_error_text(text: &str) -> ParsedError {
-    let mut p = ParsedError::default();
+    let mut p = ParsedError {
+        stream_failed: text.contains("[STREAM_FAILED]") || text.contains("terminated with exception:"),
+        ..ParsedError::default()
+    };
     let b = text.as_bytes();
     let mut i = 0;
     while i < b.len() {

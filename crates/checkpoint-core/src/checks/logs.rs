@@ -443,6 +443,18 @@ fn check_sink_logs(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     }
     for log in logs {
         for f in log.read.values() {
+            // FileStreamSinkLog.VERSION is 1 in every release: a higher version line is an edit, and readers fail
+            // (HDFSMetadataLog.validateVersion: "maximum supported log version is v1, but encountered v2", real
+            // Spark 3.5.9) while the restarted query goes on.
+            if let Some(v) = f.file.content.as_ref().ok().map(|b| b.version).filter(|v| *v > 1) {
+                out.push(
+                    Finding::new(Code::SinkLogUnreadable, Severity::Warning, format!("{} (file sink log) has log version v{v}, which no Spark reads", f.file.path))
+                        .evidence(&f.file.path, format!("version line v{v}; a file sink log is v1"), Some(0))
+                        .why(format!("Every Spark writes a file sink's log as v1 and reads no other version: readers of the output fail with \"UnsupportedLogVersion: maximum supported log version is v1, but encountered v{v}\" (INVALID_LOG_VERSION.MAX_SUPPORTED_VERSION from Spark 4.0); the restarted query goes on until it compacts the log."))
+                        .fix(&[BACKUP.to_string(), format!("Restore {} from a backup, or put its version line back to v1 if only that line was changed.", f.file.path)]),
+                );
+                continue;
+            }
             if let Err(e) = &f.file.content {
                 if matches!(e, LogError::NotVerified { .. }) {
                     continue;

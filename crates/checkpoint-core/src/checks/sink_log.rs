@@ -218,7 +218,8 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 )
             } else {
                 format!(
-                    "Spark reads a file sink's log from its newest compaction file and the batches after it (CompactibleFileStreamLog.allFiles). Readers of the output through the log fail with java.lang.IllegalStateException \"{first} doesn't exist (latestId: {latest}, compactInterval: {interval})\"; the restarted query itself runs until its next compaction batch {next_compact}, which reads the same files and {ending}.{}",
+                    "Spark reads a file sink's log from its newest compaction file and the batches after it (CompactibleFileStreamLog.allFiles). Readers of the output through the log fail with {} \"{first} doesn't exist (latestId: {latest}, compactInterval: {interval})\"; the restarted query itself runs until its next compaction batch {next_compact}, which reads the same files and {ending}.{}",
+                    reader_exception(ctx),
                     interval_change_words(log, interval, SINK_INTERVAL_CONF)
                 )
             })
@@ -227,7 +228,7 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 .chain(interval_change_step(log, interval, SINK_INTERVAL_CONF))
                 .chain([
                     format!("Restore {first} (and the other missing files) from a backup or the storage's versioning; the log cannot be rebuilt from the checkpoint."),
-                    format!("Without a backup: write to a new output path (the old output stays readable only as plain files, without the log), or move {} away and accept that readers see every file in the folder, including partial or duplicate ones.", log.dir),
+                    no_backup_step(log, cp.restart_batch()),
                 ])
                 .collect::<Vec<_>>());
         if let Some(r) = compacts_now {
@@ -237,6 +238,36 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         out.push(f);
     }
     out
+}
+
+/// The exception a reader of a file sink's output raises for a batch file its log lacks
+/// (`CompactibleFileStreamLog.allFiles`): java.io.FileNotFoundException from Spark 4.3 on, before
+/// java.lang.IllegalStateException (real Spark 3.5.9, 4.1.4, 4.3.0 reads after `sink-log-deleted`).
+fn reader_exception(ctx: &Context) -> &'static str {
+    if super::spark(ctx).at_least(4, 3) {
+        "java.io.FileNotFoundException"
+    } else {
+        "java.lang.IllegalStateException"
+    }
+}
+
+/// The way out of a sink log that lost files, without a backup. Keeping this checkpoint does not help: a new
+/// output path, or this one with its log moved away, starts a log at the restart's batch, whose readers fail at
+/// once ("0 doesn't exist") and whose next compaction batch fails with BATCH_METADATA_NOT_FOUND (real Spark 3.5.9
+/// and 4.1.4). A new log works only from batch 0: a NEW checkpoint.
+fn no_backup_step(log: &FileLog, restart: Option<i64>) -> String {
+    let keep = match restart {
+        Some(r) if r > 0 => format!(
+            "keeping this checkpoint with a new output path (or with {} moved away) does not work: the sink starts that log at batch {r}, so readers of the output fail at once (\"0 doesn't exist\") and its next compaction batch fails with BATCH_METADATA_NOT_FOUND. ",
+            log.dir
+        ),
+        _ => String::new(),
+    };
+    let start = if keep.is_empty() { "start" } else { "Start" };
+    format!(
+        "Without a backup: {keep}{start} a NEW checkpoint writing to a new output path (or to this one after moving {} away), so that its log starts at batch 0; the old output stays readable only as plain files, without the log (partial or duplicate files of failed batches included).",
+        log.dir
+    )
 }
 
 /// True when a file source of the checkpoint reads files of the folder holding `log` (an upstream query's output,
@@ -282,15 +313,16 @@ fn behind_commits(cp: &Checkpoint, ctx: &Context, log: &FileLog, latest: i64) ->
         .classes(&batch_not_found(ctx).0.into_iter().collect::<Vec<_>>())
         .evidence(&log.dir, format!("{}; commits/{committed} is the latest commit; not listed: {}", if latest < 0 { "no batch file".to_string() } else { format!("latest batch {latest}") }, super::some_of(&missing, count)), None)
         .why(format!(
-            "A file sink writes each batch's log file before the query commits the batch, so every committed batch had one; {} deleted. The restarted query runs batch {restart} and does not write committed batches again: their data files stay in the output folder, but once it has written batch {restart}, readers through the log (spark.read on the folder, a file source on it) fail with java.lang.IllegalStateException \"... doesn't exist\" (as Spark's reader did after such a restart). The sink's compaction batch {compaction} reads every batch since the previous compaction and fails with {} (\"Unable to find batch {}\").",
+            "A file sink writes each batch's log file before the query commits the batch, so every committed batch had one; {} deleted. The restarted query runs batch {restart} and does not write committed batches again: their data files stay in the output folder (unless it was restored from an older copy too), but once it has written batch {restart}, readers through the log (spark.read on the folder, a file source on it) fail with {} \"... doesn't exist\" (as Spark's reader did after such a restart). The sink's compaction batch {compaction} reads every batch since the previous compaction and fails with {} (\"Unable to find batch {}\").",
             if count == 1 { format!("batch {committed}'s was") } else { "those batches' were".to_string() },
+            reader_exception(ctx),
             batch_not_found_words(ctx),
             missing[0]
         ))
         .fix(&[
             SINK_BACKUP.to_string(),
             format!("Before batch {compaction} runs, restore {} from a backup or the storage's versioning.", super::some_of(&missing, count)),
-            format!("Without a backup: write to a new output path (the old output stays readable only as plain files, without the log), or move {} away and accept that readers see every file in the folder, including partial or duplicate ones.", log.dir),
+            no_backup_step(log, Some(restart)),
         ]),
     )
 }
@@ -351,12 +383,17 @@ pub fn check_sink_ahead(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             ))
             .fix(&[
                 SINK_BACKUP.to_string(),
-                "Write the new query to a new output path (the safest: the old output and its log stay as they are).".to_string(),
+                if restart == 0 {
+                    "Write the new query to a new output path (the safest: the old output and its log stay as they are).".to_string()
+                } else {
+                    format!("To keep this checkpoint and write batches {first_lost}..={latest} again, restore {} from the backup taken with the checkpoint. A new output path does not help it: the sink would start that log at batch {restart}, and its readers and its next compaction batch fail (BATCH_METADATA_NOT_FOUND).", log.dir)
+                },
             ]
             .into_iter()
             // Only a log started at batch 0 compacts without the old batches: a restart at a later batch starts it
             // there, and its first compaction batch fails (BATCH_METADATA_NOT_FOUND).
             .chain((restart == 0).then(|| format!("Or, to keep this output path, move {} away before the restart: the sink starts a new log at batch 0, and readers of the folder then list every file in it (the old output's files without the log's filtering, so partial files of failed batches show up too).", log.dir)))
+            .chain((restart > 0).then(|| "Else accept the loss of those batches' output, or start a NEW checkpoint writing to a new output path.".to_string()))
             .collect::<Vec<_>>()),
         );
     }

@@ -267,6 +267,15 @@ pub fn check_source_path(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         cp.latest_readable_offsets().map(|(_, o)| o.offsets.iter().map(|s| s.kind).collect()).unwrap_or_default();
     let mut out = Vec::new();
     for (&n, given) in &ctx.source_paths {
+        if is_relative(given) {
+            // Hadoop qualifies a relative path with the file system's working directory (the driver's current
+            // folder for file:, the user's home on HDFS): this input cannot tell what it resolves to (real Spark
+            // 4.3.0 resumed on `load("in")` from the folder's parent).
+            out.push(not_compared(n, given, "given as a relative path, which Spark resolves against the driver's working directory (the user's home folder on HDFS)", &[
+                "Give the absolute path (or URI) it resolves to on the driver, e.g. --source-path 0=/data/in.",
+            ]));
+            continue;
+        }
         let f = match (kinds.get(n as usize), cp.source_logs.get(&n)) {
             (_, Some(log)) => {
                 out.extend(replanned_not_compared(cp, n, given, log));
@@ -303,6 +312,13 @@ fn not_compared(n: u32, given: &str, why: &str, fix: &[&str]) -> Finding {
     )
     .why("Only a file source's log (sources/<n>/) records the files it read, so only there can the path the query reads now be compared with them.")
     .fix(fix)
+}
+
+/// A path with no scheme, drive or leading `/` (`in`, `./in`, `../data/in`): Hadoop's `Path.makeQualified`
+/// resolves it against the file system's working directory, which the checkpoint does not record.
+pub fn is_relative(path: &str) -> bool {
+    let t = path.trim();
+    !t.is_empty() && !t.starts_with('/') && !t.starts_with('\\') && !t.contains(':')
 }
 
 /// Hadoop's glob test (`SparkHadoopUtil.isGlobPath`): any of `{}[]*?\\` in the path.
@@ -571,6 +587,51 @@ mod tests {
         ctx.source_paths.insert(0, path.to_string());
         let r = crate::diagnose(&mut z, &ctx);
         r.checkpoints[0].findings.iter().filter(|f| f.code == Code::FileSourcePath).cloned().collect()
+    }
+
+    /// A relative path resolves against the driver's working directory, which the checkpoint does not hold: not
+    /// judged (a newcomer's real 4.3.0 restart with `load("in")` resumed where the tool said Wrong basePath).
+    #[test]
+    fn a_relative_path_is_not_judged() {
+        for p in ["in-b", "./in-b", "../x/in-b"] {
+            let f = diagnose_real(p);
+            assert_eq!(f.len(), 1, "{p}");
+            assert_eq!(f[0].severity, Severity::Info, "{p}: {}", f[0].title);
+            assert!(f[0].title.contains("relative path") && f[0].restart_failure.is_none(), "{}", f[0].title);
+        }
+        for p in ["/abs/in", "s3a://b/in", "file:/x", "C:\\data"] {
+            assert!(!is_relative(p), "{p}");
+        }
+    }
+
+    /// PySpark's one line names only STREAM_FAILED and the message: a pasted "Wrong basePath" is the path
+    /// finding's when one was given, and otherwise an unexplained failure that says what to give; a message the
+    /// files do not explain ("batch 2 doesn't exist") is still reported, never dropped (a newcomer's real 4.3.0
+    /// errors left the verdict at "resumes").
+    #[test]
+    fn a_pasted_one_line_stream_failed_error_is_not_dropped() {
+        let (_, new) = real_paths();
+        let line = format!("pyspark.errors.exceptions.captured.StreamingQueryException: [STREAM_FAILED] Query [id = a, runId = b] terminated with exception: Wrong basePath {new} for the root path: file:/x/f.json SQLSTATE: XXKST");
+        let diagnose = |path: Option<&str>, text: &str| {
+            let mut z = crate::testutil::open_generated(REAL);
+            let mut ctx = Context { spark_version: Some("4.1.4".parse().expect("v")), ..Default::default() };
+            if let Some(p) = path {
+                ctx.source_paths.insert(0, p.to_string());
+            }
+            ctx.error_text = Some(text.to_string());
+            crate::diagnose(&mut z, &ctx).checkpoints.remove(0)
+        };
+        let r = diagnose(Some(&new), &line);
+        let f = r.findings.iter().find(|f| f.code == Code::FileSourcePath).expect("the path finding");
+        assert!(f.explains_error_text && f.restart_failure.is_some());
+        assert!(r.findings.iter().all(|f| f.code != Code::ErrorNotExplainedByFiles));
+        let r = diagnose(None, &line);
+        let f = r.findings.iter().find(|f| f.code == Code::ErrorNotExplainedByFiles).expect("not dropped");
+        assert!(f.title.contains("Wrong basePath") && f.fix.iter().any(|s| s.contains("--source-path")), "{f:?}");
+        assert_eq!(r.restart.outcome, crate::report::RestartOutcome::Fails);
+        let r = diagnose(None, "pyspark.errors.exceptions.captured.StreamingQueryException: [STREAM_FAILED] Query [id = a, runId = b] terminated with exception: batch 2 doesn't exist SQLSTATE: XXKST");
+        let f = r.findings.iter().find(|f| f.code == Code::ErrorNotExplainedByFiles).expect("not dropped");
+        assert!(f.title.contains("batch 2 doesn't exist"), "{}", f.title);
     }
 
     #[test]

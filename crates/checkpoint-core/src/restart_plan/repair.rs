@@ -44,8 +44,13 @@ fn restart_skips_data(code: Code) -> bool {
 pub(super) fn ways_out(input: &PlanInput<'_>) -> Vec<WayOut> {
     let mut out = Vec::new();
     for f in input.findings.iter().filter(|f| f.severity != Severity::Info && !not_a_repair(f.code)) {
-        let steps: Vec<String> =
-            f.fix.iter().filter(|s| !s.starts_with(LAST_RESORT) && s.as_str() != BACKUP).cloned().collect();
+        // Only the steps that keep this checkpoint: a NEW checkpoint is the last resort's way out, not a repair.
+        let steps: Vec<String> = f
+            .fix
+            .iter()
+            .filter(|s| !s.starts_with(LAST_RESORT) && !s.contains("NEW checkpoint") && s.as_str() != BACKUP)
+            .cloned()
+            .collect();
         if steps.is_empty() {
             continue;
         }

@@ -77,8 +77,9 @@ fn plan_one(batch: i64, index: usize, o: &SourceOffset) -> Option<String> {
         }
         SourceKind::File => Some(format!(
             "source #{index} (file): a new checkpoint has no record of processed files, so every file in the input \
-             path is read again; move processed files away (sources/{index}/ lists them up to {from}) or use \
-             .option(\"maxFileAge\", ...) with .option(\"latestFirst\", \"true\") to skip old ones"
+             path is read again; move processed files away (sources/{index}/ lists them up to {from}) or point the \
+             query at a path holding only new files (maxFileAge does not limit a new checkpoint's first batch, \
+             latestFirst only changes the order)"
         )),
         SourceKind::Rate => {
             let next = json.and_then(|j| j.get("offset")).and_then(|v| v.as_i64());
