@@ -154,3 +154,26 @@ fn a_sink_log_file_of_another_version_is_flagged() {
     assert_eq!(f.severity, Severity::Warning);
     assert!(f.title.contains("_spark_metadata/11"), "{}", f.title);
 }
+
+/// A checkpoint at batch 0 writing into an output whose log is at batch 7 (real Spark 4.1.4 skipped batches 1..7):
+/// without a backup of the log, deleting its batches ahead of the checkpoint lets the sink write them again (real
+/// Spark 3.5.9 and 4.1.4, a helper's runs: rewritten, compacted on, each row once through the log); the log up to
+/// batch 0 reads without them, so the step is offered, naming each file to delete.
+#[test]
+fn a_sink_log_ahead_of_a_restored_checkpoint_can_drop_its_batches_ahead() {
+    let name = "sink-log-ahead-4.1.4";
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data_dir().join(format!("{name}.json"))).unwrap()).unwrap();
+    let r = run_at_root(&data_dir().join(format!("{name}.zip")), &j, &context(&j, None));
+    let f = r.findings.iter().find(|f| f.code == Code::SinkLogAhead).expect("sink-log-ahead");
+    let step = f.fix.iter().find(|s| s.starts_with("Without that backup: delete")).expect("the delete step");
+    for file in ["_spark_metadata/1,", "_spark_metadata/2.compact", "_spark_metadata/5.compact", "_spark_metadata/7 "] {
+        assert!(step.contains(file), "{file}: {step}");
+    }
+    assert!(!step.contains("_spark_metadata/0,"), "{step}");
+    // Kept as a repair in place (it keeps this checkpoint), unlike the NEW-checkpoint step.
+    let plan = r.restart_plan.expect("a plan for a warning that loses data");
+    let repair = plan.ways_out.iter().find(|w| w.answers.contains(&Code::SinkLogAhead)).expect("a repair way out");
+    assert!(repair.steps.iter().any(|s| s.starts_with("Without that backup: delete")));
+    assert!(repair.steps.iter().all(|s| !s.contains("NEW checkpoint")));
+}

@@ -228,8 +228,10 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                 .chain(interval_change_step(log, interval, SINK_INTERVAL_CONF))
                 .chain([
                     format!("Restore {first} (and the other missing files) from a backup or the storage's versioning; the log cannot be rebuilt from the checkpoint."),
-                    no_backup_step(log, cp.restart_batch()),
                 ])
+                // Files missing because the interval changed are there under their other names: the conf is the fix.
+                .chain(placeholder_step(log, &missing, interval).filter(|_| interval == log.compact_interval))
+                .chain([no_backup_step(log, cp.restart_batch())])
                 .collect::<Vec<_>>());
         if let Some(r) = compacts_now {
             f = f.fails(RestartStage::SinkCommit, class, exception);
@@ -238,6 +240,28 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         out.push(f);
     }
     out
+}
+
+/// Without a backup, the sink log's batches ahead of the checkpoint (`first..=latest`) can be deleted so that the
+/// restarted query writes them again: real Spark 3.5.9 and 4.1.4 rewrote them, compacted on at batch 9, and its
+/// readers through the log saw every row once. Only when the log up to `first - 1` reads without them (the
+/// compaction and batches `allFiles` needs are listed): else deleting leaves a log no reader opens.
+fn drop_ahead_step(log: &FileLog, first: i64, latest: i64, ctx: &Context) -> Option<String> {
+    if first <= 0 {
+        // A new checkpoint: moving the whole log away is the step for it.
+        return None;
+    }
+    let interval = restart_interval(log, ctx, SINK_INTERVAL_CONF).max(1);
+    let (compact, range) = files_needed(first - 1, interval);
+    if !compact.into_iter().chain(range).all(|id| readable_as_named(log, id, interval)) {
+        return None;
+    }
+    let ahead: Vec<String> = log.listed.range(first..=latest).map(|(_, (path, _, _))| path.clone()).collect();
+    let count = ahead.len() as u64;
+    Some(format!(
+        "Without that backup: delete {} (the log's batches ahead of the checkpoint, with their .<name>.crc sidecars) before the restart; the sink then writes batches {first}..={latest} again, and readers through the log see each row once (real Spark 3.5.9 and 4.1.4 did, and compacted on). The earlier run's data files of those batches stay in the folder unlisted: a reader globbing the part files sees them twice.",
+        super::some_of(&ahead, count)
+    ))
 }
 
 /// The exception a reader of a file sink's output raises for a batch file its log lacks
@@ -249,6 +273,26 @@ fn reader_exception(ctx: &Context) -> &'static str {
     } else {
         "java.lang.IllegalStateException"
     }
+}
+
+/// A repair in place of a sink log that lost batch files `ids` (ascending), without a backup: a placeholder for
+/// each, a file holding the one line `v1`, which the log reads as a batch that lists no file. Real Spark 3.5.9
+/// and 4.1.4 (a helper's runs, the whole log or its latest two files lost) then ran through the compaction batch,
+/// and readers through the log worked, without the rows of those batches. Not offered for a `.compact` file or
+/// more than 10 000 files.
+fn placeholder_step(log: &FileLog, ids: &[i64], interval: i64) -> Option<String> {
+    if ids.is_empty()
+        || ids.len() > 10_000
+        || ids.iter().any(|id| crate::log::file_log::is_compaction_batch(*id, interval.max(1)))
+    {
+        return None;
+    }
+    let paths: Vec<String> = ids.iter().map(|id| batch_path_at(log, *id, interval)).collect();
+    Some(format!(
+        "Without a backup, keep this checkpoint with placeholder batch files: write {}{} with the single line v1 (a batch that lists no file; e.g. printf 'v1' > <file>). The sink then runs through its compaction batches and readers through the log work again (real Spark 3.5.9 and 4.1.4 did), but they no longer see the rows of those batches: their data files stay in the folder, unlisted.",
+        super::some_of(&paths, paths.len() as u64),
+        if paths.len() > 1 { ", each" } else { "" }
+    ))
 }
 
 /// The way out of a sink log that lost files, without a backup. Keeping this checkpoint does not help: a new
@@ -322,8 +366,11 @@ fn behind_commits(cp: &Checkpoint, ctx: &Context, log: &FileLog, latest: i64) ->
         .fix(&[
             SINK_BACKUP.to_string(),
             format!("Before batch {compaction} runs, restore {} from a backup or the storage's versioning.", super::some_of(&missing, count)),
-            no_backup_step(log, Some(restart)),
-        ]),
+        ]
+        .into_iter()
+        .chain(placeholder_step(log, &(latest.saturating_add(1)..=committed).collect::<Vec<_>>(), interval))
+        .chain([no_backup_step(log, Some(restart))])
+        .collect::<Vec<_>>()),
     )
 }
 
@@ -389,6 +436,8 @@ pub fn check_sink_ahead(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                     format!("To keep this checkpoint and write batches {first_lost}..={latest} again, restore {} from the backup taken with the checkpoint. A new output path does not help it: the sink would start that log at batch {restart}, and its readers and its next compaction batch fail (BATCH_METADATA_NOT_FOUND).", log.dir)
                 },
             ]
+            .into_iter()
+            .chain(drop_ahead_step(log, first_lost, latest, ctx))
             .into_iter()
             // Only a log started at batch 0 compacts without the old batches: a restart at a later batch starts it
             // there, and its first compaction batch fails (BATCH_METADATA_NOT_FOUND).
@@ -594,145 +643,8 @@ mod tests {
 }
 
 #[cfg(test)]
-mod restart_compaction_tests {
-    use crate::archive::{Limits, MemArchive};
-    use crate::report::{CheckpointReport, RestartOutcome};
-    use crate::{diagnose, Context};
-
-    type Files = Vec<(String, Vec<u8>)>;
-
-    use crate::testutil::generated_files as generated;
-
-    /// Real Spark 4.1.4: the checkpoint (chk/, committed up to batch 7) and its intact output (out/, log 0..=7,
-    /// 2.compact and 5.compact), with `change` applied to the output.
-    fn chk_and_out(change: impl Fn(&mut Files)) -> CheckpointReport {
-        chk_and_out_on("4.1.4", change)
-    }
-
-    fn chk_and_out_on(v: &str, change: impl Fn(&mut Files)) -> CheckpointReport {
-        let mut files: Files = generated("sink-log-batch-after-compact-missing-4.1.4")
-            .into_iter()
-            .filter(|(p, _)| p.starts_with("chk/"))
-            .chain(generated("sink-log-ahead-4.1.4").into_iter().filter(|(p, _)| p.starts_with("out/")))
-            .collect();
-        change(&mut files);
-        let mut a = MemArchive::new("t", files, Limits::default()).expect("archive");
-        let ctx = Context { spark_version: Some(v.parse().expect("v")), ..Default::default() };
-        diagnose(&mut a, &ctx).checkpoints.into_iter().find(|c| c.root == "chk").expect("chk")
-    }
-
-    /// The output folder given alone (`--sink-log`) with its whole `_spark_metadata` deleted: a log with no batch.
-    /// With `compactInterval=3` the restart's batch 8 is a compaction batch and fails at once, as real Spark 4.1.4
-    /// did (BATCH_METADATA_NOT_FOUND, a newcomer's restart); the words name that batch, not a latest batch -1.
-    /// A Delta table or a folder without a sink's `part-` file is no sink output.
-    #[test]
-    fn an_output_folder_without_its_log_compacting_at_the_restart_fails() {
-        let all = generated("sink-log-batch-after-compact-missing-4.1.4");
-        let chk: Files = all.iter().filter(|(p, _)| p.starts_with("chk/")).cloned().collect();
-        let out: Files = all
-            .iter()
-            .filter_map(|(p, b)| p.strip_prefix("out/").map(|r| (r.to_string(), b.clone())))
-            .filter(|(p, _)| !p.starts_with("_spark_metadata"))
-            .collect();
-        let mut o = MemArchive::new("out", out.clone(), Limits::default()).expect("archive");
-        let mut ctx = Context { spark_version: Some("4.1.4".parse().expect("v")), ..Default::default() };
-        ctx.session_conf.insert(super::SINK_INTERVAL_CONF.into(), "3".into());
-        ctx.sink_logs = crate::read::file_logs::read_sink_logs(&mut o);
-        assert_eq!(ctx.sink_logs.len(), 1);
-        let mut a = MemArchive::new("t", chk, Limits::default()).expect("archive");
-        let r = diagnose(&mut a, &ctx).checkpoints.into_iter().find(|c| c.root == "chk").expect("chk");
-        assert_eq!(r.restart.error_class.as_deref(), Some("BATCH_METADATA_NOT_FOUND"), "{:?}", r.restart);
-        let f = r.findings.iter().find(|f| f.code == crate::report::Code::SinkLogBatchMissing).expect("finding");
-        assert!(f.why.contains("has no log") && f.why.contains("batch, 8,") && !f.why.contains("-1"), "{}", f.why);
-        // Not a sink's output: a Delta table; a folder of files no sink names part-...
-        let mut delta = out.clone();
-        delta.push(("_delta_log/00000000000000000000.json".into(), b"{}".to_vec()));
-        let mut d = MemArchive::new("d", delta, Limits::default()).expect("archive");
-        assert!(crate::read::file_logs::read_sink_logs(&mut d).is_empty());
-        let mut i =
-            MemArchive::new("i", vec![("input-1.json".into(), b"{}".to_vec())], Limits::default()).expect("archive");
-        assert!(crate::read::file_logs::read_sink_logs(&mut i).is_empty());
-    }
-
-    /// The compaction's failure on an absent batch file per release (QueryExecutionErrors
-    /// .batchMetadataFileNotFoundError): named BATCH_METADATA_NOT_FOUND in 3.5 (SPARK-42299), a legacy class in
-    /// 3.4, a plain FileNotFoundException before the error classes.
-    #[test]
-    fn the_compactions_missing_batch_error_is_each_releases() {
-        let gone = |f: &mut Files| {
-            f.retain(|(p, _)| !p.ends_with("_spark_metadata/7") && !p.ends_with("_spark_metadata/.7.crc"))
-        };
-        for (v, class, exception) in [
-            ("3.5.0", Some("BATCH_METADATA_NOT_FOUND"), "org.apache.spark.SparkFileNotFoundException"),
-            ("3.4.1", Some("_LEGACY_ERROR_TEMP_2206"), "org.apache.spark.SparkFileNotFoundException"),
-            ("3.3.2", None, "java.io.FileNotFoundException"),
-        ] {
-            let r = chk_and_out_on(v, gone);
-            assert_eq!(r.restart.error_class.as_deref(), class, "{v}: {:?}", r.restart);
-            assert_eq!(r.restart.exception.as_deref(), Some(exception), "{v}: {:?}", r.restart);
-            let f = r.findings.iter().find(|f| f.code == crate::report::Code::SinkLogBatchMissing).expect("finding");
-            assert!(f.why.contains(class.unwrap_or(exception)), "{v}: {}", f.why);
-        }
-    }
-
-    #[test]
-    fn the_restarts_compaction_batch_needs_the_batches_the_log_never_got() {
-        let intact = chk_and_out(|_| {});
-        assert_eq!(intact.restart.outcome, RestartOutcome::Resumes, "{:?}", intact.restart);
-        // Batch 7 committed in the checkpoint, its sink log file gone: batch 8 (a compaction batch, interval 3)
-        // reads 5.compact, 6 and 7 (as real Spark did with 6 gone: BATCH_METADATA_NOT_FOUND).
-        let r = chk_and_out(|f| {
-            f.retain(|(p, _)| !p.ends_with("_spark_metadata/7") && !p.ends_with("_spark_metadata/.7.crc"))
-        });
-        assert_eq!(r.restart.error_class.as_deref(), Some("BATCH_METADATA_NOT_FOUND"), "{:?}", r.restart);
-        assert!(r.findings.iter().any(|f| f.code == crate::report::Code::SinkLogBatchMissing));
-        // The same file present but empty: the log reader fails on it (IllegalStateException, no class).
-        let r = chk_and_out(|f| {
-            for (p, b) in f.iter_mut() {
-                if p.ends_with("_spark_metadata/7") {
-                    b.clear();
-                }
-            }
-            f.retain(|(p, _)| !p.ends_with("_spark_metadata/.7.crc"));
-        });
-        assert_eq!(
-            (r.restart.outcome, r.restart.exception.as_deref()),
-            (RestartOutcome::Fails, Some("java.lang.IllegalStateException"))
-        );
-        // Cut in the middle of its JSON line: Jackson's end-of-input (real Spark 4.1.4 failed the compaction of a
-        // `.compact` cut so with com.fasterxml.jackson.core.io.JsonEOFException), not "Unable to find batch".
-        let r = chk_and_out(|f| {
-            for (p, b) in f.iter_mut() {
-                if p.ends_with("_spark_metadata/7") {
-                    let cut = b.len() - 20;
-                    b.truncate(cut);
-                }
-            }
-            f.retain(|(p, _)| !p.ends_with("_spark_metadata/.7.crc"));
-        });
-        assert_eq!(
-            (r.restart.outcome, r.restart.exception.as_deref()),
-            (RestartOutcome::Fails, Some("com.fasterxml.jackson.core.io.JsonEOFException"))
-        );
-        let f = r.findings.iter().find(|f| f.code == crate::report::Code::SinkLogBatchMissing).expect("finding");
-        assert!(f.why.contains("fails reading") && !f.why.contains("Unable to find batch"), "{}", f.why);
-    }
-
-    #[test]
-    fn a_file_sink_beside_the_checkpoint_rules_out_async_progress_tracking() {
-        // A hand-deleted batch (offsets/6 and commits/6) with a file sink: an offset-log gap, not async.
-        let mut files = generated("sink-log-batch-after-compact-missing-4.1.4");
-        files.retain(|(p, _)| {
-            !["chk/offsets/6", "chk/offsets/.6.crc", "chk/commits/6", "chk/commits/.6.crc"].contains(&p.as_str())
-        });
-        let mut a = MemArchive::new("t", files, Limits::default()).expect("archive");
-        let r = diagnose(&mut a, &Context::default());
-        let c = r.checkpoints.iter().find(|c| c.root == "chk").expect("chk");
-        let codes: Vec<_> = c.findings.iter().map(|f| f.code).collect();
-        assert!(!codes.contains(&crate::report::Code::AsyncProgressTracking), "{codes:?}");
-        assert!(codes.contains(&crate::report::Code::OffsetsGap), "{codes:?}");
-    }
-}
+#[path = "sink_log_restart_tests.rs"]
+mod restart_compaction_tests;
 
 #[cfg(test)]
 mod behind_commits_tests {
@@ -764,5 +676,10 @@ mod behind_commits_tests {
             f.title.contains("compaction batch 8") && f.evidence[0].detail.contains("out/_spark_metadata/6"),
             "{f:?}"
         );
+        // Without a backup: a placeholder for batch 6 keeps the checkpoint (real Spark 3.5.9 and 4.1.4 compacted
+        // on through such placeholders); keeping it with a new output path does not work.
+        let steps = f.fix.join("\n");
+        assert!(steps.contains("write out/_spark_metadata/6 with the single line v1"), "{steps}");
+        assert!(steps.contains("does not work: the sink starts that log at batch 7"), "{steps}");
     }
 }
