@@ -438,7 +438,6 @@ pub fn check_sink_ahead(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             ]
             .into_iter()
             .chain(drop_ahead_step(log, first_lost, latest, ctx))
-            .into_iter()
             // Only a log started at batch 0 compacts without the old batches: a restart at a later batch starts it
             // there, and its first compaction batch fails (BATCH_METADATA_NOT_FOUND).
             .chain((restart == 0).then(|| format!("Or, to keep this output path, move {} away before the restart: the sink starts a new log at batch 0, and readers of the folder then list every file in it (the old output's files without the log's filtering, so partial files of failed batches show up too).", log.dir)))
