@@ -46,12 +46,20 @@ fn an_expired_version_gets_a_start_the_log_still_holds_and_a_silent_gap_is_calle
     assert!(plan.ways_out.iter().all(|w| w.kind != WayOutKind::RepairInPlace));
 }
 
+/// A replaced table is read from its current snapshot: no startingVersion (Delta's `getStartingVersion` checks
+/// a startingVersion exists, DELTA_VERSION_NOT_FOUND once commit 0 is cleaned up, and a start before a commit
+/// that removes files stops there).
 #[test]
-fn a_replaced_table_starts_a_new_checkpoint_at_its_first_version() {
+fn a_replaced_table_starts_a_new_checkpoint_from_its_current_snapshot() {
     let c = case("case-27-delta-table-recreated", "2026-11-30T12:00:00Z");
     let plan = c.restart_plan.unwrap();
-    let fresh = plan.ways_out.iter().find(|w| w.kind == WayOutKind::NewCheckpointBoundedStart).unwrap();
-    assert!(fresh.options.iter().any(|o| o.key == "startingVersion" && o.value == "0"));
+    let fresh = plan
+        .ways_out
+        .iter()
+        .find(|w| matches!(w.kind, WayOutKind::NewCheckpointBoundedStart | WayOutKind::NewCheckpoint))
+        .unwrap();
+    assert!(fresh.options.iter().all(|o| o.key != "startingVersion"), "{:?}", fresh.options);
+    assert!(fresh.options.iter().any(|o| o.key == "maxBytesPerTrigger"));
     assert!(
         plan.ways_out.iter().all(|w| w.kind != WayOutKind::FailOnDataLossFalse),
         "failOnDataLoss does not cross a table id change"
@@ -152,4 +160,21 @@ fn an_unreadable_offset_of_the_batch_before_the_latest_fails_the_restart() {
     let f = c.findings.iter().find(|f| f.code.as_str() == "delta-offset-moved-back").unwrap();
     assert_eq!(f.severity, checkpoint_core::report::Severity::Warning);
     assert!(f.restart_failure.is_none() && c.restart.error_class.is_none(), "{:?}", c.restart);
+}
+
+/// Past its retention window, a version the given log still holds is a warning, not a failure: Delta's cleanup
+/// deletes only below the newest checkpoint, after a checkpoint is written (MetadataCleanup.listExpiredDeltaLogs),
+/// and case 13's log holds 50..55 with its checkpoint at 50.
+#[test]
+fn a_version_past_retention_that_the_log_still_holds_is_a_warning() {
+    let (files, logs) = case13_with(&[
+        ("offsets/11", "\"reservoirVersion\":39", "\"reservoirVersion\":51"),
+        ("offsets/12", "\"reservoirVersion\":40", "\"reservoirVersion\":52"),
+    ]);
+    let c = diagnose_files(files, logs, "2026-12-05T00:00:00Z");
+    let f = c.findings.iter().find(|f| f.code.as_str() == "delta-retention-countdown").expect("countdown");
+    assert_eq!(f.severity, checkpoint_core::report::Severity::Warning, "{}", f.title);
+    assert!(f.restart_failure.is_none() && f.title.contains("the log still holds it"), "{}", f.title);
+    assert_eq!(c.restart.outcome, checkpoint_core::report::RestartOutcome::Resumes);
+    assert!(f.fix[0].starts_with("Restart now"), "{:?}", f.fix);
 }

@@ -300,7 +300,7 @@ catalogue! {
     DeltaSchemaTrackingLog = "delta-schema-tracking-log", [Error, Info], ["DELTA_STREAMING_SCHEMA_LOG_DESERIALIZE_FAILED", "DELTA_STREAMING_SCHEMA_LOG_INCOMPATIBLE_DELTA_TABLE_ID"],
         "The Delta source's schema tracking log under the checkpoint (`schemaTrackingLocation`): its entries; an error when an entry does not parse or it belongs to another table.";
     DeltaRetentionCountdown = "delta-retention-countdown", [Error, Warning, Info], ["DELTA_MISSING_FILES_UNEXPECTED_VERSION", "DELTA_LOG_FILE_NOT_FOUND_FOR_STREAMING_SOURCE"],
-        "When the table version the Delta source needs becomes eligible for log cleanup (the table's retention, or Delta's 30-day default without its log): a warning past two thirds of the window, an error past it.";
+        "When the table version the Delta source needs becomes eligible for log cleanup (the table's retention, or Delta's 30-day default without its log): a warning past two thirds of the window, an error past it (a warning when the table's log, given, still holds the version: cleanup waits for the table's next checkpoint).";
     // Driven by the pasted error text.
     SourceCountChanged = "source-count-changed", [Error], [],
         "The pasted error says the restarted query has another number of sources than the checkpoint recorded.";

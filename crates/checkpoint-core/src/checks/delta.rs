@@ -141,10 +141,14 @@ fn countdown(s: &DeltaSourceFacts<'_>, now: i64) -> Option<Finding> {
     }
     let window = s.log_retention.ms.max(1);
     let used = now.saturating_sub(start);
-    let past = now >= eligible;
+    // Past the window with the table's log given, the log still holds the version (else this is
+    // `delta-version-expired`): cleanup deletes only below the newest checkpoint, after a checkpoint is written
+    // (MetadataCleanup.listExpiredDeltaLogs), so the restart reads it unless a checkpoint comes first.
+    let held_past = now >= eligible && log.is_some();
+    let past = now >= eligible && !held_past;
     let sev = if past {
         Severity::Error
-    } else if used.saturating_mul(3) > window.saturating_mul(2) {
+    } else if held_past || used.saturating_mul(3) > window.saturating_mul(2) {
         Severity::Warning
     } else {
         Severity::Info
@@ -158,7 +162,14 @@ fn countdown(s: &DeltaSourceFacts<'_>, now: i64) -> Option<Finding> {
         None => format!("Delta's default delta.logRetentionDuration of {}", describe_ms(s.log_retention.ms)),
     };
     let class = if initial { LOG_FILE_NOT_FOUND_FOR_STREAMING } else { MISSING_FILES };
-    let title = if past {
+    let title = if held_past {
+        format!(
+            "Delta source #{}: table version {v} has been eligible for log cleanup since {} ({}), under {setting}: the log still holds it, but the table's next checkpoint lets cleanup delete it, and then the restart fails with {class}",
+            s.index,
+            date(eligible),
+            days_left(now, eligible)
+        )
+    } else if past {
         format!(
             "Delta source #{}: log cleanup may have removed table version {v} since {} ({}), under {setting}; the restart may fail with {class}",
             s.index,
@@ -232,6 +243,9 @@ fn countdown(s: &DeltaSourceFacts<'_>, now: i64) -> Option<Finding> {
         );
     } else if sev == Severity::Warning {
         f = f.classes(&[class]);
+    }
+    if held_past {
+        steps.insert(0, format!("Restart now, before the table's next checkpoint (every 10 commits by default): log cleanup runs after a checkpoint and may then delete version {v}."));
     }
     Some(f.fix(&steps))
 }

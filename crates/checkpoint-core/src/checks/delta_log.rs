@@ -217,7 +217,9 @@ fn unreconstructable(s: &DeltaSourceFacts<'_>, log: &DeltaLog) -> Option<Finding
         "If the table is recreated, it gets a new table id: the stream then needs a new checkpoint.".to_string(),
     ])
     .classes(&[class])
-    .fails(RestartStage::SourceOffsets, Some(class), if class == "DELTA_VERSIONS_NOT_CONTIGUOUS" { DELTA_ILLEGAL_STATE } else { DELTA_FILE_NOT_FOUND });
+    // DeltaErrors: versions not contiguous and missing part files are DeltaIllegalStateExceptions, a truncated
+    // log a DeltaFileNotFoundException.
+    .fails(RestartStage::SourceOffsets, Some(class), if class == "DELTA_TRUNCATED_TRANSACTION_LOG" { DELTA_FILE_NOT_FOUND } else { DELTA_ILLEGAL_STATE });
     Some(f)
 }
 
@@ -247,7 +249,7 @@ fn replaced(s: &DeltaSourceFacts<'_>, log: &DeltaLog) -> Option<Finding> {
         .fix(&[
             BACKUP.to_string(),
             "If the query was pointed at the wrong table, point it back.".to_string(),
-            "Otherwise start a NEW checkpoint for the new table (the old checkpoint cannot be reused): .option(\"startingVersion\", \"0\") reads the new table from its start (bounded first batch with .option(\"maxBytesPerTrigger\", \"1g\")), or startingVersion \"latest\" for new data only; make the sink idempotent if rows of the old table were already written.".to_string(),
+            "Otherwise start a NEW checkpoint for the new table (the old checkpoint cannot be reused): without startingVersion it reads the new table's current snapshot, then its new commits (bounded first batch with .option(\"maxBytesPerTrigger\", \"1g\")), or startingVersion \"latest\" for new data only (startingVersion \"0\" fails once commit 0 is cleaned up, and at the first commit that removes files); make the sink idempotent if rows of the old table were already written.".to_string(),
         ])
         .classes(&[class])
         .fails(RestartStage::SourceOffsets, Some(class), DELTA_ILLEGAL_STATE),

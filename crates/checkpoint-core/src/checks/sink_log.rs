@@ -275,23 +275,33 @@ fn reader_exception(ctx: &Context) -> &'static str {
     }
 }
 
-/// A repair in place of a sink log that lost batch files `ids` (ascending), without a backup: a placeholder for
-/// each, a file holding the one line `v1`, which the log reads as a batch that lists no file. Real Spark 3.5.9
-/// and 4.1.4 (a helper's runs, the whole log or its latest two files lost) then ran through the compaction batch,
-/// and readers through the log worked, without the rows of those batches. Not offered for a `.compact` file or
-/// more than 10 000 files.
+/// The batch files reading the log up to `latest` needs (the newest compaction at or below it and the batches
+/// after, `allFiles`) that it does not have readable under their names.
+fn chain_lost(log: &FileLog, latest: i64, interval: i64) -> Vec<i64> {
+    let (compact, range) = files_needed(latest, interval);
+    compact.into_iter().chain(range).filter(|id| !readable_as_named(log, *id, interval)).take(10_001).collect()
+}
+
+/// A repair in place of a sink log that lost batch files `ids` (ascending, the ones reading the log needs),
+/// without a backup: a placeholder for each, a file holding the one line `v1`, which the log reads as a batch
+/// that lists no file. Real Spark 3.5.9 and 4.1.4 (helpers' runs: the whole log lost at batch 5 and at batch 12,
+/// its latest two files, its `9.compact`) then ran through the next compaction batch, and readers through the
+/// log worked, without the rows of those batches (a placeholder `.compact` hides every batch up to it). Not
+/// offered for more than 10 000 files.
 fn placeholder_step(log: &FileLog, ids: &[i64], interval: i64) -> Option<String> {
-    if ids.is_empty()
-        || ids.len() > 10_000
-        || ids.iter().any(|id| crate::log::file_log::is_compaction_batch(*id, interval.max(1)))
-    {
+    if ids.is_empty() || ids.len() > 10_000 {
         return None;
     }
     let paths: Vec<String> = ids.iter().map(|id| batch_path_at(log, *id, interval)).collect();
+    let compact = ids.iter().rev().find(|id| crate::log::file_log::is_compaction_batch(**id, interval.max(1)));
     Some(format!(
-        "Without a backup, keep this checkpoint with placeholder batch files: write {}{} with the single line v1 (a batch that lists no file; e.g. printf 'v1' > <file>). The sink then runs through its compaction batches and readers through the log work again (real Spark 3.5.9 and 4.1.4 did), but they no longer see the rows of those batches: their data files stay in the folder, unlisted.",
+        "Without a backup, keep this checkpoint with placeholder batch files: write {}{} with the single line v1 (a batch that lists no file; e.g. printf 'v1' > <file>). The sink then runs through its compaction batches and readers through the log work again (real Spark 3.5.9 and 4.1.4 did), but they no longer see the rows of {}: their data files stay in the folder, unlisted (a reader globbing the part files still sees them).",
         super::some_of(&paths, paths.len() as u64),
-        if paths.len() > 1 { ", each" } else { "" }
+        if paths.len() > 1 { ", each" } else { "" },
+        match compact {
+            Some(c) => format!("batches 0..={c} (only the lost {c}.compact listed them) and of the others named"),
+            None => "those batches".to_string(),
+        }
     ))
 }
 
@@ -368,7 +378,7 @@ fn behind_commits(cp: &Checkpoint, ctx: &Context, log: &FileLog, latest: i64) ->
             format!("Before batch {compaction} runs, restore {} from a backup or the storage's versioning.", super::some_of(&missing, count)),
         ]
         .into_iter()
-        .chain(placeholder_step(log, &(latest.saturating_add(1)..=committed).collect::<Vec<_>>(), interval))
+        .chain(placeholder_step(log, &chain_lost(log, committed, interval), interval))
         .chain([no_backup_step(log, Some(restart))])
         .collect::<Vec<_>>()),
     )

@@ -173,13 +173,17 @@ fn start(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Option<SourceStart> {
         st.options.push(SourceOption::new(idx, "maxBytesPerTrigger", FIRST_BATCH_BYTES, false));
         return Some(st);
     }
-    let replaced = input.findings_of(Code::DeltaTableReplaced).next().is_some();
+    if input.findings_of(Code::DeltaTableReplaced).next().is_some() {
+        // A new table: its current snapshot, then its commits. startingVersion 0 would fail once its commit 0 is
+        // cleaned up (DELTA_VERSION_NOT_FOUND) and at its first commit that removes files.
+        st.steps.push(format!("source #{idx} (Delta): the table at the path is a new table: without startingVersion the new checkpoint reads its current snapshot, then its new commits (startingVersion \"latest\" for new data only)."));
+        st.costs.push(format!("source #{idx}: everything the new table holds is read (rows also in the old table's output are written again: make the sink idempotent)."));
+        st.options.push(SourceOption::new(idx, "maxBytesPerTrigger", FIRST_BATCH_BYTES, false));
+        return Some(st);
+    }
     let schema_at = input.findings_of(Code::DeltaSchemaChange).next().and_then(|_| schema_change_version(&s));
     let now = input.ctx.now_ms.unwrap_or(0);
-    let (version, ts, stale) = if replaced {
-        st.costs.push(format!("source #{idx}: the table at the path is a new table: startingVersion 0 reads it from its first version (everything it holds)."));
-        (0, None, None)
-    } else if let Some(after) = schema_at {
+    let (version, ts, stale) = if let Some(after) = schema_at {
         st.data_loss = true;
         st.costs.push(format!(
             "source #{idx}: versions {v}..{} (up to the schema change at {}) are not read: a gap.",
