@@ -132,7 +132,7 @@ catalogue! {
     SourceOffsetUnparsable = "source-offset-unparsable", [Error, Warning], [],
         "A source's offset in an offsets file is not valid JSON; an error when a restart reads that file.";
     SourceCountDiffers = "source-count-differs", [Error, Warning], [],
-        "Two offsets files list a different number of sources (a cut file or a changed query); an error for the latest.";
+        "Two offsets files list a different number of sources (a cut file or a changed query); an error for the latest. Named sources added with Spark 4.3's source evolution (offsets v2) are no change.";
     SourceLinesNotExamined = "source-lines-not-examined", [Warning, Info], [],
         "An offsets file has more source lines than this inspector examines one by one (1000): their number is reported (a restart compares it with the query's sources), the lines after the first 1000 are only counted and checked for JSON; a warning, and an unknown verdict unless the restart fails by the sources' offsets, when a restart reads the file.";
     CommitWithoutOffsets = "commit-without-offsets", [Warning], [],

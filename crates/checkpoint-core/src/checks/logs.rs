@@ -521,9 +521,19 @@ pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
 fn source_offset_lines(cp: &Checkpoint) -> Vec<Finding> {
     let mut out = Vec::new();
     let last_id = cp.last_batch_id();
-    let mut prev: Option<(i64, u64)> = None;
+    let mut prev: Option<(i64, u64, Vec<&str>)> = None;
     for (id, f) in &cp.offsets {
         let Ok(o) = &f.file.content else { continue };
+        // Spark 4.3's named sources (offsets v2, `name:offset` lines) with source evolution on: a restart matches
+        // sources by name, so sources added since the previous batch are no change of count (real Spark 4.3.0
+        // resumed after adding `src_b`).
+        let names: Vec<&str> =
+            if o.version >= 2 { o.offsets.iter().filter_map(|s| s.name.as_deref()).collect() } else { Vec::new() };
+        let evolution = o
+            .metadata
+            .as_ref()
+            .and_then(|m| m.conf.get("spark.sql.streaming.queryEvolution.enableSourceEvolution"))
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
         let read_at_restart = Some(*id) == last_id || last_id.is_some_and(|l| *id == l - 1);
         let unparsable = |title: String| {
             let mut fd = Finding::new(
@@ -572,8 +582,11 @@ fn source_offset_lines(cp: &Checkpoint) -> Vec<Finding> {
             out.push(source_lines_not_examined(&f.file.path, o, read_at_restart));
         }
         let n = o.source_count();
-        if let Some((pid, pn)) = prev {
-            if pn != n {
+        if let Some((pid, pn, prev_names)) = &prev {
+            let (pid, pn) = (*pid, *pn);
+            let added_by_name =
+                evolution && !prev_names.is_empty() && n > pn && prev_names.iter().all(|p| names.contains(p));
+            if pn != n && !added_by_name {
                 let mut fd = Finding::new(
                     Code::SourceCountDiffers,
                     if Some(*id) == last_id { Severity::Error } else { Severity::Warning },
@@ -589,7 +602,7 @@ fn source_offset_lines(cp: &Checkpoint) -> Vec<Finding> {
                 out.push(fd);
             }
         }
-        prev = Some((*id, n));
+        prev = Some((*id, n, names));
     }
     out
 }

@@ -61,8 +61,9 @@ pub fn check_file_source(cp: &Checkpoint, _ctx: &Context) -> Vec<Finding> {
             Code::FileSourceFiles,
             Severity::Info,
             format!(
-                "File source #{n}: {} batch file(s) in sources/{n}/ ({} compaction(s)), {total} file(s) recorded{}",
+                "File source #{n}: {} batch file(s) in {}/ ({} compaction(s)), {total} file(s) recorded{}",
                 log.listed.len(),
+                log.dir,
                 compacts.len(),
                 if compacts.is_empty() { "" } else { " from the newest compaction on" }
             ),

@@ -61,9 +61,10 @@ pub fn check_source_range(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let Some((last, latest)) = cp.latest_readable_offsets() else { return vec![] };
     let mut out = Vec::new();
     for (i, o) in latest.offsets.iter().enumerate() {
-        // The source folder is `sources/<index>` (a v2 offsets file's numeric name is that index).
+        // The source folder is `sources/<index>` (a v2 offsets file's numeric name is that index); a named
+        // source's (`sources/<name>`, Spark 4.3) is read as its position's (`read::file_logs`).
         let index = match &o.name {
-            Some(n) => n.parse::<u32>().ok(),
+            Some(n) => n.parse::<u32>().ok().or_else(|| u32::try_from(i).ok()),
             None => u32::try_from(i).ok(),
         };
         let (Some(index), SourceKind::File) = (index, o.kind) else { continue };

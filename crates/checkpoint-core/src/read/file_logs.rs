@@ -12,8 +12,19 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Reads the file logs; `temp_targets` = per log folder, the batch ids its temp files target.
 pub(crate) fn read_file_logs(cp: &mut Checkpoint, rd: &mut Reader<'_>, temp_targets: &BTreeMap<String, BTreeSet<i64>>) {
+    // Spark 4.3's named sources (`.name("src_a")`, offsets v2 lines `src_a:{...}`) keep their log in
+    // `sources/<name>/`: the name's position in the latest readable offsets is the source's number.
+    let names: BTreeMap<String, u32> = cp
+        .latest_readable_offsets()
+        .map(|(_, o)| {
+            let named = o.offsets.iter().enumerate().filter_map(|(i, s)| Some((s.name.clone()?, i as u32)));
+            // A numeric name is the folder's number already (`sources/<n>`).
+            named.filter(|(n, _)| n.parse::<u32>().is_err()).collect()
+        })
+        .unwrap_or_default();
+    let source_of = |d: &str| source_index(d, &names);
     // The files of every log folder, found in one pass over the listing.
-    let log_dirs = files_by_dir(cp, |d| is_source_log_dir(d) || is_sink_log_dir(d));
+    let log_dirs = files_by_dir(cp, |d| source_of(d).is_some() || is_sink_log_dir(d));
     // The output files of the sink logs are found by prefix in the listing sorted once.
     let sorted = if log_dirs.keys().any(|d| is_sink_log_dir(d)) { paths_sorted(cp) } else { Vec::new() };
     // Which sources are file sources: from the latest readable offsets; without one, by sniffing the
@@ -24,7 +35,7 @@ pub(crate) fn read_file_logs(cp: &mut Checkpoint, rd: &mut Reader<'_>, temp_targ
         .unwrap_or_default();
     for (d, positions) in log_dirs {
         let listed_v = batch_files_at(cp, &positions, true);
-        if let Some(n) = d.strip_prefix("sources/").and_then(|n| n.parse::<u32>().ok()) {
+        if let Some(n) = source_of(&d) {
             use crate::source::SourceKind as K;
             let is_file_source = match source_kinds.get(&n) {
                 Some(K::File) => true,
@@ -47,7 +58,7 @@ pub(crate) fn read_file_logs(cp: &mut Checkpoint, rd: &mut Reader<'_>, temp_targ
             }
         }
         let fl = read_file_log(cp, rd, &d, &listed_v, temp_targets.get(&d), &sorted);
-        if let Some(n) = d.strip_prefix("sources/").and_then(|n| n.parse::<u32>().ok()) {
+        if let Some(n) = source_of(&d) {
             cp.source_logs.insert(n, fl);
         } else {
             cp.sink_logs.push(fl);
@@ -55,9 +66,11 @@ pub(crate) fn read_file_logs(cp: &mut Checkpoint, rd: &mut Reader<'_>, temp_targ
     }
 }
 
-/// `sources/<n>` (`n` a number): a source's own log folder.
-fn is_source_log_dir(d: &str) -> bool {
-    d.strip_prefix("sources/").is_some_and(|n| !n.contains('/') && n.parse::<u32>().is_ok())
+/// The source number of `sources/<n>` (`n` a number) or `sources/<name>` (a name of the latest offsets, v2, at
+/// its position there): a source's own log folder.
+fn source_index(d: &str, names: &BTreeMap<String, u32>) -> Option<u32> {
+    let n = d.strip_prefix("sources/").filter(|n| !n.contains('/'))?;
+    n.parse::<u32>().ok().or_else(|| names.get(n).copied())
 }
 
 /// `_spark_metadata` at any depth: a file sink's log.
