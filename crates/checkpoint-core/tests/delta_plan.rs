@@ -178,3 +178,51 @@ fn a_version_past_retention_that_the_log_still_holds_is_a_warning() {
     assert_eq!(c.restart.outcome, checkpoint_core::report::RestartOutcome::Resumes);
     assert!(f.fix[0].starts_with("Restart now"), "{:?}", f.fix);
 }
+
+/// A column-mapping table (delta-rs's `colmap` log) whose commits 0..2 are gone, read by a stream whose restart
+/// starts at version 1: Delta checks the schema changes on the snapshot at version 1 before it lists a commit
+/// (DeltaSource.checkReadIncompatibleSchemaChangeOnStreamStartOnce) and fails with
+/// DELTA_STREAMING_CHECK_COLUMN_MAPPING_NO_SNAPSHOT, which failOnDataLoss=false does not pass (a reviewer's
+/// reading of delta-io/delta, DeltaErrors.failedToGetSnapshotDuringColumnMappingStreamingReadCheck).
+#[test]
+fn a_column_mapping_table_without_the_start_snapshot_fails_its_schema_check_first() {
+    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/delta"));
+    let f = std::fs::File::open(dir.join("colmap.delta_log.zip")).unwrap();
+    let len = f.metadata().unwrap().len();
+    let mut z = ZipInput::open(f, len, "colmap.zip", Limits::default()).unwrap();
+    let names: Vec<String> = z.entries().iter().map(|e| e.path.clone()).collect();
+    let kept: Vec<(String, Vec<u8>)> = names
+        .into_iter()
+        .filter(|n| {
+            !["00000000000000000000.json", "00000000000000000001.json", "00000000000000000002.json"]
+                .iter()
+                .any(|c| n.ends_with(c))
+        })
+        .map(|n| {
+            let b = z.read(&n, 1 << 24).unwrap();
+            (n, b)
+        })
+        .collect();
+    let mut a = checkpoint_core::archive::MemArchive::new("log.zip", kept, Limits::default()).unwrap();
+    let logs = read_delta_logs(&mut a);
+    let id = logs[0].latest_metadata().unwrap().1.id.clone();
+    let (files, _) = case13_with(&[
+        ("offsets/11", "\"reservoirVersion\":39", "\"reservoirVersion\":1"),
+        ("offsets/12", "\"reservoirVersion\":40", "\"reservoirVersion\":2"),
+        ("offsets/11", "60ce0cd1-f78e-5eee-8f82-3272d3873391", &id),
+        ("offsets/12", "60ce0cd1-f78e-5eee-8f82-3272d3873391", &id),
+    ]);
+    let c = diagnose_files(files, logs, "2026-12-02T00:00:00Z");
+    assert_eq!(
+        c.restart.error_class.as_deref(),
+        Some("DELTA_STREAMING_CHECK_COLUMN_MAPPING_NO_SNAPSHOT"),
+        "{:?}",
+        c.restart
+    );
+    assert_eq!(c.restart.exception.as_deref(), Some("org.apache.spark.sql.delta.DeltaAnalysisException"));
+    let plan = c.restart_plan.expect("a plan");
+    assert!(
+        plan.ways_out.iter().all(|w| w.kind != WayOutKind::FailOnDataLossFalse),
+        "failOnDataLoss does not pass the check"
+    );
+}

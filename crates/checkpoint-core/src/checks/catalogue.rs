@@ -289,8 +289,8 @@ catalogue! {
         "The Delta source table's log cannot rebuild its latest snapshot (commits missing after the newest checkpoint, or no checkpoint and no commit 0): no reader can open the table.";
     DeltaTableReplaced = "delta-table-replaced", [Error], ["DIFFERENT_DELTA_TABLE_READ_BY_STREAMING_SOURCE"],
         "The Delta table at the source path has another id (`metaData.id`) than the `reservoirId` the checkpoint recorded: the table was dropped and re-created.";
-    DeltaVersionExpired = "delta-version-expired", [Error], ["DELTA_MISSING_FILES_UNEXPECTED_VERSION", "DELTA_LOG_FILE_NOT_FOUND_FOR_STREAMING_SOURCE"],
-        "The table version the Delta source needs next is gone from the `_delta_log` (log cleanup after `delta.logRetentionDuration`).";
+    DeltaVersionExpired = "delta-version-expired", [Error], ["DELTA_MISSING_FILES_UNEXPECTED_VERSION", "DELTA_LOG_FILE_NOT_FOUND_FOR_STREAMING_SOURCE", "DELTA_STREAMING_CHECK_COLUMN_MAPPING_NO_SNAPSHOT"],
+        "The table version the Delta source needs next is gone from the `_delta_log` (log cleanup after `delta.logRetentionDuration`); on a column-mapping table, the snapshot at the restart's start cannot be rebuilt (Delta's schema check fails first, whatever failOnDataLoss says).";
     DeltaSchemaChange = "delta-schema-change", [Error], ["DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE_USE_SCHEMA_LOG", "DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE", "DELTA_SCHEMA_CHANGED_WITH_VERSION", "DELTA_STREAMING_METADATA_EVOLUTION", "DELTA_STREAMING_CANNOT_CONTINUE_PROCESSING_POST_SCHEMA_EVOLUTION"],
         "A non-additive schema change (drop, rename, type change) of the Delta source table between the stream's version and the latest stops the stream.";
     DeltaNonAppendCommit = "delta-non-append-commit", [Error], ["DELTA_SOURCE_TABLE_IGNORE_CHANGES", "DELTA_SOURCE_IGNORE_DELETE"],

@@ -256,6 +256,54 @@ fn replaced(s: &DeltaSourceFacts<'_>, log: &DeltaLog) -> Option<Finding> {
     )
 }
 
+/// The class Delta raises when a column-mapping table's snapshot at the stream's start cannot be built.
+pub const CM_NO_SNAPSHOT: &str = "DELTA_STREAMING_CHECK_COLUMN_MAPPING_NO_SNAPSHOT";
+/// The conf that turns that check off.
+const CM_UNSAFE_CONF: &str =
+    "spark.databricks.delta.streaming.unsafeReadOnIncompatibleColumnMappingSchemaChanges.enabled";
+
+/// A column-mapping table whose snapshot at the version the restart starts from cannot be rebuilt: before it
+/// lists any commit, Delta's restart checks the schema changes since that version on the snapshot there
+/// (`DeltaSource.checkReadIncompatibleSchemaChangeOnStreamStartOnce`, `getSnapshotAt`) and, on a column-mapping
+/// table without schema tracking, fails when it cannot build it (`DeltaErrors.
+/// failedToGetSnapshotDuringColumnMappingStreamingReadCheck`), whatever failOnDataLoss says.
+fn column_mapping_no_snapshot(
+    s: &DeltaSourceFacts<'_>,
+    log: &DeltaLog,
+    cp: &Checkpoint,
+    ctx: &Context,
+) -> Option<Finding> {
+    let v = s.needed_version()?;
+    let initial = s.offset.as_ref().is_ok_and(|o| o.is_initial_snapshot);
+    let (_, m) = log.latest_metadata()?;
+    let unsafe_on =
+        super::effective_conf(cp, ctx).get(CM_UNSAFE_CONF).is_some_and(|x| x.trim().eq_ignore_ascii_case("true"));
+    if initial || m.column_mapping_mode() == "none" || s.tracks_schema(cp) || unsafe_on || v > log.latest_version()? {
+        return None;
+    }
+    if log.snapshot_base(v).is_some() {
+        return None;
+    }
+    let oldest = log.earliest_reconstructable().map(|x| x.to_string()).unwrap_or_else(|| "none".into());
+    Some(
+        Finding::new(
+            Code::DeltaVersionExpired,
+            Severity::Error,
+            format!("Delta source #{}: the column-mapping table's snapshot at version {v}, where the restart starts, cannot be rebuilt (the oldest version the log can rebuild is {oldest}): Delta's schema check fails before it reads", s.index),
+        )
+        .evidence(&s.offsets_path, format!("source #{}: reservoirVersion {v}", s.index), None)
+        .evidence(if log.dir.is_empty() { "_delta_log".into() } else { log.dir.clone() }, format!("delta.columnMapping.mode = {}; {}; checkpoints at {}", m.column_mapping_mode(), range_text(log), versions(&log.checkpoints.keys().copied().collect::<Vec<_>>())), None)
+        .why(format!("On a column-mapping table a restart first checks the schema changes since its start on the snapshot at version {v} (DeltaSource.checkReadIncompatibleSchemaChangeOnStreamStartOnce) and, without schema tracking, fails when that snapshot cannot be built (no complete checkpoint at or before {v} with every commit after it): {CM_NO_SNAPSHOT}, before any commit is listed, so failOnDataLoss=false does not get past it."))
+        .fix(&[
+            BACKUP.to_string(),
+            format!("Keep this checkpoint and skip the check: set {CM_UNSAFE_CONF}=true (and .option(\"failOnDataLoss\", \"false\") if the versions after {v} are gone too): unsafe, a rename or drop of a column in the versions not checked goes unnoticed; set it back once a batch has committed."),
+            "Or a NEW checkpoint starting at a version the log still holds (see the restart plan).".to_string(),
+        ])
+        .classes(&[CM_NO_SNAPSHOT])
+        .fails(RestartStage::SourceOffsets, Some(CM_NO_SNAPSHOT), "org.apache.spark.sql.delta.DeltaAnalysisException"),
+    )
+}
+
 /// The version the stream needs is gone from the log.
 fn expired(s: &DeltaSourceFacts<'_>, log: &DeltaLog, cp: &Checkpoint, now: Option<i64>) -> Option<Finding> {
     let v = s.needed_version()?;
@@ -611,6 +659,10 @@ fn source_findings(s: &DeltaSourceFacts<'_>, log: &DeltaLog, cp: &Checkpoint, ct
         return;
     }
     if let Some(f) = replaced(s, log) {
+        out.push(f);
+        return;
+    }
+    if let Some(f) = column_mapping_no_snapshot(s, log, cp, ctx) {
         out.push(f);
         return;
     }

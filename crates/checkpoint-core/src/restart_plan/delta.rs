@@ -74,7 +74,11 @@ fn ways_out(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<WayOut> {
     }
     let lost = expired || input.findings_of(Code::DeltaRetentionCountdown).any(|f| f.severity == Severity::Error);
     // Delta refuses failOnDataLoss=false when the query tracks the schema (DeltaSourceFacts::tracks_schema).
-    if lost && !initial && !s.tracks_schema(input.cp) {
+    // A column-mapping table whose start snapshot cannot be built fails before failOnDataLoss is read.
+    let cm_no_snapshot = input
+        .findings_of(Code::DeltaVersionExpired)
+        .any(|f| f.error_classes.iter().any(|c| c == crate::checks::delta_log::CM_NO_SNAPSHOT));
+    if lost && !initial && !s.tracks_schema(input.cp) && !cm_no_snapshot {
         let mut w = WayOut::new(
             WayOutKind::FailOnDataLossFalse,
             "Keep this checkpoint and let the Delta source skip the versions that are gone (failOnDataLoss=false)",
