@@ -35,17 +35,7 @@ pub fn predict(cp: &Checkpoint, ctx: &Context, findings: &[Finding]) -> RestartP
         .min_by_key(|(f, r)| (if f.explains_error_text { 0 } else { 1 }, r.stage));
     let parsed = ctx.error_text.as_deref().map(parse_error_text);
     if let Some(pe) = parsed.as_ref().filter(|pe| pe.names_a_failure()) {
-        p.outcome = RestartOutcome::Fails;
-        p.error_class = pe.error_class().map(str::to_string).or_else(|| legacy_class(failing, pe));
-        p.exception =
-            pe.exception().map(str::to_string).or_else(|| failing.map(|(_, r)| r.exception.clone())).or_else(|| {
-                pe.stream_failed.then(|| "org.apache.spark.sql.streaming.StreamingQueryException".to_string())
-            });
-        let why = findings.iter().find(|f| f.explains_error_text).map(|f| f.title.clone());
-        p.summary = match why {
-            Some(t) => format!("Fails as in the pasted error: {t}."),
-            None => "Fails as in the pasted error; the files do not show the cause (see the findings).".into(),
-        };
+        as_pasted(&mut p, pe, failing, findings);
         return p;
     }
     // A zip entry a restart reads could not be unpacked, is in the zip twice with different bytes, or the input
@@ -130,6 +120,28 @@ pub fn predict(cp: &Checkpoint, ctx: &Context, findings: &[Finding]) -> RestartP
             format!("Spark {v} resumes with batch {}.", first_batch_id.map(|b| b.to_string()).unwrap_or_default());
     }
     p
+}
+
+/// The prediction of a pasted error that names a failure: its class and exception (else the failing finding's,
+/// else the wrapper's), and the finding that explains it.
+fn as_pasted(
+    p: &mut RestartPrediction,
+    pe: &crate::checks::error_text::ParsedError,
+    failing: Option<(&Finding, &crate::report::RestartFailure)>,
+    findings: &[Finding],
+) {
+    p.outcome = RestartOutcome::Fails;
+    p.error_class = pe.error_class().map(str::to_string).or_else(|| legacy_class(failing, pe));
+    p.exception = pe
+        .exception()
+        .map(str::to_string)
+        .or_else(|| failing.map(|(_, r)| r.exception.clone()))
+        .or_else(|| pe.stream_failed.then(|| "org.apache.spark.sql.streaming.StreamingQueryException".to_string()));
+    let why = findings.iter().find(|f| f.explains_error_text).map(|f| f.title.clone());
+    p.summary = match why {
+        Some(t) => format!("Fails as in the pasted error: {t}."),
+        None => "Fails as in the pasted error; the files do not show the cause (see the findings).".into(),
+    };
 }
 
 /// Spark prints no `[CLASS]` for a legacy error class (`_LEGACY_ERROR_TEMP_…`; `getCondition()` still names it):

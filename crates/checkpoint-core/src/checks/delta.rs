@@ -162,28 +162,7 @@ fn countdown(s: &DeltaSourceFacts<'_>, now: i64) -> Option<Finding> {
         None => format!("Delta's default delta.logRetentionDuration of {}", describe_ms(s.log_retention.ms)),
     };
     let class = if initial { LOG_FILE_NOT_FOUND_FOR_STREAMING } else { MISSING_FILES };
-    let title = if held_past {
-        format!(
-            "Delta source #{}: table version {v} has been eligible for log cleanup since {} ({}), under {setting}: the log still holds it, but the table's next checkpoint lets cleanup delete it, and then the restart fails with {class}",
-            s.index,
-            date(eligible),
-            days_left(now, eligible)
-        )
-    } else if past {
-        format!(
-            "Delta source #{}: log cleanup may have removed table version {v} since {} ({}), under {setting}; the restart may fail with {class}",
-            s.index,
-            date(eligible),
-            days_left(now, eligible)
-        )
-    } else {
-        format!(
-            "Delta source #{}: table version {v} becomes eligible for log cleanup on {} ({}), under {setting}",
-            s.index,
-            date(eligible),
-            days_left(now, eligible)
-        )
-    };
+    let title = countdown_title(s.index, v, eligible, now, &setting, class, held_past, past);
     let from = match s.needed_commit_ms() {
         Some(t) => format!("version {v} was committed at {}", utc(t)),
         None => format!(
@@ -248,6 +227,39 @@ fn countdown(s: &DeltaSourceFacts<'_>, now: i64) -> Option<Finding> {
         steps.insert(0, format!("Restart now, before the table's next checkpoint (every 10 commits by default): log cleanup runs after a checkpoint and may then delete version {v}."));
     }
     Some(f.fix(&steps))
+}
+
+/// The countdown's title: past the window (the log still holds the version, or not known), or when it will be.
+#[allow(clippy::too_many_arguments, reason = "the title's facts, each one line of it")]
+fn countdown_title(
+    index: usize,
+    v: i64,
+    eligible: i64,
+    now: i64,
+    setting: &str,
+    class: &str,
+    held_past: bool,
+    past: bool,
+) -> String {
+    if held_past {
+        format!(
+            "Delta source #{index}: table version {v} has been eligible for log cleanup since {} ({}), under {setting}: the log still holds it, but the table's next checkpoint lets cleanup delete it, and then the restart fails with {class}",
+            date(eligible),
+            days_left(now, eligible)
+        )
+    } else if past {
+        format!(
+            "Delta source #{index}: log cleanup may have removed table version {v} since {} ({}), under {setting}; the restart may fail with {class}",
+            date(eligible),
+            days_left(now, eligible)
+        )
+    } else {
+        format!(
+            "Delta source #{index}: table version {v} becomes eligible for log cleanup on {} ({}), under {setting}",
+            date(eligible),
+            days_left(now, eligible)
+        )
+    }
 }
 
 /// The retention countdown of every Delta source (uses the user's clock, `Context::now_ms`).
