@@ -316,7 +316,7 @@ fn unexplained_error(cp: &Checkpoint, text: &str) -> Option<Finding> {
         "Compare the restarted query with the one that wrote the checkpoint (operators, sources, schema, confs).".to_string(),
     ]
     .into_iter()
-    .chain(text.contains("Wrong basePath").then(|| "\"Wrong basePath\" is the file source's path check (the path it reads now does not hold the files its log recorded): give that path as --source-path <n>=<path> (n: the source's number) to compare it with the log.".to_string()))
+    .chain(text.contains("Wrong basePath").then(|| "\"Wrong basePath\" is the file source's path check (the path it reads now does not hold the files its log recorded): give that path, with the source's number, to compare it with the log.".to_string()))
     .chain([crate::checks::new_checkpoint_step(cp)])
     .collect::<Vec<_>>());
     if let Some(c) = &class {

@@ -225,4 +225,11 @@ fn a_column_mapping_table_without_the_start_snapshot_fails_its_schema_check_firs
         plan.ways_out.iter().all(|w| w.kind != WayOutKind::FailOnDataLossFalse),
         "failOnDataLoss does not pass the check"
     );
+    // The way past it on this checkpoint: the unsafe conf, with failOnDataLoss=false as versions 1..2 are gone.
+    let w = plan
+        .ways_out
+        .iter()
+        .find(|w| w.steps.iter().any(|s| s.contains("unsafeReadOnIncompatibleColumnMappingSchemaChanges.enabled=true")))
+        .expect("the unsafe conf's way out");
+    assert!(w.kind == WayOutKind::RepairInPlace && w.data_loss, "{w:?}");
 }

@@ -259,7 +259,7 @@ fn replaced(s: &DeltaSourceFacts<'_>, log: &DeltaLog) -> Option<Finding> {
 /// The class Delta raises when a column-mapping table's snapshot at the stream's start cannot be built.
 pub const CM_NO_SNAPSHOT: &str = "DELTA_STREAMING_CHECK_COLUMN_MAPPING_NO_SNAPSHOT";
 /// The conf that turns that check off.
-const CM_UNSAFE_CONF: &str =
+pub const CM_UNSAFE_CONF: &str =
     "spark.databricks.delta.streaming.unsafeReadOnIncompatibleColumnMappingSchemaChanges.enabled";
 
 /// A column-mapping table whose snapshot at the version the restart starts from cannot be rebuilt: before it
@@ -278,7 +278,7 @@ fn column_mapping_no_snapshot(
     let (_, m) = log.latest_metadata()?;
     let unsafe_on =
         super::effective_conf(cp, ctx).get(CM_UNSAFE_CONF).is_some_and(|x| x.trim().eq_ignore_ascii_case("true"));
-    if initial || m.column_mapping_mode() == "none" || s.tracks_schema(cp) || unsafe_on || v > log.latest_version()? {
+    if m.column_mapping_mode() == "none" || s.tracks_schema(cp) || unsafe_on || v > log.latest_version()? {
         return None;
     }
     if log.snapshot_base(v).is_some() {
@@ -296,12 +296,22 @@ fn column_mapping_no_snapshot(
         .why(format!("On a column-mapping table a restart first checks the schema changes since its start on the snapshot at version {v} (DeltaSource.checkReadIncompatibleSchemaChangeOnStreamStartOnce) and, without schema tracking, fails when that snapshot cannot be built (no complete checkpoint at or before {v} with every commit after it): {CM_NO_SNAPSHOT}, before any commit is listed, so failOnDataLoss=false does not get past it."))
         .fix(&[
             BACKUP.to_string(),
-            format!("Keep this checkpoint and skip the check: set {CM_UNSAFE_CONF}=true (and .option(\"failOnDataLoss\", \"false\") if the versions after {v} are gone too): unsafe, a rename or drop of a column in the versions not checked goes unnoticed; set it back once a batch has committed."),
+            if initial {
+                // The initial snapshot is read at that version next: no conf gets past it.
+                format!("Skipping the check ({CM_UNSAFE_CONF}=true) does not help here: the stream is still reading its initial snapshot at version {v}, which it cannot rebuild either ({LOG_FILE_NOT_FOUND_FOR_STREAMING}).")
+            } else {
+                format!("Keep this checkpoint and skip the check: {}", cm_unsafe_step(v))
+            },
             "Or a NEW checkpoint starting at a version the log still holds (see the restart plan).".to_string(),
         ])
         .classes(&[CM_NO_SNAPSHOT])
         .fails(RestartStage::SourceOffsets, Some(CM_NO_SNAPSHOT), "org.apache.spark.sql.delta.DeltaAnalysisException"),
     )
+}
+
+/// The step that turns Delta's column-mapping start check off, and what it costs.
+pub fn cm_unsafe_step(v: i64) -> String {
+    format!("set {CM_UNSAFE_CONF}=true (and .option(\"failOnDataLoss\", \"false\") if the versions after {v} are gone too): unsafe, a rename or drop of a column in the versions not checked goes unnoticed; set it back once two batches have committed.")
 }
 
 /// The version the stream needs is gone from the log.

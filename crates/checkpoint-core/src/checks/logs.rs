@@ -521,14 +521,13 @@ pub fn check_continuity(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
 fn source_offset_lines(cp: &Checkpoint) -> Vec<Finding> {
     let mut out = Vec::new();
     let last_id = cp.last_batch_id();
-    let mut prev: Option<(i64, u64, Vec<&str>)> = None;
+    let mut prev: Option<(i64, u64, bool)> = None;
     for (id, f) in &cp.offsets {
         let Ok(o) = &f.file.content else { continue };
         // Spark 4.3's named sources (offsets v2, `name:offset` lines) with source evolution on: a restart matches
-        // sources by name, so sources added since the previous batch are no change of count (real Spark 4.3.0
-        // resumed after adding `src_b`).
-        let names: Vec<&str> =
-            if o.version >= 2 { o.offsets.iter().filter_map(|s| s.name.as_deref()).collect() } else { Vec::new() };
+        // sources by name, so sources added (real Spark 4.3.0 resumed after adding `src_b`), removed or reordered
+        // since the previous batch are no change of count (source evolution's documented reach).
+        let names = o.version >= 2 && o.offsets.iter().any(|s| s.name.is_some());
         let evolution = o
             .metadata
             .as_ref()
@@ -582,11 +581,9 @@ fn source_offset_lines(cp: &Checkpoint) -> Vec<Finding> {
             out.push(source_lines_not_examined(&f.file.path, o, read_at_restart));
         }
         let n = o.source_count();
-        if let Some((pid, pn, prev_names)) = &prev {
-            let (pid, pn) = (*pid, *pn);
-            let added_by_name =
-                evolution && !prev_names.is_empty() && n > pn && prev_names.iter().all(|p| names.contains(p));
-            if pn != n && !added_by_name {
+        if let Some((pid, pn, prev_names)) = prev {
+            let by_name = evolution && prev_names && names;
+            if pn != n && !by_name {
                 let mut fd = Finding::new(
                     Code::SourceCountDiffers,
                     if Some(*id) == last_id { Severity::Error } else { Severity::Warning },

@@ -7,7 +7,7 @@
 use super::BACKUP;
 
 /// The first step of a sink log's fix: the log is in the output folder, not the checkpoint.
-const SINK_BACKUP: &str = "Copy the output folder's _spark_metadata somewhere safe before changing anything in it.";
+pub const SINK_BACKUP: &str = "Copy the output folder's _spark_metadata somewhere safe before changing anything in it.";
 use crate::log::file_log::files_needed;
 use crate::model::{Checkpoint, FileLog};
 use crate::report::{Code, Finding, RestartStage, Severity, SinkLogInfo};
@@ -153,11 +153,11 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
         missing.extend(needed_now.iter().copied());
         missing.sort_unstable();
         missing.dedup();
+        // Only a log surely this query's: its own, or the one sink log beside it that it does not read.
+        // A log-less output folder is only ever given as this query's sink (`--sink-log`).
+        let own = cp.sink_logs.iter().any(|l| std::ptr::eq(l, log))
+            || (sink_logs(cp, ctx).len() == 1 && (log.listed.is_empty() || !read_by_a_source(cp, log)));
         if missing.is_empty() {
-            // Only a log surely this query's: its own, or the one sink log beside it that it does not read.
-            // A log-less output folder is only ever given as this query's sink (`--sink-log`).
-            let own = cp.sink_logs.iter().any(|l| std::ptr::eq(l, log))
-                || (sink_logs(cp, ctx).len() == 1 && (log.listed.is_empty() || !read_by_a_source(cp, log)));
             out.extend(behind_commits(cp, ctx, log, latest).filter(|_| own));
             continue;
         }
@@ -230,8 +230,8 @@ pub fn check_sink_chain(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
                     format!("Restore {first} (and the other missing files) from a backup or the storage's versioning; the log cannot be rebuilt from the checkpoint."),
                 ])
                 // Files missing because the interval changed are there under their other names: the conf is the fix.
-                .chain(placeholder_step(log, &missing, interval).filter(|_| interval == log.compact_interval))
-                .chain([no_backup_step(log, cp.restart_batch())])
+                .chain(placeholder_step(log, &placeholders(log, latest, &needed_now, interval), interval).filter(|_| interval == log.compact_interval && needed_now.len() < 1000))
+                .chain(own.then(|| no_backup_step(log, cp.restart_batch(), interval)))
                 .collect::<Vec<_>>());
         if let Some(r) = compacts_now {
             f = f.fails(RestartStage::SinkCommit, class, exception);
@@ -259,10 +259,16 @@ fn drop_ahead_step(log: &FileLog, first: i64, latest: i64, ctx: &Context) -> Opt
     let ahead: Vec<String> = log.listed.range(first..=latest).map(|(_, (path, _, _))| path.clone()).collect();
     let count = ahead.len() as u64;
     Some(format!(
-        "Without that backup: delete {} (the log's batches ahead of the checkpoint, with their .<name>.crc sidecars) before the restart; the sink then writes batches {first}..={latest} again, and readers through the log see each row once (real Spark 3.5.9 and 4.1.4 did, and compacted on). The earlier run's data files of those batches stay in the folder unlisted: a reader globbing the part files sees them twice.",
+        "{DROP_AHEAD_STEP} {} (the log's batches ahead of the checkpoint, with their .<name>.crc sidecars) before the restart; the sink then writes batches {first}..={latest} again, and readers through the log see each row once (real Spark 3.5.9 and 4.1.4 did, and compacted on). The earlier run's data files of those batches stay in the folder unlisted: a reader globbing the part files sees them twice.",
         super::some_of(&ahead, count)
     ))
 }
+
+/// How the placeholder step begins: a repair that hides rows from readers of the log.
+pub const PLACEHOLDER_STEP: &str = "Without a backup, keep this checkpoint with placeholder batch files";
+/// How the step deleting a sink log's batches ahead of the checkpoint begins: a repair after which readers
+/// globbing the part files see those batches twice.
+pub const DROP_AHEAD_STEP: &str = "Without that backup: delete";
 
 /// The exception a reader of a file sink's output raises for a batch file its log lacks
 /// (`CompactibleFileStreamLog.allFiles`): java.io.FileNotFoundException from Spark 4.3 on, before
@@ -273,6 +279,16 @@ fn reader_exception(ctx: &Context) -> &'static str {
     } else {
         "java.lang.IllegalStateException"
     }
+}
+
+/// The batch files to stand in for: those reading the log up to `latest` needs and lacks readable
+/// ([`chain_lost`]), and those the restart's compaction batch needs now (`needed_now`), in order.
+fn placeholders(log: &FileLog, latest: i64, needed_now: &[i64], interval: i64) -> Vec<i64> {
+    let mut ids = chain_lost(log, latest, interval);
+    ids.extend_from_slice(needed_now);
+    ids.sort_unstable();
+    ids.dedup();
+    ids
 }
 
 /// The batch files reading the log up to `latest` needs (the newest compaction at or below it and the batches
@@ -295,7 +311,7 @@ fn placeholder_step(log: &FileLog, ids: &[i64], interval: i64) -> Option<String>
     let paths: Vec<String> = ids.iter().map(|id| batch_path_at(log, *id, interval)).collect();
     let compact = ids.iter().rev().find(|id| crate::log::file_log::is_compaction_batch(**id, interval.max(1)));
     Some(format!(
-        "Without a backup, keep this checkpoint with placeholder batch files: write {}{} with the single line v1 (a batch that lists no file; e.g. printf 'v1' > <file>). The sink then runs through its compaction batches and readers through the log work again (real Spark 3.5.9 and 4.1.4 did), but they no longer see the rows of {}: their data files stay in the folder, unlisted (a reader globbing the part files still sees them).",
+        "{PLACEHOLDER_STEP}: write {}{} with the single line v1 (a batch that lists no file; e.g. printf 'v1' > <file>). The sink then runs through its compaction batches and readers through the log work again (real Spark 3.5.9 and 4.1.4 did), but they no longer see the rows of {}: their data files stay in the folder, unlisted (a reader globbing the part files still sees them).",
         super::some_of(&paths, paths.len() as u64),
         if paths.len() > 1 { ", each" } else { "" },
         match compact {
@@ -309,12 +325,18 @@ fn placeholder_step(log: &FileLog, ids: &[i64], interval: i64) -> Option<String>
 /// output path, or this one with its log moved away, starts a log at the restart's batch, whose readers fail at
 /// once ("0 doesn't exist") and whose next compaction batch fails with BATCH_METADATA_NOT_FOUND (real Spark 3.5.9
 /// and 4.1.4). A new log works only from batch 0: a NEW checkpoint.
-fn no_backup_step(log: &FileLog, restart: Option<i64>) -> String {
+fn no_backup_step(log: &FileLog, restart: Option<i64>, interval: i64) -> String {
     let keep = match restart {
-        Some(r) if r > 0 => format!(
-            "keeping this checkpoint with a new output path (or with {} moved away) does not work: the sink starts that log at batch {r}, so readers of the output fail at once (\"0 doesn't exist\") and its next compaction batch fails with BATCH_METADATA_NOT_FOUND. ",
-            log.dir
-        ),
+        Some(r) if r > 0 => {
+            // Readers of a log whose latest batch is r read the newest compaction at or below it and the batches
+            // after (`allFiles`): the first of them is the first file such a log lacks.
+            let (compact, range) = files_needed(r, interval);
+            let first = batch_path_at(log, compact.unwrap_or(*range.start()), interval);
+            format!(
+                "keeping this checkpoint with a new output path (or with {} moved away) does not work: the sink starts that log at batch {r}, so readers of the output fail at once (\"{first} doesn't exist\") and its next compaction batch fails with BATCH_METADATA_NOT_FOUND. ",
+                log.dir
+            )
+        }
         _ => String::new(),
     };
     let start = if keep.is_empty() { "start" } else { "Start" };
@@ -379,7 +401,7 @@ fn behind_commits(cp: &Checkpoint, ctx: &Context, log: &FileLog, latest: i64) ->
         ]
         .into_iter()
         .chain(placeholder_step(log, &chain_lost(log, committed, interval), interval))
-        .chain([no_backup_step(log, Some(restart))])
+        .chain([no_backup_step(log, Some(restart), interval)])
         .collect::<Vec<_>>()),
     )
 }

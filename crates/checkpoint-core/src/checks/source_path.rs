@@ -272,7 +272,7 @@ pub fn check_source_path(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             // folder for file:, the user's home on HDFS): this input cannot tell what it resolves to (real Spark
             // 4.3.0 resumed on `load("in")` from the folder's parent).
             out.push(not_compared(n, given, "given as a relative path, which Spark resolves against the driver's working directory (the user's home folder on HDFS)", &[
-                "Give the absolute path (or URI) it resolves to on the driver, e.g. --source-path 0=/data/in.",
+                "Give the absolute path (or URI) it resolves to on the driver (/data/in, not in).",
             ]));
             continue;
         }
@@ -627,7 +627,7 @@ mod tests {
         assert!(r.findings.iter().all(|f| f.code != Code::ErrorNotExplainedByFiles));
         let r = diagnose(None, &line);
         let f = r.findings.iter().find(|f| f.code == Code::ErrorNotExplainedByFiles).expect("not dropped");
-        assert!(f.title.contains("Wrong basePath") && f.fix.iter().any(|s| s.contains("--source-path")), "{f:?}");
+        assert!(f.title.contains("Wrong basePath") && f.fix.iter().any(|s| s.contains("give that path")), "{f:?}");
         assert_eq!(r.restart.outcome, crate::report::RestartOutcome::Fails);
         let r = diagnose(None, "pyspark.errors.exceptions.captured.StreamingQueryException: [STREAM_FAILED] Query [id = a, runId = b] terminated with exception: batch 2 doesn't exist SQLSTATE: XXKST");
         let f = r.findings.iter().find(|f| f.code == Code::ErrorNotExplainedByFiles).expect("not dropped");

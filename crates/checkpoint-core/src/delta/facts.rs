@@ -188,7 +188,14 @@ pub fn delta_sources<'a>(cp: &Checkpoint, ctx: &'a Context) -> Vec<DeltaSourceFa
         .enumerate()
         .filter(|(_, o)| o.kind == SourceKind::Delta)
         .filter_map(|(index, o)| {
-            let earlier = previous.and_then(|(b, seq)| seq.offsets.get(index)?.json.as_ref().map(|j| (b, j)));
+            // A named source (Spark 4.3, offsets v2) is the same source by name in the earlier batch.
+            let earlier = previous.and_then(|(b, seq)| {
+                let prev = match &o.name {
+                    Some(n) => seq.offsets.iter().find(|p| p.name.as_ref() == Some(n)),
+                    None => seq.offsets.get(index),
+                };
+                prev?.json.as_ref().map(|j| (b, j))
+            });
             let (batch, json) = earlier.or_else(|| o.json.as_ref().map(|j| (latest, j)))?;
             let parsed = offset::parse(json);
             let id = parsed.as_ref().ok().and_then(|p| p.reservoir_id.clone());

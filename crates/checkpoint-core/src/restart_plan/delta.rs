@@ -78,33 +78,11 @@ fn ways_out(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<WayOut> {
     let cm_no_snapshot = input
         .findings_of(Code::DeltaVersionExpired)
         .any(|f| f.error_classes.iter().any(|c| c == crate::checks::delta_log::CM_NO_SNAPSHOT));
+    if cm_no_snapshot && !initial {
+        out.push(cm_unsafe(&s, at, v));
+    }
     if lost && !initial && !s.tracks_schema(input.cp) && !cm_no_snapshot {
-        let mut w = WayOut::new(
-            WayOutKind::FailOnDataLossFalse,
-            "Keep this checkpoint and let the Delta source skip the versions that are gone (failOnDataLoss=false)",
-        );
-        w.source_index = Some(at.index);
-        w.answers.extend([Code::DeltaVersionExpired, Code::DeltaRetentionCountdown]);
-        w.data_loss = true;
-        // The restart lists the log from `v` (the batch before the latest); unread data starts at `u`.
-        let u = s.unread_version().unwrap_or(v).max(v);
-        let first = s.log.and_then(|l| l.commits.range(v..).next().map(|(k, _)| *k));
-        w.costs.push(match first {
-            Some(f) if f <= u => format!(
-                "No unread version is lost: the versions gone (before {f}) were read by the last committed batch, and the restart only lists them again."
-            ),
-            Some(f) => format!(
-                "Versions {u}..{} are skipped without an error (a silent gap): their data is never read.",
-                f - 1
-            ),
-            None => {
-                format!("The versions from {u} that log cleanup removed are skipped without an error (a silent gap).")
-            }
-        });
-        w.steps.push("Set .option(\"failOnDataLoss\", \"false\") on the Delta source and restart on this checkpoint; set it back to true only after two batches have committed (a restart lists the log from the start of the batch before the latest: until that start is past the gap, failOnDataLoss=true fails again).".into());
-        w.options.push(SourceOption::new(at.index, "failOnDataLoss", "false", false));
-        w.snippets = snippet::source_snippets(&w.options, &kinds(at), false);
-        out.push(w);
+        out.push(skip_lost_versions(&s, at, v));
     }
     let schema_blocks = input
         .findings_of(Code::DeltaSchemaChange)
@@ -151,6 +129,57 @@ fn ways_out(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<WayOut> {
         out.push(w);
     }
     out
+}
+
+/// Keep this checkpoint and let the Delta source skip the versions that are gone (`failOnDataLoss=false`).
+fn skip_lost_versions(s: &DeltaSourceFacts<'_>, at: &SourceAt<'_>, v: i64) -> WayOut {
+    let mut w = WayOut::new(
+        WayOutKind::FailOnDataLossFalse,
+        "Keep this checkpoint and let the Delta source skip the versions that are gone (failOnDataLoss=false)",
+    );
+    w.source_index = Some(at.index);
+    w.answers.extend([Code::DeltaVersionExpired, Code::DeltaRetentionCountdown]);
+    // The restart lists the log from `v` (the batch before the latest); unread data starts at `u`.
+    let u = s.unread_version().unwrap_or(v).max(v);
+    let first = s.log.and_then(|l| l.commits.range(v..).next().map(|(k, _)| *k));
+    w.data_loss = first.is_none_or(|f| f > u);
+    w.costs.push(match first {
+        Some(f) if f <= u => format!(
+            "No unread version is lost: the versions gone (before {f}) were read by the last committed batch, and the restart only lists them again."
+        ),
+        Some(f) => format!(
+            "Versions {u}..{} are skipped without an error (a silent gap): their data is never read.",
+            f - 1
+        ),
+        None => {
+            format!("The versions from {u} that log cleanup removed are skipped without an error (a silent gap).")
+        }
+    });
+    w.steps.push("Set .option(\"failOnDataLoss\", \"false\") on the Delta source and restart on this checkpoint; set it back to true only after two batches have committed (a restart lists the log from the start of the batch before the latest: until that start is past the gap, failOnDataLoss=true fails again).".into());
+    w.options.push(SourceOption::new(at.index, "failOnDataLoss", "false", false));
+    w.snippets = snippet::source_snippets(&w.options, &kinds(at), false);
+    w
+}
+
+/// Past Delta's column-mapping check at the restart on this checkpoint: its unsafe conf, with failOnDataLoss=false
+/// when versions after the start are gone too.
+fn cm_unsafe(s: &DeltaSourceFacts<'_>, at: &SourceAt<'_>, v: i64) -> WayOut {
+    let mut w = WayOut::new(
+        WayOutKind::RepairInPlace,
+        "Keep this checkpoint and turn off Delta's column-mapping check at the restart (unsafe)",
+    );
+    w.source_index = Some(at.index);
+    w.answers.push(Code::DeltaVersionExpired);
+    w.steps.push(format!("Set {}", crate::checks::delta_log::cm_unsafe_step(v)));
+    let first = s.log.and_then(|l| l.commits.range(v..).next().map(|(k, _)| *k));
+    let u = s.unread_version().unwrap_or(v).max(v);
+    w.data_loss = first.is_none_or(|f| f > u);
+    w.costs.push("Delta does not check the schema changes since the checkpoint's version: a column renamed or dropped in the versions it cannot rebuild goes unnoticed (wrong or missing values downstream).".into());
+    if w.data_loss {
+        w.costs
+            .push(format!("The versions from {u} that are gone are skipped with failOnDataLoss=false (a silent gap)."));
+    }
+    w
 }
 
 fn current(table_value: &Option<String>, ms: i64) -> String {

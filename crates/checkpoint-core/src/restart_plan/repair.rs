@@ -6,6 +6,7 @@
 
 use super::{PlanInput, WayOut, WayOutKind};
 use crate::checks::catalogue::Code;
+use crate::checks::sink_log::{DROP_AHEAD_STEP, PLACEHOLDER_STEP};
 use crate::checks::BACKUP;
 use crate::report::Severity;
 
@@ -44,13 +45,16 @@ fn restart_skips_data(code: Code) -> bool {
 pub(super) fn ways_out(input: &PlanInput<'_>) -> Vec<WayOut> {
     let mut out = Vec::new();
     for f in input.findings.iter().filter(|f| f.severity != Severity::Info && !not_a_repair(f.code)) {
-        // Only the steps that keep this checkpoint: a NEW checkpoint is the last resort's way out, not a repair.
-        let steps: Vec<String> = f
+        // Only the steps that keep this checkpoint: a NEW checkpoint is the last resort's way out, not a repair
+        // (a sink log's fix names it in steps of their own).
+        let sink = matches!(f.code, Code::SinkLogBatchMissing | Code::SinkLogAhead);
+        let (lossy, steps): (Vec<String>, Vec<String>) = f
             .fix
             .iter()
-            .filter(|s| !s.starts_with(LAST_RESORT) && !s.contains("NEW checkpoint") && s.as_str() != BACKUP)
+            .filter(|s| !(s.starts_with(LAST_RESORT) || sink && s.contains("NEW checkpoint") || s.as_str() == BACKUP))
             .cloned()
-            .collect();
+            .partition(|s| s.starts_with(PLACEHOLDER_STEP) || s.starts_with(DROP_AHEAD_STEP));
+        out.extend(lossy_repair(f.code, &f.title, lossy));
         if steps.is_empty() {
             continue;
         }
@@ -77,4 +81,23 @@ pub(super) fn ways_out(input: &PlanInput<'_>) -> Vec<WayOut> {
         out.push(w);
     }
     out
+}
+
+/// A sink log repair that keeps the checkpoint but not every row for every reader, as a way out of its own,
+/// marked as losing data: placeholders hide their batches' rows from readers through the log; deleting the
+/// batches ahead of the checkpoint leaves the earlier run's files beside the rewritten ones for a reader globbing
+/// the part files.
+fn lossy_repair(code: Code, title: &str, steps: Vec<String>) -> Option<WayOut> {
+    let step = steps.first()?;
+    let mut w = WayOut::new(WayOutKind::RepairInPlace, format!("Repair in place without a backup: {title}"));
+    w.answers.push(code);
+    w.data_loss = true;
+    w.steps.push(crate::checks::sink_log::SINK_BACKUP.to_string());
+    w.costs.push(if step.starts_with(PLACEHOLDER_STEP) {
+        "The checkpoint and its state are kept, and the query goes on, but readers through the log no longer see the rows of the batches the placeholders stand for (their data files stay in the folder, unlisted).".to_string()
+    } else {
+        "The checkpoint and its state are kept, and the sink writes those batches again; the earlier run's data files of them stay in the folder unlisted, so a reader globbing the part files sees those rows twice.".to_string()
+    });
+    w.steps.extend(steps);
+    Some(w)
 }
