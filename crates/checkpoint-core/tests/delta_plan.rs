@@ -233,3 +233,38 @@ fn a_column_mapping_table_without_the_start_snapshot_fails_its_schema_check_firs
         .expect("the unsafe conf's way out");
     assert!(w.kind == WayOutKind::RepairInPlace && w.data_loss, "{w:?}");
 }
+
+/// With spark.databricks.delta.streaming.schemaTracking.enabled=false Delta raises the plain
+/// DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE and refuses a schemaTrackingLocation
+/// (DeltaDataSource.getMetadataTrackingLogForDeltaSource: "Schema tracking location is not supported"): the way
+/// out turns tracking back on first (case 17: a column-mapping table with a dropped column).
+#[test]
+fn schema_tracking_turned_off_is_turned_back_on_first() {
+    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/cases"));
+    let open = |p: PathBuf| {
+        let f = std::fs::File::open(&p).unwrap();
+        let len = f.metadata().unwrap().len();
+        ZipInput::open(f, len, "case.zip", Limits::default()).unwrap()
+    };
+    let name = "case-17-delta-schema-change-drop-column";
+    let mut ctx = Context {
+        now_ms: Some(checkpoint_core::time::parse_now("2026-11-30T12:00:00Z").unwrap()),
+        ..Default::default()
+    };
+    ctx.session_conf.insert("spark.databricks.delta.streaming.schemaTracking.enabled".into(), "false".into());
+    ctx.delta_logs = read_delta_logs(&mut open(dir.join(format!("{name}.delta_log.zip"))));
+    let c = diagnose(&mut open(dir.join(format!("{name}.zip"))), &ctx).checkpoints.remove(0);
+    assert_eq!(c.restart.error_class.as_deref(), Some("DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE"));
+    let f = c.findings.iter().find(|f| f.code.as_str() == "delta-schema-change").unwrap();
+    assert!(f
+        .fix
+        .iter()
+        .any(|s| s.starts_with("Set spark.databricks.delta.streaming.schemaTracking.enabled back to true")));
+    let plan = c.restart_plan.unwrap();
+    let w = plan
+        .ways_out
+        .iter()
+        .find(|w| w.options.iter().any(|o| o.key == "schemaTrackingLocation"))
+        .expect("the schema tracking way out");
+    assert!(w.steps[0].contains("schemaTracking.enabled back to true"), "{:?}", w.steps);
+}

@@ -256,6 +256,10 @@ fn replaced(s: &DeltaSourceFacts<'_>, log: &DeltaLog) -> Option<Finding> {
     )
 }
 
+/// What schema tracking needs when `spark.databricks.delta.streaming.schemaTracking.enabled` is false: Delta
+/// refuses a `schemaTrackingLocation` then (`DeltaDataSource.getMetadataTrackingLogForDeltaSource`).
+pub const TRACKING_BACK_ON: &str = "Set spark.databricks.delta.streaming.schemaTracking.enabled back to true first (with it false, Delta refuses schemaTrackingLocation: UnsupportedOperationException \"Schema tracking location is not supported for Delta streaming source\"). ";
+
 /// The class Delta raises when a column-mapping table's snapshot at the stream's start cannot be built.
 pub const CM_NO_SNAPSHOT: &str = "DELTA_STREAMING_CHECK_COLUMN_MAPPING_NO_SNAPSHOT";
 /// The conf that turns that check off.
@@ -461,7 +465,7 @@ fn schema_change(s: &DeltaSourceFacts<'_>, log: &DeltaLog, cp: &Checkpoint, ctx:
             "DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE_USE_SCHEMA_LOG"
         };
         (class, "org.apache.spark.sql.delta.DeltaStreamingNonAdditiveSchemaIncompatibleException", format!("On a column-mapping table (delta.columnMapping.mode = {}) Delta detects renames and drops by the columns' physical names (DeltaSource.checkNonAdditiveSchemaChanges) and blocks the stream unless it tracks the schema: the stream reads with the latest schema, and the older files hold a column it no longer has.", read.column_mapping_mode()),
-            "Restart this checkpoint with .option(\"schemaTrackingLocation\", \"<checkpoint path>/_schema_log\") (a folder under the checkpoint): Delta then records the schema per version and stops once at the change, asking you to acknowledge it (allowSourceColumnDrop / allowSourceColumnRename, or the matching spark.databricks.delta.streaming.* conf); no data is skipped.".to_string())
+            format!("{}Restart this checkpoint with .option(\"schemaTrackingLocation\", \"<checkpoint path>/_schema_log\") (a folder under the checkpoint): Delta then records the schema per version and stops once at the change, asking you to acknowledge it (allowSourceColumnDrop / allowSourceColumnRename, or the matching spark.databricks.delta.streaming.* conf); no data is skipped.", if tracking_off { TRACKING_BACK_ON } else { "" }))
     } else {
         ("DELTA_SCHEMA_CHANGED_WITH_VERSION", DELTA_ILLEGAL_STATE, format!("The stream reads every version with the table's latest schema (version {lv}); files written before the change hold data that schema cannot read (SchemaUtils.isReadCompatible: a column missing from the read schema, a changed type, a tightened nullability or changed partition columns). {}Delta's message names the version it checked (the stream's start, {v}); with startingVersion/startingTimestamp set the class is DELTA_SCHEMA_CHANGED_WITH_STARTING_OPTIONS.", if cm { "" } else { "The table has no column mapping, so schemaTrackingLocation does not help. " }),
             format!("A NEW checkpoint starting after the change: .option(\"startingVersion\", \"{}\") (versions {u}..{at} are not read), with .option(\"maxBytesPerTrigger\", \"1g\").", at + 1))

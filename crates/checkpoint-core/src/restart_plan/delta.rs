@@ -122,6 +122,13 @@ fn ways_out(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<WayOut> {
         );
         w.source_index = Some(at.index);
         w.answers.push(Code::DeltaSchemaChange);
+        // The plain class is Delta's with schema tracking turned off (the finding's `tracking_off`).
+        let off = input
+            .findings_of(Code::DeltaSchemaChange)
+            .any(|f| f.error_classes.iter().any(|c| c == "DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE"));
+        if off {
+            w.steps.push(crate::checks::delta_log::TRACKING_BACK_ON.trim().to_string());
+        }
         w.steps.push("Set .option(\"schemaTrackingLocation\", \"<checkpoint path>/_schema_log\") (a folder under this checkpoint) and restart: Delta records the schema per version and stops once at the change; acknowledge it with .option(\"allowSourceColumnDrop\", \"always\") / .option(\"allowSourceColumnRename\", \"always\") (or the matching spark.databricks.delta.streaming.* confs) and restart again.".into());
         w.costs.push("No data is skipped; the rows written after the change lack the dropped column (or carry the renamed one): check the sink's schema.".into());
         w.options.push(SourceOption::new(at.index, "schemaTrackingLocation", "<checkpoint path>/_schema_log", false));
