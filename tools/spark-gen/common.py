@@ -221,6 +221,12 @@ def workdir():
     return tempfile.mkdtemp(prefix="spark-gen-")
 
 
+def workspace():
+    """A fresh work folder and, in it, the paths of a file-source -> file-sink query: (work, in, cp, out)."""
+    work = workdir()
+    return (work,) + tuple(os.path.join(work, d) for d in ("in", "cp", "out"))
+
+
 def copy_tree(src, dst):
     shutil.copytree(src, dst)
     return dst

@@ -42,8 +42,7 @@ def run(variant):
 
     v = pyspark.__version__
     name = f"{variant}-{v}"
-    work = common.workdir()
-    base, cp, out = os.path.join(work, "in"), os.path.join(work, "cp"), os.path.join(work, "out")
+    work, base, cp, out = common.workspace()
     spark = common.session(CONFS)
     for i in range(3):
         write_input(os.path.join(base, "src_a"), i)

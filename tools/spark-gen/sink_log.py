@@ -45,8 +45,7 @@ def pack(work, name, chk, out):
 def main():
     import pyspark
 
-    work = common.workdir()
-    inp, cp, out = os.path.join(work, "in"), os.path.join(work, "cp"), os.path.join(work, "out")
+    work, inp, cp, out = common.workspace()
     spark = common.session(CONFS)
     first = None
     for i in range(8):

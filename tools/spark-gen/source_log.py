@@ -22,8 +22,7 @@ def main():
 
     v = pyspark.__version__
     name = f"source-log-latest-compact-missing-{v}"
-    work = common.workdir()
-    inp, cp, out = os.path.join(work, "in"), os.path.join(work, "cp"), os.path.join(work, "out")
+    work, inp, cp, out = common.workspace()
     spark = common.session(CONFS)
     for i in range(8):
         write_input(inp, i)

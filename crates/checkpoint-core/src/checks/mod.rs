@@ -25,6 +25,7 @@ pub mod sink_log;
 pub mod source_files;
 pub mod source_log_entries;
 pub mod source_log_range;
+mod source_offset_lines;
 pub mod source_path;
 pub mod stale_sidecar;
 pub mod state;

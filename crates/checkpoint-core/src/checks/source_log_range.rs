@@ -61,12 +61,7 @@ pub fn check_source_range(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let Some((last, latest)) = cp.latest_readable_offsets() else { return vec![] };
     let mut out = Vec::new();
     for (i, o) in latest.offsets.iter().enumerate() {
-        // The source folder is `sources/<index>` (a v2 offsets file's numeric name is that index); a named
-        // source's (`sources/<name>`, Spark 4.3) is read as its position's (`read::file_logs`).
-        let index = match &o.name {
-            Some(n) => n.parse::<u32>().ok().or_else(|| u32::try_from(i).ok()),
-            None => u32::try_from(i).ok(),
-        };
+        let index = o.folder_number(i);
         let (Some(index), SourceKind::File) = (index, o.kind) else { continue };
         let Some(end) = log_offset(cp, last, i) else { continue };
         // The previous offsets file gives the start; without it (batch 0 aside) the restart fails reading it first.

@@ -55,6 +55,15 @@ pub struct OffsetSeq {
     pub not_kept: SourceLinesNotKept,
 }
 
+impl SourceOffset {
+    /// The number the source's own folder is filed under (`sources/<n>/`), for the line at `position` (0-based)
+    /// of its offsets file: a v2 line's numeric name (`1:{...}`), else the position (v1 lines, and Spark 4.3's
+    /// named sources, whose folder `sources/<name>/` the read stage files under that number). `None` past `u32`.
+    pub fn folder_number(&self, position: usize) -> Option<u32> {
+        self.name.as_deref().and_then(|n| n.parse::<u32>().ok()).or_else(|| u32::try_from(position).ok())
+    }
+}
+
 impl OffsetSeq {
     /// The number of source lines of the file: the number of sources Spark compares with the restarted
     /// query's (`OffsetSeq.toStreamProgress`), kept or not.

@@ -17,9 +17,13 @@ pub(crate) fn read_file_logs(cp: &mut Checkpoint, rd: &mut Reader<'_>, temp_targ
     let names: BTreeMap<String, u32> = cp
         .latest_readable_offsets()
         .map(|(_, o)| {
-            let named = o.offsets.iter().enumerate().filter_map(|(i, s)| Some((s.name.clone()?, i as u32)));
             // A numeric name is the folder's number already (`sources/<n>`).
-            named.filter(|(n, _)| n.parse::<u32>().is_err()).collect()
+            let named = o
+                .offsets
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.name.as_deref().is_some_and(|n| n.parse::<u32>().is_err()));
+            named.filter_map(|(i, s)| Some((s.name.clone()?, s.folder_number(i)?))).collect()
         })
         .unwrap_or_default();
     let source_of = |d: &str| source_index(d, &names);
