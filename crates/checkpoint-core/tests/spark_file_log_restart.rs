@@ -63,6 +63,7 @@ fn a_smaller_sink_interval_leaves_a_log_readers_fail_on() {
             "{name}: {:?}",
             f.fix
         );
+        new_checkpoint_writes_a_new_output(&name, &r, "0..=11");
     }
 }
 
@@ -81,6 +82,33 @@ fn a_new_checkpoint_into_an_old_output_warns_of_the_skipped_batches() {
         assert!(f.title.contains("batches 0..=11"), "{name}: {}", f.title);
         // A new checkpoint's sink starts a new log at batch 0: moving the old log away is a way out here only.
         assert!(f.fix.iter().any(|s| s.contains("_spark_metadata away before the restart")), "{name}: {:?}", f.fix);
+        // The plan's NEW-checkpoint way out (nothing committed here) writes to a new output path, for the same cause.
+        new_checkpoint_writes_a_new_output(&name, &r, "0..=11");
+    }
+}
+
+/// The restart plan's NEW-checkpoint way out, with a file sink log given that holds batches up to `upto`'s end:
+/// a new output path in its steps and its writer snippet (a new checkpoint's batches at or below the log's
+/// latest write nothing into the old output, as Spark's `sink-ahead-new-checkpoint` records show).
+fn new_checkpoint_writes_a_new_output(name: &str, r: &checkpoint_core::report::CheckpointReport, upto: &str) {
+    use checkpoint_core::restart_plan::WayOutKind;
+    let plan = r.restart_plan.as_ref().expect("a plan");
+    let w = plan
+        .ways_out
+        .iter()
+        .find(|w| matches!(w.kind, WayOutKind::NewCheckpoint | WayOutKind::NewCheckpointBoundedStart))
+        .expect("the NEW-checkpoint way out");
+    let step =
+        w.steps.iter().find(|s| s.contains("NEW output path")).unwrap_or_else(|| panic!("{name}: {:?}", w.steps));
+    assert!(step.contains(&format!("batches {upto} would write nothing")), "{name}: {step}");
+    assert!(step.contains("_spark_metadata away before the restart"), "{name}: {step}");
+    assert!(w.options.iter().any(|o| o.source_index.is_none() && o.key == "path"), "{name}: {:?}", w.options);
+    for s in &w.snippets {
+        assert!(
+            s.code.contains("'path', '<new output path>'") || s.code.contains("\"path\", \"<new output path>\""),
+            "{name}: {}",
+            s.code
+        );
     }
 }
 

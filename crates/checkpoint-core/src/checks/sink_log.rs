@@ -472,13 +472,42 @@ pub fn check_sink_ahead(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
             .chain(drop_ahead_step(log, first_lost, latest, ctx))
             // Only a log started at batch 0 compacts without the old batches: a restart at a later batch starts it
             // there, and its first compaction batch fails (BATCH_METADATA_NOT_FOUND).
-            .chain((restart == 0).then(|| format!("Or, to keep this output path, move {} away before the restart: the sink starts a new log at batch 0, and readers of the folder then list every file in it (the old output's files without the log's filtering, so partial files of failed batches show up too).", log.dir)))
+            .chain((restart == 0).then(|| move_log_away_step(log)))
             .chain((restart > 0).then(|| "Else accept the loss of those batches' output, or start a NEW checkpoint writing to a new output path.".to_string()))
             .collect::<Vec<_>>()),
         );
     }
     out
 }
+
+/// "Or move the log away" for a query whose next batch is 0 (a new checkpoint): the sink then starts a new log
+/// at batch 0 (`FileStreamSinkLog` finds no batch), and readers of the folder list every file in it
+/// (`FileStreamSink.hasMetadata` is false, so `spark.read` lists the folder).
+fn move_log_away_step(log: &FileLog) -> String {
+    format!("Or, to keep this output path, move {} away before the restart: the sink starts a new log at batch 0, and readers of the folder then list every file in it (the old output's files without the log's filtering, so partial files of failed batches show up too).", log.dir)
+}
+
+/// The steps a NEW checkpoint needs for the file sink logs given with this one that hold a batch, one per log:
+/// a new checkpoint numbers its batches from 0 and `FileStreamSink.addBatch` skips every batch at or below its
+/// log's latest ("Skipping already committed batch"), so writing into the same output would lose the new
+/// query's first batches without an error (real 3.5.9, 4.1.4, 4.3.0: the records
+/// `file-log-restart-sink-ahead-new-checkpoint-*`). Empty when no sink log holds a batch.
+pub fn new_checkpoint_sink_steps(cp: &Checkpoint, ctx: &Context) -> Vec<String> {
+    sink_logs(cp, ctx)
+        .into_iter()
+        .filter_map(|log| {
+            let (&latest, _) = log.listed.iter().next_back()?;
+            Some(format!(
+                "Write the new query to a NEW output path too (.option(\"path\", \"{NEW_OUTPUT}\")): the file sink's log {} holds batches up to {latest}, and the sink skips every batch at or below it (FileStreamSink.addBatch: \"Skipping already committed batch\"), so into this output the new query's batches 0..={latest} would write nothing, with no error. Readers then read the new path (the old one keeps the rows written so far). {}",
+                log.dir,
+                move_log_away_step(log)
+            ))
+        })
+        .collect()
+}
+
+/// The placeholder for a new output path (the file sink's `path`) in steps and snippets.
+pub const NEW_OUTPUT: &str = "<new output path>";
 
 /// Data files the sink log lists (its `add` entries, less `delete`s) that the output listing lacks.
 pub fn check_sink_files(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {

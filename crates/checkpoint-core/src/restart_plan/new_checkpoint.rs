@@ -20,6 +20,7 @@ pub(super) fn ways_out(input: &PlanInput<'_>) -> Vec<WayOut> {
         ));
         w.costs.push("The sources start from their own startingOffsets / defaults.".into());
         w.options.push(new_location());
+        add_sink_steps(input, &mut w);
         return vec![w];
     };
     let kinds: Vec<SourceKind> = offsets.iter().map(|o| o.kind).collect();
@@ -67,8 +68,25 @@ pub(super) fn ways_out(input: &PlanInput<'_>) -> Vec<WayOut> {
             .into(),
     );
     w.options.push(new_location());
+    add_sink_steps(input, &mut w);
     w.snippets = snippet::source_snippets(&w.options, &kinds, true);
     vec![w]
+}
+
+/// A file sink log given with the checkpoint that holds a batch needs a new output path too (see
+/// [`crate::checks::sink_log::new_checkpoint_sink_steps`]): its steps, and the writer's `path` option.
+fn add_sink_steps(input: &PlanInput<'_>, w: &mut WayOut) {
+    let steps = crate::checks::sink_log::new_checkpoint_sink_steps(input.cp, input.ctx);
+    if steps.is_empty() {
+        return;
+    }
+    w.steps.extend(steps);
+    w.options.push(SourceOption {
+        source_index: None,
+        key: "path".into(),
+        value: crate::checks::sink_log::NEW_OUTPUT.into(),
+        fresh_checkpoint_only: false,
+    });
 }
 
 fn new_location() -> SourceOption {

@@ -1,7 +1,7 @@
 //! Ready-to-paste PySpark and Scala snippets for a way out: the options it sets on each source and, for a new
-//! checkpoint, the writer's `checkpointLocation`. Text only; nothing here is ever executed. Values are quoted
-//! as string literals of the target language (Python `'…'` with `\` and `'` escaped; Scala `"""…"""` raw
-//! strings, or `"…"` with escapes when the value holds `"""`).
+//! checkpoint, the writer's `checkpointLocation` (and a file sink's new `path`). Text only; nothing here is ever
+//! executed. Values are quoted as string literals of the target language (Python `'…'` with `\` and `'` escaped;
+//! Scala `"""…"""` raw strings, or `"…"` with escapes when the value holds `"""`).
 
 use super::{Snippet, SourceOption};
 use crate::source::SourceKind;
@@ -70,14 +70,23 @@ pub fn source_snippets(options: &[SourceOption], kinds: &[SourceKind], new_check
         scala.push_str("  .load()\n");
     }
     if new_checkpoint {
+        // The writer's options besides the location (a file sink's new output `path`), kept in order.
+        let writer: Vec<&SourceOption> =
+            options.iter().filter(|o| o.source_index.is_none() && o.key != "checkpointLocation").collect();
         py.push_str(&format!(
-            "# the writer: a NEW checkpoint location (keep the old one untouched, for reference)\nquery = (result.writeStream\n    .option('checkpointLocation', {})\n    .start())\n",
+            "# the writer: a NEW checkpoint location (keep the old one untouched, for reference)\nquery = (result.writeStream\n    .option('checkpointLocation', {})\n",
             py_str(NEW_CHECKPOINT)
         ));
         scala.push_str(&format!(
-            "// the writer: a NEW checkpoint location (keep the old one untouched, for reference)\nval query = result.writeStream\n  .option(\"checkpointLocation\", {})\n  .start()\n",
+            "// the writer: a NEW checkpoint location (keep the old one untouched, for reference)\nval query = result.writeStream\n  .option(\"checkpointLocation\", {})\n",
             scala_str(NEW_CHECKPOINT)
         ));
+        for o in writer {
+            py.push_str(&format!("    .option({}, {})\n", py_str(&o.key), py_str(&o.value)));
+            scala.push_str(&format!("  .option({}, {})\n", scala_str(&o.key), scala_str(&o.value)));
+        }
+        py.push_str("    .start())\n");
+        scala.push_str("  .start()\n");
     }
     if py.is_empty() {
         return Vec::new();
