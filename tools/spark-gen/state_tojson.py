@@ -4,7 +4,8 @@ Writes a checkpoint of one streaming aggregation whose grouping key and aggregat
 text is easy to get wrong: decimals of every shape Java's BigDecimal.toString gives (`3.00`, `0.01`, `0E-10`,
 `1E-8`, 31 digits), a buffer that repeats field names (`avg` and `sum` both keep `sum` and `count`), floats,
 doubles (-0.0, infinities, 1e-300), dates, timestamps, binary, arrays with nulls, structs, strings with escapes
-and non-ASCII. Then reads it back with Spark's State Data Source and records every row as `toJSON` writes it.
+and non-ASCII, and maps (`first` of a map keeps it in the buffer) whose keys and values are decimals, doubles,
+floats, dates, arrays, structs and timestamps. Then reads it back with Spark's State Data Source and records every row as `toJSON` writes it.
 The test crates/checkpoint-core/tests/state_tojson.rs compares the inspector's `state` text with these lines,
 byte for byte.
 
@@ -74,7 +75,14 @@ def run(provider):
     agg = df.groupBy("k", "s", "d", "dt", "st", "arr", "bin", "fl", "small").agg(
         F.sum("d").alias("sum_d"), F.avg("f").alias("avg_f"), F.sum("small").alias("sum_small"),
         F.collect_list("s").alias("strings"), F.max(F.col("m")["x"]).alias("max_x"), F.first("st").alias("first_st"),
-        F.min("ts").alias("min_ts"), F.max("arr").alias("max_arr"), F.count("*").alias("n"))
+        F.min("ts").alias("min_ts"), F.max("arr").alias("max_arr"), F.count("*").alias("n"),
+        # Maps in the buffer (`first` keeps its input's type): keys and values of the types whose text differs.
+        F.first("m").alias("first_m"),
+        F.first(F.create_map(F.coalesce("small", F.lit(0).cast("decimal(5,2)")), F.col("f"))).alias("m_dec_dbl"),
+        F.first(F.create_map(F.col("f"), F.col("arr"))).alias("m_dbl_arr"),
+        F.first(F.create_map(F.col("dt"), F.col("st"), F.lit("2000-01-01").cast("date"), F.lit(None).cast("struct<a:int,b:string>"))).alias("m_date_st"),
+        F.first(F.create_map(F.lit("d"), F.col("d"), F.lit("fl"), F.col("fl").cast("decimal(38,10)"))).alias("m_str_dec"),
+        F.first(F.create_map(F.col("fl"), F.col("ts"))).alias("m_fl_ts"))
     q = agg.writeStream.format("noop").outputMode("update").option("checkpointLocation", ckpt) \
         .trigger(availableNow=True).start()
     q.awaitTermination()

@@ -281,5 +281,10 @@ fn state_text_is_sparks_to_json_byte_for_byte() {
         for shape in ["3.00", "0E-10", "1.00E-8", "1.0E-300", "100000000000000000003.0000000007"] {
             assert!(text.contains(&format!(":{shape}")), "{name}: Spark's rows have {shape}");
         }
+        // Maps (`first` of a map in the buffer): keys as the internal value's toString (a date's day number,
+        // Double.toString, BigDecimal.toString), values as the fields' numbers.
+        for shape in [r#"{"0.00":1.0E-300}"#, r#"{"1.0E-300":[4,null,2]}"#, r#""10957":null}"#, r#""fl":0E-10}"#] {
+            assert!(text.contains(shape), "{name}: Spark's rows have {shape}");
+        }
     }
 }

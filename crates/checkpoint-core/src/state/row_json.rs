@@ -6,8 +6,8 @@
 
 use super::schema::{DataType, StructType};
 use super::unsafe_row::{
-    array_len, bitset_bytes, decimal_unscaled, element_width, is_fixed_length, var_value, RowBudget, RowError, Slice,
-    MAX_NESTING,
+    array_len, bitset_bytes, decimal_unscaled, element_width, is_fixed_length, map_arrays, map_keys, var_slice,
+    var_value, RowBudget, RowError, Slice, MAX_NESTING,
 };
 use super::value_text::*;
 use serde_json::Value;
@@ -179,14 +179,6 @@ fn write_fixed(raw: u64, t: &DataType, out: &mut String) {
     }
 }
 
-fn var_slice<'a>(r: Slice<'a>, at: usize, raw: u64, p: &str) -> Result<Slice<'a>, RowError> {
-    let (off, size) = ((raw >> 32) as usize, (raw & 0xFFFF_FFFF) as usize);
-    if off.checked_add(size).is_none_or(|end| end > r.b.len()) {
-        return Err(r.err(at, format!("{p}: offset {off} + size {size} points outside the {}-byte value", r.b.len())));
-    }
-    r.sub(off, size, p)
-}
-
 fn write_var(v: Slice<'_>, t: &DataType, depth: usize, p: &str, out: &mut String) -> Result<(), RowError> {
     match t {
         DataType::String => {
@@ -202,40 +194,82 @@ fn write_var(v: Slice<'_>, t: &DataType, depth: usize, p: &str, out: &mut String
         }
         DataType::Struct(s) => write_struct(v, s, depth + 1, p, out)?,
         DataType::Array { element, .. } => {
-            // The nesting bound of `array_values`.
-            if depth + 1 > MAX_NESTING {
-                return Err(v.err(0, "values nested more than 64 levels deep"));
-            }
-            let n = array_len(v, element, p)?;
-            let width = element_width(element);
-            let header = 8 + bitset_bytes(n);
-            v.charge(0, header + n * width)?;
+            let n = elements(v, element, depth, p)?;
             out.push('[');
             for i in 0..n {
                 if i > 0 {
                     out.push(',');
                 }
-                if v.is_null(8, i)? {
-                    out.push_str("null");
-                    continue;
-                }
-                let at = header + i * width;
-                let s = v.bytes(at, width, p)?;
-                let mut w = [0u8; 8];
-                w[..width].copy_from_slice(s);
-                let raw = u64::from_le_bytes(w);
-                if is_fixed_length(element) {
-                    write_fixed(raw, element, out);
-                } else {
-                    write_var(var_slice(v, at, raw, p)?, element, depth + 1, p, out)?;
-                }
+                write_element(v, i, n, element, depth, p, out)?;
             }
             out.push(']');
         }
-        // Binary, intervals, maps, variants: through the Value path.
+        // `JacksonGenerator.writeMapData`: an object of the keys' text (see `map_keys`) and the values, in the
+        // map's order (real Spark 4.1.4: `{"0.00":1.0E-300}`, `{"d":0E-10}`).
+        DataType::Map { key, value, .. } => {
+            if depth + 1 > MAX_NESTING {
+                return Err(v.err(0, "values nested more than 64 levels deep"));
+            }
+            let (ks, vs) = map_arrays(v, p)?;
+            let keys = map_keys(ks, key, depth + 1, p)?;
+            let n = elements(vs, value, depth, p)?;
+            if keys.len() != n {
+                return Err(v.err(0, format!("{p}: map with {} keys but {n} values", keys.len())));
+            }
+            out.push('{');
+            for (i, k) in keys.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_json_str(k, out);
+                out.push(':');
+                write_element(vs, i, n, value, depth, p, out)?;
+            }
+            out.push('}');
+        }
+        // Binary, intervals, variants: through the Value path.
         other => write_value(&var_value(v, other, depth, p)?, out),
     }
     Ok(())
+}
+
+/// The element count of an UnsafeArrayData of `element`s nested at `depth + 1` (the nesting bound of
+/// `array_values`), its header and slots charged.
+fn elements(v: Slice<'_>, element: &DataType, depth: usize, p: &str) -> Result<usize, RowError> {
+    if depth + 1 > MAX_NESTING {
+        return Err(v.err(0, "values nested more than 64 levels deep"));
+    }
+    let n = array_len(v, element, p)?;
+    v.charge(0, 8 + bitset_bytes(n) + n * element_width(element))?;
+    Ok(n)
+}
+
+/// Element `i` of an UnsafeArrayData of `n` [`elements`]: `null`, or its value.
+fn write_element(
+    v: Slice<'_>,
+    i: usize,
+    n: usize,
+    element: &DataType,
+    depth: usize,
+    p: &str,
+    out: &mut String,
+) -> Result<(), RowError> {
+    if v.is_null(8, i)? {
+        out.push_str("null");
+        return Ok(());
+    }
+    let width = element_width(element);
+    let at = 8 + bitset_bytes(n) + i * width;
+    let s = v.bytes(at, width, p)?;
+    let mut w = [0u8; 8];
+    w[..width].copy_from_slice(s);
+    let raw = u64::from_le_bytes(w);
+    if is_fixed_length(element) {
+        write_fixed(raw, element, out);
+        Ok(())
+    } else {
+        write_var(var_slice(v, at, raw, p)?, element, depth + 1, p, out)
+    }
 }
 
 /// A schema compiled for [`write_row_json`]'s text: every field's `"name":` escaped once, null-typed fields

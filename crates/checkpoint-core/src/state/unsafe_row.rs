@@ -218,17 +218,31 @@ fn fixed_or_var(
         }
         DataType::DayTimeInterval { start, end } => Value::String(day_time_interval_string(raw as i64, *start, *end)),
         DataType::Decimal { precision, scale } if *precision <= 18 => decimal_value(i128::from(raw as i64), *scale),
-        _ => {
-            let (off, size) = ((raw >> 32) as usize, (raw & 0xFFFF_FFFF) as usize);
-            if off.checked_add(size).is_none_or(|end| end > r.b.len()) {
-                return Err(
-                    r.err(at, format!("{p}: offset {off} + size {size} points outside the {}-byte value", r.b.len()))
-                );
-            }
-            let v = r.sub(off, size, p)?;
-            var_value(v, t, depth, p)?
-        }
+        _ => var_value(var_slice(r, at, raw, p)?, t, depth, p)?,
     })
+}
+
+/// The bytes a variable-length slot points at (`raw`: offset in the high 32 bits, size in the low 32, as
+/// `UnsafeRow.setOffsetAndSize` writes it), bounded by `r`; `at` is the slot's position (errors).
+pub(super) fn var_slice<'a>(r: Slice<'a>, at: usize, raw: u64, p: &str) -> Result<Slice<'a>, RowError> {
+    let (off, size) = ((raw >> 32) as usize, (raw & 0xFFFF_FFFF) as usize);
+    if off.checked_add(size).is_none_or(|end| end > r.b.len()) {
+        return Err(r.err(at, format!("{p}: offset {off} + size {size} points outside the {}-byte value", r.b.len())));
+    }
+    r.sub(off, size, p)
+}
+
+/// A float or double map key as Java's `toString` of the boxed value writes it: `NaN`, `Infinity`,
+/// `-Infinity`, else `text` of it.
+fn java_number_key<F: Into<f64> + Copy>(x: F, text: fn(F) -> String) -> String {
+    let d: f64 = x.into();
+    if d.is_nan() {
+        "NaN".into()
+    } else if d.is_infinite() {
+        if d > 0.0 { "Infinity" } else { "-Infinity" }.into()
+    } else {
+        text(x)
+    }
 }
 
 /// The unscaled value of a variable-length decimal (precision over 18: `Decimal.toJavaBigDecimal`'s two's
@@ -271,14 +285,9 @@ pub(super) fn var_value(v: Slice<'_>, t: &DataType, depth: usize, p: &str) -> Re
         DataType::Struct(s) => struct_value(v, s, depth + 1, p)?,
         DataType::Array { element, .. } => array_values(v, element, depth + 1, p)?.into(),
         DataType::Map { key, value, .. } => {
-            let ks = v.u64(0, p)? as i64;
-            if ks < 0 || ks as usize > v.b.len() - 8 {
-                return Err(v.err(0, format!("{p}: map key array size {ks} does not fit the {}-byte map", v.b.len())));
-            }
-            let ks = ks as usize;
-            v.charge(0, 8)?;
-            let keys = map_keys(v.sub(8, ks, p)?, key, depth + 1, p)?;
-            let vals = array_values(v.sub(8 + ks, v.b.len() - 8 - ks, p)?, value, depth + 1, p)?;
+            let (ks, vs) = map_arrays(v, p)?;
+            let keys = map_keys(ks, key, depth + 1, p)?;
+            let vals = array_values(vs, value, depth + 1, p)?;
             if keys.len() != vals.len() {
                 return Err(v.err(0, format!("{p}: map with {} keys but {} values", keys.len(), vals.len())));
             }
@@ -353,7 +362,23 @@ fn array_values(a: Slice<'_>, t: &DataType, depth: usize, p: &str) -> Result<Vec
 /// Map keys as Spark's JSON writer names them: `keyArray.get(i, keyType).toString`, i.e. the internal value's
 /// text: strings as they are, numbers, dates (days) and timestamps (microseconds) as integers, decimals in plain
 /// notation, booleans as `true`/`false`. Other key types (rare) are written as their JSON text.
-fn map_keys(a: Slice<'_>, t: &DataType, depth: usize, p: &str) -> Result<Vec<String>, RowError> {
+/// An UnsafeMapData's two arrays (`UnsafeMapData.pointTo`: the key array's size in 8 bytes, the key array, then
+/// the value array), each bounded by the map's bytes; the 8-byte header is charged.
+pub(super) fn map_arrays<'a>(v: Slice<'a>, p: &str) -> Result<(Slice<'a>, Slice<'a>), RowError> {
+    let ks = v.u64(0, p)? as i64;
+    if ks < 0 || ks as usize > v.b.len() - 8 {
+        return Err(v.err(0, format!("{p}: map key array size {ks} does not fit the {}-byte map", v.b.len())));
+    }
+    let ks = ks as usize;
+    v.charge(0, 8)?;
+    Ok((v.sub(8, ks, p)?, v.sub(8 + ks, v.b.len() - 8 - ks, p)?))
+}
+
+/// A map's keys as the text of Spark's `toJSON` field names (`JacksonGenerator.writeMapData`: the key's
+/// `toString`, of its internal value): numbers of dates, timestamps and intervals (days, microseconds,
+/// months), Java's `Double.toString` / `Float.toString` (`1.0E-300`, `NaN`), `BigDecimal.toString` of decimals
+/// (`3.00`, `0E-10`); strings as they are. Real Spark 4.1.4 (`tools/spark-gen/state_tojson.py`).
+pub(super) fn map_keys(a: Slice<'_>, t: &DataType, depth: usize, p: &str) -> Result<Vec<String>, RowError> {
     let n = array_len(a, t, p)?;
     let width = element_width(t);
     let header = 8 + bitset_bytes(n);
@@ -374,8 +399,15 @@ fn map_keys(a: Slice<'_>, t: &DataType, depth: usize, p: &str) -> Result<Vec<Str
             }
             DataType::Boolean => (raw as u8 != 0).to_string(),
             DataType::Decimal { precision, scale } if *precision <= 18 => {
-                decimal_string(i128::from(raw as i64), *scale)
+                java_decimal_string(i128::from(raw as i64), *scale)
             }
+            DataType::Decimal { scale, .. } => {
+                let v = var_slice(a, at, raw, p)?;
+                v.charge(0, v.b.len())?;
+                java_decimal_string(decimal_unscaled(v, p)?, *scale)
+            }
+            DataType::Double => java_number_key(f64::from_bits(raw), java_double_string),
+            DataType::Float => java_number_key(f32::from_bits(raw as u32), java_float_string),
             other => match fixed_or_var(a, at, raw, width, other, depth, p)? {
                 Value::String(s) => s,
                 v => v.to_string(),
