@@ -93,13 +93,21 @@ fn a_drop_on_a_table_without_column_mapping_starts_after_the_change() {
 /// data starts at 50: a new checkpoint there skips nothing, and failOnDataLoss=false loses no unread version.
 /// Case 13's checkpoint files, each `(file, from, to)` edit applied, and its table's log.
 fn case13_with(edits: &[(&str, &str, &str)]) -> (Vec<(String, Vec<u8>)>, Vec<checkpoint_core::delta::table::DeltaLog>) {
+    case_with("case-13-delta-log-expired", edits)
+}
+
+/// A shared case's checkpoint files, each `(file, from, to)` edit applied, and its table's log.
+fn case_with(
+    name: &str,
+    edits: &[(&str, &str, &str)],
+) -> (Vec<(String, Vec<u8>)>, Vec<checkpoint_core::delta::table::DeltaLog>) {
     let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/cases"));
     let zip = |p: PathBuf| {
         let f = std::fs::File::open(&p).unwrap();
         let len = f.metadata().unwrap().len();
         ZipInput::open(f, len, "case.zip", Limits::default()).unwrap()
     };
-    let mut z = zip(dir.join("case-13-delta-log-expired.zip"));
+    let mut z = zip(dir.join(format!("{name}.zip")));
     let names: Vec<String> = z.entries().iter().map(|e| e.path.clone()).collect();
     let mut files = Vec::new();
     for n in names {
@@ -112,7 +120,34 @@ fn case13_with(edits: &[(&str, &str, &str)]) -> (Vec<(String, Vec<u8>)>, Vec<che
         }
         files.push((n, text.into_bytes()));
     }
-    (files, read_delta_logs(&mut zip(dir.join("case-13-delta-log-expired.delta_log.zip"))))
+    (files, read_delta_logs(&mut zip(dir.join(format!("{name}.delta_log.zip")))))
+}
+
+/// Case 28 (a drop at version 7, no column mapping) with its last committed batch past the change (offsets/2 ends
+/// at version 9; with Delta's unsafe flags a stream can read across it): the restart re-lists the versions from
+/// offsets/1 (2) and fails at 7 as before, but a NEW checkpoint starts where the unread data starts (9), not at 8
+/// (version 8 was read), and skips nothing.
+#[test]
+fn a_schema_change_the_last_batch_read_is_behind_a_new_checkpoint_start() {
+    let (files, logs) = case_with(
+        "case-28-delta-schema-drop-after-add",
+        &[("offsets/2", "\"reservoirVersion\":3", "\"reservoirVersion\":9")],
+    );
+    let c = diagnose_files(files, logs, "2026-11-30T12:00:00Z");
+    let f = c.findings.iter().find(|f| f.code.as_str() == "delta-schema-change").expect("the change at 7");
+    assert!(f.restart_failure.is_some() && f.title.contains("version 7"), "{}", f.title);
+    let text = f.fix.join("\n");
+    assert!(text.contains(".option(\"startingVersion\", \"9\")"), "{text}");
+    assert!(text.contains("nothing unread is skipped") && !text.contains("versions 9..7"), "{text}");
+    let plan = c.restart_plan.unwrap();
+    let fresh = plan.ways_out.iter().find(|w| w.kind == WayOutKind::NewCheckpointBoundedStart).unwrap();
+    assert!(fresh.options.iter().any(|o| o.key == "startingVersion" && o.value == "9"), "{:?}", fresh.options);
+    assert!(!fresh.data_loss, "{:?}", fresh.costs);
+    // Unedited (the batch ends at 3, before the change): versions 3..7 are skipped, from 8 on.
+    let (files, logs) = case_with("case-28-delta-schema-drop-after-add", &[]);
+    let c = diagnose_files(files, logs, "2026-11-30T12:00:00Z");
+    let f = c.findings.iter().find(|f| f.code.as_str() == "delta-schema-change").unwrap();
+    assert!(f.fix.join("\n").contains("\"8\") (versions 3..7 are not read)"), "{:?}", f.fix);
 }
 
 fn diagnose_files(

@@ -468,11 +468,15 @@ fn schema_change(s: &DeltaSourceFacts<'_>, log: &DeltaLog, cp: &Checkpoint, ctx:
             format!("{}Restart this checkpoint with .option(\"schemaTrackingLocation\", \"<checkpoint path>/_schema_log\") (a folder under the checkpoint): Delta then records the schema per version and stops once at the change, asking you to acknowledge it (allowSourceColumnDrop / allowSourceColumnRename, or the matching spark.databricks.delta.streaming.* conf); no data is skipped.", if tracking_off { TRACKING_BACK_ON } else { "" }))
     } else {
         ("DELTA_SCHEMA_CHANGED_WITH_VERSION", DELTA_ILLEGAL_STATE, format!("The stream reads every version with the table's latest schema (version {lv}); files written before the change hold data that schema cannot read (SchemaUtils.isReadCompatible: a column missing from the read schema, a changed type, a tightened nullability or changed partition columns). {}Delta's message names the version it checked (the stream's start, {v}); with startingVersion/startingTimestamp set the class is DELTA_SCHEMA_CHANGED_WITH_STARTING_OPTIONS.", if cm { "" } else { "The table has no column mapping, so schemaTrackingLocation does not help. " }),
-            format!("A NEW checkpoint starting after the change: .option(\"startingVersion\", \"{}\") (versions {u}..{at} are not read), with .option(\"maxBytesPerTrigger\", \"1g\").", at + 1))
+            format!("A NEW checkpoint starting after the change: .option(\"startingVersion\", \"{}\") ({}), with .option(\"maxBytesPerTrigger\", \"1g\").", at.saturating_add(1).max(u), skipped_by_start(u, at)))
     };
     let mut steps = vec![BACKUP.to_string(), way];
     if cm && mapping_change {
-        steps.push(format!("Or a NEW checkpoint with .option(\"startingVersion\", \"{}\") (after the change; versions {u}..{at} are not read).", at + 1));
+        steps.push(format!(
+            "Or a NEW checkpoint with .option(\"startingVersion\", \"{}\") (after the change; {}).",
+            at.saturating_add(1).max(u),
+            skipped_by_start(u, at)
+        ));
     }
     let removes_too = log.commits.get(&at).is_some_and(|c| c.data_change_removes().next().is_some());
     if removes_too {
@@ -491,6 +495,18 @@ fn schema_change(s: &DeltaSourceFacts<'_>, log: &DeltaLog, cp: &Checkpoint, ctx:
         .classes(&[class])
         .fails(RestartStage::SourceOffsets, Some(class), exception),
     )
+}
+
+/// What a NEW checkpoint starting after a change at version `at` skips, the stream's unread data starting at `u`:
+/// versions `u..=at`, or nothing when the change is in versions the last committed batch already read (the
+/// restart re-lists them from the batch before, `getBatch(offsets[N-1], offsets[N])`, and fails there, but a new
+/// checkpoint starts at `u`, after the change).
+fn skipped_by_start(u: i64, at: i64) -> String {
+    if at >= u {
+        format!("versions {u}..{at} are not read")
+    } else {
+        format!("the change at version {at} is in versions the last committed batch already read: nothing unread is skipped")
+    }
 }
 
 /// Commits after the needed version that delete or rewrite data.

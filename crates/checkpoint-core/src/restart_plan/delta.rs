@@ -223,7 +223,8 @@ fn start(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Option<SourceStart> {
     }
     let schema_at = input.findings_of(Code::DeltaSchemaChange).next().and_then(|_| schema_change_version(&s));
     let now = input.ctx.now_ms.unwrap_or(0);
-    let (version, ts, stale) = if let Some(after) = schema_at {
+    // A change in versions the last committed batch already read (`after <= v`) is behind the new start.
+    let (version, ts, stale) = if let Some(after) = schema_at.filter(|a| *a > v) {
         st.data_loss = true;
         st.costs.push(format!(
             "source #{idx}: versions {v}..{} (up to the schema change at {}) are not read: a gap.",
