@@ -303,3 +303,78 @@ fn schema_tracking_turned_off_is_turned_back_on_first() {
         .expect("the schema tracking way out");
     assert!(w.steps[0].contains("schemaTracking.enabled back to true"), "{:?}", w.steps);
 }
+
+/// Case 17 with a schema tracking log of its table whose entries are `entries` (sequence number, text), on the
+/// given Spark version: the `delta-schema-tracking-log` finding.
+fn schema_log_finding(entries: &[(i64, &str)], spark: &str) -> checkpoint_core::report::Finding {
+    let (mut files, logs) = case_with("case-17-delta-schema-change-drop-column", &[]);
+    let dir = "_schema_tracking/_schema_log_7cdeb771-6009-5df2-8293-142bb3a91275";
+    for (seq, text) in entries {
+        files.push((format!("{dir}/{seq}"), text.as_bytes().to_vec()));
+    }
+    let mut ctx = Context {
+        now_ms: Some(checkpoint_core::time::parse_now("2026-11-30T00:00:00Z").unwrap()),
+        spark_version: Some(spark.parse().unwrap()),
+        ..Default::default()
+    };
+    ctx.delta_logs = logs;
+    let mut a = checkpoint_core::archive::MemArchive::new("in.zip", files, Limits::default()).unwrap();
+    let mut c = diagnose(&mut a, &ctx).checkpoints.remove(0);
+    let i = c.findings.iter().position(|f| f.code.as_str() == "delta-schema-tracking-log").expect("the finding");
+    c.findings.remove(i)
+}
+
+const ENTRY: &str = "v1\n{\"tableId\":\"7cdeb771-6009-5df2-8293-142bb3a91275\",\"deltaCommitVersion\":3,\"dataSchemaJson\":\"{\\\"type\\\":\\\"struct\\\",\\\"fields\\\":[]}\",\"partitionSchemaJson\":\"{\\\"type\\\":\\\"struct\\\",\\\"fields\\\":[]}\",\"sourceMetadataPath\":\"/chk/sources/0\"}";
+
+/// Delta reads a schema tracking log's latest entry, and the one before it, when the stream starts
+/// (`DeltaSourceMetadataTrackingLog.create`); its deserializer raises DELTA_STREAMING_SCHEMA_LOG_DESERIALIZE_FAILED
+/// only for an entry with no line (`JsonSchemaSerializer.deserialize`), Spark's version check and Jackson's
+/// exceptions otherwise. An older entry that does not read fails nothing.
+#[test]
+fn a_schema_tracking_log_fails_a_restart_only_on_the_entries_delta_reads() {
+    use checkpoint_core::report::Severity;
+    let fails = |f: &checkpoint_core::report::Finding| {
+        f.restart_failure.as_ref().map(|r| (r.error_class.clone(), r.exception.clone()))
+    };
+    // An older entry in pieces: read by nobody.
+    let f = schema_log_finding(&[(0, ENTRY), (1, "v1\n{\"tableId\":"), (2, ENTRY), (3, ENTRY)], "3.5.7");
+    assert_eq!(f.severity, Severity::Info, "{f:?}");
+    assert!(fails(&f).is_none());
+    assert!(
+        f.evidence.iter().any(|e| e.path.ends_with("/1") && e.detail.contains("an older entry")),
+        "{:?}",
+        f.evidence
+    );
+    // The latest entry empty: the one class Delta's deserializer raises.
+    let f = schema_log_finding(&[(0, ENTRY), (1, "")], "3.5.7");
+    assert_eq!(f.severity, Severity::Error);
+    assert_eq!(
+        fails(&f),
+        Some((
+            Some("DELTA_STREAMING_SCHEMA_LOG_DESERIALIZE_FAILED".into()),
+            "org.apache.spark.sql.delta.DeltaRuntimeException".into()
+        ))
+    );
+    // Its JSON cut: Jackson's exception, no class.
+    let f = schema_log_finding(&[(0, ENTRY), (1, "v1\n{\"tableId\":")], "3.5.7");
+    assert_eq!(fails(&f), Some((None, "com.fasterxml.jackson.core.JsonParseException".into())));
+    // The entry before the latest is read too (to compare the two).
+    let f = schema_log_finding(&[(0, "v1\n{\"tableId\":"), (1, ENTRY)], "3.5.7");
+    assert_eq!(f.severity, Severity::Error);
+    assert!(f.evidence.iter().any(|e| e.detail.starts_with("the entry before the latest")), "{:?}", f.evidence);
+    // A version line of a newer writer, by Spark version: the log version check's class on 4.x.
+    let v2 = ENTRY.replacen("v1", "v2", 1);
+    let f = schema_log_finding(&[(0, &v2)], "4.1.4");
+    assert_eq!(
+        fails(&f),
+        Some((
+            Some("INVALID_LOG_VERSION.MAX_SUPPORTED_VERSION".into()),
+            "org.apache.spark.SparkIllegalStateException".into()
+        ))
+    );
+    let f = schema_log_finding(&[(0, &v2)], "3.5.7");
+    assert_eq!(fails(&f), Some((None, "java.lang.IllegalStateException".into())));
+    // Only the version line: Delta reads `{}`, a null tableId, and the latest entry's table id check refuses it.
+    let f = schema_log_finding(&[(0, "v1")], "3.5.7");
+    assert_eq!(fails(&f).and_then(|c| c.0).as_deref(), Some("DELTA_STREAMING_SCHEMA_LOG_INCOMPATIBLE_DELTA_TABLE_ID"));
+}

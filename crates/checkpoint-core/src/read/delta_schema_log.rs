@@ -2,7 +2,9 @@
 //! into [`Checkpoint::delta_schema_logs`] (format: [`crate::delta::schema_log`]).
 
 use super::{Reader, MAX_LOG_BYTES};
-use crate::delta::schema_log::{parse_entry, table_id_of_dir, SchemaLog, SchemaLogEntry};
+use crate::delta::schema_log::{
+    parse_entry, table_id_of_dir, SchemaLog, SchemaLogEntry, SchemaLogFault, SchemaLogProblem,
+};
 use crate::model::{Checkpoint, Problem};
 use std::collections::BTreeMap;
 
@@ -26,12 +28,20 @@ pub(crate) fn read_delta_schema_logs(cp: &mut Checkpoint, rd: &mut Reader<'_>) {
         let Some(log) = logs.get_mut(&dir) else { continue };
         match rd.read(&path, MAX_LOG_BYTES) {
             Ok(bytes) => match parse_entry(&bytes) {
-                Ok((table_id, delta_commit_version, data_schema_json)) => {
-                    log.entries.push(SchemaLogEntry { seq, path, table_id, delta_commit_version, data_schema_json })
-                }
-                Err((offset, reason)) => log.problems.push(Problem { path, offset: Some(offset), reason }),
+                Ok((table_id, delta_commit_version, data_schema_json, previous_seq)) => log
+                    .entries
+                    .push(SchemaLogEntry { seq, path, table_id, delta_commit_version, data_schema_json, previous_seq }),
+                Err((offset, reason, fault)) => log.problems.push(SchemaLogProblem {
+                    seq,
+                    problem: Problem { path, offset: Some(offset), reason },
+                    fault,
+                }),
             },
-            Err(e) => log.problems.push(Problem { path, offset: None, reason: e.to_string() }),
+            Err(e) => log.problems.push(SchemaLogProblem {
+                seq,
+                problem: Problem { path, offset: None, reason: e.to_string() },
+                fault: SchemaLogFault::Unreadable,
+            }),
         }
     }
     cp.delta_schema_logs = logs.into_values().collect();
