@@ -11,6 +11,7 @@ pub mod checksums;
 pub mod commit_lag;
 pub mod delta;
 pub mod delta_log;
+pub mod delta_schema_log;
 pub mod dstream;
 pub mod dstream_classes;
 pub mod error_text;
@@ -167,7 +168,7 @@ pub const REGISTRY: &[Rule] = &[
     rule(&[Code::DeltaLogFileUnreadable], delta_log::check_log_unreadable),
     rule(&[Code::FileNotVerified], delta_log::check_log_not_verified),
     rule(&[Code::DeltaOffsetInvalid, Code::DeltaOffsetMovedBack], delta::check_offsets),
-    rule(&[Code::DeltaSchemaTrackingLog], delta_log::check_schema_tracking_logs),
+    rule(&[Code::DeltaSchemaTrackingLog], delta_schema_log::check_schema_tracking_logs),
     rule(
         &[
             Code::DeltaTableUnreconstructable,
