@@ -10,6 +10,7 @@
 //! 3.5 throws `java.lang.IllegalStateException` with a message; from 4.0 on (SPARK-47135) the same cases are
 //! `KafkaIllegalStateException`s with the `KAFKA_DATA_LOSS.*` error classes (kafka-error-conditions.json).
 
+pub use super::kafka_pasted::{aged_out_in_error, mark_pasted_aged_out, offsets_changed_in_error};
 use super::BACKUP;
 use crate::kafka_offsets::{compare, from_source_offset, KafkaOffsets, PartitionStatus, PartitionView};
 use crate::model::Checkpoint;
@@ -116,30 +117,6 @@ pub fn check_kafka_offsets(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     out
 }
 
-/// `Partition <topic>-<p>'s offset was changed from A to B` (3.5) / `Partition <topic>-<p> offset was changed
-/// from A to B` (4.0+, `KAFKA_DATA_LOSS.PARTITION_OFFSET_CHANGED`) in the pasted error: the brokers' latest B.
-pub fn offsets_changed_in_error(text: &str) -> KafkaOffsets {
-    // It names the partitions that failed, not every partition the brokers have.
-    let mut out = KafkaOffsets { partial: true, ..Default::default() };
-    let key = "offset was changed from ";
-    for (i, _) in text.match_indices(key) {
-        let before = &text[..i];
-        let Some(ps) = before.rfind("Partition ") else { continue };
-        let tp = before[ps + "Partition ".len()..].trim_end().trim_end_matches("'s").trim();
-        let nums: Vec<i64> = text[i + key.len()..]
-            .split(|c: char| !c.is_ascii_digit() && c != '-')
-            .filter(|s| !s.is_empty() && *s != "-")
-            .take(2)
-            .filter_map(|s| s.parse().ok())
-            .collect();
-        let Some((topic, p)) = tp.rsplit_once('-') else { continue };
-        if let (Ok(p), [_, new]) = (p.parse::<i32>(), nums.as_slice()) {
-            out.topics.entry(topic.to_string()).or_default().insert(p, *new);
-        }
-    }
-    out
-}
-
 fn class_for(v: SparkVersion, class: &'static str) -> (Option<&'static str>, &'static str) {
     if v.at_least(4, 0) {
         (Some(class), "org.apache.spark.sql.kafka010.KafkaIllegalStateException")
@@ -207,12 +184,14 @@ pub fn check_kafka_brokers(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     }
     let from_error = ctx.error_text.as_deref().map(offsets_changed_in_error).filter(|o| !o.topics.is_empty());
     let latest = ctx.kafka_latest.clone().or(from_error.clone());
-    if ctx.kafka_earliest.is_none() && latest.is_none() {
+    let pasted_gone = ctx.error_text.as_deref().is_some_and(|t| !aged_out_in_error(t).topics.is_empty());
+    if ctx.kafka_earliest.is_none() && latest.is_none() && !pasted_gone {
         return out;
     }
     let latest_src = if ctx.kafka_latest.is_some() { "the brokers' latest offsets given" } else { "the pasted error" };
     for (i, batch, from, until) in kafka_sources(cp) {
-        let start = compare(&from, ctx.kafka_earliest.as_ref(), latest.as_ref());
+        let mut start = compare(&from, ctx.kafka_earliest.as_ref(), latest.as_ref());
+        mark_pasted_aged_out(&mut start, ctx);
         let end = compare(&until, ctx.kafka_earliest.as_ref(), latest.as_ref());
         let last = cp.last_batch_id().unwrap_or(batch);
         let back = went_back.iter().find(|w| w.0 == i).map(|w| &w.3);
@@ -318,28 +297,35 @@ fn aged_out(at: &Where, below: &[PartitionView], explains: bool) -> Finding {
     let b: Vec<&PartitionView> = below.iter().collect();
     let lost: i64 = below.iter().map(|p| p.lost()).fold(0, i64::saturating_add);
     let (class, exc) = class_for(v, "KAFKA_DATA_LOSS.COULD_NOT_READ_OFFSET_RANGE");
-    let mut f = Finding::new(
-        Code::KafkaOffsetsBelowEarliest,
-        Severity::Error,
-        format!("Kafka source #{i}: {} record(s) aged out before they were read ({})", lost, names(&b)),
-    );
+    // From a pasted error only, the brokers' earliest is not known: how many records are gone is not either.
+    let counted = below.iter().all(|p| p.earliest.is_some());
+    let title = if counted {
+        format!("Kafka source #{i}: {lost} record(s) aged out before they were read ({})", names(&b))
+    } else {
+        format!("Kafka source #{i}: records aged out (or were deleted) before they were read ({}): Spark's error says the brokers no longer hold them", names(&b))
+    };
+    let mut f = Finding::new(Code::KafkaOffsetsBelowEarliest, Severity::Error, title);
     for p in below {
-        f = f.evidence(
-            format!("offsets/{batch}"),
-            format!(
-                "{}: next offset {} < brokers' earliest {} ({} records lost)",
+        let detail = match p.earliest {
+            Some(e) => format!(
+                "{}: next offset {} < brokers' earliest {e} ({} records lost)",
                 p.name(),
                 p.checkpoint.unwrap_or(0),
-                p.earliest.unwrap_or(0),
                 p.lost()
             ),
-            None,
-        );
+            None => format!(
+                "{}: next offset {}; the pasted error: Spark could not fetch it, the brokers' earliest is above (how far: kafka-get-offsets.sh --time -2)",
+                p.name(),
+                p.checkpoint.unwrap_or(0)
+            ),
+        };
+        f = f.evidence(format!("offsets/{batch}"), detail, None);
     }
+    let lost = if counted { format!("the {lost} record(s)") } else { "those records".to_string() };
     f = f
             .classes(&class.into_iter().collect::<Vec<_>>())
             .why(format!(
-                "Kafka's retention deleted records the query had not read yet (it was stopped longer than the topic's retention.ms, or fell behind). With failOnDataLoss=true (the default) the first read fails: {}. With failOnDataLoss=false Spark logs a warning and skips to the earliest: the {lost} record(s) are silently missing downstream.",
+                "Kafka's retention deleted records the query had not read yet (it was stopped longer than the topic's retention.ms, or fell behind). With failOnDataLoss=true (the default) the first read fails: {}. With failOnDataLoss=false Spark logs a warning and skips to the earliest: {lost} are silently missing downstream.",
                 if class.is_some() { "KAFKA_DATA_LOSS.COULD_NOT_READ_OFFSET_RANGE (\"Could not read records in offset [start, end)\")" } else { "IllegalStateException \"Cannot fetch offset N\"" }
             ))
             .fix(&[

@@ -17,6 +17,7 @@ pub mod dstream_classes;
 pub mod error_text;
 pub mod fresh_start;
 pub mod kafka;
+pub mod kafka_pasted;
 pub mod logs;
 pub mod metadata;
 pub mod rocksdb_zip;

@@ -24,7 +24,9 @@ pub(super) const PLANNER: SourcePlanner = SourcePlanner { kind: SourceKind::Kafk
 /// The checkpoint's offsets of a source compared with the brokers' view the user gave.
 pub(super) fn views(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<PartitionView> {
     let committed = at.offset.json.as_ref().map(from_source_offset).unwrap_or_default();
-    compare(&committed, input.ctx.kafka_earliest.as_ref(), latest_view(input, at).as_ref())
+    let mut v = compare(&committed, input.ctx.kafka_earliest.as_ref(), latest_view(input, at).as_ref());
+    crate::checks::kafka::mark_pasted_aged_out(&mut v, input.ctx);
+    v
 }
 
 /// The brokers' latest offsets as given, else what the pasted error says ("offset was changed from A to B"),
@@ -96,13 +98,20 @@ fn ways_out(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<WayOut> {
         w.source_index = Some(at.index);
         w.data_loss = true;
         for p in &below {
-            w.costs.push(format!(
-                "{}: records {}..{} ({} records) aged out and are skipped without an error (Spark only logs a warning)",
-                p.name(),
-                p.checkpoint.unwrap_or(0),
-                p.earliest.unwrap_or(0).saturating_sub(1),
-                p.lost()
-            ));
+            w.costs.push(match p.earliest {
+                Some(e) => format!(
+                    "{}: records {}..{} ({} records) aged out and are skipped without an error (Spark only logs a warning)",
+                    p.name(),
+                    p.checkpoint.unwrap_or(0),
+                    e.saturating_sub(1),
+                    p.lost()
+                ),
+                None => format!(
+                    "{}: the records from {} up to the brokers' earliest offset (not given: kafka-get-offsets.sh --time -2 says how many) are gone and are skipped without an error (Spark only logs a warning)",
+                    p.name(),
+                    p.checkpoint.unwrap_or(0)
+                ),
+            });
         }
         for p in &ahead {
             w.costs.push(format!(
@@ -238,14 +247,20 @@ fn start(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Option<SourceStart> {
             PartitionStatus::Ok => c,
             PartitionStatus::BelowEarliest => {
                 s.data_loss = true;
-                s.dropped.push(format!(
-                    "source #{idx}: {} clamped from {c} to -2 (earliest; {} per your brokers' view): records \
-                     {c}..{} aged out, a gap of {} records",
-                    p.name(),
-                    p.earliest.unwrap_or(0),
-                    p.earliest.unwrap_or(0).saturating_sub(1),
-                    p.lost()
-                ));
+                s.dropped.push(match p.earliest {
+                    Some(e) => format!(
+                        "source #{idx}: {} clamped from {c} to -2 (earliest; {e} per your brokers' view): records \
+                         {c}..{} aged out, a gap of {} records",
+                        p.name(),
+                        e.saturating_sub(1),
+                        p.lost()
+                    ),
+                    None => format!(
+                        "source #{idx}: {} clamped from {c} to -2 (earliest): the pasted error says the brokers no \
+                         longer hold offset {c}; the records from {c} up to their earliest are a gap",
+                        p.name()
+                    ),
+                });
                 -2
             }
             PartitionStatus::AheadOfLatest => {
@@ -394,6 +409,35 @@ mod tests {
             .snippets
             .iter()
             .any(|s| s.language == "scala" && s.code.contains(r#""""{"t":{"0":-2,"1":41,"3":-2}}""""#)));
+    }
+
+    /// Spark's pasted error that it could not fetch a partition's offset (aged out or deleted), no brokers' view
+    /// given: the finding explains the error, the plan's ways out are failOnDataLoss=false and a new checkpoint
+    /// starting that partition at its earliest (raising retention, too late for it, is not offered), with the
+    /// gap's size said to be unknown.
+    #[test]
+    fn a_pasted_aged_out_error_is_the_finding_and_the_plan_without_the_brokers_view() {
+        for text in [
+            "java.lang.IllegalStateException: Cannot fetch offset 40. (GroupId: g, TopicPartition: t-0).",
+            "KafkaIllegalStateException: [KAFKA_DATA_LOSS.COULD_NOT_READ_OFFSET_RANGE] Some data may have been lost ... Could not read records in offset [40, 55) for topic partition t-0 with consumer group g.",
+        ] {
+            let ctx = Context { now_ms: Some(9_000_000_000), error_text: Some(text.into()), ..Default::default() };
+            let r = report(&ctx);
+            let f = r
+                .findings
+                .iter()
+                .find(|f| f.code == crate::report::Code::KafkaOffsetsBelowEarliest)
+                .expect("the aged-out finding");
+            assert!(f.explains_error_text && f.title.contains("(t-0)"), "{}", f.title);
+            assert!(f.evidence.iter().any(|e| e.detail.contains("t-0: next offset 40; the pasted error")));
+            assert!(!r.findings.iter().any(|f| f.code == crate::report::Code::ErrorNotExplainedByFiles));
+            let plan = r.restart_plan.expect("a plan");
+            let kinds: Vec<WayOutKind> = plan.ways_out.iter().map(|w| w.kind).collect();
+            assert_eq!(kinds, vec![WayOutKind::FailOnDataLossFalse, WayOutKind::NewCheckpointBoundedStart]);
+            assert!(plan.ways_out[0].costs.iter().any(|c| c.contains("t-0: the records from 40 up to the brokers' earliest offset (not given")));
+            let start = plan.ways_out[1].options.iter().find(|o| o.key == "startingOffsets").unwrap();
+            assert_eq!(start.value, r#"{"t":{"0":-2,"1":41,"2":7}}"#);
+        }
     }
 
     /// A partition added since the checkpoint whose earliest is not 0 fails the restart
