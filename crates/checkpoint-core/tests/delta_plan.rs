@@ -378,3 +378,64 @@ fn a_schema_tracking_log_fails_a_restart_only_on_the_entries_delta_reads() {
     let f = schema_log_finding(&[(0, "v1")], "3.5.7");
     assert_eq!(fails(&f).and_then(|c| c.0).as_deref(), Some("DELTA_STREAMING_SCHEMA_LOG_INCOMPATIBLE_DELTA_TABLE_ID"));
 }
+
+/// Case 17 (a column dropped on a column-mapping table) and case 28 (a commit that removes files) on each Spark
+/// line, with the Delta release it runs (delta-io/delta build files; `delta::release`): the class a restart
+/// raises, and ways out that exist on that Delta (reader options to acknowledge a drop only from Delta 4.0, SQL
+/// confs before; schema tracking behind an internal conf in 2.4, absent before; skipChangeCommits from 2.4).
+#[test]
+fn the_delta_release_of_the_spark_line_decides_the_class_and_the_ways_out() {
+    let run = |name: &str, spark: &str| {
+        let (files, logs) = case_with(name, &[]);
+        let mut ctx = Context {
+            now_ms: Some(checkpoint_core::time::parse_now("2026-11-30T00:00:00Z").unwrap()),
+            spark_version: Some(spark.parse().unwrap()),
+            ..Default::default()
+        };
+        ctx.delta_logs = logs;
+        let mut a = checkpoint_core::archive::MemArchive::new("in.zip", files, Limits::default()).unwrap();
+        diagnose(&mut a, &ctx).checkpoints.remove(0)
+    };
+    let cm = "case-17-delta-schema-change-drop-column";
+    let tracking = |c: &checkpoint_core::report::CheckpointReport| {
+        c.restart_plan
+            .as_ref()
+            .unwrap()
+            .ways_out
+            .iter()
+            .find(|w| w.options.iter().any(|o| o.key == "schemaTrackingLocation"))
+            .cloned()
+    };
+    // Spark 4.1 (Delta 4.x): the reader options.
+    let c = run(cm, "4.1.4");
+    assert_eq!(c.restart.error_class.as_deref(), Some("DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE_USE_SCHEMA_LOG"));
+    assert!(tracking(&c).unwrap().steps.iter().any(|s| s.contains(".option(\"allowSourceColumnDrop\", \"always\")")));
+    // Spark 3.5 (Delta 3.x): the same class; the acknowledgement is a SQL conf (the option does not exist).
+    let c = run(cm, "3.5.7");
+    assert_eq!(c.restart.error_class.as_deref(), Some("DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE_USE_SCHEMA_LOG"));
+    let steps = tracking(&c).unwrap().steps.join("\n");
+    assert!(steps.contains("spark.databricks.delta.streaming.allowSourceColumnDrop=always"), "{steps}");
+    assert!(!steps.contains(".option(\"allowSourceColumnDrop\", \"always\")"), "{steps}");
+    // Spark 3.4 (Delta 2.4): tracking is off unless its internal conf is set, so the plain class; the way out
+    // turns that conf on first.
+    let c = run(cm, "3.4.4");
+    assert_eq!(c.restart.error_class.as_deref(), Some("DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE"));
+    assert!(tracking(&c).unwrap().steps[0].contains("nonAdditiveSchemaEvolution.enabled=true"));
+    // Spark 3.3 (Delta 2.1–2.3): blocked, no schema tracking way out.
+    let c = run(cm, "3.3.4");
+    assert_eq!(c.restart.error_class.as_deref(), Some("DELTA_BLOCK_COLUMN_MAPPING_SCHEMA_INCOMPATIBLE_OPERATION"));
+    assert_eq!(
+        c.restart.exception.as_deref(),
+        Some("org.apache.spark.sql.delta.DeltaColumnMappingUnsupportedSchemaIncompatibleException")
+    );
+    assert!(tracking(&c).is_none());
+    let f = c.findings.iter().find(|f| f.code.as_str() == "delta-schema-change").unwrap();
+    assert!(f.why.contains("On Delta 2.1–2.3 (Spark 3.3; read as 2.3) Delta raises this as"), "{}", f.why);
+    // A commit that removes files: skipChangeCommits from Delta 2.4, ignoreChanges (duplicates) before.
+    let na = "case-28-delta-schema-drop-after-add";
+    for (spark, key) in [("3.5.7", "skipChangeCommits"), ("3.3.4", "ignoreChanges")] {
+        let f = run(na, spark);
+        let fix = f.findings.iter().find(|f| f.code.as_str() == "delta-schema-change").unwrap().fix.join("\n");
+        assert!(fix.contains(&format!(".option(\"{key}\", \"true\")")), "{spark}: {fix}");
+    }
+}

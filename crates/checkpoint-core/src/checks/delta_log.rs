@@ -19,6 +19,7 @@ use super::delta::{
 use super::BACKUP;
 use crate::delta::facts::{delta_sources, DeltaSourceFacts};
 use crate::delta::interval::{describe_ms, DAY_MS};
+use crate::delta::release::{line, DeltaLine};
 use crate::delta::schema::{diff, SchemaChange};
 use crate::delta::table::{CheckpointLayout, DeltaLog};
 use crate::model::Checkpoint;
@@ -440,13 +441,13 @@ fn schema_change(s: &DeltaSourceFacts<'_>, log: &DeltaLog, cp: &Checkpoint, ctx:
     }
     let what: Vec<String> = breaking.iter().map(|c| c.describe()).collect();
     let op = log.commits.get(&at).map(|c| c.operation().to_string()).unwrap_or_else(|| "a metadata change".into());
-    let tracking_off = super::effective_conf(cp, ctx)
-        .get("spark.databricks.delta.streaming.schemaTracking.enabled")
-        .is_some_and(|x| x.trim().eq_ignore_ascii_case("false"));
+    let delta = line(super::spark(ctx));
+    let tracking_off = !tracking_on(cp, ctx);
     let mapping_change = breaking.iter().any(|c| matches!(c, SchemaChange::Dropped(_) | SchemaChange::Renamed(..)));
     let tracked_logs: Vec<_> =
         cp.delta_schema_logs.iter().filter(|l| Some(l.dir_table_id.as_str()) == s.reservoir_id()).collect();
-    let tracked = !tracked_logs.is_empty();
+    // Before Delta 2.4 there is no schema tracking: a log folder is not read.
+    let tracked = !tracked_logs.is_empty() && delta >= DeltaLine::V2_4;
     // The newest table version whose schema the tracking log holds: below the change, the next restart records it.
     let logged = tracked_logs.iter().flat_map(|l| l.entries.iter().map(|e| e.delta_commit_version)).max();
     let (class, exception, why, way) = if tracked
@@ -454,10 +455,10 @@ fn schema_change(s: &DeltaSourceFacts<'_>, log: &DeltaLog, cp: &Checkpoint, ctx:
         && logged.is_some_and(|l| l < at)
     {
         ("DELTA_STREAMING_METADATA_EVOLUTION", "org.apache.spark.sql.delta.DeltaRuntimeException", format!("The checkpoint's schema tracking log holds the schema up to table version {} only: at the change (version {at}) Delta writes the new schema to the log and stops the stream once on purpose (DeltaSourceMetadataEvolutionSupport.updateMetadataTrackingLogAndFailTheStreamIfNeeded: \"Please restart the stream to continue\"); the restart after that stops again (DELTA_STREAMING_CANNOT_CONTINUE_PROCESSING_POST_SCHEMA_EVOLUTION) until the non-additive change is acknowledged.", logged.unwrap_or_default()),
-            "Restart once more on this checkpoint (the schema is recorded by then); before the next restart acknowledge the change with .option(\"allowSourceColumnDrop\", \"always\") / .option(\"allowSourceColumnRename\", \"always\") / .option(\"allowSourceColumnTypeChange\", \"always\") (or the spark.databricks.delta.streaming.* confs the error names); check the sink's schema first.".to_string())
+            format!("Restart once more on this checkpoint (the schema is recorded by then); before the next restart acknowledge the change with {}; check the sink's schema first.", delta.acknowledge()))
     } else if tracked && (cm || breaking.iter().any(|c| c.is_type_change())) {
         ("DELTA_STREAMING_CANNOT_CONTINUE_PROCESSING_POST_SCHEMA_EVOLUTION", "org.apache.spark.sql.delta.DeltaRuntimeException", "The checkpoint has a schema tracking log for this table, so Delta evolves the stream's schema across the change (DeltaSourceMetadataEvolutionSupport) but stops once and asks to acknowledge a non-additive change before it goes on.".to_string(),
-            "Acknowledge the change and restart on this checkpoint: .option(\"allowSourceColumnDrop\", \"always\") / .option(\"allowSourceColumnRename\", \"always\") / .option(\"allowSourceColumnTypeChange\", \"always\") (or the spark.databricks.delta.streaming.* confs the error names); check the sink's schema first.".to_string())
+            format!("Acknowledge the change and restart on this checkpoint: {}; check the sink's schema first.", delta.acknowledge()))
     } else if cm && mapping_change {
         let class = if tracking_off {
             "DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE"
@@ -465,7 +466,7 @@ fn schema_change(s: &DeltaSourceFacts<'_>, log: &DeltaLog, cp: &Checkpoint, ctx:
             "DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE_USE_SCHEMA_LOG"
         };
         (class, "org.apache.spark.sql.delta.DeltaStreamingNonAdditiveSchemaIncompatibleException", format!("On a column-mapping table (delta.columnMapping.mode = {}) Delta detects renames and drops by the columns' physical names (DeltaSource.checkNonAdditiveSchemaChanges) and blocks the stream unless it tracks the schema: the stream reads with the latest schema, and the older files hold a column it no longer has.", read.column_mapping_mode()),
-            format!("{}Restart this checkpoint with .option(\"schemaTrackingLocation\", \"<checkpoint path>/_schema_log\") (a folder under the checkpoint): Delta then records the schema per version and stops once at the change, asking you to acknowledge it (allowSourceColumnDrop / allowSourceColumnRename, or the matching spark.databricks.delta.streaming.* conf); no data is skipped.", if tracking_off { TRACKING_BACK_ON } else { "" }))
+            tracking_way(delta, tracking_off))
     } else {
         ("DELTA_SCHEMA_CHANGED_WITH_VERSION", DELTA_ILLEGAL_STATE, format!("The stream reads every version with the table's latest schema (version {lv}); files written before the change hold data that schema cannot read (SchemaUtils.isReadCompatible: a column missing from the read schema, a changed type, a tightened nullability or changed partition columns). {}Delta's message names the version it checked (the stream's start, {v}); with startingVersion/startingTimestamp set the class is DELTA_SCHEMA_CHANGED_WITH_STARTING_OPTIONS.", if cm { "" } else { "The table has no column mapping, so schemaTrackingLocation does not help. " }),
             format!("A NEW checkpoint starting after the change: .option(\"startingVersion\", \"{}\") ({}), with .option(\"maxBytesPerTrigger\", \"1g\").", at.saturating_add(1).max(u), skipped_by_start(u, at)))
@@ -480,7 +481,7 @@ fn schema_change(s: &DeltaSourceFacts<'_>, log: &DeltaLog, cp: &Checkpoint, ctx:
     }
     let removes_too = log.commits.get(&at).is_some_and(|c| c.data_change_removes().next().is_some());
     if removes_too {
-        steps.push(format!("Version {at} also removes data files ({op}): once past the schema change the stream needs .option(\"skipChangeCommits\", \"true\") to go on (see the next finding)."));
+        steps.push(format!("Version {at} also removes data files ({op}): once past the schema change the stream needs {} to go on (see the next finding).", skip_changes_option(delta)));
     }
     Some(
         Finding::new(
@@ -497,6 +498,45 @@ fn schema_change(s: &DeltaSourceFacts<'_>, log: &DeltaLog, cp: &Checkpoint, ctx:
     )
 }
 
+/// The reader option that lets the stream go past a commit that removes files, on `delta`'s line.
+fn skip_changes_option(delta: DeltaLine) -> &'static str {
+    if delta.has_skip_change_commits() {
+        ".option(\"skipChangeCommits\", \"true\")"
+    } else {
+        ".option(\"ignoreChanges\", \"true\") (Delta 2.4's skipChangeCommits does not exist yet; ignoreChanges re-reads the rewritten files' rows: duplicates)"
+    }
+}
+
+/// True when a restart with `schemaTrackingLocation` tracks the schema on the restart's Delta line: from Delta 3.0
+/// unless `spark.databricks.delta.streaming.schemaTracking.enabled=false`; on 2.4 only with the internal
+/// `spark.databricks.delta.streaming.nonAdditiveSchemaEvolution.enabled=true` (`DeltaDataSource`: "Schema tracking
+/// location is not supported for Delta streaming source" otherwise); never before.
+pub fn tracking_on(cp: &Checkpoint, ctx: &Context) -> bool {
+    let conf = |k: &str| super::effective_conf_value(cp, ctx, k).map(|x| x.trim().to_ascii_lowercase());
+    match line(super::spark(ctx)) {
+        DeltaLine::V2_0 | DeltaLine::V2_3 => false,
+        DeltaLine::V2_4 => conf(NON_ADDITIVE_2_4).as_deref() == Some("true"),
+        DeltaLine::V3 | DeltaLine::V4 => {
+            conf("spark.databricks.delta.streaming.schemaTracking.enabled").as_deref() != Some("false")
+        }
+    }
+}
+
+/// Delta 2.4's internal conf that allows `schemaTrackingLocation` (default false).
+pub const NON_ADDITIVE_2_4: &str = "spark.databricks.delta.streaming.nonAdditiveSchemaEvolution.enabled";
+
+/// The way out of a rename or drop on a column-mapping table by the restart's Delta line: track the schema (turned
+/// on first where it is off), or, before Delta 2.4, no way on this checkpoint.
+fn tracking_way(delta: DeltaLine, tracking_off: bool) -> String {
+    let track = ".option(\"schemaTrackingLocation\", \"<checkpoint path>/_schema_log\") (a folder under the checkpoint): Delta then records the schema per version and stops once at the change, asking you to acknowledge it";
+    match delta {
+        DeltaLine::V2_0 => format!("{} cannot stream a column-mapping table at all (DELTA_UNSUPPORTED_COLUMN_MAPPING_STREAMING_READS): run the query on Spark 3.4+ (Delta 2.4+), where schema tracking crosses the change.", delta.name()),
+        DeltaLine::V2_3 => format!("{} cannot cross a rename or drop in a stream on this checkpoint: a NEW checkpoint after the change (below), or run on Spark 3.4+ (Delta 2.4+) with schemaTrackingLocation. (Delta's escape hatch spark.databricks.delta.streaming.unsafeReadOnIncompatibleColumnMappingSchemaChanges.enabled=true reads the old files with the new schema: wrong or null columns.)", delta.name()),
+        DeltaLine::V2_4 if tracking_off => format!("Set {NON_ADDITIVE_2_4}=true (an internal conf of Delta 2.4, off by default; without it Delta refuses schemaTrackingLocation: UnsupportedOperationException) and restart this checkpoint with {track} ({}); no data is skipped.", delta.acknowledge()),
+        _ => format!("{}Restart this checkpoint with {track} ({}); no data is skipped.", if tracking_off { TRACKING_BACK_ON } else { "" }, delta.acknowledge()),
+    }
+}
+
 /// What a NEW checkpoint starting after a change at version `at` skips, the stream's unread data starting at `u`:
 /// versions `u..=at`, or nothing when the change is in versions the last committed batch already read (the
 /// restart re-lists them from the batch before, `getBatch(offsets[N-1], offsets[N])`, and fails there, but a new
@@ -510,7 +550,7 @@ fn skipped_by_start(u: i64, at: i64) -> String {
 }
 
 /// Commits after the needed version that delete or rewrite data.
-fn non_append(s: &DeltaSourceFacts<'_>, log: &DeltaLog) -> Option<Finding> {
+fn non_append(s: &DeltaSourceFacts<'_>, log: &DeltaLog, ctx: &Context) -> Option<Finding> {
     let v = s.needed_version()?;
     let initial = s.offset.as_ref().is_ok_and(|o| o.is_initial_snapshot);
     let from = if initial { v.saturating_add(1) } else { v };
@@ -540,7 +580,11 @@ fn non_append(s: &DeltaSourceFacts<'_>, log: &DeltaLog) -> Option<Finding> {
     let cdf = log.latest_metadata().is_some_and(|(_, m)| m.flag("delta.enableChangeDataFeed"));
     let mut steps = vec![
         BACKUP.to_string(),
-        "If downstream does not need the change: restart with .option(\"skipChangeCommits\", \"true\"): Delta skips every commit that removes files, including the rows it adds (an overwrite's new rows are not read).".to_string(),
+        if line(super::spark(ctx)).has_skip_change_commits() {
+            "If downstream does not need the change: restart with .option(\"skipChangeCommits\", \"true\"): Delta skips every commit that removes files, including the rows it adds (an overwrite's new rows are not read).".to_string()
+        } else {
+            format!("If downstream can take the rewritten files' rows again: restart with .option(\"ignoreChanges\", \"true\"): Delta re-reads every file a rewriting commit adds, so rows that did not change come again (duplicates) and deletes are not seen ({} has no skipChangeCommits, which came with Delta 2.4).", line(super::spark(ctx)).name())
+        },
     ];
     if cdf {
         steps.push("The table has change data feed on: a NEW checkpoint with .option(\"readChangeFeed\", \"true\") streams the updates and deletes as rows (_change_type).".to_string());
@@ -638,7 +682,7 @@ fn source_findings(s: &DeltaSourceFacts<'_>, log: &DeltaLog, cp: &Checkpoint, ct
         return;
     }
     out.extend(schema_change(s, log, cp, ctx));
-    out.extend(non_append(s, log));
+    out.extend(non_append(s, log, ctx));
     if let Some(now) = ctx.now_ms {
         out.extend(vacuumable(s, log, now));
     }

@@ -15,6 +15,7 @@ pub mod page_headers;
 pub mod parquet;
 pub mod parquet_guard;
 pub mod reader;
+pub mod release;
 pub mod row_walk;
 pub mod schema;
 pub mod schema_log;

@@ -88,7 +88,8 @@ fn ways_out(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<WayOut> {
         .findings_of(Code::DeltaSchemaChange)
         .any(|f| f.error_classes.iter().any(|c| c == "DELTA_SCHEMA_CHANGED_WITH_VERSION"));
     // A schema change the stream cannot cross on this checkpoint stops it first: skipping commits does not help.
-    if risky(input, Code::DeltaNonAppendCommit) && !schema_blocks {
+    let delta = crate::delta::release::line(crate::checks::spark(input.ctx));
+    if risky(input, Code::DeltaNonAppendCommit) && !schema_blocks && delta.has_skip_change_commits() {
         let mut w = WayOut::new(
             WayOutKind::FailOnDataLossFalse,
             "Keep this checkpoint and skip the commits that delete or rewrite data (skipChangeCommits=true)",
@@ -98,6 +99,18 @@ fn ways_out(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<WayOut> {
         w.data_loss = true;
         w.costs.push("Every commit that removes files is skipped whole, the rows it adds included (an overwrite's new rows, an UPDATE's new versions): downstream never sees those changes.".into());
         w.options.push(SourceOption::new(at.index, "skipChangeCommits", "true", false));
+        w.snippets = snippet::source_snippets(&w.options, &kinds(at), false);
+        out.push(w);
+    } else if risky(input, Code::DeltaNonAppendCommit) && !schema_blocks {
+        // Before Delta 2.4 (Spark 3.4) only ignoreChanges: the rewritten files come again, nothing is skipped.
+        let mut w = WayOut::new(
+            WayOutKind::FailOnDataLossFalse,
+            "Keep this checkpoint and re-read the files that rewriting commits add (ignoreChanges=true)",
+        );
+        w.source_index = Some(at.index);
+        w.answers.push(Code::DeltaNonAppendCommit);
+        w.costs.push(format!("Every file a rewriting commit adds is read again: rows that did not change come twice (duplicates downstream), and deletes are not seen ({} has no skipChangeCommits, which came with Delta 2.4).", delta.name()));
+        w.options.push(SourceOption::new(at.index, "ignoreChanges", "true", false));
         w.snippets = snippet::source_snippets(&w.options, &kinds(at), false);
         out.push(w);
     }
@@ -126,10 +139,12 @@ fn ways_out(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<WayOut> {
         let off = input
             .findings_of(Code::DeltaSchemaChange)
             .any(|f| f.error_classes.iter().any(|c| c == "DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE"));
-        if off {
+        if off && delta == crate::delta::release::DeltaLine::V2_4 {
+            w.steps.push(format!("Set {}=true first (an internal conf of Delta 2.4, off by default; without it Delta refuses schemaTrackingLocation).", crate::checks::delta_log::NON_ADDITIVE_2_4));
+        } else if off {
             w.steps.push(crate::checks::delta_log::TRACKING_BACK_ON.trim().to_string());
         }
-        w.steps.push("Set .option(\"schemaTrackingLocation\", \"<checkpoint path>/_schema_log\") (a folder under this checkpoint) and restart: Delta records the schema per version and stops once at the change; acknowledge it with .option(\"allowSourceColumnDrop\", \"always\") / .option(\"allowSourceColumnRename\", \"always\") (or the matching spark.databricks.delta.streaming.* confs) and restart again.".into());
+        w.steps.push(format!("Set .option(\"schemaTrackingLocation\", \"<checkpoint path>/_schema_log\") (a folder under this checkpoint) and restart: Delta records the schema per version and stops once at the change; acknowledge it with {} and restart again.", delta.acknowledge()));
         w.costs.push("No data is skipped; the rows written after the change lack the dropped column (or carry the renamed one): check the sink's schema.".into());
         w.options.push(SourceOption::new(at.index, "schemaTrackingLocation", "<checkpoint path>/_schema_log", false));
         w.snippets = snippet::source_snippets(&w.options, &kinds(at), false);
