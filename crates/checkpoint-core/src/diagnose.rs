@@ -587,7 +587,7 @@ pub fn forced_conf(recorded: &BTreeMap<String, String>, session: &BTreeMap<Strin
                 "spark.sql.streaming.statefulOperator.useStrictDistribution" => {
                     "Partitioning rule of stateful operators."
                 }
-                _ => "Recorded in the offset log; the restarted query uses this value.",
+                _ => "Recorded in the offset log; the restarted query uses this value if it is one of the confs its Spark records (OffsetSeqMetadata.relevantSQLConfs), and ignores it otherwise.",
             };
             ForcedConf {
                 key: k.clone(),

@@ -275,7 +275,7 @@ catalogue! {
     SparkChecksumMismatch = "spark-checksum-mismatch", [Warning], ["CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED"],
         "A file does not match its Spark 4.1+ checksum file.";
     OffsetsUnknownKeys = "offsets-unknown-keys", [Warning], [],
-        "The latest offsets file has metadata keys Spark does not know (a misspelled key silently becomes 0).";
+        "The latest offsets file has metadata keys Spark does not know (a misspelled key silently becomes 0), or far more recorded confs than Spark writes (only the first 256 are kept).";
     // Delta Lake source (issue 10).
     DeltaLogRead = "delta-log-read", [Info], [],
         "A Delta table's `_delta_log` was given: its commits, checkpoints, earliest reconstructable version, table id, retention and protocol.";

@@ -71,22 +71,29 @@ pub fn parse_error_text(text: &str) -> ParsedError {
         stream_failed: text.contains("[STREAM_FAILED]") || text.contains("terminated with exception:"),
         ..ParsedError::default()
     };
+    // One pass: from each `[`, the class characters that follow (at most MAX_CLASS_LEN of them) and a `]`; a
+    // pasted text of any shape is read in linear time (a search for `]` from every `[` was quadratic).
     let b = text.as_bytes();
+    let class_byte = |c: u8| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_' || c == b'.';
     let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'[' {
-            if let Some(end) = text[i + 1..].find(']') {
-                let inner = &text[i + 1..i + 1 + end];
-                let ok = inner.len() >= 3
-                    && inner.contains('_')
-                    && inner.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_' || c == '.')
-                    && inner.chars().next().is_some_and(|c| c.is_ascii_uppercase());
-                if ok && inner != "STREAM_FAILED" && !p.error_classes.iter().any(|c| c == inner) {
-                    p.error_classes.push(inner.to_string());
-                }
+    while i < b.len() && p.error_classes.len() < MAX_PARSED {
+        if b[i] != b'[' {
+            i += 1;
+            continue;
+        }
+        let start = i + 1;
+        let mut end = start;
+        while end < b.len() && end - start <= MAX_CLASS_LEN && class_byte(b[end]) {
+            end += 1;
+        }
+        if end < b.len() && b[end] == b']' {
+            let inner = &text[start..end];
+            let ok = inner.len() >= 3 && inner.contains('_') && inner.as_bytes()[0].is_ascii_uppercase();
+            if ok && inner != "STREAM_FAILED" && !p.error_classes.iter().any(|c| c == inner) {
+                p.error_classes.push(inner.to_string());
             }
         }
-        i += 1;
+        i = end.max(i + 1);
     }
     const WRAPPER: &str = "org.apache.spark.sql.streaming.StreamingQueryException";
     let mut caused = Vec::new();
@@ -120,12 +127,22 @@ pub fn parse_error_text(text: &str) -> ParsedError {
         }
     }
     for c in all {
+        if p.exceptions.len() >= MAX_PARSED {
+            break;
+        }
         if !c.ends_with("StreamingQueryException") && !p.exceptions.contains(&c) {
             p.exceptions.push(c);
         }
     }
     p
 }
+
+/// Error classes (and exception names) kept from one pasted text: a real error names a few; a text naming more is
+/// not read further (and each new one is compared with those kept, so the bound keeps the parse linear).
+const MAX_PARSED: usize = 64;
+
+/// The longest error class name read (`CANNOT_LOAD_STATE_STORE.CANNOT_READ_DELTA_FILE_KEY_SIZE` is 54).
+const MAX_CLASS_LEN: usize = 128;
 
 fn bracket_num(text: &str, after: &str) -> Option<i64> {
     let i = text.find(after)? + after.len();

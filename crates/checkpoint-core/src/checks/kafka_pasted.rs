@@ -13,7 +13,12 @@ pub fn offsets_changed_in_error(text: &str) -> KafkaOffsets {
     let mut out = KafkaOffsets { partial: true, ..Default::default() };
     let key = "offset was changed from ";
     for (i, _) in text.match_indices(key) {
-        let before = &text[..i];
+        // The partition is named just before (a bounded look back keeps a text of many matches linear).
+        let mut from = i.saturating_sub(400);
+        while !text.is_char_boundary(from) {
+            from += 1;
+        }
+        let before = &text[from..i];
         let Some(ps) = before.rfind("Partition ") else { continue };
         let tp = before[ps + "Partition ".len()..].trim_end().trim_end_matches("'s").trim();
         let nums: Vec<i64> = text[i + key.len()..]

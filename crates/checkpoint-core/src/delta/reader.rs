@@ -38,6 +38,10 @@ pub enum LogFileName {
     Other,
 }
 
+/// Missing parts of a multi-part checkpoint named one by one; the rest are counted in one last entry
+/// (`and N more parts of M`).
+pub const MAX_MISSING_NAMED: usize = 20;
+
 fn version(s: &str) -> Option<i64> {
     (s.len() == 20 && s.bytes().all(|b| b.is_ascii_digit())).then(|| s.parse().ok()).flatten()
 }
@@ -371,10 +375,18 @@ fn read_checkpoints(
         }
     }
     for ((v, n), parts) in multipart {
-        let missing = (1..=n)
+        // The part count comes from a file name (up to u32::MAX): name the first missing parts only, count the
+        // rest (the parts present are at most the files listed, so the search for the first ones is bounded).
+        let present = parts.keys().filter(|p| (1..=n).contains(*p)).count() as u64;
+        let mut missing: Vec<String> = (1..=n)
             .filter(|p| !parts.contains_key(p))
+            .take(MAX_MISSING_NAMED)
             .map(|p| format!("{prefix}{v:020}.checkpoint.{p:010}.{n:010}.parquet"))
             .collect();
+        let more = u64::from(n).saturating_sub(present).saturating_sub(missing.len() as u64);
+        if more > 0 {
+            missing.push(format!("and {more} more parts of {n}"));
+        }
         instances.entry(v).or_default().push((
             CheckpointLayout::MultiPart { parts: n },
             parts.into_values().collect(),

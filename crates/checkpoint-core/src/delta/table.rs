@@ -157,7 +157,8 @@ pub struct Checkpoint {
     pub layout: CheckpointLayout,
     /// Its files inside the input (parts, or the v2 top file and its sidecars).
     pub files: Vec<String>,
-    /// Files the layout needs that are absent (missing parts or sidecars).
+    /// Files the layout needs that are absent (missing parts or sidecars): of a multi-part checkpoint the first
+    /// [`crate::delta::reader::MAX_MISSING_NAMED`] parts, then one entry `and N more parts of M`.
     pub missing: Vec<String>,
     /// The `metaData` it holds.
     pub metadata: Option<TableMetadata>,

@@ -16,13 +16,20 @@ pub struct OffsetSeqMetadata {
     pub batch_watermark_ms: Option<i64>,
     /// `batchTimestampMs` (ms since the epoch); `None` when absent.
     pub batch_timestamp_ms: Option<i64>,
-    /// `conf`: recorded SQL confs (string → string).
+    /// `conf`: recorded SQL confs (string → string), the first [`MAX_KEPT_CONF`] of them (Spark records about
+    /// twenty: `OffsetSeqMetadata.relevantSQLConfs`).
     pub conf: BTreeMap<String, String>,
+    /// Entries of `conf` past [`MAX_KEPT_CONF`]: checked as JSON, not kept.
+    pub conf_not_kept: usize,
     /// Top-level keys Spark does not know (e.g. a hand-edited `BatchWatermarkMs`); Spark ignores them.
     pub unknown_keys: Vec<String>,
     /// 4.3's `version` field of the v2 metadata, when present.
     pub version: Option<i64>,
 }
+
+/// Recorded confs kept per offsets file: Spark writes about twenty; more is a hand-edited or hostile file, whose
+/// keys Spark ignores anyway (it applies only its `relevantSQLConfs`).
+pub const MAX_KEPT_CONF: usize = 256;
 
 /// One source's offset line.
 #[derive(Debug, Clone, PartialEq)]
@@ -192,11 +199,19 @@ fn parse_metadata_with(
     let batch_timestamp_ms = num(&fields.timestamp, "batchTimestampMs")?;
     let version = num(&fields.version, "version")?;
     let conf = match fields.conf {
-        meta_json::Conf::Absent | meta_json::Conf::Checked => BTreeMap::new(),
-        meta_json::Conf::Kept(m) => m,
+        meta_json::Conf::Absent | meta_json::Conf::Checked => (BTreeMap::new(), 0),
+        meta_json::Conf::Kept(m, n) => (m, n),
         meta_json::Conf::NotAnObject => return Err(data_err("conf is not a JSON object".into())),
     };
-    Ok(OffsetSeqMetadata { batch_watermark_ms, batch_timestamp_ms, conf, unknown_keys: fields.unknown_keys, version })
+    let (conf, conf_not_kept) = conf;
+    Ok(OffsetSeqMetadata {
+        batch_watermark_ms,
+        batch_timestamp_ms,
+        conf,
+        conf_not_kept,
+        unknown_keys: fields.unknown_keys,
+        version,
+    })
 }
 
 /// The metadata line's JSON read straight into its fields (serde visitors over `serde_json`'s parser).
@@ -212,8 +227,9 @@ mod meta_json {
     /// The `conf` member.
     pub(super) enum Conf {
         Absent,
-        /// An object, its values as text (a string as it is, anything else as its JSON).
-        Kept(BTreeMap<String, String>),
+        /// An object, its values as text (a string as it is, anything else as its JSON): the first
+        /// [`super::MAX_KEPT_CONF`] entries, and how many more were checked only.
+        Kept(BTreeMap<String, String>, usize),
         /// An object, checked and not built.
         Checked,
         /// Any other JSON value (`null` included).
@@ -360,14 +376,19 @@ mod meta_json {
                 return Ok(Conf::Checked);
             }
             let mut conf = BTreeMap::new();
-            while let Some(k) = map.next_key::<String>()? {
+            let mut more = 0;
+            while conf.len() < super::MAX_KEPT_CONF {
+                let Some(k) = map.next_key::<String>()? else { return Ok(Conf::Kept(conf, 0)) };
                 let s = match map.next_value::<serde_json::Value>()? {
                     serde_json::Value::String(s) => s,
                     other => other.to_string(),
                 };
                 conf.insert(k, s);
             }
-            Ok(Conf::Kept(conf))
+            while map.next_entry::<Checked, Checked>()?.is_some() {
+                more += 1;
+            }
+            Ok(Conf::Kept(conf, more))
         }
     }
 
@@ -443,10 +464,15 @@ mod tests {
             ["batchWatermarkMs", "batchTimestampMs", "conf", "version", "sourceMetadataInfo", "sourceMetadata"];
         let unknown_keys = obj.keys().filter(|k| !KNOWN.contains(&k.as_str())).cloned().collect();
         let mut conf = BTreeMap::new();
+        let mut conf_not_kept = 0;
         match obj.get_mut("conf").map(serde_json::Value::take) {
             None => {}
             Some(serde_json::Value::Object(m)) => {
                 for (k, val) in m {
+                    if conf.len() == MAX_KEPT_CONF {
+                        conf_not_kept += 1;
+                        continue;
+                    }
                     let s = match val {
                         serde_json::Value::String(s) => s,
                         other => other.to_string(),
@@ -456,7 +482,7 @@ mod tests {
             }
             Some(_) => return Err(data_err("conf is not a JSON object".into())),
         }
-        Ok(OffsetSeqMetadata { batch_watermark_ms, batch_timestamp_ms, conf, unknown_keys, version })
+        Ok(OffsetSeqMetadata { batch_watermark_ms, batch_timestamp_ms, conf, conf_not_kept, unknown_keys, version })
     }
 
     /// The one-pass reader gives the tree's answer (value or error, with its offset and message) on crafted

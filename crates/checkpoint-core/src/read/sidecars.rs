@@ -45,15 +45,13 @@ impl Sidecars {
     pub(crate) fn read(cp: &Checkpoint, rd: &mut Reader<'_>, main: &str) -> Self {
         // A `.crc` holds 4 bytes per 512 of its file: its cap grows with the file's size.
         let crc_cap = super::sidecar_cap(cp.file_size(main).unwrap_or(0));
-        let hadoop = cp.hadoop_crcs.get(main).map(|c| {
-            rd.read(&c.path, crc_cap)
-                .map_err(|e| crate::hadoop::CrcError::Malformed { offset: 0, reason: e.to_string() })
-                .and_then(|s| crate::hadoop::parse(&s))
-        });
-        let spark = cp.spark_checksums.get(main).map(|c| match rd.read(&c.path, MAX_SIDECAR_BYTES) {
-            Ok(s) => crate::checksum::parse(&s)
-                .map_err(|(off, why)| format!("checksum file unreadable at byte {off}: {why}")),
-            Err(e) => Err(e.to_string()),
+        // A sidecar the archive cannot give (a compression method or encryption this inspector does not unpack,
+        // overlapping entries, a limit, a damaged zip entry) is not checked: the archive's own findings name it,
+        // and nothing is known of its bytes (it is no stale sidecar).
+        let hadoop =
+            cp.hadoop_crcs.get(main).and_then(|c| rd.read(&c.path, crc_cap).ok()).map(|s| crate::hadoop::parse(&s));
+        let spark = cp.spark_checksums.get(main).and_then(|c| rd.read(&c.path, MAX_SIDECAR_BYTES).ok()).map(|s| {
+            crate::checksum::parse(&s).map_err(|(off, why)| format!("checksum file unreadable at byte {off}: {why}"))
         });
         Sidecars { hadoop, spark }
     }
