@@ -13,7 +13,7 @@ use crate::SparkVersion;
 /// A Delta release line, by what the streaming source does differently.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum DeltaLine {
-    /// Delta 2.0 (Spark 3.2): a column-mapping table cannot be streamed at all
+    /// Delta 2.0 (Spark 3.2; older Spark runs older Delta, read as 2.0): a column-mapping table cannot be streamed at all
     /// (`DELTA_UNSUPPORTED_COLUMN_MAPPING_STREAMING_READS`); a schema change is a plain `IllegalStateException`;
     /// a log file gone is a plain `java.io.FileNotFoundException`.
     V2_0,
@@ -52,7 +52,7 @@ impl DeltaLine {
     /// The line's name as the findings say it (`Delta 3.x (Spark 3.5)`).
     pub fn name(self) -> &'static str {
         match self {
-            DeltaLine::V2_0 => "Delta 2.0 (Spark 3.2)",
+            DeltaLine::V2_0 => "Delta 2.0 or older (Spark 3.2 and older)",
             DeltaLine::V2_3 => "Delta 2.1–2.3 (Spark 3.3; read as 2.3)",
             DeltaLine::V2_4 => "Delta 2.4 (Spark 3.4)",
             DeltaLine::V3 => "Delta 3.x (Spark 3.5)",
