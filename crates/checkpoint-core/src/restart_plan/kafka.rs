@@ -97,22 +97,7 @@ fn ways_out(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<WayOut> {
         );
         w.source_index = Some(at.index);
         w.data_loss = true;
-        for p in &below {
-            w.costs.push(match p.earliest {
-                Some(e) => format!(
-                    "{}: records {}..{} ({} records) aged out and are skipped without an error (Spark only logs a warning)",
-                    p.name(),
-                    p.checkpoint.unwrap_or(0),
-                    e.saturating_sub(1),
-                    p.lost()
-                ),
-                None => format!(
-                    "{}: the records from {} up to the brokers' earliest offset (not given: kafka-get-offsets.sh --time -2 says how many) are gone and are skipped without an error (Spark only logs a warning)",
-                    p.name(),
-                    p.checkpoint.unwrap_or(0)
-                ),
-            });
-        }
+        w.costs.extend(below.iter().map(|p| aged_out_cost(p)));
         for p in &ahead {
             w.costs.push(format!(
                 "{}: the batch from {} to {} is dropped and the query goes on from {}: the records of the \
@@ -186,6 +171,25 @@ fn ways_out(input: &PlanInput<'_>, at: &SourceAt<'_>) -> Vec<WayOut> {
         }
     }
     out
+}
+
+/// What failOnDataLoss=false skips of a partition below the brokers' earliest (its size unknown when only a pasted
+/// error says the offset is gone).
+fn aged_out_cost(p: &PartitionView) -> String {
+    match p.earliest {
+        Some(e) => format!(
+            "{}: records {}..{} ({} records) aged out and are skipped without an error (Spark only logs a warning)",
+            p.name(),
+            p.checkpoint.unwrap_or(0),
+            e.saturating_sub(1),
+            p.lost()
+        ),
+        None => format!(
+            "{}: the records from {} up to the brokers' earliest offset (not given: kafka-get-offsets.sh --time -2 says how many) are gone and are skipped without an error (Spark only logs a warning)",
+            p.name(),
+            p.checkpoint.unwrap_or(0)
+        ),
+    }
 }
 
 /// The retry way out: partitions `ahead` of the brokers' latest may be a transient lower high-water mark; an
