@@ -584,6 +584,12 @@ pub fn forced_conf(recorded: &BTreeMap<String, String>, session: &BTreeMap<Strin
                 }
                 "spark.sql.streaming.multipleWatermarkPolicy" => "How several watermarks combine (min/max).",
                 "spark.sql.streaming.stateStore.encodingFormat" => "Encoding of state rows (unsaferow/avro).",
+                "spark.sql.streaming.stateStore.rowChecksum.enabled" => {
+                    "Row checksums in the state values (Spark 4.3+); Spark 4.1 and older cannot read such values."
+                }
+                "spark.sql.streaming.stateStore.rocksdb.mergeOperatorVersion" => {
+                    "RocksDB merge format of list state (2 from Spark 4.2); 4.1 and older read only 1."
+                }
                 "spark.sql.streaming.statefulOperator.useStrictDistribution" => {
                     "Partitioning rule of stateful operators."
                 }

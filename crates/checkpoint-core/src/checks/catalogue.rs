@@ -181,6 +181,8 @@ catalogue! {
         "The HDFS state store provider is asked to use state checkpoint format v2, which only RocksDB implements.";
     OperatorMetadataMissing = "operator-metadata-missing", [Error], ["STDS_FAILED_TO_READ_OPERATOR_METADATA"],
         "A transformWithState operator (its state schema files under `state/<op>/_stateSchema/`) has no operator metadata left (`state/<op>/_metadata/v2/`): Spark 4.x reads it at the restart's planning to find the schema files, and fails.";
+    RecordedConfUnsupported = "recorded-conf-unsupported", [Error, Warning], ["INVALID_CONF_VALUE.REQUIREMENT", "CANNOT_LOAD_STATE_STORE.VALUE_ROW_FORMAT_VALIDATION_FAILURE"],
+        "The latest offsets file records a conf a restart applies, with a value the restart's Spark cannot honour (a checkpoint of a newer Spark restarted on an older one): a join state format it does not accept, Spark 4.3's row checksums in the state values, a list state merge format of 4.2+.";
     StateEncodingFormatUnsupported = "state-encoding-format-unsupported", [Error], ["_LEGACY_ERROR_TEMP_3102"],
         "The restarting session sets spark.sql.streaming.stateStore.encodingFormat=avro and the query has a stateful operator other than transformWithState: the query fails when it starts, before the checkpoint's recorded value could apply.";
     // Loading the state version a restart needs.

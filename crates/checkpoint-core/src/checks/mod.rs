@@ -20,6 +20,7 @@ pub mod kafka;
 pub mod kafka_pasted;
 pub mod logs;
 pub mod metadata;
+pub mod recorded_conf;
 pub mod rocksdb_zip;
 pub mod rocksdb_zip_names;
 pub mod schema_file;
@@ -134,6 +135,7 @@ pub const REGISTRY: &[Rule] = &[
     ),
     rule(&[Code::CheckpointIdsNotSupported], state::check_config),
     rule(&[Code::StateEncodingFormatUnsupported], state::check_encoding_format),
+    rule(&[Code::RecordedConfUnsupported], recorded_conf::check_recorded_confs),
     rule(&[Code::OperatorMetadataMissing], state::check_tws_operator_metadata),
     rule(&[Code::LogsGoneStateKept], fresh_start::check_logs_gone),
     rule(

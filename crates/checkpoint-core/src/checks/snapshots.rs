@@ -196,6 +196,8 @@ fn case_for(code: Code) -> Case {
             c.files.retain(|(p, _)| !p.starts_with("state/0/_metadata/"));
             c
         }
+        // A real 4.3.0 checkpoint whose state values carry row checksums, restarted on 4.1.4.
+        RecordedConfUnsupported => plain(fixture("ss-4.3.0-agg-rocksdb-ckptv2-rowchecksum"), "4.1.4"),
         StateEncodingFormatUnsupported => {
             let mut c = spark_data("encoding-format-avro-session-4.1.4", "4.1.4");
             c.ctx.session_conf.insert("spark.sql.streaming.stateStore.encodingFormat".into(), "avro".into());
