@@ -216,7 +216,7 @@ for label, data in (("worker_bg.wasm (diagnosis, in the Web Worker)", wasm), ("a
 print(f"checkpoint-inspector.html (single file): {out.stat().st_size:,} bytes")
 
 # 4. The size budget the README states ("Sizes"): a build over it fails.
-BUDGET = {"worker_bg.wasm": (len(wasm), 3_650_000), "checkpoint-inspector.html": (out.stat().st_size, 6_000_000)}
+BUDGET = {"worker_bg.wasm": (len(wasm), 3_700_000), "checkpoint-inspector.html": (out.stat().st_size, 6_100_000)}
 over = [f"{name}: {size:,} bytes, budget {limit:,}" for name, (size, limit) in BUDGET.items() if size > limit]
 if over:
     sys.exit("over the size budget (README, Sizes): " + "; ".join(over))
