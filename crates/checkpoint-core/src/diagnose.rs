@@ -471,7 +471,12 @@ fn needs(cp: &Checkpoint, ctx: &Context) -> Vec<Hint> {
     // No --spark-version: said next to the verdict (`RestartPrediction::assumption`), not here.
     let fmt_key = "spark.sql.streaming.stateStore.checkpointFormatVersion";
     let v2_commits = cp.commits.values().any(|c| c.file.content.as_ref().is_ok_and(|m| m.version == 2));
-    if v2_commits && !ctx.session_conf.contains_key(fmt_key) && !cp.recorded_conf().contains_key(fmt_key) {
+    // 4.3 reads the checkpoint's own format whatever the session sets: nothing is assumed there.
+    if v2_commits
+        && !v.at_least(4, 3)
+        && !ctx.session_conf.contains_key(fmt_key)
+        && !cp.recorded_conf().contains_key(fmt_key)
+    {
         out.push(Hint::CommitLogV2FormatAssumed { key: fmt_key.to_string() });
     }
     if !cp.unverified.is_empty() {

@@ -31,6 +31,18 @@ struct VersionIssue {
 /// A version that the assumed Spark cannot read (UnsupportedLogVersion), with Spark's class and words.
 fn version_issue(kind: LogKind, found: u32, cp: &Checkpoint, ctx: &Context) -> Option<VersionIssue> {
     let v = spark(ctx);
+    if kind == LogKind::Commits && v.at_least(4, 3) {
+        // 4.3 reads a commit file of any version up to its maximum and keeps the checkpoint's own format,
+        // whatever the session sets (`CommitLog.readCommitMetadata`): real 4.3.0 restarts of v1 and v2 checkpoints
+        // with the conf set to the other version resumed (a newcomer's runs, 2026-12-08).
+        let max = max_supported(kind, v);
+        return (found > max).then(|| VersionIssue {
+            class: Some("INVALID_LOG_VERSION.MAX_SUPPORTED_VERSION"),
+            message: format!(
+                "UnsupportedLogVersion: maximum supported log version is v{max}, but encountered v{found}"
+            ),
+        });
+    }
     if kind == LogKind::Commits && v.at_least(4, 0) {
         // The commit log accepts exactly the configured state checkpoint format version. It is not
         // recorded in the offset log; without the user's session conf we assume it matches the files, unless

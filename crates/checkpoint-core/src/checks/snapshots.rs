@@ -180,7 +180,9 @@ fn case_for(code: Code) -> Case {
             c
         }
         CheckpointIdsNotSupported => {
+            // On 4.1 (4.3 keeps an existing checkpoint's own format, whatever the session sets).
             let mut c = agg(|_| {});
+            c.ctx = ctx("4.1.4");
             c.ctx.session_conf.insert("spark.sql.streaming.stateStore.checkpointFormatVersion".into(), "2".into());
             c
         }

@@ -270,7 +270,10 @@ pub fn check_config(cp: &Checkpoint, ctx: &Context) -> Vec<Finding> {
     let provider = provider_from_conf(&conf);
     let v = spark(ctx);
     let mut out = Vec::new();
-    if fmt >= 2 && provider == "hdfs" && v.at_least(4, 1) {
+    // 4.3 keeps an existing checkpoint's own format (its commit log's), whatever the session sets: a real 4.3.0
+    // restart of an HDFS checkpoint with the conf at 2 resumed. Only a checkpoint with no commit takes the conf.
+    let keeps_own = v.at_least(4, 3) && !cp.commits.is_empty();
+    if fmt >= 2 && provider == "hdfs" && v.at_least(4, 1) && !keeps_own {
         let recorded = cp.recorded_conf().contains_key("spark.sql.streaming.stateStore.checkpointFormatVersion");
         out.push(
             Finding::new(Code::CheckpointIdsNotSupported, Severity::Error, "HDFSBackedStateStoreProvider does not support state checkpoint format v2")
