@@ -155,7 +155,21 @@ fn diagnose_files(
     logs: Vec<checkpoint_core::delta::table::DeltaLog>,
     now: &str,
 ) -> checkpoint_core::report::CheckpointReport {
-    let mut ctx = Context { now_ms: Some(checkpoint_core::time::parse_now(now).unwrap()), ..Default::default() };
+    diagnose_files_on(files, logs, now, None)
+}
+
+/// [`diagnose_files`] with the restart's Spark version given.
+fn diagnose_files_on(
+    files: Vec<(String, Vec<u8>)>,
+    logs: Vec<checkpoint_core::delta::table::DeltaLog>,
+    now: &str,
+    spark: Option<&str>,
+) -> checkpoint_core::report::CheckpointReport {
+    let mut ctx = Context {
+        now_ms: Some(checkpoint_core::time::parse_now(now).unwrap()),
+        spark_version: spark.map(|v| v.parse().unwrap()),
+        ..Default::default()
+    };
     ctx.delta_logs = logs;
     let mut a = checkpoint_core::archive::MemArchive::new("in.zip", files, Limits::default()).unwrap();
     diagnose(&mut a, &ctx).checkpoints.remove(0)
@@ -312,14 +326,7 @@ fn schema_log_finding(entries: &[(i64, &str)], spark: &str) -> checkpoint_core::
     for (seq, text) in entries {
         files.push((format!("{dir}/{seq}"), text.as_bytes().to_vec()));
     }
-    let mut ctx = Context {
-        now_ms: Some(checkpoint_core::time::parse_now("2026-11-30T00:00:00Z").unwrap()),
-        spark_version: Some(spark.parse().unwrap()),
-        ..Default::default()
-    };
-    ctx.delta_logs = logs;
-    let mut a = checkpoint_core::archive::MemArchive::new("in.zip", files, Limits::default()).unwrap();
-    let mut c = diagnose(&mut a, &ctx).checkpoints.remove(0);
+    let mut c = diagnose_files_on(files, logs, "2026-11-30T00:00:00Z", Some(spark));
     let i = c.findings.iter().position(|f| f.code.as_str() == "delta-schema-tracking-log").expect("the finding");
     c.findings.remove(i)
 }
@@ -387,14 +394,7 @@ fn a_schema_tracking_log_fails_a_restart_only_on_the_entries_delta_reads() {
 fn the_delta_release_of_the_spark_line_decides_the_class_and_the_ways_out() {
     let run = |name: &str, spark: &str| {
         let (files, logs) = case_with(name, &[]);
-        let mut ctx = Context {
-            now_ms: Some(checkpoint_core::time::parse_now("2026-11-30T00:00:00Z").unwrap()),
-            spark_version: Some(spark.parse().unwrap()),
-            ..Default::default()
-        };
-        ctx.delta_logs = logs;
-        let mut a = checkpoint_core::archive::MemArchive::new("in.zip", files, Limits::default()).unwrap();
-        diagnose(&mut a, &ctx).checkpoints.remove(0)
+        diagnose_files_on(files, logs, "2026-11-30T00:00:00Z", Some(spark))
     };
     let cm = "case-17-delta-schema-change-drop-column";
     let tracking = |c: &checkpoint_core::report::CheckpointReport| {

@@ -343,14 +343,7 @@ fn deep_json_and_giant_conf() {
     let mut files = load("ss-4.1.4-agg-hdfs");
     let deep = format!("v1\n{}{}\n-", "[".repeat(100_000), "]".repeat(100_000));
     let deep_obj = format!("v1\n{{\"a\":{}1{}}}", "{\"a\":".repeat(50_000), "}".repeat(50_000));
-    let mut conf = String::from("v1\n{\"batchWatermarkMs\":0,\"batchTimestampMs\":1,\"conf\":{");
-    for i in 0..50_000 {
-        if i > 0 {
-            conf.push(',');
-        }
-        conf.push_str(&format!("\"k{i}\":\"v\""));
-    }
-    conf.push_str("}}\n{\"logOffset\":5}");
+    let conf = offsets_with_confs(50_000, "k", 5);
     for (p, b) in files.iter_mut() {
         match p.as_str() {
             "offsets/11" => *b = deep.clone().into_bytes(),

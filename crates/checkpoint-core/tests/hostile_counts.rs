@@ -45,14 +45,7 @@ fn a_delta_checkpoint_declaring_billions_of_parts_is_counted_not_listed() {
 #[test]
 fn an_offsets_file_with_a_hundred_thousand_confs_keeps_a_bounded_few() {
     let mut files = load("ss-4.1.4-agg-hdfs");
-    let mut conf = String::from("v1\n{\"batchWatermarkMs\":0,\"batchTimestampMs\":1,\"conf\":{");
-    for i in 0..100_000 {
-        if i > 0 {
-            conf.push(',');
-        }
-        conf.push_str(&format!("\"spark.k{i}\":\"v\""));
-    }
-    conf.push_str("}}\n{\"logOffset\":11}");
+    let conf = offsets_with_confs(100_000, "spark.k", 11);
     let latest = files
         .iter()
         .filter_map(|(p, _)| p.strip_prefix("offsets/").and_then(|n| n.parse::<i64>().ok()))

@@ -81,3 +81,17 @@ pub fn zips_under(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
         }
     }
 }
+
+/// A v1 offsets file whose metadata records `n` confs `<prefix><i>` = `v` and one file source offset
+/// (`logOffset` = `log_offset`): hostile tests of the conf map's size.
+pub fn offsets_with_confs(n: usize, prefix: &str, log_offset: i64) -> String {
+    let mut conf = String::from("v1\n{\"batchWatermarkMs\":0,\"batchTimestampMs\":1,\"conf\":{");
+    for i in 0..n {
+        if i > 0 {
+            conf.push(',');
+        }
+        conf.push_str(&format!("\"{prefix}{i}\":\"v\""));
+    }
+    conf.push_str(&format!("}}}}\n{{\"logOffset\":{log_offset}}}"));
+    conf
+}
